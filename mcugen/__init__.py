@@ -1,0 +1,3 @@
+"""mcugen: fit and run TensorFlow Lite models on microcontrollers."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,69 @@
+"""Helpers shared by the lowerings: typed tensor access and uniform error messages."""
+
+from __future__ import annotations
+
+from mcugen.codegen import quant
+from mcugen.codegen.lower import Array
+from mcugen.errors import UnsupportedError
+from mcugen.model.ir import Graph, Operator, Quantization, Tensor
+
+
+def unsupported(op: Operator, what: str) -> UnsupportedError:
+    return UnsupportedError(f"{op.label}: {what}", hint="see the README's list of supported operators")
+
+
+def inp(graph: Graph, op: Operator, i: int) -> Tensor | None:
+    """Input `i`, or None when it is omitted (-1) or absent."""
+    if i >= len(op.inputs) or op.inputs[i] < 0:
+        return None
+    return graph.tensors[op.inputs[i]]
+
+
+def req(graph: Graph, op: Operator, i: int) -> Tensor:
+    t = inp(graph, op, i)
+    if t is None:
+        raise unsupported(op, f"input {i} is missing")
+    return t
+
+
+def out(graph: Graph, op: Operator, i: int = 0) -> Tensor:
+    if i >= len(op.outputs):
+        raise unsupported(op, f"output {i} is missing")
+    return graph.tensors[op.outputs[i]]
+
+
+def qparams(op: Operator, t: Tensor) -> Quantization:
+    """The tensor's quantization, required for integer kernels."""
+    if t.quant is None:
+        raise unsupported(op, f"tensor {t.index} ({t.name}) of type {t.dtype} has no quantization")
+    return t.quant
+
+
+def check_dtype(op: Operator, t: Tensor, *allowed: str) -> str:
+    if t.dtype not in allowed:
+        raise unsupported(op, f"tensor {t.index} has type {t.dtype}; supported: {', '.join(allowed)}")
+    return t.dtype
+
+
+def fused_activation(op: Operator) -> int:
+    return int(op.options.get("fused_activation_function", quant.ACT_NONE))
+
+
+def activation_params(op: Operator, output: Tensor) -> tuple[tuple[str, int | float], ...]:
+    """(act_min, act_max) for the output's type: integers for quantized, floats for float32."""
+    act = fused_activation(op)
+    try:
+        if output.dtype == "float32":
+            lo_f, hi_f = quant.activation_range_float(act)
+            return (("act_min_f", lo_f), ("act_max_f", hi_f))
+        q = qparams(op, output)
+        lo, hi = quant.activation_range_quantized(act, q.scale, q.zero_point, output.dtype)
+    except UnsupportedError as exc:
+        raise unsupported(op, exc.what) from None
+    return (("act_min", lo), ("act_max", hi))
+
+
+def multiplier_arrays(real_scales: list[float]) -> tuple[Array, Array]:
+    """Per-channel (multiplier, shift) arrays from real rescale factors."""
+    pairs = [quant.quantize_multiplier(s) for s in real_scales]
+    return Array("int32_t", tuple(m for m, _ in pairs)), Array("int32_t", tuple(s for _, s in pairs))

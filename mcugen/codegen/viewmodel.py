@@ -1,0 +1,159 @@
+"""View-model: everything the templates print, precomputed from the graph, plan and lowerings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcugen import __version__
+from mcugen.codegen.lower import Array, Lowered, Value, lower
+from mcugen.errors import UnsupportedError
+from mcugen.model.ir import Graph
+from mcugen.plan.memory_plan import MemoryPlan
+
+C_TYPES = {
+    "float32": "MCU_FLOAT32", "int8": "MCU_INT8", "uint8": "MCU_UINT8", "int16": "MCU_INT16",
+    "int32": "MCU_INT32", "int64": "MCU_INT64", "bool": "MCU_BOOL", "uint16": "MCU_UINT16",
+    "uint32": "MCU_UINT32", "uint64": "MCU_UINT64", "float16": "MCU_FLOAT16",
+    "float64": "MCU_FLOAT64",
+}  # fmt: skip
+MAX_DIMS = 6
+
+
+@dataclass(frozen=True)
+class TensorVM:
+    index: int
+    name: str
+    type_enum: str
+    dims: tuple[int, ...]
+    nbytes: int
+    arena_offset: int  # -1 when constant
+    data_symbol: str | None
+
+
+@dataclass(frozen=True)
+class ParamVM:
+    name: str
+    kind: str  # "int", "float", "array"
+    value: int | float | str  # array: symbol name
+
+
+@dataclass(frozen=True)
+class ArrayVM:
+    symbol: str
+    ctype: str
+    values: tuple[int | float, ...]
+    is_float: bool
+
+
+@dataclass(frozen=True)
+class NodeVM:
+    position: int
+    index: int
+    opcode: str
+    function: str
+    params_type: str | None
+    params: tuple[ParamVM, ...]
+    arrays: tuple[ArrayVM, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    scratch_offset: int
+
+
+@dataclass(frozen=True)
+class ConstantVM:
+    symbol: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ModelVM:
+    version: str
+    model_sha256: str
+    model_name: str
+    arena_bytes: int
+    tensors: tuple[TensorVM, ...]
+    nodes: tuple[NodeVM, ...]
+    constants: tuple[ConstantVM, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    headers: tuple[str, ...]
+    kernels: tuple[str, ...]
+
+
+def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
+    """Lower every operator; the first unsupported one raises, naming it."""
+    return {i: lower(graph, graph.operators[i]) for i in order}
+
+
+def scratch_sizes(lowered: dict[int, Lowered]) -> dict[int, int]:
+    return {i: low.scratch_bytes for i, low in lowered.items() if low.scratch_bytes > 0}
+
+
+def build_view_model(graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered],
+                     model_name: str) -> ModelVM:  # fmt: skip
+    offsets = plan.tensor_offsets()
+    scratch = plan.scratch_offsets()
+    used = _used_tensors(graph)
+    tensors = []
+    constants = []
+    for t in graph.tensors:
+        if t.index not in used:
+            continue
+        if len(t.shape) > MAX_DIMS:
+            raise UnsupportedError(f"tensor {t.index} has {len(t.shape)} dimensions (max {MAX_DIMS})")
+        symbol = None
+        if t.is_constant:
+            symbol = f"g_const_{t.index}"
+            constants.append(ConstantVM(symbol, t.data or b""))
+        elif t.index not in offsets and t.nbytes > 0:
+            raise UnsupportedError(f"tensor {t.index} ({t.name}) has no arena slot")
+        tensors.append(TensorVM(t.index, t.name, C_TYPES[t.dtype], t.shape, t.nbytes,
+                                offsets.get(t.index, -1), symbol))  # fmt: skip
+    nodes = tuple(
+        _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1)) for pos, i in enumerate(plan.order)
+    )
+    kernels = tuple(sorted({low.kernel for low in lowered.values()}))
+    return ModelVM(
+        version=__version__,
+        model_sha256=graph.sha256,
+        model_name=model_name,
+        arena_bytes=plan.arena_bytes,
+        tensors=tuple(tensors),
+        nodes=nodes,
+        constants=tuple(constants),
+        inputs=graph.inputs,
+        outputs=graph.outputs,
+        headers=tuple(f"mcu/kernels/{k}.h" for k in kernels),
+        kernels=kernels,
+    )
+
+
+def _used_tensors(graph: Graph) -> set[int]:
+    used = set(graph.inputs) | set(graph.outputs)
+    for op in graph.operators:
+        used.update(t for t in op.inputs if t >= 0)
+        used.update(op.outputs)
+    return used
+
+
+def _node_vm(position: int, graph: Graph, index: int, low: Lowered, scratch_offset: int) -> NodeVM:
+    op = graph.operators[index]
+    params = []
+    arrays = []
+    for name, value in low.params:
+        params.append(_param_vm(index, name, value, arrays))
+    return NodeVM(position, index, op.opcode, low.function, low.params_type, tuple(params),
+                  tuple(arrays), op.inputs, op.outputs, scratch_offset)  # fmt: skip
+
+
+def _param_vm(index: int, name: str, value: Value, arrays: list[ArrayVM]) -> ParamVM:
+    if isinstance(value, Array):
+        symbol = f"g_op{index}_{name}"
+        is_float = value.ctype in ("float", "double")
+        arrays.append(ArrayVM(symbol, value.ctype, value.values or (0,), is_float))
+        return ParamVM(name, "array", symbol)
+    if isinstance(value, bool):
+        return ParamVM(name, "int", int(value))
+    if isinstance(value, float):
+        return ParamVM(name, "float", value)
+    return ParamVM(name, "int", int(value))

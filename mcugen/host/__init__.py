@@ -1,0 +1,1 @@
+"""Host side: building firmware projects, running them (host process, emulator, board)."""

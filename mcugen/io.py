@@ -1,0 +1,62 @@
+"""Reading user inputs (.npy/.npz) and writing outputs atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from mcugen.errors import McugenError
+from mcugen.model.ir import DTYPES, Graph
+
+
+def load_inputs(path: Path, graph: Graph) -> list[np.ndarray]:
+    """One array per model input, checked against its shape and converted to its dtype."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise McugenError("input file not found", where=str(path)) from None
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise McugenError(f"cannot read input ({exc})", where=str(path),
+                          hint="give a .npy file (one input) or a .npz file (several)") from None  # fmt: skip
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        with loaded:
+            arrays = [loaded[k] for k in loaded.files]
+    else:
+        arrays = [loaded]
+    if len(arrays) != len(graph.inputs):
+        raise McugenError(f"{len(arrays)} input arrays given, the model has {len(graph.inputs)}",
+                          where=str(path))  # fmt: skip
+    result = []
+    for i, (arr, t_index) in enumerate(zip(arrays, graph.inputs, strict=True)):
+        t = graph.tensors[t_index]
+        if arr.size != t.num_elements:
+            raise McugenError(
+                f"input {i} has shape {list(arr.shape)}, the model wants {list(t.shape)}",
+                where=str(path))  # fmt: skip
+        want = np.dtype(DTYPES[t.dtype][0])
+        if arr.dtype != want and not np.can_cast(arr.dtype, want, casting="same_kind"):
+            raise McugenError(f"input {i} has dtype {arr.dtype}, the model wants {t.dtype}",
+                              where=str(path))  # fmt: skip
+        result.append(arr.astype(want).reshape(t.shape))
+    return result
+
+
+def save_outputs(path: Path, graph: Graph, outputs: list[np.ndarray]) -> None:
+    """.npy for one output, .npz (named out0, out1, ...) for several; written atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if path.suffix == ".npz" or len(outputs) > 1:
+                np.savez(f, **{f"out{i}": a for i, a in enumerate(outputs)})
+            else:
+                np.save(f, outputs[0])
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

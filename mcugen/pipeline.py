@@ -1,0 +1,39 @@
+"""The main job as pure stages: model file -> graph -> plan -> lowered kernels -> C sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcugen.codegen.lower import Lowered
+from mcugen.codegen.render import render_model
+from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import load_model
+from mcugen.plan import layout as layouts
+from mcugen.plan import order as orders
+from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+
+
+@dataclass(frozen=True)
+class Generated:
+    graph: Graph
+    plan: MemoryPlan
+    lowered: dict[int, Lowered]
+    view_model: ModelVM
+    files: dict[str, str]
+
+
+def generate(graph: Graph, *, model_name: str = "model", order: str = orders.DEFAULT,
+             layout: str = layouts.DEFAULT) -> Generated:  # fmt: skip
+    """Plan, lower and render `graph`; raises `UnsupportedError` on the first unsupported operator."""
+    stored = orders.get_order(order)(graph)
+    lowered = lower_all(graph, stored)
+    plan = plan_memory(graph, order=order, layout=layout, scratch=scratch_sizes(lowered))
+    vm = build_view_model(graph, plan, lowered, model_name)
+    return Generated(graph, plan, lowered, vm, render_model(vm))
+
+
+def generate_from_file(path: str | Path, **kwargs: str) -> Generated:
+    graph = load_model(path)
+    return generate(graph, model_name=Path(path).stem, **kwargs)

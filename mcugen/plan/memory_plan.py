@@ -1,0 +1,101 @@
+"""The memory plan of one graph: operator order, buffers, offsets, and how far from optimal it is."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from mcugen.model.ir import Graph
+from mcugen.plan import layout as layouts
+from mcugen.plan import order as orders
+from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
+
+
+class PlanInvalid(AssertionError):
+    """A planner produced an inconsistent plan: a bug in mcugen, not a user error."""
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    order: tuple[int, ...]
+    buffers: tuple[Buffer, ...]
+    offsets: Mapping[int, int]  # buffer id -> byte offset
+    order_strategy: str
+    layout_strategy: str
+    plan_seconds: float = 0.0
+
+    @property
+    def arena_bytes(self) -> int:
+        return max((self.offsets[b.id] + b.size for b in self.buffers), default=0)
+
+    @property
+    def live_bytes(self) -> list[int]:
+        """Live bytes at each step (0 = before the first operator)."""
+        return live_bytes_per_step(self.buffers, len(self.order))
+
+    @property
+    def lower_bound(self) -> int:
+        """Peak live bytes of this order: no layout of these buffers can use less."""
+        return max(self.live_bytes, default=0)
+
+    @property
+    def peak_step(self) -> int:
+        live = self.live_bytes
+        return live.index(max(live)) if live else 0
+
+    def tensor_offsets(self) -> dict[int, int]:
+        return {b.tensor: self.offsets[b.id] for b in self.buffers if b.tensor >= 0}
+
+    def scratch_offsets(self) -> dict[int, int]:
+        return {b.scratch_of: self.offsets[b.id] for b in self.buffers if b.scratch_of >= 0}
+
+    def validate(self, graph: Graph) -> None:
+        """Raise `PlanInvalid` on a dependency violation, overlap or misalignment."""
+        _check_order(graph, self.order)
+        for b in self.buffers:
+            off = self.offsets.get(b.id)
+            if off is None or off < 0 or off % b.align:
+                raise PlanInvalid(f"buffer {b.id} has offset {off}, align {b.align}")
+        ranked = sorted(self.buffers, key=lambda b: self.offsets[b.id])
+        for i, a in enumerate(ranked):
+            end = self.offsets[a.id] + a.size
+            for b in ranked[i + 1 :]:
+                if self.offsets[b.id] >= end:
+                    break
+                if a.overlaps_in_time(b):
+                    raise PlanInvalid(f"buffers {a.id} and {b.id} overlap in space and time")
+
+
+def _check_order(graph: Graph, order: tuple[int, ...]) -> None:
+    if sorted(order) != list(range(len(graph.operators))):
+        raise PlanInvalid(f"order {order} is not a permutation of the operators")
+    ready = set(graph.inputs) | {t.index for t in graph.tensors if t.is_constant or t.is_variable}
+    for i in order:
+        op = graph.operators[i]
+        missing = [t for t in op.inputs if t >= 0 and t not in ready]
+        if missing:
+            raise PlanInvalid(f"{op.label} runs before its inputs {missing} exist")
+        ready.update(op.outputs)
+
+
+def plan_memory(
+    graph: Graph,
+    *,
+    order: str = orders.DEFAULT,
+    layout: str = layouts.DEFAULT,
+    scratch: Mapping[int, int] | None = None,
+) -> MemoryPlan:
+    """Choose an order and a layout by name, and return the validated plan."""
+    order_fn = orders.get_order(order)
+    layout_fn = layouts.get_layout(layout)
+    start = time.perf_counter()
+    op_order = order_fn(graph)
+    buffers = activation_buffers(graph, op_order, scratch)
+    offsets = layout_fn(buffers)
+    seconds = time.perf_counter() - start
+    plan = MemoryPlan(order=op_order, buffers=buffers, offsets=MappingProxyType(dict(offsets)),
+                      order_strategy=order, layout_strategy=layout, plan_seconds=seconds)  # fmt: skip
+    plan.validate(graph)
+    return plan

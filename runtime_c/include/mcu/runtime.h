@@ -1,0 +1,151 @@
+/* mcugen runtime: a static-arena interpreter for a generated operator list.
+ * No heap, no stdio. The generated model supplies constant tables; the runtime only walks them. */
+#ifndef MCU_RUNTIME_H
+#define MCU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCU_ALIGNED(n) __attribute__((aligned(n)))
+#define MCU_MAX_DIMS 6
+
+/* Status codes: 0 is success, every other value says which kind of failure happened. */
+typedef enum {
+  MCU_OK = 0,
+  MCU_ERR_BAD_MODEL = 1,   /* tables inconsistent: shapes, types or indices a kernel cannot handle */
+  MCU_ERR_UNSUPPORTED = 2, /* a parameter combination this kernel does not implement */
+  MCU_ERR_ARENA = 3,       /* the arena given is smaller than the plan needs */
+  MCU_ERR_INPUT = 4,       /* data-dependent index out of range at eval time */
+  MCU_ERR_INTERNAL = 5     /* a bug in the runtime */
+} mcu_status_t;
+
+#define MCU_TRY(expr)                    \
+  do {                                   \
+    mcu_status_t mcu_try_s_ = (expr);    \
+    if (mcu_try_s_ != MCU_OK) {          \
+      return mcu_try_s_;                 \
+    }                                    \
+  } while (0)
+
+#define MCU_ENSURE(cond, status) \
+  do {                           \
+    if (!(cond)) {               \
+      return (status);           \
+    }                            \
+  } while (0)
+
+typedef enum {
+  MCU_FLOAT32 = 0,
+  MCU_INT8 = 1,
+  MCU_UINT8 = 2,
+  MCU_INT16 = 3,
+  MCU_INT32 = 4,
+  MCU_INT64 = 5,
+  MCU_BOOL = 6,
+  MCU_UINT16 = 7,
+  MCU_UINT32 = 8,
+  MCU_UINT64 = 9,
+  MCU_FLOAT16 = 10,
+  MCU_FLOAT64 = 11
+} mcu_type_t;
+
+typedef struct {
+  int32_t arena_offset;   /* byte offset in the arena, or -1 for constant data */
+  const void *const_data; /* constant data in flash, or NULL */
+  uint32_t bytes;
+  uint8_t type;           /* mcu_type_t */
+  uint8_t ndims;
+  int32_t dims[MCU_MAX_DIMS];
+} mcu_tensor_t;
+
+typedef struct mcu_context mcu_context_t;
+typedef struct mcu_node mcu_node_t;
+typedef mcu_status_t (*mcu_eval_fn)(const mcu_node_t *node, mcu_context_t *ctx);
+
+struct mcu_node {
+  mcu_eval_fn eval;
+  const void *params; /* the kernel's own parameter struct, computed at build time */
+  const int16_t *inputs; /* tensor indices, -1 for an omitted optional input */
+  const int16_t *outputs;
+  uint8_t num_inputs;
+  uint8_t num_outputs;
+  uint16_t index;         /* operator index in the .tflite file, for reports */
+  int32_t scratch_offset; /* arena offset of this operator's scratch, -1 if none */
+};
+
+typedef struct {
+  const mcu_tensor_t *tensors;
+  const mcu_node_t *nodes;
+  const int16_t *inputs;
+  const int16_t *outputs;
+  uint32_t num_tensors;
+  uint32_t num_nodes;
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  uint32_t arena_bytes;
+} mcu_model_t;
+
+struct mcu_context {
+  const mcu_model_t *model;
+  uint8_t *arena;
+  int32_t failed_node; /* operator index of the last failure, -1 if none */
+};
+
+mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
+                      uint32_t arena_bytes);
+mcu_status_t mcu_invoke(mcu_context_t *ctx);
+
+/* Data pointer of tensor `index` (arena or flash). */
+static inline void *mcu_tensor_ptr(const mcu_context_t *ctx, int32_t index) {
+  const mcu_tensor_t *t = &ctx->model->tensors[index];
+  if (t->arena_offset >= 0) {
+    return ctx->arena + t->arena_offset;
+  }
+  return (void *)(uintptr_t)t->const_data;
+}
+
+static inline const mcu_tensor_t *mcu_input_tensor(const mcu_context_t *ctx, const mcu_node_t *n,
+                                                   int i) {
+  return n->inputs[i] < 0 ? NULL : &ctx->model->tensors[n->inputs[i]];
+}
+
+static inline const mcu_tensor_t *mcu_output_tensor(const mcu_context_t *ctx, const mcu_node_t *n,
+                                                    int i) {
+  return &ctx->model->tensors[n->outputs[i]];
+}
+
+static inline const void *mcu_input(const mcu_context_t *ctx, const mcu_node_t *n, int i) {
+  return n->inputs[i] < 0 ? NULL : mcu_tensor_ptr(ctx, n->inputs[i]);
+}
+
+static inline void *mcu_output(const mcu_context_t *ctx, const mcu_node_t *n, int i) {
+  return mcu_tensor_ptr(ctx, n->outputs[i]);
+}
+
+static inline void *mcu_scratch(const mcu_context_t *ctx, const mcu_node_t *n) {
+  return n->scratch_offset < 0 ? NULL : ctx->arena + n->scratch_offset;
+}
+
+/* Number of elements of a tensor. */
+static inline int32_t mcu_num_elements(const mcu_tensor_t *t) {
+  int32_t n = 1;
+  for (int i = 0; i < t->ndims; ++i) {
+    n *= t->dims[i];
+  }
+  return n;
+}
+
+/* Dimension `i` counted from the end when negative, as in numpy. */
+static inline int32_t mcu_dim(const mcu_tensor_t *t, int i) {
+  return t->dims[i < 0 ? t->ndims + i : i];
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCU_RUNTIME_H */

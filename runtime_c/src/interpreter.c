@@ -1,0 +1,27 @@
+/* Walks the generated operator list over one static arena. */
+#include "mcu/runtime.h"
+
+mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
+                      uint32_t arena_bytes) {
+  MCU_ENSURE(ctx != NULL && model != NULL, MCU_ERR_INTERNAL);
+  MCU_ENSURE(arena != NULL || model->arena_bytes == 0, MCU_ERR_ARENA);
+  MCU_ENSURE(arena_bytes >= model->arena_bytes, MCU_ERR_ARENA);
+  ctx->model = model;
+  ctx->arena = arena;
+  ctx->failed_node = -1;
+  return MCU_OK;
+}
+
+mcu_status_t mcu_invoke(mcu_context_t *ctx) {
+  const mcu_model_t *model = ctx->model;
+  for (uint32_t i = 0; i < model->num_nodes; ++i) {
+    const mcu_node_t *node = &model->nodes[i];
+    mcu_status_t status = node->eval(node, ctx);
+    if (status != MCU_OK) {
+      ctx->failed_node = node->index;
+      return status;
+    }
+  }
+  ctx->failed_node = -1;
+  return MCU_OK;
+}
