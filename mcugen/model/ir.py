@@ -100,6 +100,8 @@ class Operator:
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     intermediates: tuple[int, ...] = ()
     custom_code: str | None = None
+    options_type: str = ""  # the flatbuffer options table, e.g. "Conv2DOptions"; "" if none
+    custom_options: bytes = b""
 
     @property
     def label(self) -> str:

@@ -217,7 +217,13 @@ class _Importer:
             intermediates=vec(op.IntermediatesLength(), op.IntermediatesAsNumpy, "intermediates"),
             options=MappingProxyType(_decode_options(op)),
             custom_code=custom,
+            options_type=_OPTION_NAMES.get(op.BuiltinOptionsType(), "") if op.BuiltinOptionsType() else "",
+            custom_options=self.custom_options(op, where),
         )
+
+    def custom_options(self, op: Any, where: str) -> bytes:
+        n = self.count(op.CustomOptionsLength(), f"{where} custom options", elem=1)
+        return op.CustomOptionsAsNumpy().tobytes() if n else b""
 
     def indices(self, arr: Any, ntens: int, what: str, allow_missing: bool = False) -> tuple[int, ...]:
         result = tuple(int(i) for i in arr)

@@ -1,0 +1,95 @@
+"""A small builder for Graph IR models: the project's own test models and generated benchmarks.
+
+    b = GraphBuilder()
+    x = b.input((1, 8, 8, 3), "int8", scale=0.05, zero_point=-3)
+    y = b.activation((1, 8, 8, 4), "int8", scale=0.1, zero_point=2)
+    b.op("CONV_2D", [x, b.const(w, scale=ws), b.const(bias, scale=bs)], [y], padding=0, ...)
+    b.output(y)
+    model_bytes = b.tflite()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from mcugen.model.ir import Graph, Operator, Quantization, Tensor
+from mcugen.model.tflite_write import write_model
+
+_NP_TO_DTYPE = {
+    "float32": "float32", "int8": "int8", "uint8": "uint8", "int16": "int16", "int32": "int32",
+    "int64": "int64", "bool": "bool", "float16": "float16", "uint32": "uint32",
+}  # fmt: skip
+
+OPERATOR_VERSIONS = {"FULLY_CONNECTED": 4, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 3}
+
+
+def _quant(scale: float | Sequence[float] | None, zero_point: int | Sequence[int] | None,
+           axis: int) -> Quantization | None:  # fmt: skip
+    if scale is None:
+        return None
+    scales = tuple(float(np.float32(s)) for s in np.atleast_1d(scale))
+    if zero_point is None:
+        zps: tuple[int, ...] = (0,) * len(scales)
+    else:
+        zps = tuple(int(z) for z in np.atleast_1d(zero_point))
+        if len(zps) == 1 and len(scales) > 1:
+            zps = zps * len(scales)
+    return Quantization(scales=scales, zero_points=zps, axis=axis)
+
+
+class GraphBuilder:
+    def __init__(self, name: str = "main") -> None:
+        self.name = name
+        self.tensors: list[Tensor] = []
+        self.operators: list[Operator] = []
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+
+    def _add(self, shape: Sequence[int], dtype: str, scale: Any, zero_point: Any, axis: int,
+             data: bytes | None, name: str | None, is_variable: bool = False) -> int:  # fmt: skip
+        index = len(self.tensors)
+        self.tensors.append(Tensor(index=index, name=name or f"t{index}",
+                                   shape=tuple(int(d) for d in shape), dtype=dtype,
+                                   quant=_quant(scale, zero_point, axis), data=data,
+                                   is_variable=is_variable))  # fmt: skip
+        return index
+
+    def input(self, shape: Sequence[int], dtype: str, *, scale: Any = None, zero_point: Any = None,
+              name: str | None = None) -> int:  # fmt: skip
+        t = self._add(shape, dtype, scale, zero_point, 0, None, name)
+        self.inputs.append(t)
+        return t
+
+    def activation(self, shape: Sequence[int], dtype: str, *, scale: Any = None,
+                   zero_point: Any = None, name: str | None = None) -> int:  # fmt: skip
+        return self._add(shape, dtype, scale, zero_point, 0, None, name)
+
+    def const(self, array: np.ndarray, *, scale: Any = None, zero_point: Any = None, axis: int = 0,
+              name: str | None = None) -> int:  # fmt: skip
+        arr = np.ascontiguousarray(array)
+        dtype = _NP_TO_DTYPE[str(arr.dtype)]
+        return self._add(arr.shape, dtype, scale, zero_point, axis, arr.tobytes(), name)
+
+    def op(self, opcode: str, inputs: Sequence[int], outputs: Sequence[int], *,
+           version: int | None = None, **options: Any) -> int:  # fmt: skip
+        index = len(self.operators)
+        opts = {k: (tuple(v) if isinstance(v, list | tuple) else v) for k, v in options.items()}
+        self.operators.append(Operator(index=index, opcode=opcode,
+                                       version=version or OPERATOR_VERSIONS.get(opcode, 1),
+                                       inputs=tuple(inputs), outputs=tuple(outputs),
+                                       options=MappingProxyType(opts)))  # fmt: skip
+        return index
+
+    def output(self, *tensors: int) -> None:
+        self.outputs.extend(tensors)
+
+    def graph(self) -> Graph:
+        return Graph(tensors=tuple(self.tensors), operators=tuple(self.operators),
+                     inputs=tuple(self.inputs), outputs=tuple(self.outputs), name=self.name)  # fmt: skip
+
+    def tflite(self) -> bytes:
+        return write_model(self.graph())
