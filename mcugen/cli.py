@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -29,6 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0
+    except Exception as exc:  # a bug: still one line unless asked for the traceback
+        if os.environ.get("MCUGEN_DEBUG"):
+            raise
+        print(f"mcugen: internal error: {type(exc).__name__}: {exc}; this is a bug in mcugen, "
+              "rerun with MCUGEN_DEBUG=1 for a traceback and report it", file=sys.stderr)
+        return 70
 
 
 def _parser() -> argparse.ArgumentParser:

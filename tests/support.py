@@ -97,3 +97,21 @@ def assert_matches_tflm(model: bytes, **kwargs: object) -> Comparison:
     result = compare_with_tflm(model, **kwargs)  # type: ignore[arg-type]
     assert not result.mismatches, "\n".join(result.mismatches[:5])
     return result
+
+
+def tflm_arena_head(model_path: Path) -> int:
+    """TFLM's planned activation bytes ("Arena allocation head"), measured in a subprocess because
+    the interpreter prints its allocation report from C to the process's stdout."""
+    import re
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom tflite_micro import runtime\n"
+        "ip = runtime.Interpreter.from_file(sys.argv[1])\nip.print_allocations()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(model_path)], capture_output=True,
+                          text=True, timeout=300, check=True)  # fmt: skip
+    match = re.search(r"Arena allocation head (\d+) bytes", proc.stdout + proc.stderr)
+    assert match, proc.stdout[-500:]
+    return int(match.group(1))

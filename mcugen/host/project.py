@@ -53,20 +53,16 @@ def project_files(gen: Generated, board: Board) -> dict[str, bytes]:
     return files
 
 
-def write_project(files: dict[str, bytes], out_dir: Path) -> None:
-    """Write atomically: into a sibling temp dir, then swap it in place of `out_dir`."""
-    out_dir = out_dir.resolve()
+def write_tree(files: dict[str, bytes], directory: Path) -> None:
+    for rel, data in files.items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _staging_dir(out_dir: Path) -> Path:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for rel, data in files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _swap_in(tmp, out_dir)
+    return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
 
 
 def _swap_in(new: Path, target: Path) -> None:
@@ -93,15 +89,24 @@ def compile_project(directory: Path, board: Board, *, jobs: int = 2) -> BuildRes
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr[-300:])
         raise BuildError(f"compiling the generated project failed: {first.strip()}",
-                         where=str(directory), hint="this is a bug in mcugen; please report it")  # fmt: skip
+                         hint="this is a bug in mcugen; please report it with the model")  # fmt: skip
     exe = directory / TARGET
     return BuildResult(directory, exe, seconds, ())
 
 
 def build(gen: Generated, board: Board, out_dir: Path) -> BuildResult:
-    """Write and compile; on a compile failure the project stays for inspection, no executable."""
+    """Write and compile in a staging directory, then move it to `out_dir` in one rename.
+
+    A failure at any point leaves `out_dir` as it was (absent, or the previous build).
+    """
+    out_dir = out_dir.resolve()
     files = project_files(gen, board)
-    write_project(files, out_dir)
-    result = compile_project(out_dir, board)
-    return BuildResult(result.directory, result.executable, result.compile_seconds,
-                       tuple(sorted(files)))  # fmt: skip
+    staging = _staging_dir(out_dir)
+    try:
+        write_tree(files, staging)
+        result = compile_project(staging, board)
+        _swap_in(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return BuildResult(out_dir, out_dir / TARGET, result.compile_seconds, tuple(sorted(files)))

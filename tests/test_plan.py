@@ -1,0 +1,109 @@
+"""Baseline planning: TFLM-identical arena on real models, and plan validity on random graphs."""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcugen.cli import main
+from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.tflite_import import load_model
+from mcugen.plan.buffers import activation_buffers
+from mcugen.plan.layout import LAYOUTS
+from mcugen.plan.memory_plan import plan_memory
+from mcugen.plan.order import ORDERS
+
+from support import SHARED_MODELS, tflm_arena_head
+
+#: TFLM's head on the MLPerf Tiny models and person_detect (../shared/ANCHORS.md).
+TFLM_HEAD = {
+    "mlperf_kws_dscnn_int8": 16000,
+    "mlperf_vww_mbv1_int8": 73728,
+    "mlperf_ic_resnet8_int8": 49152,
+    "mlperf_ad_toycar_int8": 768,
+    "tflm_person_detect_int8": 55296,
+}
+
+needs_models = pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
+
+
+@needs_models
+@pytest.mark.parametrize("name", sorted(TFLM_HEAD))
+def test_plan_json_reproduces_tflm_head(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = SHARED_MODELS / f"{name}.tflite"
+    assert main(["plan", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    measured = tflm_arena_head(path)
+    assert measured == TFLM_HEAD[name]
+    assert report["arena_bytes"] == measured
+    assert report["peak_live_bytes"] <= report["arena_bytes"]
+    for key in ("order", "offsets", "plan_seconds"):
+        assert key in report
+    assert report["order"] == list(range(report["operators"]))
+
+
+@needs_models
+def test_plan_text_report(capsys: pytest.CaptureFixture[str]) -> None:
+    path = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
+    assert main(["plan", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "arena 73728 bytes" in text and "lower bound for this order (peak live bytes) 55296" in text
+    assert "<- peak" in text
+
+
+@needs_models
+@pytest.mark.parametrize("path", sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else [],
+                         ids=lambda p: p.stem)
+def test_every_real_model_plans_validly(path) -> None:
+    graph = load_model(path)
+    plan = plan_memory(graph)
+    plan.validate(graph)
+    assert plan.arena_bytes >= plan.lower_bound
+
+
+@st.composite
+def random_dags(draw: st.DrawFn) -> Graph:
+    """Random operator graphs: each operator reads 1-3 earlier tensors and writes 1-2 new ones."""
+    n_inputs = draw(st.integers(1, 3))
+    sizes = [draw(st.integers(1, 5000)) for _ in range(n_inputs)]
+    tensors = [Tensor(i, f"in{i}", (s,), "int8") for i, s in enumerate(sizes)]
+    ops = []
+    for k in range(draw(st.integers(1, 25))):
+        reads = draw(st.lists(st.integers(0, len(tensors) - 1), min_size=1, max_size=3, unique=True))
+        outs = []
+        for _ in range(draw(st.integers(1, 2))):
+            size = draw(st.integers(0, 5000))
+            outs.append(len(tensors))
+            tensors.append(Tensor(len(tensors), f"t{len(tensors)}", (size,), "int8"))
+        ops.append(Operator(k, "ADD", 1, tuple(reads), tuple(outs), MappingProxyType({})))
+    consumed = {t for op in ops for t in op.inputs}
+    produced = [t for op in ops for t in op.outputs]
+    outputs = tuple(t for t in produced if t not in consumed) or (produced[-1],)
+    return Graph(tuple(tensors), tuple(ops), tuple(range(n_inputs)), outputs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_dags())
+def test_every_strategy_gives_a_valid_plan(graph: Graph) -> None:
+    for order in ORDERS:
+        for layout in LAYOUTS:
+            plan = plan_memory(graph, order=order, layout=layout)
+            plan.validate(graph)
+            assert plan.arena_bytes >= plan.lower_bound
+            assert all(plan.offsets[b.id] % 16 == 0 for b in plan.buffers)
+            again = plan_memory(graph, order=order, layout=layout)
+            assert dict(again.offsets) == dict(plan.offsets)  # deterministic
+
+
+@settings(max_examples=80, deadline=None)
+@given(random_dags())
+def test_lower_bound_is_peak_of_live_sizes(graph: Graph) -> None:
+    plan = plan_memory(graph)
+    buffers = activation_buffers(graph, plan.order)
+    for step in range(len(plan.order) + 1):
+        live = sum(b.size for b in buffers if b.first <= step <= b.last)
+        assert live <= plan.lower_bound
