@@ -53,7 +53,8 @@ def save_outputs(path: Path, graph: Graph, outputs: list[np.ndarray]) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             if path.suffix == ".npz" or len(outputs) > 1:
-                np.savez(f, **{f"out{i}": a for i, a in enumerate(outputs)})
+                named: dict[str, np.ndarray] = {f"out{i}": a for i, a in enumerate(outputs)}
+                np.savez(f, **named)  # type: ignore[arg-type]
             else:
                 np.save(f, outputs[0])
         os.replace(tmp, path)

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
 
 def fc_int8(batch: int, depth: int, units: int, act: int, with_bias: bool, seed: int) -> bytes:

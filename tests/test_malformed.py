@@ -9,7 +9,6 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.model.builder import GraphBuilder
-
 from support import SHARED_MODELS
 
 

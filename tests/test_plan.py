@@ -16,7 +16,6 @@ from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.layout import LAYOUTS
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.order import ORDERS
-
 from support import SHARED_MODELS, tflm_arena_head
 
 #: TFLM's head on the MLPerf Tiny models and person_detect (../shared/ANCHORS.md).

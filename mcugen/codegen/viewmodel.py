@@ -139,7 +139,7 @@ def _used_tensors(graph: Graph) -> set[int]:
 def _node_vm(position: int, graph: Graph, index: int, low: Lowered, scratch_offset: int) -> NodeVM:
     op = graph.operators[index]
     params = []
-    arrays = []
+    arrays: list[ArrayVM] = []
     for name, value in low.params:
         params.append(_param_vm(index, name, value, arrays))
     return NodeVM(position, index, op.opcode, low.function, low.params_type, tuple(params),

@@ -301,9 +301,10 @@ def _check_graph(graph: Graph, source: str) -> None:
         if t not in produced and t not in graph.inputs and not tensor.is_constant:
             raise ModelError(f"subgraph output {t} is never written", where=source)
     _check_acyclic(graph, produced, source)
-    for t in graph.tensors:
-        if t.dtype not in DTYPES:
-            raise ModelError(f"tensor {t.index} has unsupported type {t.dtype}", where=source)
+    for tensor in graph.tensors:
+        if tensor.dtype not in DTYPES:
+            raise ModelError(f"tensor {tensor.index} has unsupported type {tensor.dtype}",
+                             where=source)  # fmt: skip
 
 
 def _check_acyclic(graph: Graph, produced: dict[int, int], source: str) -> None:

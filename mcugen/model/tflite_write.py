@@ -66,8 +66,7 @@ class _Writer:
         tensor_offsets = [self.tensor(t) for t in g.tensors]
         op_offsets = [self.operator(op, code_index) for op in g.operators]
         sub = self.subgraph(tensor_offsets, op_offsets)
-        for name, data in g.metadata.items():
-            self.buffers.append(data)
+        self.buffers.extend(g.metadata.values())
         meta = self.metadata(len(self.buffers) - len(g.metadata))
         buffers = [self.buffer(data) for data in self.buffers]
         desc = self.b.CreateString(description)
