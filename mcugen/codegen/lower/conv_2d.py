@@ -1,0 +1,135 @@
+"""CONV_2D: int8 (per-channel or per-tensor weights, int32 bias) and float32, grouped or not.
+
+Also holds the pieces DEPTHWISE_CONV_2D and TRANSPOSE_CONV share: geometry options (strides,
+dilations, padding) and the per-channel requantization that TFLM's
+PopulateConvolutionQuantizationParams computes.
+"""
+
+from __future__ import annotations
+
+from mcugen.codegen import quant
+from mcugen.codegen.lower import Lowered, Value, register
+from mcugen.codegen.lower._common import (
+    activation_params,
+    check_dtype,
+    inp,
+    multiplier_arrays,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
+from mcugen.model.ir import Graph, Operator, Tensor
+
+PARAMS = "mcu_conv_2d_params_t"
+Params = tuple[tuple[str, Value], ...]
+
+
+def check_4d(op: Operator, *tensors: Tensor) -> None:
+    """TFLM's conv kernels index every tensor as NHWC / OHWI."""
+    for t in tensors:
+        if len(t.shape) != 4:
+            raise unsupported(op, f"tensor {t.index} has shape {t.shape}; expected 4 dimensions")
+
+
+def check_input_count(op: Operator, required: int) -> None:
+    """`required` inputs plus one optional bias (which may be -1), one output."""
+    if len(op.inputs) not in (required, required + 1) or len(op.outputs) != 1:
+        raise unsupported(op, f"expected {required} or {required + 1} inputs and 1 output")
+
+
+def positive_option(op: Operator, name: str) -> int:
+    value = int(op.options.get(name, 1))
+    if value < 1:
+        raise unsupported(op, f"{name} = {value}; must be at least 1")
+    return value
+
+
+def padding_option(op: Operator) -> int:
+    padding = int(op.options.get("padding", 0))
+    if padding not in (0, 1):
+        raise unsupported(op, f"padding {padding} is neither SAME nor VALID")
+    return padding
+
+
+def window_params(op: Operator, in_hw: tuple[int, int], filt_hw: tuple[int, int],
+                  dilated: bool = True) -> Params:  # fmt: skip
+    """Strides, dilations and ComputePaddingHeightWidth's (pad_h, pad_w) for the kernels."""
+    stride = positive_option(op, "stride_h"), positive_option(op, "stride_w")
+    dilation = (1, 1)
+    if dilated:
+        dilation = (positive_option(op, "dilation_h_factor"),
+                    positive_option(op, "dilation_w_factor"))  # fmt: skip
+    pad_h, pad_w = quant.conv_padding(padding_option(op), stride, dilation, in_hw, filt_hw)
+    return (("stride_w", stride[1]), ("stride_h", stride[0]), ("dilation_w", dilation[1]),
+            ("dilation_h", dilation[0]), ("pad_w", pad_w), ("pad_h", pad_h))  # fmt: skip
+
+
+def check_types(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | None) -> str:
+    """int8 activations with int8 weights and int32 bias, or float32 throughout."""
+    dtype = check_dtype(op, x, "int8", "float32")
+    check_dtype(op, w, dtype)
+    check_dtype(op, y, dtype)
+    if bias is not None:
+        check_dtype(op, bias, "int32" if dtype == "int8" else "float32")
+    return dtype
+
+
+def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
+    """Offsets and per-channel (multiplier, shift) as PopulateConvolutionQuantizationParams.
+
+    Each channel's rescale is double(input_scale) * double(filter_scale[c]) / double(output_scale).
+    The filter zero point is ignored, as TFLM's int8 reference kernels ignore it.
+    """
+    qx, qw, qy = qparams(op, x), qparams(op, w), qparams(op, y)
+    channels = w.shape[channel_axis]
+    if qw.per_channel and (len(qw.scales) != channels or qw.axis % 4 != channel_axis):
+        raise unsupported(op, f"filter has {len(qw.scales)} scales on axis {qw.axis}; expected "
+                              f"1 or {channels} on axis {channel_axis}")  # fmt: skip
+    if len(qw.zero_points) != len(qw.scales):
+        raise unsupported(op, "filter quantization has mismatched scale and zero-point counts")
+    mults, shifts = multiplier_arrays([qx.scale * s / qy.scale for s in qw.scales])
+    return (
+        ("input_offset", -qx.zero_point),
+        ("output_offset", qy.zero_point),
+        ("num_channels", len(qw.scales)),
+        ("multipliers", mults),
+        ("shifts", shifts),
+    )
+
+
+def type_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
+    """Activation clamp plus, for int8, the requantization parameters."""
+    act = activation_params(op, y)
+    if y.dtype == "float32":
+        return act
+    return requant_params(op, x, w, y, channel_axis) + act
+
+
+def check_channels(op: Operator, name: str, got: int, want: int) -> None:
+    if got != want:
+        raise unsupported(op, f"{name} is {got}; expected {want}")
+
+
+def check_bias(op: Operator, bias: Tensor | None, channels: int) -> None:
+    if bias is not None and bias.num_elements != channels:
+        raise unsupported(op, f"bias has {bias.num_elements} elements; expected {channels}")
+
+
+@register("CONV_2D")
+def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
+    check_input_count(op, 2)
+    x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
+    bias = inp(graph, op, 2)
+    dtype = check_types(op, x, w, y, bias)
+    check_4d(op, x, w, y)
+    in_c, (out_c, k_h, k_w, k_c) = x.shape[3], w.shape
+    if k_c < 1 or in_c % k_c != 0 or out_c % (in_c // k_c) != 0:
+        raise unsupported(op, f"filter depth {k_c} does not split {in_c} input channels into "
+                              f"groups that divide {out_c} output channels")  # fmt: skip
+    check_channels(op, "output depth", y.shape[3], out_c)
+    check_channels(op, "output batch", y.shape[0], x.shape[0])
+    check_bias(op, bias, out_c)
+    params = window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w)) + type_params(op, x, w, y, 0)
+    function = "mcu_conv_2d_int8" if dtype == "int8" else "mcu_conv_2d_f32"
+    return Lowered("conv_2d", function, PARAMS, params)

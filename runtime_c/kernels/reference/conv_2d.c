@@ -1,0 +1,162 @@
+/* CONV_2D, bit-exact with TFLM reference_integer_ops::ConvPerChannel (int8) and
+ * reference_ops::Conv (float32), including grouped convolution (filter depth < input depth). */
+#include "mcu/kernels/conv_2d.h"
+
+#include "mcu/quant.h"
+
+typedef struct {
+  int32_t batches;
+  int32_t in_h;
+  int32_t in_w;
+  int32_t in_c;
+  int32_t k_h;
+  int32_t k_w;
+  int32_t k_c; /* filter input depth: in_c / groups */
+  int32_t out_h;
+  int32_t out_w;
+  int32_t out_c;
+  int32_t per_group; /* output channels per group */
+} conv_dims_t;
+
+static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx, conv_dims_t *d) {
+  MCU_ENSURE(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  d->batches = in->dims[0];
+  d->in_h = in->dims[1];
+  d->in_w = in->dims[2];
+  d->in_c = in->dims[3];
+  d->k_h = filter->dims[1];
+  d->k_w = filter->dims[2];
+  d->k_c = filter->dims[3];
+  d->out_h = out->dims[1];
+  d->out_w = out->dims[2];
+  d->out_c = out->dims[3];
+  MCU_ENSURE(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(d->k_c > 0 && d->in_c % d->k_c == 0, MCU_ERR_BAD_MODEL);
+  int32_t groups = d->in_c / d->k_c;
+  MCU_ENSURE(d->out_c % groups == 0, MCU_ERR_BAD_MODEL);
+  d->per_group = d->out_c / groups;
+  const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
+  MCU_ENSURE(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* Where one output pixel's receptive field starts, and which input channels it reads. */
+typedef struct {
+  int32_t y0;
+  int32_t x0;
+  int32_t c0;
+} conv_window_t;
+
+static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const conv_dims_t *d, int32_t oy,
+                                 int32_t ox, int32_t oc) {
+  conv_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
+                     (oc / d->per_group) * d->k_c};
+  return w;
+}
+
+static int conv_inside(const conv_dims_t *d, int32_t y, int32_t x) {
+  return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
+}
+
+/* Sum over the window of filter * (input + input_offset), in TFLM's tap order. */
+static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+                             const int8_t *in, const int8_t *filt, conv_window_t w) {
+  int32_t acc = 0;
+  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+    int32_t y = w.y0 + p->dilation_h * ky;
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t x = w.x0 + p->dilation_w * kx;
+      if (!conv_inside(d, y, x)) {
+        continue;
+      }
+      const int8_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
+      const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
+      for (int32_t ic = 0; ic < d->k_c; ++ic) {
+        acc += (int32_t)tap[ic] * ((int32_t)pix[ic] + p->input_offset);
+      }
+    }
+  }
+  return acc;
+}
+
+static float conv_acc_f32(const mcu_conv_2d_params_t *p, const conv_dims_t *d, const float *in,
+                          const float *filt, conv_window_t w) {
+  float total = 0.0f;
+  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+    int32_t y = w.y0 + p->dilation_h * ky;
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t x = w.x0 + p->dilation_w * kx;
+      if (!conv_inside(d, y, x)) {
+        continue;
+      }
+      const float *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
+      const float *tap = filt + (ky * d->k_w + kx) * d->k_c;
+      for (int32_t ic = 0; ic < d->k_c; ++ic) {
+        total += pix[ic] * tap[ic];
+      }
+    }
+  }
+  return total;
+}
+
+static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_t oc) {
+  int32_t ch = p->num_channels > 1 ? oc : 0;
+  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
+  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
+}
+
+mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_conv_2d_params_t *p = node->params;
+  conv_dims_t d;
+  MCU_TRY(conv_dims(node, ctx, &d));
+  MCU_ENSURE(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  const int8_t *input = mcu_input(ctx, node, 0);
+  const int8_t *filter = mcu_input(ctx, node, 1);
+  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  int8_t *out = mcu_output(ctx, node, 0);
+  int32_t filter_size = d.k_h * d.k_w * d.k_c;
+  for (int32_t b = 0; b < d.batches; ++b) {
+    const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
+    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+      for (int32_t ox = 0; ox < d.out_w; ++ox) {
+        for (int32_t oc = 0; oc < d.out_c; ++oc) {
+          conv_window_t w = conv_window(p, &d, oy, ox, oc);
+          int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
+          acc += bias != NULL ? bias[oc] : 0;
+          *out++ = conv_requantize(p, acc, oc);
+        }
+      }
+    }
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_conv_2d_params_t *p = node->params;
+  conv_dims_t d;
+  MCU_TRY(conv_dims(node, ctx, &d));
+  const float *input = mcu_input(ctx, node, 0);
+  const float *filter = mcu_input(ctx, node, 1);
+  const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  float *out = mcu_output(ctx, node, 0);
+  int32_t filter_size = d.k_h * d.k_w * d.k_c;
+  for (int32_t b = 0; b < d.batches; ++b) {
+    const float *in = input + b * d.in_h * d.in_w * d.in_c;
+    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+      for (int32_t ox = 0; ox < d.out_w; ++ox) {
+        for (int32_t oc = 0; oc < d.out_c; ++oc) {
+          conv_window_t w = conv_window(p, &d, oy, ox, oc);
+          float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
+          float bias_value = bias != NULL ? bias[oc] : 0.0f;
+          *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+        }
+      }
+    }
+  }
+  return MCU_OK;
+}

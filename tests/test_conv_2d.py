@@ -1,0 +1,122 @@
+"""CONV_2D against TFLM: int8 (per-channel and per-tensor weights) bit-exact, float32 close."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mcugen.codegen.lower import lower
+from mcugen.errors import UnsupportedError
+from mcugen.model.builder import GraphBuilder
+from mcugen.model.tflite_import import import_model
+from support import assert_matches_tflm
+
+SAME, VALID = 0, 1
+NONE, RELU, RELU6 = 0, 1, 3
+
+
+@dataclass(frozen=True)
+class Conv:
+    in_hwc: tuple[int, int, int] = (9, 11, 3)
+    out_c: int = 5
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: int = SAME
+    act: int = NONE
+    batch: int = 1
+    groups: int = 1
+    bias: bool = True
+    per_channel: bool = True
+
+    def out_hw(self) -> tuple[int, int]:
+        dims = []
+        for i in range(2):
+            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
+            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
+            dims.append((size + self.stride[i] - 1) // self.stride[i])
+        return dims[0], dims[1]
+
+    def options(self) -> dict[str, int]:
+        return {"padding": self.padding, "stride_h": self.stride[0], "stride_w": self.stride[1],
+                "dilation_h_factor": self.dilation[0], "dilation_w_factor": self.dilation[1],
+                "fused_activation_function": self.act}  # fmt: skip
+
+    def filter_shape(self) -> tuple[int, int, int, int]:
+        return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
+
+
+def conv_int8(c: Conv, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((c.batch, *c.in_hwc), "int8", scale=0.04, zero_point=-9)
+    w_scales = rng.uniform(0.002, 0.02, c.out_c) if c.per_channel else 0.011
+    w = b.const(rng.integers(-127, 128, c.filter_shape(), dtype=np.int8), scale=w_scales,
+                zero_point=0, axis=0)  # fmt: skip
+    inputs = [x, w]
+    if c.bias:
+        bias_scale = 0.04 * np.atleast_1d(w_scales)
+        inputs.append(b.const(rng.integers(-3000, 3000, c.out_c, dtype=np.int32), scale=bias_scale))
+    else:
+        inputs.append(-1)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.09, zero_point=3)
+    b.op("CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+def conv_f32(c: Conv, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((c.batch, *c.in_hwc), "float32")
+    w = b.const(rng.standard_normal(c.filter_shape()).astype(np.float32))
+    inputs = [x, w]
+    inputs.append(b.const(rng.standard_normal(c.out_c).astype(np.float32)) if c.bias else -1)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "float32")
+    b.op("CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+CASES = {
+    "3x3_same_s1": Conv(),
+    "3x3_same_s2_relu": Conv(stride=(2, 2), act=RELU),
+    "even_input_same_s2": Conv(in_hwc=(8, 10, 3), stride=(2, 2)),
+    "3x3_valid_s2_relu6": Conv(padding=VALID, stride=(2, 2), act=RELU6),
+    "1x1_pointwise_relu6": Conv(in_hwc=(7, 5, 16), out_c=24, kernel=(1, 1), act=RELU6),
+    "10x4_kws_stem": Conv(in_hwc=(49, 10, 1), out_c=8, kernel=(10, 4), stride=(2, 2), act=RELU),
+    "dilation2_same": Conv(in_hwc=(10, 9, 4), dilation=(2, 2)),
+    "dilation2_valid_nonsquare": Conv(kernel=(2, 3), dilation=(2, 1), padding=VALID),
+    "stride_1x2_batch2": Conv(stride=(1, 2), batch=2, act=RELU),
+    "grouped_2": Conv(in_hwc=(6, 7, 8), out_c=6, groups=2),
+    "no_bias": Conv(bias=False, act=RELU),
+    "per_tensor": Conv(per_channel=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conv_int8_bit_exact(name: str) -> None:
+    assert_matches_tflm(conv_int8(CASES[name], seed=len(name)))
+
+
+@pytest.mark.parametrize("name", ["3x3_same_s2_relu", "3x3_valid_s2_relu6", "1x1_pointwise_relu6",
+                                  "dilation2_same", "grouped_2", "no_bias"])  # fmt: skip
+def test_conv_float32_close(name: str) -> None:
+    assert_matches_tflm(conv_f32(CASES[name], seed=len(name)))
+
+
+def _lower_only(model: bytes) -> None:
+    graph = import_model(model, source="test model")
+    lower(graph, graph.operators[0])
+
+
+def test_conv_rejects_groups_not_dividing_outputs() -> None:
+    with pytest.raises(UnsupportedError, match="CONV_2D"):
+        _lower_only(conv_int8(Conv(in_hwc=(6, 7, 8), out_c=5, groups=2)))
+
+
+def test_conv_rejects_tanh_activation() -> None:
+    with pytest.raises(UnsupportedError, match="CONV_2D"):
+        _lower_only(conv_int8(Conv(act=4)))
