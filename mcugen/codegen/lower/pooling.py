@@ -1,0 +1,63 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D: int8, int16 and float32 (TFLM pooling_common.cc Prepare)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcugen.codegen import quant
+from mcugen.codegen.lower import Lowered, Value, register
+from mcugen.codegen.lower._common import (
+    activation_params,
+    check_dtype,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
+from mcugen.model.ir import Graph, Operator, Tensor
+
+PARAMS = "mcu_pooling_params_t"
+FUNCTIONS = {"AVERAGE_POOL_2D": "mcu_average_pool_2d", "MAX_POOL_2D": "mcu_max_pool_2d"}
+SUFFIX = {"int8": "int8", "int16": "int16", "float32": "f32"}
+
+
+def _window_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, Value], ...]:
+    """Strides, filter size and the padding TFLM's ComputePaddingHeightWidth derives."""
+    opts = op.options
+    stride = (int(opts.get("stride_h", 0)), int(opts.get("stride_w", 0)))
+    filt = (int(opts.get("filter_height", 0)), int(opts.get("filter_width", 0)))
+    padding = int(opts.get("padding", 0))
+    if min(stride) < 1 or min(filt) < 1:
+        raise unsupported(op, f"strides {stride} and filter {filt} must be positive")
+    if padding not in (0, 1):
+        raise unsupported(op, f"padding {padding} is neither SAME nor VALID")
+    in_hw = (x.shape[1], x.shape[2])
+    out_hw = tuple(quant.out_size(padding, in_hw[i], filt[i], stride[i]) for i in range(2))
+    if min(out_hw) < 1 or out_hw != (y.shape[1], y.shape[2]):
+        raise unsupported(op, f"output size {y.shape[1:3]} does not match the computed {out_hw}")
+    pad_h, pad_w = quant.conv_padding(padding, stride, (1, 1), in_hw, filt)
+    return (("stride_w", stride[1]), ("stride_h", stride[0]), ("filter_w", filt[1]),
+            ("filter_h", filt[0]), ("pad_w", pad_w), ("pad_h", pad_h))  # fmt: skip
+
+
+def _check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
+    """TFLM requires identical input and output quantization (scale within 1e-6)."""
+    qx, qy = qparams(op, x), qparams(op, y)
+    scale_diff = float(abs(np.float32(qx.scale) - np.float32(qy.scale)))
+    if scale_diff > 1.0e-6 or qx.zero_point != qy.zero_point:
+        raise unsupported(op, "input and output quantization must be identical")
+
+
+@register("AVERAGE_POOL_2D", "MAX_POOL_2D")
+def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
+    x, y = req(graph, op, 0), out(graph, op)
+    dtype = check_dtype(op, x, "int8", "int16", "float32")
+    check_dtype(op, y, dtype)
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        raise unsupported(op, "input and output must be 4D (NHWC)")
+    if x.shape[0] != y.shape[0] or x.shape[3] != y.shape[3]:
+        raise unsupported(op, f"batch and depth of {x.shape} and {y.shape} differ")
+    if dtype != "float32":
+        _check_quantization(op, x, y)
+    params = _window_params(op, x, y) + activation_params(op, y)
+    return Lowered("pooling", f"{FUNCTIONS[op.opcode]}_{SUFFIX[dtype]}", PARAMS, params)
