@@ -1,0 +1,52 @@
+"""DEPTHWISE_CONV_2D: int8 (per-channel or per-tensor weights, int32 bias) and float32."""
+
+from __future__ import annotations
+
+from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower._common import inp, out, req, unsupported
+from mcugen.codegen.lower.conv_2d import (
+    check_4d,
+    check_bias,
+    check_channels,
+    check_input_count,
+    check_types,
+    type_params,
+    window_params,
+)
+from mcugen.model.ir import Graph, Operator
+
+PARAMS = "mcu_depthwise_conv_2d_params_t"
+
+
+def depth_multiplier(op: Operator, in_c: int, out_c: int) -> int:
+    """The option TFLM's kernel loops over; it must agree with the tensor shapes.
+
+    TFLM only checks this with a debug assertion, so a mismatch reads out of bounds there.
+    """
+    mult = int(op.options.get("depth_multiplier", 1))
+    if mult < 1 or in_c * mult != out_c:
+        raise unsupported(op, f"depth_multiplier {mult} does not map {in_c} input channels "
+                              f"to {out_c} output channels")  # fmt: skip
+    return mult
+
+
+@register("DEPTHWISE_CONV_2D")
+def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
+    check_input_count(op, 2)
+    x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
+    bias = inp(graph, op, 2)
+    dtype = check_types(op, x, w, y, bias)
+    check_4d(op, x, w, y)
+    one, k_h, k_w, out_c = w.shape
+    check_channels(op, "filter dimension 0", one, 1)
+    check_channels(op, "output depth", y.shape[3], out_c)
+    check_channels(op, "output batch", y.shape[0], x.shape[0])
+    check_bias(op, bias, out_c)
+    mult = depth_multiplier(op, x.shape[3], out_c)
+    params = (
+        window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w))
+        + (("depth_multiplier", mult),)
+        + type_params(op, x, w, y, 3)
+    )
+    function = "mcu_depthwise_conv_2d_int8" if dtype == "int8" else "mcu_depthwise_conv_2d_f32"
+    return Lowered("depthwise_conv_2d", function, PARAMS, params)

@@ -1,0 +1,30 @@
+#ifndef MCU_KERNELS_DEPTHWISE_CONV_2D_H
+#define MCU_KERNELS_DEPTHWISE_CONV_2D_H
+
+#include "mcu/runtime.h"
+
+/* DEPTHWISE_CONV_2D parameters. Tensors: input [N,H,W,C], filter [1,KH,KW,C*M], optional bias
+ * [C*M], output [N,OH,OW,C*M] with M = depth_multiplier; output channel c*M+m reads input c. */
+typedef struct {
+  int32_t stride_w;
+  int32_t stride_h;
+  int32_t dilation_w;
+  int32_t dilation_h;
+  int32_t pad_w; /* ComputePaddingHeightWidth: padding before, extra after is implicit */
+  int32_t pad_h;
+  int32_t depth_multiplier;
+  int32_t input_offset;  /* -input zero point */
+  int32_t output_offset; /* output zero point */
+  int32_t act_min;
+  int32_t act_max;
+  float act_min_f;
+  float act_max_f;
+  int32_t num_channels;       /* entries of multipliers/shifts: 1 per tensor, else per output */
+  const int32_t *multipliers; /* TFLM QuantizeMultiplier significands */
+  const int32_t *shifts;      /* TFLM exponents: positive shifts left */
+} mcu_depthwise_conv_2d_params_t;
+
+mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
+
+#endif

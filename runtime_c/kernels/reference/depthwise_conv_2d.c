@@ -1,0 +1,143 @@
+/* DEPTHWISE_CONV_2D, bit-exact with TFLM reference_integer_ops::DepthwiseConvPerChannel (int8)
+ * and reference_ops::DepthwiseConv (float32), any depth multiplier. */
+#include "mcu/kernels/depthwise_conv_2d.h"
+
+#include "mcu/quant.h"
+
+typedef struct {
+  int32_t batches;
+  int32_t in_h;
+  int32_t in_w;
+  int32_t in_c;
+  int32_t k_h;
+  int32_t k_w;
+  int32_t out_h;
+  int32_t out_w;
+  int32_t out_c; /* in_c * depth_multiplier */
+} dw_dims_t;
+
+static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx, dw_dims_t *d) {
+  const mcu_depthwise_conv_2d_params_t *p = node->params;
+  MCU_ENSURE(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  d->batches = in->dims[0];
+  d->in_h = in->dims[1];
+  d->in_w = in->dims[2];
+  d->in_c = in->dims[3];
+  d->k_h = filter->dims[1];
+  d->k_w = filter->dims[2];
+  d->out_h = out->dims[1];
+  d->out_w = out->dims[2];
+  d->out_c = out->dims[3];
+  MCU_ENSURE(out->dims[0] == d->batches && filter->dims[3] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
+  MCU_ENSURE(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* Top-left input position of one output pixel's window, and the channels it combines. */
+typedef struct {
+  int32_t y0;
+  int32_t x0;
+  int32_t ic;
+  int32_t oc;
+} dw_window_t;
+
+static int dw_inside(const dw_dims_t *d, int32_t y, int32_t x) {
+  return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
+}
+
+static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+                           const int8_t *in, const int8_t *filter, dw_window_t w) {
+  int32_t acc = 0;
+  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+    int32_t y = w.y0 + p->dilation_h * ky;
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t x = w.x0 + p->dilation_w * kx;
+      if (dw_inside(d, y, x)) {
+        int32_t value = (int32_t)in[(y * d->in_w + x) * d->in_c + w.ic] + p->input_offset;
+        acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
+      }
+    }
+  }
+  return acc;
+}
+
+static float dw_acc_f32(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+                        const float *in, const float *filter, dw_window_t w) {
+  float total = 0.0f;
+  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+    int32_t y = w.y0 + p->dilation_h * ky;
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t x = w.x0 + p->dilation_w * kx;
+      if (dw_inside(d, y, x)) {
+        float value = in[(y * d->in_w + x) * d->in_c + w.ic];
+        total += value * filter[(ky * d->k_w + kx) * d->out_c + w.oc];
+      }
+    }
+  }
+  return total;
+}
+
+static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc, int32_t oc) {
+  int32_t ch = p->num_channels > 1 ? oc : 0;
+  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
+  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
+}
+
+mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_depthwise_conv_2d_params_t *p = node->params;
+  dw_dims_t d;
+  MCU_TRY(dw_dims(node, ctx, &d));
+  MCU_ENSURE(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  const int8_t *input = mcu_input(ctx, node, 0);
+  const int8_t *filter = mcu_input(ctx, node, 1);
+  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  int8_t *out = mcu_output(ctx, node, 0);
+  for (int32_t b = 0; b < d.batches; ++b) {
+    const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
+    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+      for (int32_t ox = 0; ox < d.out_w; ++ox) {
+        for (int32_t oc = 0; oc < d.out_c; ++oc) {
+          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
+                           oc / p->depth_multiplier, oc};
+          int32_t acc = dw_acc_int8(p, &d, in, filter, w);
+          acc += bias != NULL ? bias[oc] : 0;
+          *out++ = dw_requantize(p, acc, oc);
+        }
+      }
+    }
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_depthwise_conv_2d_params_t *p = node->params;
+  dw_dims_t d;
+  MCU_TRY(dw_dims(node, ctx, &d));
+  const float *input = mcu_input(ctx, node, 0);
+  const float *filter = mcu_input(ctx, node, 1);
+  const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  float *out = mcu_output(ctx, node, 0);
+  for (int32_t b = 0; b < d.batches; ++b) {
+    const float *in = input + b * d.in_h * d.in_w * d.in_c;
+    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+      for (int32_t ox = 0; ox < d.out_w; ++ox) {
+        for (int32_t oc = 0; oc < d.out_c; ++oc) {
+          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
+                           oc / p->depth_multiplier, oc};
+          float total = dw_acc_f32(p, &d, in, filter, w);
+          float bias_value = bias != NULL ? bias[oc] : 0.0f;
+          *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+        }
+      }
+    }
+  }
+  return MCU_OK;
+}

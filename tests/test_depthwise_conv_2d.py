@@ -1,0 +1,145 @@
+"""DEPTHWISE_CONV_2D against TFLM: int8 (per-channel and per-tensor) bit-exact, float32 close."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mcugen.codegen.lower import lower
+from mcugen.errors import UnsupportedError
+from mcugen.host.host_run import random_inputs
+from mcugen.model.builder import GraphBuilder
+from mcugen.model.tflite_import import import_model
+from support import assert_matches_tflm, mcugen_outputs, tflm_outputs
+
+SAME, VALID = 0, 1
+NONE, RELU, RELU6 = 0, 1, 3
+
+
+@dataclass(frozen=True)
+class Dw:
+    in_hwc: tuple[int, int, int] = (9, 11, 6)
+    mult: int = 1
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: int = SAME
+    act: int = NONE
+    batch: int = 1
+    bias: str = "const"  # "const"; "absent": two inputs; "omitted": third input -1
+    per_channel: bool = True
+    option_mult: int | None = None  # the depth_multiplier written in the options, if not `mult`
+
+    @property
+    def out_c(self) -> int:
+        return self.in_hwc[2] * self.mult
+
+    def out_hw(self) -> tuple[int, int]:
+        dims = []
+        for i in range(2):
+            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
+            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
+            dims.append((size + self.stride[i] - 1) // self.stride[i])
+        return dims[0], dims[1]
+
+    def options(self) -> dict[str, int]:
+        mult = self.mult if self.option_mult is None else self.option_mult
+        return {"padding": self.padding, "stride_h": self.stride[0], "stride_w": self.stride[1],
+                "dilation_h_factor": self.dilation[0], "dilation_w_factor": self.dilation[1],
+                "depth_multiplier": mult, "fused_activation_function": self.act}  # fmt: skip
+
+
+def dw_int8(c: Dw, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((c.batch, *c.in_hwc), "int8", scale=0.05, zero_point=11)
+    w_scales = rng.uniform(0.003, 0.03, c.out_c) if c.per_channel else 0.013
+    filt = rng.integers(-127, 128, (1, *c.kernel, c.out_c), dtype=np.int8)
+    inputs = [x, b.const(filt, scale=w_scales, zero_point=0, axis=3)]
+    if c.bias == "const":
+        bias_scale = 0.05 * np.atleast_1d(w_scales)
+        inputs.append(b.const(rng.integers(-2000, 2000, c.out_c, dtype=np.int32), scale=bias_scale))
+    elif c.bias == "omitted":
+        inputs.append(-1)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.07, zero_point=-4)
+    b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+def dw_f32(c: Dw, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((c.batch, *c.in_hwc), "float32")
+    inputs = [x, b.const(rng.standard_normal((1, *c.kernel, c.out_c)).astype(np.float32))]
+    if c.bias == "const":
+        inputs.append(b.const(rng.standard_normal(c.out_c).astype(np.float32)))
+    elif c.bias == "omitted":
+        inputs.append(-1)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "float32")
+    b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+CASES = {
+    "3x3_same_s1_relu": Dw(act=RELU),
+    "3x3_same_s2_relu6": Dw(stride=(2, 2), act=RELU6),
+    "even_input_same_s2": Dw(in_hwc=(10, 8, 5), stride=(2, 2)),
+    "3x3_valid_s2": Dw(padding=VALID, stride=(2, 2)),
+    "mult8_from_1_channel_s2": Dw(in_hwc=(13, 12, 1), mult=8, stride=(2, 2), act=RELU6),
+    "mult2": Dw(in_hwc=(7, 6, 3), mult=2, act=RELU),
+    "dilation2_same": Dw(in_hwc=(10, 9, 4), dilation=(2, 2)),
+    "dilation_1x2_valid": Dw(dilation=(1, 2), padding=VALID),
+    "nonsquare_1x5": Dw(kernel=(1, 5), act=RELU6),
+    "nonsquare_5x2_s1x2": Dw(kernel=(5, 2), stride=(1, 2)),
+    "batch2": Dw(batch=2, act=RELU),
+    "no_bias": Dw(bias="absent"),
+    "per_tensor": Dw(per_channel=False, act=RELU),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_depthwise_int8_bit_exact(name: str) -> None:
+    assert_matches_tflm(dw_int8(CASES[name], seed=len(name)))
+
+
+@pytest.mark.parametrize("name", ["3x3_same_s2_relu6", "3x3_valid_s2", "mult8_from_1_channel_s2",
+                                  "dilation2_same", "nonsquare_5x2_s1x2", "no_bias"])  # fmt: skip
+def test_depthwise_float32_close(name: str) -> None:
+    assert_matches_tflm(dw_f32(CASES[name], seed=len(name)))
+
+
+def _lower_only(model: bytes) -> None:
+    graph = import_model(model, source="test model")
+    lower(graph, graph.operators[0])
+
+
+@pytest.mark.parametrize("build", [dw_int8, dw_f32])
+def test_depthwise_omitted_bias_matches_two_input_form(build: Callable[[Dw], bytes]) -> None:
+    """A -1 bias input crashes TFLM's depthwise Prepare (it frees the missing bias tensor), so
+    mcugen's output for it is compared with TFLM's for the same model written with two inputs."""
+    omitted, absent = build(Dw(bias="omitted", act=RELU)), build(Dw(bias="absent", act=RELU))
+    samples = [random_inputs(import_model(absent, source="test model"), k) for k in range(3)]
+    ours, ref = mcugen_outputs(omitted, samples), tflm_outputs(absent, samples)
+    for o, r in zip(ours, ref, strict=True):
+        np.testing.assert_allclose(o[0], r[0].reshape(o[0].shape), rtol=1e-5, atol=1e-5)
+
+
+def test_depthwise_rejects_wrong_depth_multiplier_option() -> None:
+    with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D"):
+        _lower_only(dw_int8(Dw(in_hwc=(5, 5, 2), mult=2, option_mult=1)))
+
+
+def test_depthwise_rejects_int16_activations() -> None:
+    b = GraphBuilder()
+    x = b.input((1, 4, 4, 2), "int16", scale=0.01)
+    w = b.const(np.ones((1, 3, 3, 2), np.int8), scale=0.1)
+    y = b.activation((1, 4, 4, 2), "int16", scale=0.01)
+    b.op("DEPTHWISE_CONV_2D", [x, w], [y], depth_multiplier=1)
+    b.output(y)
+    with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D"):
+        _lower_only(b.tflite())
