@@ -1,0 +1,15 @@
+#ifndef MCU_KERNELS_SHAPE_H
+#define MCU_KERNELS_SHAPE_H
+
+#include "mcu/runtime.h"
+
+/* SHAPE: shapes are static in mcugen, so the lowering stores the input's shape as a constant. */
+typedef struct {
+  int32_t count;         /* number of entries: the input's rank */
+  const int32_t *values; /* the input's dimensions */
+} mcu_shape_params_t;
+
+/* Writes the int32 shape vector. */
+mcu_status_t mcu_shape_i32(const mcu_node_t *node, mcu_context_t *ctx);
+
+#endif
