@@ -1,0 +1,70 @@
+"""CONCATENATION: a byte copy of the inputs' slabs, as TFLM's reference kernel.
+
+TFLM's Prepare rejects a fused activation, more than 10 inputs or 6 dimensions, int8 inputs whose
+scale or zero point differ from the output's (it never requantizes), and int16 with a non-zero
+zero point; these lowerings reject the same.
+"""
+
+from __future__ import annotations
+
+from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower._common import check_dtype, fused_activation, out, req, unsupported
+from mcugen.model.ir import Graph, Operator, Tensor, element_size
+
+PARAMS = "mcu_concatenation_params_t"
+TYPES = ("float32", "int8", "int16", "int32", "int64", "bool")
+MAX_INPUTS = 10
+MAX_DIMS = 6
+
+
+def scale_and_zero_point(t: Tensor) -> tuple[float, int]:
+    """TFLM's per-tensor params: the first scale and zero point, or zeros without quantization."""
+    return (t.quant.scale, t.quant.zero_point) if t.quant is not None else (0.0, 0)
+
+
+def check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
+    """int8 inputs must share the output's scale and zero point; int16 zero points must be 0."""
+    if y.dtype == "int8" and scale_and_zero_point(x) != scale_and_zero_point(y):
+        raise unsupported(op, f"int8 input {x.index} has quantization {scale_and_zero_point(x)} "
+                              f"but the output has {scale_and_zero_point(y)}; TFLM does not "
+                              "requantize")  # fmt: skip
+    if y.dtype == "int16" and scale_and_zero_point(x)[1] != 0:
+        raise unsupported(op, f"int16 input {x.index} has a non-zero zero point")
+
+
+def check_shapes(op: Operator, inputs: list[Tensor], y: Tensor, axis: int) -> None:
+    """All inputs match the output except along the axis, where their sizes add up."""
+    for x in inputs:
+        same = len(x.shape) == len(y.shape) and all(
+            a == b for i, (a, b) in enumerate(zip(x.shape, y.shape, strict=True)) if i != axis
+        )
+        if not same:
+            raise unsupported(op, f"input shape {x.shape} does not fit output shape {y.shape}")
+    if sum(x.shape[axis] for x in inputs) != y.shape[axis]:
+        raise unsupported(op, f"input sizes along axis {axis} do not add up to {y.shape[axis]}")
+
+
+@register("CONCATENATION")
+def lower_concatenation(graph: Graph, op: Operator) -> Lowered:
+    """Axis made non-negative against the output rank, as TFLM's CalculatePositiveAxis."""
+    y = out(graph, op)
+    inputs = [req(graph, op, i) for i in range(len(op.inputs))]
+    if not inputs or len(inputs) > MAX_INPUTS:
+        raise unsupported(op, f"{len(inputs)} inputs; TFLM supports 1 to {MAX_INPUTS}")
+    if fused_activation(op) != 0:
+        raise unsupported(op, "a fused activation is not supported (TFLM rejects it)")
+    check_dtype(op, y, *TYPES)
+    for x in inputs:
+        check_dtype(op, x, y.dtype)
+        check_quantization(op, x, y)
+        if len(x.shape) > MAX_DIMS:
+            raise unsupported(op, f"input rank {len(x.shape)} exceeds {MAX_DIMS}")
+    if y.dtype == "int16" and scale_and_zero_point(y)[1] != 0:
+        raise unsupported(op, "the int16 output has a non-zero zero point")
+    raw_axis = int(op.options.get("axis", 0))
+    axis = raw_axis + len(y.shape) if raw_axis < 0 else raw_axis
+    if not 0 <= axis < len(y.shape):
+        raise unsupported(op, f"axis {raw_axis} is out of range for rank {len(y.shape)}")
+    check_shapes(op, inputs, y, axis)
+    params = (("axis", axis), ("elem_bytes", element_size(y.dtype)))
+    return Lowered("concatenation", "mcu_concatenation", PARAMS, params)
