@@ -61,7 +61,7 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
         inputs.append(b.const(rng.integers(-3000, 3000, c.out_c, dtype=np.int32), scale=bias_scale))
     else:
         inputs.append(-1)
-    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.09, zero_point=3)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.16, zero_point=3)
     b.op("CONV_2D", inputs, [y], **c.options())
     b.output(y)
     return b.tflite()

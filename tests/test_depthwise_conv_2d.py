@@ -64,7 +64,7 @@ def dw_int8(c: Dw, seed: int = 0) -> bytes:
         inputs.append(b.const(rng.integers(-2000, 2000, c.out_c, dtype=np.int32), scale=bias_scale))
     elif c.bias == "omitted":
         inputs.append(-1)
-    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.07, zero_point=-4)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.2, zero_point=-4)
     b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
     b.output(y)
     return b.tflite()

@@ -1,0 +1,28 @@
+#ifndef MCU_KERNELS_TRANSPOSE_CONV_H
+#define MCU_KERNELS_TRANSPOSE_CONV_H
+
+#include "mcu/runtime.h"
+
+/* TRANSPOSE_CONV parameters. Inputs: 0 output_shape (not read: the output tensor's shape is used,
+ * as in TFLM), 1 filter [O,KH,KW,C], 2 input [N,H,W,C], 3 optional bias [O]; output [N,OH,OW,O].
+ * The int8 kernel accumulates in an int32 scratch buffer of the output's element count. */
+typedef struct {
+  int32_t stride_w;
+  int32_t stride_h;
+  int32_t pad_w; /* ComputePaddingHeightWidth over the output size */
+  int32_t pad_h;
+  int32_t input_offset;  /* -input zero point */
+  int32_t output_offset; /* output zero point */
+  int32_t act_min;
+  int32_t act_max;
+  float act_min_f;
+  float act_max_f;
+  int32_t num_channels;       /* entries of multipliers/shifts: 1 per tensor, else per output */
+  const int32_t *multipliers; /* TFLM QuantizeMultiplier significands */
+  const int32_t *shifts;      /* TFLM exponents: positive shifts left */
+} mcu_transpose_conv_params_t;
+
+mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx);
+
+#endif

@@ -1,0 +1,165 @@
+/* TRANSPOSE_CONV, bit-exact with TFLM reference_integer_ops::TransposeConv (int8, int32 scratch
+ * accumulator) and reference_ops::TransposeConv (float32, accumulating in the output). Both scatter
+ * each input pixel into the output window it influences, then add bias and clamp. */
+#include "mcu/kernels/transpose_conv.h"
+
+#include "mcu/quant.h"
+
+enum { TC_FILTER = 1, TC_INPUT = 2, TC_BIAS = 3 };
+
+typedef struct {
+  int32_t batches;
+  int32_t in_h;
+  int32_t in_w;
+  int32_t in_c;
+  int32_t k_h;
+  int32_t k_w;
+  int32_t out_h;
+  int32_t out_w;
+  int32_t out_c;
+} tc_dims_t;
+
+static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx, tc_dims_t *d) {
+  MCU_ENSURE(node->num_inputs >= 3 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, TC_INPUT);
+  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, TC_FILTER);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  d->batches = in->dims[0];
+  d->in_h = in->dims[1];
+  d->in_w = in->dims[2];
+  d->in_c = in->dims[3];
+  d->k_h = filter->dims[1];
+  d->k_w = filter->dims[2];
+  d->out_h = out->dims[1];
+  d->out_w = out->dims[2];
+  d->out_c = out->dims[3];
+  MCU_ENSURE(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(filter->dims[3] == d->in_c, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *bias =
+      node->num_inputs > TC_BIAS ? mcu_input_tensor(ctx, node, TC_BIAS) : NULL;
+  MCU_ENSURE(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* One input pixel: where its window starts in the output, and its channel values. */
+typedef struct {
+  int32_t y0;
+  int32_t x0;
+  int32_t in_c;
+} tc_pixel_t;
+
+static tc_pixel_t tc_pixel(const mcu_transpose_conv_params_t *p, const tc_dims_t *d, int32_t iy,
+                           int32_t ix) {
+  tc_pixel_t px = {iy * p->stride_h - p->pad_h, ix * p->stride_w - p->pad_w, d->in_c};
+  return px;
+}
+
+static int tc_inside(const tc_dims_t *d, int32_t y, int32_t x) {
+  return y >= 0 && y < d->out_h && x >= 0 && x < d->out_w;
+}
+
+/* Adds one input pixel's contribution to acc (one batch of the output), TFLM's loop order. */
+static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const tc_dims_t *d,
+                            const int8_t *in, const int8_t *filter, tc_pixel_t px, int32_t *acc) {
+  for (int32_t ic = 0; ic < px.in_c; ++ic) {
+    int32_t value = (int32_t)in[ic] + p->input_offset;
+    for (int32_t ky = 0; ky < d->k_h; ++ky) {
+      for (int32_t kx = 0; kx < d->k_w; ++kx) {
+        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
+          continue;
+        }
+        int32_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
+        const int8_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
+        for (int32_t oc = 0; oc < d->out_c; ++oc) {
+          dst[oc] += value * (int32_t)tap[oc * d->k_h * d->k_w * d->in_c];
+        }
+      }
+    }
+  }
+}
+
+static void tc_scatter_f32(const tc_dims_t *d, const float *in, const float *filter, tc_pixel_t px,
+                           float *acc) {
+  for (int32_t ic = 0; ic < px.in_c; ++ic) {
+    for (int32_t ky = 0; ky < d->k_h; ++ky) {
+      for (int32_t kx = 0; kx < d->k_w; ++kx) {
+        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
+          continue;
+        }
+        float *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
+        const float *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
+        for (int32_t oc = 0; oc < d->out_c; ++oc) {
+          dst[oc] += in[ic] * tap[oc * d->k_h * d->k_w * d->in_c];
+        }
+      }
+    }
+  }
+}
+
+static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const tc_dims_t *d,
+                           const int32_t *acc, const int32_t *bias, int8_t *out) {
+  int32_t pixels = d->batches * d->out_h * d->out_w;
+  for (int32_t i = 0; i < pixels; ++i) {
+    for (int32_t oc = 0; oc < d->out_c; ++oc) {
+      int32_t v = acc[i * d->out_c + oc] + (bias != NULL ? bias[oc] : 0);
+      int32_t ch = p->num_channels > 1 ? oc : 0;
+      v = mcu_mbqm(v, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
+      out[i * d->out_c + oc] = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);
+    }
+  }
+}
+
+mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_transpose_conv_params_t *p = node->params;
+  tc_dims_t d;
+  MCU_TRY(tc_dims(node, ctx, &d));
+  MCU_ENSURE(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  int32_t *acc = mcu_scratch(ctx, node);
+  MCU_ENSURE(acc != NULL, MCU_ERR_BAD_MODEL);
+  const int8_t *input = mcu_input(ctx, node, TC_INPUT);
+  const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
+  const int32_t *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;
+  int32_t out_batch = d.out_h * d.out_w * d.out_c;
+  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
+    acc[i] = 0;
+  }
+  for (int32_t b = 0; b < d.batches; ++b) {
+    for (int32_t iy = 0; iy < d.in_h; ++iy) {
+      for (int32_t ix = 0; ix < d.in_w; ++ix) {
+        const int8_t *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
+        tc_scatter_int8(p, &d, in, filter, tc_pixel(p, &d, iy, ix), acc + b * out_batch);
+      }
+    }
+  }
+  tc_finish_int8(p, &d, acc, bias, mcu_output(ctx, node, 0));
+  return MCU_OK;
+}
+
+mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_transpose_conv_params_t *p = node->params;
+  tc_dims_t d;
+  MCU_TRY(tc_dims(node, ctx, &d));
+  const float *input = mcu_input(ctx, node, TC_INPUT);
+  const float *filter = mcu_input(ctx, node, TC_FILTER);
+  const float *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;
+  float *out = mcu_output(ctx, node, 0);
+  int32_t out_batch = d.out_h * d.out_w * d.out_c;
+  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
+    out[i] = 0.0f;
+  }
+  for (int32_t b = 0; b < d.batches; ++b) {
+    for (int32_t iy = 0; iy < d.in_h; ++iy) {
+      for (int32_t ix = 0; ix < d.in_w; ++ix) {
+        const float *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
+        tc_scatter_f32(&d, in, filter, tc_pixel(p, &d, iy, ix), out + b * out_batch);
+      }
+    }
+  }
+  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
+    float bias_value = bias != NULL ? bias[i % d.out_c] : 0.0f;
+    out[i] = mcu_clamp_f32(out[i] + bias_value, p->act_min_f, p->act_max_f);
+  }
+  return MCU_OK;
+}
