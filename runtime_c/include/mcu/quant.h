@@ -62,4 +62,77 @@ static inline int32_t mcu_mbqm_i64(int64_t x, int32_t multiplier, int shift) {
   return (int32_t)(x >> total_shift);
 }
 
+/* ---- gemmlowp fixed-point math (FixedPoint<int32_t, integer_bits>), shared by LOGISTIC and TANH.
+ * A value with `integer_bits` integer bits has 31 - integer_bits fractional bits. ---- */
+
+/* gemmlowp::SaturatingRoundingMultiplyByPOT<exponent> for exponent >= 0 (int32). */
+static inline int32_t mcu_sat_shl_i32(int32_t x, int exponent) {
+  if (exponent <= 0) {
+    return x;
+  }
+  int32_t threshold = (int32_t)(((int64_t)1 << (31 - exponent)) - 1);
+  if (x > threshold) {
+    return INT32_MAX;
+  }
+  if (x < -threshold) {
+    return INT32_MIN;
+  }
+  return mcu_wrap_mul_i32(x, (int32_t)1 << exponent);
+}
+
+/* gemmlowp::RoundingHalfSum (int32): (a + b) / 2, halves away from zero. */
+static inline int32_t mcu_rounding_half_sum(int32_t a, int32_t b) {
+  int64_t sum = (int64_t)a + (int64_t)b;
+  return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
+/* exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor series around -1/8. */
+static inline int32_t mcu_fp_exp_quarter_interval(int32_t a) {
+  const int32_t exp_minus_one_eighth = 1895147668;
+  const int32_t one_third = 715827883;
+  int32_t x = a + (1 << 28);
+  int32_t x2 = mcu_srdhm(x, x);
+  int32_t x3 = mcu_srdhm(x2, x);
+  int32_t x4 = mcu_srdhm(x2, x2);
+  int32_t poly = mcu_srdhm(mcu_rdbpot(x4, 2) + x3, one_third) + x2;
+  int32_t sum = x + mcu_rdbpot(poly, 1);
+  return exp_minus_one_eighth + mcu_srdhm(exp_minus_one_eighth, sum);
+}
+
+/* gemmlowp::exp_on_negative_values: exp(a) for a <= 0 with `integer_bits` integer bits (0..6),
+ * result in Q0.31. */
+static inline int32_t mcu_fp_exp_on_negative_values(int32_t a, int integer_bits) {
+  /* exp(-2^k) in Q0.31 for k = -2 .. 4 */
+  static const int32_t barrel[7] = {1672461947, 1302514674, 790015084, 290630308,
+                                    39332535,   720401,     242};
+  const int frac_bits = 31 - integer_bits;
+  const int32_t one_quarter = (int32_t)1 << (frac_bits - 2);
+  int32_t a_mod = (a & (one_quarter - 1)) - one_quarter;
+  int32_t result = mcu_fp_exp_quarter_interval(mcu_sat_shl_i32(a_mod, integer_bits));
+  int32_t remainder = a_mod - a;
+  for (int k = -2; k <= 4 && k < integer_bits; ++k) {
+    if ((remainder & ((int32_t)1 << (frac_bits + k))) != 0) {
+      result = mcu_srdhm(result, barrel[k + 2]);
+    }
+  }
+  if (integer_bits > 5 && a < -((int32_t)1 << (36 - integer_bits))) {
+    result = 0;
+  }
+  return a == 0 ? INT32_MAX : result;
+}
+
+/* Newton-Raphson reciprocal used by gemmlowp's logistic and tanh: for d = (1 + x) / 2 in
+ * Q0.31 (x in (0, 1)), returns 1 / d in Q2.29. */
+static inline int32_t mcu_fp_reciprocal_of_half_sum(int32_t half_denominator) {
+  const int32_t c48_over_17 = 1515870810;
+  const int32_t c_neg32_over_17 = -1010580540;
+  const int32_t one_q2 = (int32_t)1 << 29;
+  int32_t x = c48_over_17 + mcu_srdhm(half_denominator, c_neg32_over_17);
+  for (int i = 0; i < 3; ++i) {
+    int32_t one_minus_dx = one_q2 - mcu_srdhm(half_denominator, x);
+    x = x + mcu_sat_shl_i32(mcu_srdhm(x, one_minus_dx), 2);
+  }
+  return x;
+}
+
 #endif /* MCU_QUANT_H */

@@ -1,0 +1,26 @@
+"""DEQUANTIZE: int8 / int16 / uint8 -> float32, scale * (q - zero point)."""
+
+from __future__ import annotations
+
+from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.model.ir import Graph, Operator
+
+PARAMS = "mcu_dequantize_params_t"
+
+
+@register("DEQUANTIZE")
+def lower_dequantize(graph: Graph, op: Operator) -> Lowered:
+    """Per-tensor quantized integer input to float32 output."""
+    if len(op.inputs) != 1 or len(op.outputs) != 1:
+        raise unsupported(op, "expects exactly one input and one output")
+    x, y = req(graph, op, 0), out(graph, op)
+    check_dtype(op, x, "int8", "int16", "uint8")
+    check_dtype(op, y, "float32")
+    qx = qparams(op, x)
+    if qx.per_channel:
+        # TFLM's kernel would silently use the first channel's scale for every element.
+        raise unsupported(op, f"tensor {x.index} is quantized per channel; only per-tensor is "
+                              "supported")  # fmt: skip
+    params = (("scale", qx.scale), ("zero_point", qx.zero_point))
+    return Lowered("dequantize", "mcu_dequantize", PARAMS, params)

@@ -1,0 +1,75 @@
+/* LOGISTIC, bit-exact with TFLM reference_integer_ops::Logistic (int8, gemmlowp fixed point)
+ * and reference_ops::Logistic (float32, with its cut-offs). */
+#include "mcu/kernels/logistic.h"
+
+#include <math.h>
+
+#include "mcu/quant.h"
+
+static mcu_status_t element_count(const mcu_node_t *node, const mcu_context_t *ctx,
+                                  int32_t *size) {
+  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
+  MCU_ENSURE(input != NULL, MCU_ERR_BAD_MODEL);
+  *size = mcu_num_elements(input);
+  MCU_ENSURE(*size == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+static float logistic_f32(float v) {
+  if (v > 16.619047164916992188f) {
+    return 1.0f;
+  }
+  if (v < -9.0f) {
+    return expf(v);
+  }
+  return 1.0f / (1.0f + expf(-v));
+}
+
+/* gemmlowp::logistic on a value with `integer_bits` integer bits; result in Q0.31. */
+static int32_t logistic_fixed(int32_t a, int integer_bits) {
+  if (a == 0) {
+    return (int32_t)1 << 30;
+  }
+  int32_t magnitude = a > 0 ? a : -a;
+  int32_t e = mcu_fp_exp_on_negative_values(-magnitude, integer_bits);
+  int32_t half_denominator = mcu_rounding_half_sum(e, INT32_MAX);
+  /* 1 / (1 + e): the Q2.29 reciprocal of the half sum, halved, back to Q0.31 */
+  int32_t positive = mcu_sat_shl_i32(mcu_fp_reciprocal_of_half_sum(half_denominator), 1);
+  return a > 0 ? positive : INT32_MAX - positive;
+}
+
+static int8_t logistic_int8(int8_t q, const mcu_logistic_params_t *p) {
+  int32_t centered = (int32_t)q - p->input_zero_point;
+  if (centered <= -p->input_range_radius) {
+    return INT8_MIN;
+  }
+  if (centered >= p->input_range_radius) {
+    return INT8_MAX;
+  }
+  int32_t in_q4 = mcu_mbqm(centered, p->input_multiplier, p->input_left_shift);
+  int32_t out = mcu_rdbpot(logistic_fixed(in_q4, 4), 23) - 128;
+  return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
+}
+
+mcu_status_t mcu_logistic_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  int32_t size = 0;
+  MCU_TRY(element_count(node, ctx, &size));
+  const float *input = mcu_input(ctx, node, 0);
+  float *output = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < size; ++i) {
+    output[i] = logistic_f32(input[i]);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_logistic_int8(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_logistic_params_t *p = node->params;
+  int32_t size = 0;
+  MCU_TRY(element_count(node, ctx, &size));
+  const int8_t *input = mcu_input(ctx, node, 0);
+  int8_t *output = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < size; ++i) {
+    output[i] = logistic_int8(input[i], p);
+  }
+  return MCU_OK;
+}

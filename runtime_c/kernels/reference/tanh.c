@@ -1,0 +1,67 @@
+/* TANH, bit-exact with TFLM reference_integer_ops::Tanh (int8, gemmlowp fixed point) and
+ * reference_ops::Tanh (float32, std::tanh). */
+#include "mcu/kernels/tanh.h"
+
+#include <math.h>
+
+#include "mcu/quant.h"
+
+static mcu_status_t element_count(const mcu_node_t *node, const mcu_context_t *ctx,
+                                  int32_t *size) {
+  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
+  MCU_ENSURE(input != NULL, MCU_ERR_BAD_MODEL);
+  *size = mcu_num_elements(input);
+  MCU_ENSURE(*size == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* gemmlowp::tanh on a value with `integer_bits` integer bits; result in Q0.31. */
+static int32_t tanh_fixed(int32_t a, int integer_bits) {
+  if (a == 0) {
+    return 0;
+  }
+  int32_t negative_magnitude = a < 0 ? a : -a;
+  /* exp(-2|a|): the same raw value read with one more integer bit is 2a */
+  int32_t e = mcu_fp_exp_on_negative_values(negative_magnitude, integer_bits + 1);
+  int32_t half_denominator = mcu_rounding_half_sum(e, INT32_MAX);
+  /* (1 - e) / (1 + e) = 2 / (1 + e) - 1, from Q2.29 back to Q0.31 */
+  int32_t reciprocal = mcu_fp_reciprocal_of_half_sum(half_denominator);
+  int32_t t = mcu_sat_shl_i32(reciprocal - ((int32_t)1 << 29), 2);
+  return a < 0 ? -t : t;
+}
+
+static int8_t tanh_int8(int8_t q, const mcu_tanh_params_t *p) {
+  int32_t centered = (int32_t)q - p->input_zero_point;
+  if (centered <= -p->input_range_radius) {
+    return INT8_MIN;
+  }
+  if (centered >= p->input_range_radius) {
+    return INT8_MAX;
+  }
+  int32_t in_q4 = mcu_mbqm(centered, p->input_multiplier, p->input_left_shift);
+  int32_t out = mcu_rdbpot(tanh_fixed(in_q4, 4), 24);
+  return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
+}
+
+mcu_status_t mcu_tanh_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  int32_t size = 0;
+  MCU_TRY(element_count(node, ctx, &size));
+  const float *input = mcu_input(ctx, node, 0);
+  float *output = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < size; ++i) {
+    output[i] = tanhf(input[i]);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_tanh_int8(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_tanh_params_t *p = node->params;
+  int32_t size = 0;
+  MCU_TRY(element_count(node, ctx, &size));
+  const int8_t *input = mcu_input(ctx, node, 0);
+  int8_t *output = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < size; ++i) {
+    output[i] = tanh_int8(input[i], p);
+  }
+  return MCU_OK;
+}

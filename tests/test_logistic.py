@@ -1,0 +1,71 @@
+"""LOGISTIC against TFLM: int8 (every input value, many input scales) and float32."""
+
+import numpy as np
+import pytest
+
+from mcugen.codegen.lower import lower
+from mcugen.errors import UnsupportedError
+from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
+
+ALL_INT8 = np.arange(-128, 128, dtype=np.int8)
+
+
+def logistic_model(shape: tuple[int, ...], dtype: str, in_q: tuple[float, int] | None = None,
+                   out_q: tuple[float, int] | None = None) -> GraphBuilder:  # fmt: skip
+    b = GraphBuilder()
+    x = b.input(shape, dtype, scale=in_q and in_q[0], zero_point=in_q and in_q[1])
+    y = b.activation(shape, dtype, scale=out_q and out_q[0], zero_point=out_q and out_q[1])
+    b.op("LOGISTIC", [x], [y])
+    b.output(y)
+    return b
+
+
+@pytest.mark.parametrize(
+    "scale, zero_point",
+    [
+        (0.03877529129385948, -2),  # tflm_dtln_int8
+        (1 / 16, 0),  # power of two
+        (0.1, 10),
+        (0.5, -128),  # most inputs saturate
+        (0.0012, 5),  # tiny range: no saturation
+        (2.0, 3),  # coarse: radius of a few steps
+        (9.0, 0),  # radius 0: every input saturates
+        (0.02352941, 127),
+    ],
+)
+def test_logistic_int8_every_input(scale: float, zero_point: int) -> None:
+    b = logistic_model((4, 64), "int8", (scale, zero_point), (1 / 256, -128))
+    assert_matches_tflm(b.tflite(), inputs=[[ALL_INT8.reshape(4, 64)]])
+
+
+def test_logistic_int8_other_output_scale_as_tflm() -> None:
+    """TFLM checks only the output zero point; the kernel writes 1/256 steps regardless."""
+    b = logistic_model((3, 5, 7), "int8", (0.07, -9), (0.01, -128))
+    assert_matches_tflm(b.tflite(), samples=3)
+
+
+def test_logistic_float32() -> None:
+    b = logistic_model((2, 3, 41), "float32")
+    wide = np.linspace(-30.0, 30.0, 240, dtype=np.float32)
+    edges = np.array([16.619047, 16.619049, -9.0, -9.000001, 0.0, -0.0], dtype=np.float32)
+    sample = np.concatenate([wide, edges]).reshape(2, 3, 41)
+    assert_matches_tflm(b.tflite(), inputs=[[sample]])
+    assert_matches_tflm(b.tflite(), samples=3)
+
+
+def test_logistic_int8_rejects_other_output_zero_point() -> None:
+    b = logistic_model((8,), "int8", (0.1, 0), (1 / 256, 0))
+    graph = b.graph()
+    with pytest.raises(UnsupportedError, match="LOGISTIC"):
+        lower(graph, graph.operators[0])
+
+
+def test_logistic_rejects_mixed_types() -> None:
+    b = GraphBuilder()
+    x = b.input((8,), "int8", scale=0.1, zero_point=0)
+    y = b.activation((8,), "float32")
+    b.op("LOGISTIC", [x], [y])
+    graph = b.graph()
+    with pytest.raises(UnsupportedError, match="LOGISTIC"):
+        lower(graph, graph.operators[0])
