@@ -135,4 +135,39 @@ static inline int32_t mcu_fp_reciprocal_of_half_sum(int32_t half_denominator) {
   return x;
 }
 
+/* Numpy broadcasting, shared by the binary elementwise kernels (ADD, SUB, MUL, MAXIMUM, MINIMUM,
+ * PRELU). An input's dims align with the output's last dims; an input dim of 1 repeats. */
+
+/* 1 when dims `in` broadcast to dims `out`, else 0. */
+static inline int mcu_broadcasts_to(const int32_t *in, int in_ndims, const int32_t *out,
+                                    int out_ndims) {
+  if (in_ndims > out_ndims) {
+    return 0;
+  }
+  for (int k = 1; k <= in_ndims; ++k) {
+    int32_t d = in[in_ndims - k];
+    if (d != 1 && d != out[out_ndims - k]) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Element offset in an input of dims `in` of the output element at row-major index `flat`.
+ * Requires mcu_broadcasts_to(in, out) and every output dim > 0. */
+static inline int32_t mcu_broadcast_offset(const int32_t *in, int in_ndims, const int32_t *out,
+                                           int out_ndims, int32_t flat) {
+  int32_t offset = 0;
+  int32_t stride = 1;
+  for (int k = 1; k <= in_ndims; ++k) {
+    int32_t out_dim = out[out_ndims - k];
+    if (in[in_ndims - k] != 1) {
+      offset += (flat % out_dim) * stride;
+    }
+    flat /= out_dim;
+    stride *= in[in_ndims - k];
+  }
+  return offset;
+}
+
 #endif /* MCU_QUANT_H */

@@ -1,0 +1,31 @@
+"""MUL: int8 and float32, with numpy broadcasting."""
+
+from __future__ import annotations
+
+from mcugen.codegen import quant
+from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower._common import activation_params, qparams
+from mcugen.codegen.lower.add import binary_operands
+from mcugen.model.ir import Graph, Operator
+
+PARAMS = "mcu_mul_params_t"
+
+
+@register("MUL")
+def lower_mul(graph: Graph, op: Operator) -> Lowered:
+    """mul_common.cc: QuantizeMultiplier(double(s1) * double(s2) / double(s_out))."""
+    a, b, y, dtype = binary_operands(graph, op, "int8", "float32")
+    act = activation_params(op, y)
+    if dtype == "float32":
+        return Lowered("mul", "mcu_mul_f32", PARAMS, act)
+    qa, qb, qy = qparams(op, a), qparams(op, b), qparams(op, y)
+    multiplier, shift = quant.quantize_multiplier(qa.scale * qb.scale / qy.scale)
+    params = (
+        ("input1_offset", -qa.zero_point),
+        ("input2_offset", -qb.zero_point),
+        ("output_offset", qy.zero_point),
+        ("output_multiplier", multiplier),
+        ("output_shift", shift),
+        *act,
+    )
+    return Lowered("mul", "mcu_mul_int8", PARAMS, params)

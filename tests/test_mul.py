@@ -1,0 +1,65 @@
+"""MUL against TFLM: int8 bit-exact (broadcasting, fused activations, multipliers above and below
+one), float32 close."""
+
+from __future__ import annotations
+
+import pytest
+from test_add import (
+    BROADCASTS,
+    FLOAT_BROADCASTS,
+    NONE,
+    RELU,
+    RELU6,
+    RELU_N1_TO_1,
+    TANH,
+    Operand,
+    binary_model,
+    lower_only,
+)
+
+from mcugen.errors import UnsupportedError
+from support import assert_matches_tflm
+
+
+@pytest.mark.parametrize("case", sorted(BROADCASTS))
+def test_mul_int8_broadcasts(case: str) -> None:
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model("MUL", "int8", a, b, (0.004, -3)))
+
+
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_mul_int8_activations(act: int) -> None:
+    """Squeeze-excitation style: feature map times a per-channel gate."""
+    a, b = Operand((1, 7, 5, 12), (0.1, -20)), Operand((1, 1, 1, 12), (1 / 256, -128))
+    assert_matches_tflm(
+        binary_model("MUL", "int8", a, b, (0.05, -8), fused_activation_function=act)
+    )
+
+
+@pytest.mark.parametrize("scales", [(0.5, 0.5, 0.01), (0.02, 0.03, 0.5), (1.0, 1.0, 1e-3),
+                                    (0.001, 0.002, 10.0)])  # fmt: skip
+def test_mul_int8_scales(scales: tuple[float, float, float]) -> None:
+    """Real multipliers well above one (left shifts) and far below one."""
+    a, b = Operand((5, 19), (scales[0], 7)), Operand((5, 19), (scales[1], -100))
+    assert_matches_tflm(binary_model("MUL", "int8", a, b, (scales[2], 1)))
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT_BROADCASTS))
+@pytest.mark.parametrize("act", [NONE, RELU_N1_TO_1])
+def test_mul_float32(case: str, act: int) -> None:
+    a, b = FLOAT_BROADCASTS[case]
+    assert_matches_tflm(binary_model("MUL", "float32", a, b, fused_activation_function=act))
+
+
+def test_mul_rejects_tanh_activation() -> None:
+    model = binary_model(
+        "MUL", "float32", Operand((3,)), Operand((3,)), fused_activation_function=TANH
+    )
+    with pytest.raises(UnsupportedError, match="MUL"):
+        lower_only(model)
+
+
+def test_mul_rejects_int32() -> None:
+    model = binary_model("MUL", "int32", Operand((3,), (1.0, 0)), Operand((3,), (1.0, 0)))
+    with pytest.raises(UnsupportedError, match="MUL"):
+        lower_only(model)

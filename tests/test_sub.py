@@ -1,0 +1,79 @@
+"""SUB against TFLM: int8 bit-exact (rescale factors, broadcasting, fused activations), float32
+close."""
+
+from __future__ import annotations
+
+import pytest
+from test_add import (
+    BROADCASTS,
+    FLOAT_BROADCASTS,
+    NONE,
+    RELU,
+    RELU6,
+    RELU_N1_TO_1,
+    Operand,
+    binary_model,
+    lower_only,
+)
+
+from mcugen.errors import UnsupportedError
+from support import assert_matches_tflm
+
+
+@pytest.mark.parametrize("case", ["same", "channel_const", "spatial", "scalar_const",
+                                  "first_broadcasts", "rank_mismatch", "rank6"])  # fmt: skip
+def test_sub_int8_broadcasts(case: str) -> None:
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model("SUB", "int8", a, b, (0.13, 6)))
+
+
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_sub_int8_activations(act: int) -> None:
+    a, b = Operand((2, 5, 5, 4), (0.07, 12)), Operand((4,), (0.05, -9), const=True)
+    assert_matches_tflm(
+        binary_model("SUB", "int8", a, b, (0.05, 20), fused_activation_function=act)
+    )
+
+
+SCALES = [(0.2563990, 0.4752814, 0.0729356), (0.4743761, 0.1566039, 0.2122399),
+          (0.003, 0.003, 0.006), (0.9, 0.0011, 0.02)]  # fmt: skip
+
+
+@pytest.mark.parametrize("scales", SCALES)
+def test_sub_int8_scales(scales: tuple[float, float, float]) -> None:
+    a, b = Operand((4, 63), (scales[0], -1)), Operand((4, 63), (scales[1], 0))
+    assert_matches_tflm(binary_model("SUB", "int8", a, b, (scales[2], 2)), samples=8)
+
+
+@pytest.mark.parametrize("case", ["same", "channel_const", "both_broadcast", "scalar_const"])
+@pytest.mark.parametrize("act", [NONE, RELU])
+def test_sub_float32(case: str, act: int) -> None:
+    a, b = FLOAT_BROADCASTS[case]
+    assert_matches_tflm(binary_model("SUB", "float32", a, b, fused_activation_function=act))
+
+
+def test_sub_rejects_mixed_types() -> None:
+    from mcugen.model.builder import GraphBuilder
+
+    b = GraphBuilder()
+    x = b.input((4,), "int8", scale=0.1, zero_point=0)
+    w = b.input((4,), "float32")
+    y = b.activation((4,), "int8", scale=0.1, zero_point=0)
+    b.op("SUB", [x, w], [y])
+    b.output(y)
+    with pytest.raises(UnsupportedError, match="SUB"):
+        lower_only(b.tflite())
+
+
+def test_sub_int8_double_rescale_factors() -> None:
+    """TFLM's sub_common.cc source computes the rescale factors in float32, but the pip
+    interpreter's binary widens to double (like ADD): with these scales, float32 factors would
+    turn -30 - -80 into 75 and 30 - 80 into -75, double factors give TFLM's 74 and -74."""
+    import numpy as np
+
+    scales = (0.3424184024333954, 0.23244835436344147, 0.11172238737344742)
+    a_in, b_in = Operand((4,), (scales[0], 0)), Operand((4,), (scales[1], 0))
+    model = binary_model("SUB", "int8", a_in, b_in, (scales[2], 0))
+    a = np.array([-30, 30, 0, 127], dtype=np.int8)
+    b = np.array([-80, 80, 0, -128], dtype=np.int8)
+    assert_matches_tflm(model, inputs=[[a, b]])
