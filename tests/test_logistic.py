@@ -69,3 +69,11 @@ def test_logistic_rejects_mixed_types() -> None:
     graph = b.graph()
     with pytest.raises(UnsupportedError, match="LOGISTIC"):
         lower(graph, graph.operators[0])
+
+
+def test_logistic_rejects_int16() -> None:
+    """TFLM's int16 path interpolates a hand-tuned 256-entry table; mcugen does not have it."""
+    b = logistic_model((8,), "int16", (1 / 4096, 0), (1 / 32768, 0))
+    graph = b.graph()
+    with pytest.raises(UnsupportedError, match="LOGISTIC.*int16"):
+        lower(graph, graph.operators[0])

@@ -86,6 +86,7 @@ def test_requantize(in_dtype: str, in_q: tuple[float, int], out_dtype: str,
         ("float32", None, "int32", (0.1, 0), "int32"),
         ("int16", (0.1, 0), "uint8", (0.1, 128), "int16 to uint8"),
         ("float32", None, "int8", ([0.1, 0.2], [0, 0]), "per channel"),
+        ("int8", (1.0, 0), "int32", (1e-10, 0), "too large"),
     ],
 )
 def test_quantize_rejects(in_dtype: str, in_q: tuple[float, int] | None, out_dtype: str,

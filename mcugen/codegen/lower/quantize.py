@@ -32,6 +32,8 @@ def _requantize(op: Operator, x: Tensor, y: Tensor, qy: Quantization) -> Lowered
         raise unsupported(op, f"requantizing {x.dtype} to {y.dtype} is not supported")
     qx = _per_tensor(op, x)
     multiplier, shift = quant.quantize_multiplier(qx.scale / qy.scale)
+    if shift > 30:  # TFLM's MultiplyByQuantizedMultiplier requires shift <= 30 (DCHECK)
+        raise unsupported(op, f"rescale factor {qx.scale / qy.scale:g} is too large")
     params = (
         ("input_zero_point", qx.zero_point),
         ("output_zero_point", qy.zero_point),
