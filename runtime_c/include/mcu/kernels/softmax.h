@@ -1,0 +1,20 @@
+#ifndef MCU_KERNELS_SOFTMAX_H
+#define MCU_KERNELS_SOFTMAX_H
+
+#include "mcu/runtime.h"
+
+/* SOFTMAX over the last dimension. Quantized parameters are TFLM's CalculateSoftmaxParams:
+ * input_beta = beta * s_in as a Q5.26 multiplier, and the smallest input difference whose exp
+ * still counts. */
+typedef struct {
+  int32_t input_multiplier; /* PreprocessSoftmaxScaling significand (int8 input) */
+  int32_t input_left_shift; /* its left shift, >= 0 */
+  int32_t diff_min;         /* -CalculateInputRadius(5, input_left_shift) */
+  float beta;               /* float32 kernel */
+} mcu_softmax_params_t;
+
+mcu_status_t mcu_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx);       /* int8 out */
+mcu_status_t mcu_softmax_int8_int16(const mcu_node_t *node, mcu_context_t *ctx); /* int16 out */
+mcu_status_t mcu_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx);
+
+#endif

@@ -1,0 +1,149 @@
+/* SOFTMAX, bit-exact with TFLM reference_ops::Softmax for int8 input (gemmlowp fixed point:
+ * exp of Q5.26 differences, Q12.19 sum, Newton-Raphson reciprocal; int8 or int16 output) and
+ * close to it for float32 (same float operations in the same order, libm expf). */
+#include "mcu/kernels/softmax.h"
+
+#include <math.h>
+
+#include "mcu/quant.h"
+
+enum {
+  SCALED_DIFF_INTEGER_BITS = 5, /* exp input: Q5.26 */
+  ACCUM_INTEGER_BITS = 12       /* sum of exps: Q12.19 */
+};
+
+typedef struct {
+  int32_t outer;
+  int32_t depth;
+} softmax_dims_t;
+
+static mcu_status_t softmax_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                                 softmax_dims_t *d) {
+  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE(input != NULL && input->ndims >= 1, MCU_ERR_BAD_MODEL);
+  d->depth = mcu_dim(input, -1);
+  MCU_ENSURE(d->depth > 0 && mcu_num_elements(output) == mcu_num_elements(input),
+             MCU_ERR_BAD_MODEL);
+  d->outer = mcu_num_elements(input) / d->depth;
+  return MCU_OK;
+}
+
+/* Number of leading zero bits of a 32-bit value (32 for zero). */
+static int count_leading_zeros(uint32_t x) {
+  int n = 0;
+  for (uint32_t bit = (uint32_t)1 << 31; bit != 0 && (x & bit) == 0; bit >>= 1) {
+    ++n;
+  }
+  return n;
+}
+
+/* gemmlowp::one_over_one_plus_x_for_x_in_0_1: Q0.31 in, Q0.31 out. */
+static int32_t one_over_one_plus_x(int32_t x) {
+  int32_t reciprocal_q2 = mcu_fp_reciprocal_of_half_sum(mcu_rounding_half_sum(x, INT32_MAX));
+  return mcu_sat_shl_i32(reciprocal_q2, 1);
+}
+
+/* exp(beta * s_in * diff) in Q0.31 for a difference to the row maximum (diff <= 0). */
+static int32_t scaled_exp(const mcu_softmax_params_t *p, int32_t diff) {
+  int32_t rescaled = mcu_mbqm_greater_than_one(diff, p->input_multiplier, p->input_left_shift);
+  return mcu_fp_exp_on_negative_values(rescaled, SCALED_DIFF_INTEGER_BITS);
+}
+
+static int32_t row_max(const int8_t *in, int32_t depth) {
+  int32_t max = INT8_MIN;
+  for (int32_t c = 0; c < depth; ++c) {
+    max = mcu_max_i32(max, in[c]);
+  }
+  return max;
+}
+
+/* Sum of the counted exps in Q12.19 (wrapping adds, as the C++ int32 additions). */
+static int32_t sum_of_exps(const mcu_softmax_params_t *p, const int8_t *in, int32_t depth,
+                           int32_t max) {
+  uint32_t sum = 0;
+  for (int32_t c = 0; c < depth; ++c) {
+    int32_t diff = in[c] - max;
+    if (diff >= p->diff_min) {
+      sum += (uint32_t)mcu_rdbpot(scaled_exp(p, diff), ACCUM_INTEGER_BITS);
+    }
+  }
+  return (int32_t)sum;
+}
+
+/* One row: probabilities scaled to the output type's full range, starting at out_min. */
+static mcu_status_t softmax_row(const mcu_softmax_params_t *p, const int8_t *in, int32_t depth,
+                                int out_bits, void *out) {
+  const int32_t out_min = out_bits == 8 ? INT8_MIN : INT16_MIN;
+  const int32_t out_max = out_bits == 8 ? INT8_MAX : INT16_MAX;
+  int32_t max = row_max(in, depth);
+  int32_t sum = sum_of_exps(p, in, depth, max);
+  int headroom_plus_one = count_leading_zeros((uint32_t)sum);
+  int exponent = ACCUM_INTEGER_BITS - headroom_plus_one + 31 - out_bits;
+  MCU_ENSURE(exponent >= 0 && exponent <= 31, MCU_ERR_INPUT);
+  uint32_t shifted = ((uint32_t)sum << headroom_plus_one) - ((uint32_t)1 << 31);
+  int32_t scale = one_over_one_plus_x((int32_t)shifted);
+  for (int32_t c = 0; c < depth; ++c) {
+    int32_t diff = in[c] - max;
+    int32_t value = out_min;
+    if (diff >= p->diff_min) {
+      int32_t unsat = mcu_rdbpot(mcu_srdhm(scale, scaled_exp(p, diff)), exponent);
+      value = mcu_clamp_i32(unsat + out_min, out_min, out_max);
+    }
+    if (out_bits == 8) {
+      ((int8_t *)out)[c] = (int8_t)value;
+    } else {
+      ((int16_t *)out)[c] = (int16_t)value;
+    }
+  }
+  return MCU_OK;
+}
+
+static mcu_status_t softmax_quantized(const mcu_node_t *node, mcu_context_t *ctx, int out_bits) {
+  softmax_dims_t d;
+  MCU_TRY(softmax_dims(node, ctx, &d));
+  const int8_t *input = mcu_input(ctx, node, 0);
+  uint8_t *output = mcu_output(ctx, node, 0);
+  size_t row_bytes = (size_t)d.depth * (size_t)(out_bits / 8);
+  for (int32_t i = 0; i < d.outer; ++i) {
+    MCU_TRY(softmax_row(node->params, input + (size_t)i * (size_t)d.depth, d.depth, out_bits,
+                        output + (size_t)i * row_bytes));
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx) {
+  return softmax_quantized(node, ctx, 8);
+}
+
+mcu_status_t mcu_softmax_int8_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  return softmax_quantized(node, ctx, 16);
+}
+
+static void softmax_row_f32(float beta, const float *in, int32_t depth, float *out) {
+  float max = in[0];
+  for (int32_t c = 1; c < depth; ++c) {
+    max = in[c] > max ? in[c] : max;
+  }
+  float sum = 0.0f;
+  for (int32_t c = 0; c < depth; ++c) {
+    out[c] = expf((in[c] - max) * beta);
+    sum += out[c];
+  }
+  for (int32_t c = 0; c < depth; ++c) {
+    out[c] = out[c] / sum;
+  }
+}
+
+mcu_status_t mcu_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_softmax_params_t *p = node->params;
+  softmax_dims_t d;
+  MCU_TRY(softmax_dims(node, ctx, &d));
+  const float *input = mcu_input(ctx, node, 0);
+  float *output = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < d.outer; ++i) {
+    softmax_row_f32(p->beta, input + (size_t)i * (size_t)d.depth, d.depth,
+                    output + (size_t)i * (size_t)d.depth);
+  }
+  return MCU_OK;
+}
