@@ -30,6 +30,8 @@ class Conv:
     groups: int = 1
     bias: bool = True
     per_channel: bool = True
+    out_scale: float = 0.16
+    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
 
     def out_hw(self) -> tuple[int, int]:
         dims = []
@@ -53,7 +55,8 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
     b = GraphBuilder()
     x = b.input((c.batch, *c.in_hwc), "int8", scale=0.04, zero_point=-9)
     w_scales = rng.uniform(0.002, 0.02, c.out_c) if c.per_channel else 0.011
-    w = b.const(rng.integers(-127, 128, c.filter_shape(), dtype=np.int8), scale=w_scales,
+    weights = rng.integers(-c.weight_max, c.weight_max + 1, c.filter_shape(), dtype=np.int8)
+    w = b.const(weights, scale=w_scales,
                 zero_point=0, axis=0)  # fmt: skip
     inputs = [x, w]
     if c.bias:
@@ -61,7 +64,7 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
         inputs.append(b.const(rng.integers(-3000, 3000, c.out_c, dtype=np.int32), scale=bias_scale))
     else:
         inputs.append(-1)
-    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.16, zero_point=3)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=c.out_scale, zero_point=3)
     b.op("CONV_2D", inputs, [y], **c.options())
     b.output(y)
     return b.tflite()
@@ -93,6 +96,9 @@ CASES = {
     "grouped_2": Conv(in_hwc=(6, 7, 8), out_c=6, groups=2),
     "no_bias": Conv(bias=False, act=RELU),
     "per_tensor": Conv(per_channel=False),
+    "rescale_above_one": Conv(
+        kernel=(1, 1), in_hwc=(5, 6, 1), weight_max=1, out_scale=3e-4, bias=False
+    ),
 }
 
 
@@ -120,3 +126,14 @@ def test_conv_rejects_groups_not_dividing_outputs() -> None:
 def test_conv_rejects_tanh_activation() -> None:
     with pytest.raises(UnsupportedError, match="CONV_2D"):
         _lower_only(conv_int8(Conv(act=4)))
+
+
+def test_conv_rejects_hybrid_weights() -> None:
+    b = GraphBuilder()
+    x = b.input((1, 4, 4, 2), "float32")
+    w = b.const(np.ones((3, 1, 1, 2), np.int8), scale=0.1)
+    y = b.activation((1, 4, 4, 3), "float32")
+    b.op("CONV_2D", [x, w, -1], [y], padding=SAME, stride_h=1, stride_w=1)
+    b.output(y)
+    with pytest.raises(UnsupportedError, match="CONV_2D.*hybrid"):
+        _lower_only(b.tflite())

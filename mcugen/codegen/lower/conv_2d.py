@@ -68,6 +68,9 @@ def window_params(op: Operator, in_hw: tuple[int, int], filt_hw: tuple[int, int]
 def check_types(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | None) -> str:
     """int8 activations with int8 weights and int32 bias, or float32 throughout."""
     dtype = check_dtype(op, x, "int8", "float32")
+    if dtype == "float32" and w.dtype != "float32":
+        what = f"hybrid model ({w.dtype} weights, float32 activations)"
+        raise unsupported(op, f"{what} is not supported (nor by TFLM); use int8 activations")
     check_dtype(op, w, dtype)
     check_dtype(op, y, dtype)
     if bias is not None:
