@@ -1,0 +1,20 @@
+"""MAXIMUM, MINIMUM: int8 and float32, with numpy broadcasting.
+
+TFLM has no Prepare for these: int8 compares raw values whatever the quantizations, so mcugen does
+the same (converters give inputs and output one quantization, where raw and real order agree).
+"""
+
+from __future__ import annotations
+
+from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower.add import binary_operands
+from mcugen.model.ir import Graph, Operator
+
+SUFFIX = {"int8": "int8", "float32": "f32"}
+
+
+@register("MAXIMUM", "MINIMUM")
+def lower_maximum_minimum(graph: Graph, op: Operator) -> Lowered:
+    _, _, _, dtype = binary_operands(graph, op, "int8", "float32")
+    function = f"mcu_{op.opcode.lower()}_{SUFFIX[dtype]}"
+    return Lowered("maximum_minimum", function)

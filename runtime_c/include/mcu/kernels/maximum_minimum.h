@@ -1,0 +1,13 @@
+#ifndef MCU_KERNELS_MAXIMUM_MINIMUM_H
+#define MCU_KERNELS_MAXIMUM_MINIMUM_H
+
+#include "mcu/runtime.h"
+
+/* MAXIMUM and MINIMUM with numpy broadcasting. No parameters: int8 compares the raw values, as
+ * TFLM does (it assumes, without checking, that inputs and output share one quantization). */
+mcu_status_t mcu_maximum_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_maximum_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_minimum_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_minimum_f32(const mcu_node_t *node, mcu_context_t *ctx);
+
+#endif
