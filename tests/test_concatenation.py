@@ -1,14 +1,16 @@
 """CONCATENATION against TFLM: int8 (shared quantization), float32, int32 with constant inputs."""
 
+from typing import Any
+
 import numpy as np
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
-Q = {"scale": 0.07, "zero_point": -5}
+Q: dict[str, Any] = {"scale": 0.07, "zero_point": -5}
 
 
 def concat_model(shapes: list[tuple], axis: int, dtype: str) -> bytes:
@@ -69,7 +71,11 @@ def _lower_op(b: GraphBuilder) -> None:
 
 def test_concatenation_rejects_int8_rescaling() -> None:
     """TFLM's Prepare requires int8 inputs to share the output's scale and zero point."""
-    for q in ({"scale": 0.08, "zero_point": -5}, {"scale": 0.07, "zero_point": 4}):
+    other: list[dict[str, Any]] = [
+        {"scale": 0.08, "zero_point": -5},
+        {"scale": 0.07, "zero_point": 4},
+    ]
+    for q in other:
         b = GraphBuilder()
         x0 = b.input((2, 3), "int8", **Q)
         x1 = b.input((2, 3), "int8", **q)

@@ -1,13 +1,15 @@
 """PACK against TFLM: N inputs stacked on a new axis (positive and negative), several types."""
 
+from typing import Any
+
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
-Q = {"int8": {"scale": 0.04, "zero_point": -9}}
+Q: dict[str, dict[str, Any]] = {"int8": {"scale": 0.04, "zero_point": -9}}
 
 
 def pack_model(shape: tuple, count: int, axis: int, dtype: str) -> bytes:
@@ -26,7 +28,14 @@ def pack_model(shape: tuple, count: int, axis: int, dtype: str) -> bytes:
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
 @pytest.mark.parametrize(
     ("shape", "count", "axis"),
-    [((3, 5), 2, 0), ((3, 5), 3, 1), ((3, 5), 2, 2), ((3, 5), 4, -1), ((2, 3, 4), 3, -3), ((), 4, 0)],
+    [
+        ((3, 5), 2, 0),
+        ((3, 5), 3, 1),
+        ((3, 5), 2, 2),
+        ((3, 5), 4, -1),
+        ((2, 3, 4), 3, -3),
+        ((), 4, 0),
+    ],
 )
 def test_pack(dtype: str, shape: tuple, count: int, axis: int) -> None:
     assert_matches_tflm(pack_model(shape, count, axis, dtype), samples=2)

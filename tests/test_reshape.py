@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
 QUANT = {"int8": {"scale": 0.05, "zero_point": -3}, "int16": {"scale": 0.01, "zero_point": 0}}
 
@@ -31,7 +31,12 @@ def reshape_model(in_shape: tuple, out_shape: tuple, dtype: str, shape_input: bo
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int16", "int32"])
 @pytest.mark.parametrize(
     ("in_shape", "out_shape"),
-    [((1, 1, 1, 64), (1, 64)), ((1, 245), (1, 49, 5, 1)), ((1, 5, 3, 7), (1, 105)), ((3, 5), (15,))],
+    [
+        ((1, 1, 1, 64), (1, 64)),
+        ((1, 245), (1, 49, 5, 1)),
+        ((1, 5, 3, 7), (1, 105)),
+        ((3, 5), (15,)),
+    ],
 )
 def test_reshape(dtype: str, in_shape: tuple, out_shape: tuple) -> None:
     assert_matches_tflm(reshape_model(in_shape, out_shape, dtype, shape_input=True), samples=2)
@@ -86,7 +91,9 @@ def expand_dims_model(in_shape: tuple, axis: int, dtype: str) -> bytes:
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int16"])
-@pytest.mark.parametrize(("in_shape", "axis"), [((5, 7), 0), ((5, 7), 2), ((1, 5, 7), -1), ((9, 4), -3)])
+@pytest.mark.parametrize(
+    ("in_shape", "axis"), [((5, 7), 0), ((5, 7), 2), ((1, 5, 7), -1), ((9, 4), -3)]
+)
 def test_expand_dims(dtype: str, in_shape: tuple, axis: int) -> None:
     assert_matches_tflm(expand_dims_model(in_shape, axis, dtype), samples=2)
 

@@ -1,16 +1,17 @@
-"""SHAPE against TFLM, alone and feeding the shape input of a RESHAPE (a common converter pattern)."""
+"""SHAPE against TFLM, alone and feeding the shape input of a RESHAPE (a converter pattern)."""
 
 import numpy as np
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
 
 @pytest.mark.parametrize(
-    ("shape", "dtype"), [((1, 7, 5, 3), "int8"), ((4, 6), "float32"), ((9,), "int32"), ((2, 1, 3, 1, 2), "int8")]
+    ("shape", "dtype"),
+    [((1, 7, 5, 3), "int8"), ((4, 6), "float32"), ((9,), "int32"), ((2, 1, 3, 1, 2), "int8")],
 )
 def test_shape_alone(shape: tuple, dtype: str) -> None:
     """The model outputs the shape and a copy of the input (so the input is used by TFLM)."""

@@ -1,14 +1,16 @@
-"""SPLIT and SPLIT_V against TFLM: several outputs per operator, negative axes, -1 in size_splits."""
+"""SPLIT and SPLIT_V against TFLM: several outputs, negative axes, -1 in size_splits."""
+
+from typing import Any
 
 import numpy as np
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
-Q = {"int8": {"scale": 0.05, "zero_point": 3}}
+Q: dict[str, dict[str, Any]] = {"int8": {"scale": 0.05, "zero_point": 3}}
 
 
 def _out_shapes(shape: tuple, axis: int, sizes: list[int]) -> list[tuple]:
@@ -29,7 +31,9 @@ def split_model(shape: tuple, axis: int, num: int, dtype: str) -> bytes:
 
 def split_v_model(shape: tuple, axis: int, size_splits: list[int], dtype: str) -> bytes:
     pos = axis + len(shape) if axis < 0 else axis
-    sizes = [s if s >= 0 else shape[pos] - sum(v for v in size_splits if v >= 0) for s in size_splits]
+    sizes = [
+        s if s >= 0 else shape[pos] - sum(v for v in size_splits if v >= 0) for s in size_splits
+    ]
     q = Q.get(dtype, {})
     b = GraphBuilder()
     x = b.input(shape, dtype, **q)

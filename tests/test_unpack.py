@@ -1,13 +1,15 @@
 """UNPACK against TFLM: one output per index of the axis (positive and negative), several types."""
 
+from typing import Any
+
 import pytest
-from support import assert_matches_tflm
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from support import assert_matches_tflm
 
-Q = {"int8": {"scale": 0.04, "zero_point": 11}}
+Q: dict[str, dict[str, Any]] = {"int8": {"scale": 0.04, "zero_point": 11}}
 
 
 def unpack_model(shape: tuple, axis: int, dtype: str) -> bytes:
@@ -24,7 +26,8 @@ def unpack_model(shape: tuple, axis: int, dtype: str) -> bytes:
 
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
 @pytest.mark.parametrize(
-    ("shape", "axis"), [((3, 5), 0), ((3, 5), 1), ((3, 5), -1), ((2, 3, 4), -2), ((1, 4, 2, 3), 3), ((4,), 0)]
+    ("shape", "axis"),
+    [((3, 5), 0), ((3, 5), 1), ((3, 5), -1), ((2, 3, 4), -2), ((1, 4, 2, 3), 3), ((4,), 0)],
 )
 def test_unpack(dtype: str, shape: tuple, axis: int) -> None:
     assert_matches_tflm(unpack_model(shape, axis, dtype), samples=2)

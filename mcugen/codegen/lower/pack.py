@@ -12,7 +12,7 @@ TYPES = ("float32", "int8", "int16", "int32", "int64")
 
 @register("PACK")
 def lower_pack(graph: Graph, op: Operator) -> Lowered:
-    """TFLM copies `values_count` inputs and makes a negative axis non-negative with the output rank."""
+    """TFLM copies `values_count` inputs; a negative axis counts from the end of the output."""
     y = out(graph, op)
     inputs = [req(graph, op, i) for i in range(len(op.inputs))]
     count = int(op.options.get("values_count", 0))

@@ -1,0 +1,65 @@
+/* TRANSPOSE, as TFLM's reference_ops::Transpose: output element (i_0, ..., i_n) is the input element
+ * whose axis perm[d] has index i_d. Element type does not matter, only its size. */
+#include "mcu/kernels/transpose.h"
+
+#include <string.h>
+
+typedef struct {
+  int ndims;
+  int32_t counts[MCU_MAX_DIMS]; /* output dims */
+  int32_t steps[MCU_MAX_DIMS];  /* input element step per output index on each output axis */
+  int32_t total;                /* output elements */
+} transpose_walk_t;
+
+static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *ctx,
+                                   transpose_walk_t *w) {
+  const mcu_transpose_params_t *p = node->params;
+  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE(input != NULL && output->ndims == input->ndims, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(output->type == input->type && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  int32_t in_strides[MCU_MAX_DIMS];
+  int32_t stride = 1;
+  for (int d = input->ndims - 1; d >= 0; --d) {
+    in_strides[d] = stride;
+    stride *= input->dims[d];
+  }
+  w->ndims = output->ndims;
+  w->total = 1;
+  uint32_t seen = 0;
+  for (int d = 0; d < w->ndims; ++d) {
+    int32_t axis = p->perm[d];
+    MCU_ENSURE(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE((seen & (1u << axis)) == 0, MCU_ERR_BAD_MODEL);
+    seen |= 1u << axis;
+    MCU_ENSURE(output->dims[d] == input->dims[axis], MCU_ERR_BAD_MODEL);
+    w->counts[d] = output->dims[d];
+    w->steps[d] = in_strides[axis];
+    w->total *= output->dims[d];
+  }
+  MCU_ENSURE(w->total == mcu_num_elements(input), MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+mcu_status_t mcu_transpose(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_transpose_params_t *p = node->params;
+  transpose_walk_t w;
+  MCU_TRY(transpose_walk(node, ctx, &w));
+  const uint8_t *in = mcu_input(ctx, node, 0);
+  uint8_t *out = mcu_output(ctx, node, 0);
+  size_t size = (size_t)p->elem_bytes;
+  int32_t index[MCU_MAX_DIMS] = {0};
+  int32_t src = 0;
+  for (int32_t n = 0; n < w.total; ++n) {
+    memcpy(out + (size_t)n * size, in + (size_t)src * size, size);
+    for (int d = w.ndims - 1; d >= 0; --d) {
+      src += w.steps[d];
+      if (++index[d] < w.counts[d]) {
+        break;
+      }
+      src -= w.steps[d] * w.counts[d];
+      index[d] = 0;
+    }
+  }
+  return MCU_OK;
+}
