@@ -78,6 +78,9 @@ class ModelVM:
     outputs: tuple[int, ...]
     headers: tuple[str, ...]
     kernels: tuple[str, ...]
+    output_scales: tuple[float, ...]  # 1.0 / 0 for float outputs: real = scale * (q - zp)
+    output_zero_points: tuple[int, ...]
+    sha256_bytes: tuple[int, ...]
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -125,7 +128,17 @@ def build_view_model(graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered]
         outputs=graph.outputs,
         headers=tuple(f"mcu/kernels/{k}.h" for k in kernels),
         kernels=kernels,
+        output_scales=tuple(_scale_zp(graph, t)[0] for t in graph.outputs),
+        output_zero_points=tuple(_scale_zp(graph, t)[1] for t in graph.outputs),
+        sha256_bytes=tuple(bytes.fromhex(graph.sha256)) if graph.sha256 else (0,) * 32,
     )
+
+
+def _scale_zp(graph: Graph, index: int) -> tuple[float, int]:
+    q = graph.tensors[index].quant
+    if q is None or graph.tensors[index].dtype in ("float32", "float16", "float64"):
+        return 1.0, 0
+    return q.scale, q.zero_point
 
 
 def _used_tensors(graph: Graph) -> set[int]:

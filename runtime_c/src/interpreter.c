@@ -25,3 +25,19 @@ mcu_status_t mcu_invoke(mcu_context_t *ctx) {
   ctx->failed_node = -1;
   return MCU_OK;
 }
+
+mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks) {
+  const mcu_model_t *model = ctx->model;
+  for (uint32_t i = 0; i < model->num_nodes; ++i) {
+    const mcu_node_t *node = &model->nodes[i];
+    uint64_t start = now();
+    mcu_status_t status = node->eval(node, ctx);
+    node_ticks[i] += now() - start;
+    if (status != MCU_OK) {
+      ctx->failed_node = node->index;
+      return status;
+    }
+  }
+  ctx->failed_node = -1;
+  return MCU_OK;
+}

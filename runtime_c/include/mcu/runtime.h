@@ -99,6 +99,12 @@ mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *are
                       uint32_t arena_bytes);
 mcu_status_t mcu_invoke(mcu_context_t *ctx);
 
+/* A monotonic tick counter supplied by the caller (the runtime itself knows no clock). */
+typedef uint64_t (*mcu_clock_fn)(void);
+
+/* As mcu_invoke, and adds each operator's ticks to node_ticks[position] (num_nodes entries). */
+mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks);
+
 /* Data pointer of tensor `index` (arena or flash). */
 static inline void *mcu_tensor_ptr(const mcu_context_t *ctx, int32_t index) {
   const mcu_tensor_t *t = &ctx->model->tensors[index];

@@ -1,0 +1,74 @@
+/* Port for Arm MPS2/MPS3 FPGA images (and their QEMU models): CMSDK APB UART console, SysTick
+ * cycle counter (counts at the core clock; under QEMU -icount shift=0 one instruction is one ns),
+ * semihosting exit. Base address and clock come from the board's compile definitions. */
+#include <stdint.h>
+
+#include "mcu/port.h"
+
+#ifndef MCU_UART_BASE
+#error "MCU_UART_BASE must be defined by the board"
+#endif
+#ifndef MCU_CLOCK_HZ
+#error "MCU_CLOCK_HZ must be defined by the board"
+#endif
+
+#define UART_DATA (*(volatile uint32_t *)(MCU_UART_BASE + 0x0u))
+#define UART_STATE (*(volatile uint32_t *)(MCU_UART_BASE + 0x4u))
+#define UART_CTRL (*(volatile uint32_t *)(MCU_UART_BASE + 0x8u))
+#define UART_BAUDDIV (*(volatile uint32_t *)(MCU_UART_BASE + 0x10u))
+
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define SYST_RELOAD 0x00FFFFFFu
+
+static volatile uint32_t g_systick_wraps;
+
+void SysTick_Handler(void) { g_systick_wraps++; }
+
+void mcu_port_init(void) {
+  UART_BAUDDIV = 16u;
+  UART_CTRL = 3u; /* TX and RX enabled */
+  SYST_RVR = SYST_RELOAD;
+  SYST_CVR = 0u;
+  SYST_CSR = 7u; /* core clock, interrupt, enable */
+}
+
+uint64_t mcu_port_cycles(void) {
+  uint32_t wraps1, wraps2, value;
+  do {
+    wraps1 = g_systick_wraps;
+    value = SYST_CVR;
+    wraps2 = g_systick_wraps;
+  } while (wraps1 != wraps2);
+  return (uint64_t)wraps1 * (SYST_RELOAD + 1u) + (SYST_RELOAD - value);
+}
+
+uint32_t mcu_port_cycle_hz(void) { return MCU_CLOCK_HZ; }
+
+int mcu_port_getc(uint32_t timeout_ms) {
+  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
+  uint64_t start = mcu_port_cycles();
+  while ((UART_STATE & 2u) == 0u) {
+    if (timeout_ms != 0u && mcu_port_cycles() - start > limit) {
+      return -1;
+    }
+  }
+  return (int)(UART_DATA & 0xFFu);
+}
+
+void mcu_port_putc(uint8_t c) {
+  while ((UART_STATE & 1u) != 0u) {
+  }
+  UART_DATA = c;
+}
+
+void mcu_port_exit(int code) {
+  /* semihosting SYS_EXIT_EXTENDED: r0 = 0x20, r1 -> {ADP_Stopped_ApplicationExit, code} */
+  volatile uint32_t block[2] = {0x20026u, (uint32_t)code};
+  register uint32_t r0 __asm("r0") = 0x20u;
+  register volatile uint32_t *r1 __asm("r1") = block;
+  __asm volatile("bkpt 0xAB" : : "r"(r0), "r"(r1) : "memory");
+  for (;;) {
+  }
+}

@@ -1,0 +1,84 @@
+/* Port for STM32F4 parts (QEMU netduinoplus2 = STM32F405): USART console (SR/DR/BRR/CR1 layout),
+ * SysTick cycle counter at the core clock, semihosting exit under QEMU. Registers from RM0090.
+ * The GPIO/RCC set-up is what a real board needs; QEMU ignores it. */
+#include <stdint.h>
+
+#include "mcu/port.h"
+
+#ifndef MCU_UART_BASE
+#error "MCU_UART_BASE must be defined by the board"
+#endif
+#ifndef MCU_CLOCK_HZ
+#error "MCU_CLOCK_HZ must be defined by the board"
+#endif
+#ifndef MCU_BAUD
+#define MCU_BAUD 115200u
+#endif
+
+#define REG(addr) (*(volatile uint32_t *)(addr))
+#define USART_SR REG(MCU_UART_BASE + 0x00u)
+#define USART_DR REG(MCU_UART_BASE + 0x04u)
+#define USART_BRR REG(MCU_UART_BASE + 0x08u)
+#define USART_CR1 REG(MCU_UART_BASE + 0x0Cu)
+#define RCC_AHB1ENR REG(0x40023830u)
+#define RCC_APB2ENR REG(0x40023844u)
+#define GPIOA_MODER REG(0x40020000u)
+#define GPIOA_AFRH REG(0x40020024u)
+#define SYST_CSR REG(0xE000E010u)
+#define SYST_RVR REG(0xE000E014u)
+#define SYST_CVR REG(0xE000E018u)
+#define SYST_RELOAD 0x00FFFFFFu
+
+static volatile uint32_t g_systick_wraps;
+
+void SysTick_Handler(void) { g_systick_wraps++; }
+
+void mcu_port_init(void) {
+  RCC_AHB1ENR |= 1u << 0;  /* GPIOA */
+  RCC_APB2ENR |= 1u << 4;  /* USART1 */
+  GPIOA_MODER = (GPIOA_MODER & ~(0xFu << 18)) | (0xAu << 18);  /* PA9, PA10 alternate */
+  GPIOA_AFRH = (GPIOA_AFRH & ~(0xFFu << 4)) | (0x77u << 4);    /* AF7 = USART1 */
+  USART_BRR = (MCU_CLOCK_HZ / 2u + MCU_BAUD / 2u) / MCU_BAUD;  /* APB2 = HCLK / 2 */
+  USART_CR1 = (1u << 13) | (1u << 3) | (1u << 2);              /* UE, TE, RE */
+  SYST_RVR = SYST_RELOAD;
+  SYST_CVR = 0u;
+  SYST_CSR = 7u;
+}
+
+uint64_t mcu_port_cycles(void) {
+  uint32_t wraps1, wraps2, value;
+  do {
+    wraps1 = g_systick_wraps;
+    value = SYST_CVR;
+    wraps2 = g_systick_wraps;
+  } while (wraps1 != wraps2);
+  return (uint64_t)wraps1 * (SYST_RELOAD + 1u) + (SYST_RELOAD - value);
+}
+
+uint32_t mcu_port_cycle_hz(void) { return MCU_CLOCK_HZ; }
+
+int mcu_port_getc(uint32_t timeout_ms) {
+  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
+  uint64_t start = mcu_port_cycles();
+  while ((USART_SR & (1u << 5)) == 0u) {
+    if (timeout_ms != 0u && mcu_port_cycles() - start > limit) {
+      return -1;
+    }
+  }
+  return (int)(USART_DR & 0xFFu);
+}
+
+void mcu_port_putc(uint8_t c) {
+  while ((USART_SR & (1u << 7)) == 0u) {
+  }
+  USART_DR = c;
+}
+
+void mcu_port_exit(int code) {
+  volatile uint32_t block[2] = {0x20026u, (uint32_t)code};
+  register uint32_t r0 __asm("r0") = 0x20u;
+  register volatile uint32_t *r1 __asm("r1") = block;
+  __asm volatile("bkpt 0xAB" : : "r"(r0), "r"(r1) : "memory");
+  for (;;) {
+  }
+}

@@ -1,0 +1,103 @@
+/* NUCLEO-L4R5ZI (the MLPerf Tiny reference board): 120 MHz from MSI 4 MHz (PLL N=60 R=2, range 1
+ * boost, 5 flash wait states), console on LPUART1 (PG7 TX, PG8 RX, AF8; PG needs VDDIO2) = the
+ * ST-LINK virtual COM port, DWT cycle counter. Registers from RM0432.
+ * Not yet run on hardware: built and size-checked only. */
+#include <stdint.h>
+
+#include "mcu/port.h"
+
+#define REG(addr) (*(volatile uint32_t *)(addr))
+#define RCC_CR REG(0x40021000u)
+#define RCC_CFGR REG(0x40021008u)
+#define RCC_PLLCFGR REG(0x4002100Cu)
+#define RCC_AHB2ENR REG(0x4002104Cu)
+#define RCC_APB1ENR1 REG(0x40021058u)
+#define RCC_APB1ENR2 REG(0x4002105Cu)
+#define PWR_CR2 REG(0x40007004u)
+#define PWR_CR5 REG(0x40007080u)
+#define FLASH_ACR REG(0x40022000u)
+#define GPIOG_MODER REG(0x48001800u)
+#define GPIOG_AFRL REG(0x48001820u)
+#define GPIOG_AFRH REG(0x48001824u)
+#define LPUART_CR1 REG(0x40008000u)
+#define LPUART_BRR REG(0x4000800Cu)
+#define LPUART_ISR REG(0x4000801Cu)
+#define LPUART_ICR REG(0x40008020u)
+#define LPUART_RDR REG(0x40008024u)
+#define LPUART_TDR REG(0x40008028u)
+#define DEMCR REG(0xE000EDFCu)
+#define DWT_CTRL REG(0xE0001000u)
+#define DWT_CYCCNT REG(0xE0001004u)
+
+#define CORE_HZ 120000000u
+#define BAUD 115200u
+#define SPIN_LIMIT 10000000u
+
+static uint32_t g_cycles_high;
+static uint32_t g_cycles_last;
+
+static void clock_init(void) {
+  RCC_APB1ENR1 |= 1u << 28;                                     /* PWR */
+  PWR_CR5 &= ~(1u << 8);                                         /* range 1 boost */
+  FLASH_ACR = (FLASH_ACR & ~0xFu) | 5u;                          /* 5 wait states */
+  RCC_PLLCFGR = 1u | (0u << 4) | (60u << 8) | (1u << 24);        /* MSI, M=1, N=60, R=2, REN */
+  RCC_CR |= 1u << 24;                                            /* PLL on */
+  for (uint32_t i = 0; i < SPIN_LIMIT && (RCC_CR & (1u << 25)) == 0u; ++i) {
+  }
+  RCC_CFGR = (RCC_CFGR & ~3u) | 3u;                              /* SW = PLL */
+  for (uint32_t i = 0; i < SPIN_LIMIT && ((RCC_CFGR >> 2) & 3u) != 3u; ++i) {
+  }
+}
+
+void mcu_port_init(void) {
+  clock_init();
+  PWR_CR2 |= 1u << 9;                                            /* VDDIO2 valid: port G */
+  RCC_AHB2ENR |= 1u << 6;                                        /* GPIOG */
+  RCC_APB1ENR2 |= 1u << 0;                                       /* LPUART1 */
+  GPIOG_MODER = (GPIOG_MODER & ~(0xFu << 14)) | (0xAu << 14);    /* PG7, PG8 alternate */
+  GPIOG_AFRL = (GPIOG_AFRL & ~(0xFu << 28)) | (8u << 28);
+  GPIOG_AFRH = (GPIOG_AFRH & ~0xFu) | 8u;
+  LPUART_BRR = (uint32_t)(((uint64_t)CORE_HZ * 256u + BAUD / 2u) / BAUD);
+  LPUART_CR1 = (1u << 3) | (1u << 2) | 1u;                       /* TE, RE, UE */
+  DEMCR |= 1u << 24;
+  DWT_CYCCNT = 0u;
+  DWT_CTRL |= 1u;
+}
+
+uint64_t mcu_port_cycles(void) {
+  uint32_t now = DWT_CYCCNT;
+  if (now < g_cycles_last) {
+    g_cycles_high++;
+  }
+  g_cycles_last = now;
+  return ((uint64_t)g_cycles_high << 32) | now;
+}
+
+uint32_t mcu_port_cycle_hz(void) { return CORE_HZ; }
+
+int mcu_port_getc(uint32_t timeout_ms) {
+  uint64_t limit = (uint64_t)timeout_ms * (CORE_HZ / 1000u);
+  uint64_t start = mcu_port_cycles();
+  while ((LPUART_ISR & (1u << 5)) == 0u) {
+    if ((LPUART_ISR & (1u << 3)) != 0u) {
+      LPUART_ICR = 1u << 3;
+    }
+    if (timeout_ms != 0u && mcu_port_cycles() - start > limit) {
+      return -1;
+    }
+  }
+  return (int)(LPUART_RDR & 0xFFu);
+}
+
+void mcu_port_putc(uint8_t c) {
+  while ((LPUART_ISR & (1u << 7)) == 0u) {
+  }
+  LPUART_TDR = c;
+}
+
+void mcu_port_exit(int code) {
+  (void)code;
+  for (;;) {
+    __asm volatile("wfi");
+  }
+}

@@ -1,0 +1,226 @@
+/* Binary frames: SYNC0 SYNC1 | cmd u8 | len u16le | payload | crc16 u16le (CRC-16/CCITT-FALSE over
+ * cmd, len and payload). Replies use cmd | 0x80, or 0x7F with {code u8, text} on error. Every
+ * malformed frame gets an error reply; a stalled frame times out and the parser resynchronises. */
+#include <stdint.h>
+
+#include "model.h"
+#include "mcu/port.h"
+#include "protocol.h"
+
+extern const uint64_t *mcu_app_node_ticks(void);
+extern int32_t mcu_app_failed_node(void);
+extern uint32_t mcu_app_stack_used(void);
+extern uint32_t mcu_app_stack_size(void);
+
+static uint8_t g_rx[MCU_PROTO_MAX_PAYLOAD];
+static uint8_t g_tx[MCU_PROTO_MAX_PAYLOAD];
+
+uint16_t mcu_crc16(const uint8_t *data, uint32_t len, uint16_t crc) {
+  for (uint32_t i = 0; i < len; ++i) {
+    crc ^= (uint16_t)((uint16_t)data[i] << 8);
+    for (int b = 0; b < 8; ++b) {
+      crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+    }
+  }
+  return crc;
+}
+
+static void put_u16(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v) {
+  put_u16(p, v);
+  put_u16(p + 2, v >> 16);
+}
+
+static void put_u64(uint8_t *p, uint64_t v) {
+  put_u32(p, (uint32_t)v);
+  put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get_u16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
+static uint32_t get_u32(const uint8_t *p) { return get_u16(p) | (get_u16(p + 2) << 16); }
+
+static void send_frame(uint8_t cmd, const uint8_t *payload, uint32_t len) {
+  uint8_t head[3] = {cmd, (uint8_t)len, (uint8_t)(len >> 8)};
+  uint16_t crc = mcu_crc16(payload, len, mcu_crc16(head, 3, 0xFFFFu));
+  mcu_port_putc(MCU_PROTO_SYNC0);
+  mcu_port_putc(MCU_PROTO_SYNC1);
+  for (int i = 0; i < 3; ++i) {
+    mcu_port_putc(head[i]);
+  }
+  for (uint32_t i = 0; i < len; ++i) {
+    mcu_port_putc(payload[i]);
+  }
+  mcu_port_putc((uint8_t)crc);
+  mcu_port_putc((uint8_t)(crc >> 8));
+}
+
+static void send_error(uint8_t code, const char *text) {
+  uint32_t n = 1;
+  g_tx[0] = code;
+  for (uint32_t i = 0; text[i] != '\0' && n < 64u; ++i) {
+    g_tx[n++] = (uint8_t)text[i];
+  }
+  send_frame(MCU_REPLY_ERROR, g_tx, n);
+}
+
+static int read_bytes(uint8_t *dst, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    int c = mcu_port_getc(MCU_PROTO_BYTE_TIMEOUT_MS);
+    if (c < 0) {
+      return -1;
+    }
+    if (dst != 0) {
+      dst[i] = (uint8_t)c;
+    }
+  }
+  return 0;
+}
+
+/* Discard input until the line has been quiet for one byte timeout (bounded by the sender). */
+static void drain(void) {
+  while (mcu_port_getc(MCU_PROTO_BYTE_TIMEOUT_MS) >= 0) {
+  }
+}
+
+static void cmd_info(void) {
+  uint32_t n = 0;
+  g_tx[n++] = MCU_PROTO_VERSION;
+  g_tx[n++] = (uint8_t)mcu_model.num_inputs;
+  g_tx[n++] = (uint8_t)mcu_model.num_outputs;
+  g_tx[n++] = 0;
+  put_u32(g_tx + n, mcu_model.arena_bytes);
+  put_u32(g_tx + n + 4, MCU_PROTO_MAX_PAYLOAD);
+  put_u32(g_tx + n + 8, mcu_port_cycle_hz());
+  put_u32(g_tx + n + 12, mcu_app_stack_size());
+  put_u32(g_tx + n + 16, mcu_model.num_nodes);
+  n += 20;
+  for (uint32_t i = 0; i < 8; ++i) {
+    g_tx[n++] = mcu_model_sha256[i];
+  }
+  for (uint32_t k = 0; k < 2; ++k) {
+    uint32_t count = k ? mcu_model.num_outputs : mcu_model.num_inputs;
+    for (uint32_t i = 0; i < count && n + 4 <= MCU_PROTO_MAX_PAYLOAD; ++i) {
+      uint32_t bytes = 0;
+      (void)mcu_app_io_ptr((int)k, i, &bytes);
+      put_u32(g_tx + n, bytes);
+      n += 4;
+    }
+  }
+  send_frame(MCU_CMD_INFO | MCU_REPLY_FLAG, g_tx, n);
+}
+
+/* payload: index u8, offset u32, data */
+static void cmd_write_input(uint32_t len) {
+  uint32_t bytes = 0;
+  uint8_t *dst = len >= 5 ? mcu_app_io_ptr(0, g_rx[0], &bytes) : 0;
+  uint32_t offset = len >= 5 ? get_u32(g_rx + 1) : 0;
+  uint32_t count = len >= 5 ? len - 5 : 0;
+  if (dst == 0 || offset > bytes || count > bytes - offset) {
+    send_error(MCU_PERR_RANGE, "input index or range out of bounds");
+    return;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    dst[offset + i] = g_rx[5 + i];
+  }
+  send_frame(MCU_CMD_WRITE_INPUT | MCU_REPLY_FLAG, 0, 0);
+}
+
+/* payload: index u8, offset u32, count u16 */
+static void cmd_read_output(uint32_t len) {
+  uint32_t bytes = 0;
+  uint8_t *src = len == 7 ? mcu_app_io_ptr(1, g_rx[0], &bytes) : 0;
+  uint32_t offset = len == 7 ? get_u32(g_rx + 1) : 0;
+  uint32_t count = len == 7 ? get_u16(g_rx + 5) : 0;
+  if (src == 0 || offset > bytes || count > bytes - offset || count > MCU_PROTO_MAX_PAYLOAD) {
+    send_error(MCU_PERR_RANGE, "output index or range out of bounds");
+    return;
+  }
+  send_frame(MCU_CMD_READ_OUTPUT | MCU_REPLY_FLAG, src + offset, count);
+}
+
+/* payload: count u16, profile u8 -> status u8, pad u8, failed node i16, ticks u64, stack u32 */
+static void cmd_invoke(uint32_t len) {
+  if (len != 3 || get_u16(g_rx) == 0) {
+    send_error(MCU_PERR_LENGTH, "invoke wants count u16 >= 1 and profile u8");
+    return;
+  }
+  uint64_t ticks = 0;
+  int status = mcu_app_invoke(get_u16(g_rx), &ticks, g_rx[2] != 0);
+  g_tx[0] = (uint8_t)status;
+  g_tx[1] = 0;
+  put_u16(g_tx + 2, (uint32_t)(status == 0 ? -1 : mcu_app_failed_node()));
+  put_u64(g_tx + 4, ticks);
+  put_u32(g_tx + 12, mcu_app_stack_used());
+  send_frame(MCU_CMD_INVOKE | MCU_REPLY_FLAG, g_tx, 16);
+}
+
+/* payload: first node u16, count u16 -> count x ticks u64 of the last profiled invoke */
+static void cmd_profile(uint32_t len) {
+  uint32_t first = len == 4 ? get_u16(g_rx) : 0;
+  uint32_t count = len == 4 ? get_u16(g_rx + 2) : 0;
+  if (len != 4 || first > MCU_MODEL_NUM_NODES || count > MCU_MODEL_NUM_NODES - first ||
+      count * 8u > MCU_PROTO_MAX_PAYLOAD) {
+    send_error(MCU_PERR_RANGE, "profile range out of bounds");
+    return;
+  }
+  const uint64_t *ticks = mcu_app_node_ticks();
+  for (uint32_t i = 0; i < count; ++i) {
+    put_u64(g_tx + 8 * i, ticks[first + i]);
+  }
+  send_frame(MCU_CMD_PROFILE | MCU_REPLY_FLAG, g_tx, 8 * count);
+}
+
+static void dispatch(uint8_t cmd, uint32_t len) {
+  switch (cmd) {
+    case MCU_CMD_INFO:
+      cmd_info();
+      break;
+    case MCU_CMD_WRITE_INPUT:
+      cmd_write_input(len);
+      break;
+    case MCU_CMD_INVOKE:
+      cmd_invoke(len);
+      break;
+    case MCU_CMD_READ_OUTPUT:
+      cmd_read_output(len);
+      break;
+    case MCU_CMD_PROFILE:
+      cmd_profile(len);
+      break;
+    case MCU_CMD_EXIT:
+      send_frame(MCU_CMD_EXIT | MCU_REPLY_FLAG, 0, 0);
+      mcu_port_exit(len >= 1 ? g_rx[0] : 0);
+    default:
+      send_error(MCU_PERR_UNKNOWN, "unknown command");
+      break;
+  }
+}
+
+void mcu_proto_handle_frame(void) {
+  uint8_t head[3];
+  uint8_t crc_bytes[2];
+  if (read_bytes(head, 3) != 0) {
+    send_error(MCU_PERR_TIMEOUT, "timeout in frame header");
+    return;
+  }
+  uint32_t len = get_u16(head + 1);
+  if (len > MCU_PROTO_MAX_PAYLOAD) {
+    drain();
+    send_error(MCU_PERR_LENGTH, "payload longer than the maximum");
+    return;
+  }
+  if (read_bytes(g_rx, len) != 0 || read_bytes(crc_bytes, 2) != 0) {
+    send_error(MCU_PERR_TIMEOUT, "timeout in frame payload");
+    return;
+  }
+  uint16_t crc = mcu_crc16(g_rx, len, mcu_crc16(head, 3, 0xFFFFu));
+  if (crc != (uint16_t)get_u16(crc_bytes)) {
+    send_error(MCU_PERR_CRC, "bad crc");
+    return;
+  }
+  dispatch(head[0], len);
+}
