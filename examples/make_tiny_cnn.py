@@ -16,7 +16,9 @@ from mcugen.model.builder import GraphBuilder
 RELU6 = 3
 
 
-def conv_weights(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, list[float]]:
+def conv_weights(
+    rng: np.random.Generator, shape: tuple[int, ...]
+) -> tuple[np.ndarray, list[float]]:
     w = rng.integers(-127, 128, shape, dtype=np.int8)
     scales = [float(s) for s in rng.uniform(0.002, 0.01, shape[0] if shape[0] > 1 else shape[-1])]
     return w, scales
@@ -28,17 +30,34 @@ def build() -> bytes:
     x = b.input((1, 32, 32, 3), "int8", scale=0.0078125, zero_point=0, name="image")
     s_in = 0.0078125
 
-    def conv(inp: int, s_x: float, shape: tuple[int, int, int, int], out_hw: int, stride: int,
-             s_y: float, zp_y: int, opcode: str = "CONV_2D") -> int:  # fmt: skip
+    def conv(
+        inp: int,
+        s_x: float,
+        shape: tuple[int, int, int, int],
+        out_hw: int,
+        stride: int,
+        s_y: float,
+        zp_y: int,
+        opcode: str = "CONV_2D",
+    ) -> int:
         w, ws = conv_weights(rng, shape)
         axis = 0 if opcode == "CONV_2D" else 3
         wt = b.const(w, scale=ws, zero_point=[0] * len(ws), axis=axis)
-        bias = b.const(rng.integers(-2000, 2000, len(ws), dtype=np.int32),
-                       scale=[s_x * s for s in ws], zero_point=[0] * len(ws))  # fmt: skip
+        bias = b.const(
+            rng.integers(-2000, 2000, len(ws), dtype=np.int32),
+            scale=[s_x * s for s in ws],
+            zero_point=[0] * len(ws),
+        )
         channels = shape[0] if opcode == "CONV_2D" else shape[3]
         y = b.activation((1, out_hw, out_hw, channels), "int8", scale=s_y, zero_point=zp_y)
-        opts = dict(padding=0, stride_w=stride, stride_h=stride, fused_activation_function=RELU6,
-                    dilation_w_factor=1, dilation_h_factor=1)  # fmt: skip
+        opts = dict(
+            padding=0,
+            stride_w=stride,
+            stride_h=stride,
+            fused_activation_function=RELU6,
+            dilation_w_factor=1,
+            dilation_h_factor=1,
+        )
         if opcode == "DEPTHWISE_CONV_2D":
             opts["depth_multiplier"] = 1
         b.op(opcode, [inp, wt, bias], [y], **opts)
@@ -51,8 +70,17 @@ def build() -> bytes:
     b.op("ADD", [c1, p1], [res], fused_activation_function=0)
     c2 = conv(res, 0.05, (16, 1, 1, 8), 16, 1, 0.05, -128)
     pooled = b.activation((1, 1, 1, 16), "int8", scale=0.05, zero_point=-128)
-    b.op("AVERAGE_POOL_2D", [c2], [pooled], padding=1, stride_w=16, stride_h=16, filter_width=16,
-         filter_height=16, fused_activation_function=0)  # fmt: skip
+    b.op(
+        "AVERAGE_POOL_2D",
+        [c2],
+        [pooled],
+        padding=1,
+        stride_w=16,
+        stride_h=16,
+        filter_width=16,
+        filter_height=16,
+        fused_activation_function=0,
+    )
     shape = b.const(np.array([1, 16], dtype=np.int32))
     flat = b.activation((1, 16), "int8", scale=0.05, zero_point=-128)
     b.op("RESHAPE", [pooled, shape], [flat], new_shape=[1, 16])

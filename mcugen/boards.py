@@ -1,4 +1,4 @@
-"""Boards are data: each `boards/<name>/board.toml` describes a target; this module only reads them."""
+"""Boards are data: each `boards/<name>/board.toml` describes a target; this module reads them."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ def board_names() -> list[str]:
 def load_board(name: str) -> Board:
     path = boards_dir() / name / "board.toml"
     if not path.is_file():
-        raise McugenError(f"unknown board '{name}'", hint=f"choose one of: {', '.join(board_names())}")
+        raise McugenError(
+            f"unknown board '{name}'", hint=f"choose one of: {', '.join(board_names())}"
+        )
     try:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:

@@ -33,8 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line unless asked for the traceback
         if os.environ.get("MCUGEN_DEBUG"):
             raise
-        print(f"mcugen: internal error: {type(exc).__name__}: {exc}; this is a bug in mcugen, "
-              "rerun with MCUGEN_DEBUG=1 for a traceback and report it", file=sys.stderr)
+        print(
+            f"mcugen: internal error: {type(exc).__name__}: {exc}; this is a bug in mcugen, "
+            "rerun with MCUGEN_DEBUG=1 for a traceback and report it",
+            file=sys.stderr,
+        )
         return 70
 
 

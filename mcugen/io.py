@@ -20,27 +20,33 @@ def load_inputs(path: Path, graph: Graph) -> list[np.ndarray]:
     except FileNotFoundError:
         raise McugenError("input file not found", where=str(path)) from None
     except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise McugenError(f"cannot read input ({exc})", where=str(path),
-                          hint="give a .npy file (one input) or a .npz file (several)") from None  # fmt: skip
+        raise McugenError(
+            f"cannot read input ({exc})",
+            where=str(path),
+            hint="give a .npy file (one input) or a .npz file (several)",
+        ) from None
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
             arrays = [loaded[k] for k in loaded.files]
     else:
         arrays = [loaded]
     if len(arrays) != len(graph.inputs):
-        raise McugenError(f"{len(arrays)} input arrays given, the model has {len(graph.inputs)}",
-                          where=str(path))  # fmt: skip
+        raise McugenError(
+            f"{len(arrays)} input arrays given, the model has {len(graph.inputs)}", where=str(path)
+        )
     result = []
     for i, (arr, t_index) in enumerate(zip(arrays, graph.inputs, strict=True)):
         t = graph.tensors[t_index]
         if arr.size != t.num_elements:
             raise McugenError(
                 f"input {i} has shape {list(arr.shape)}, the model wants {list(t.shape)}",
-                where=str(path))  # fmt: skip
+                where=str(path),
+            )
         want = np.dtype(DTYPES[t.dtype][0])
         if arr.dtype != want and not np.can_cast(arr.dtype, want, casting="same_kind"):
-            raise McugenError(f"input {i} has dtype {arr.dtype}, the model wants {t.dtype}",
-                              where=str(path))  # fmt: skip
+            raise McugenError(
+                f"input {i} has dtype {arr.dtype}, the model wants {t.dtype}", where=str(path)
+            )
         result.append(arr.astype(want).reshape(t.shape))
     return result
 

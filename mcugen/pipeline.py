@@ -24,9 +24,14 @@ class Generated:
     files: dict[str, str]
 
 
-def generate(graph: Graph, *, model_name: str = "model", order: str = orders.DEFAULT,
-             layout: str = layouts.DEFAULT) -> Generated:  # fmt: skip
-    """Plan, lower and render `graph`; raises `UnsupportedError` on the first unsupported operator."""
+def generate(
+    graph: Graph,
+    *,
+    model_name: str = "model",
+    order: str = orders.DEFAULT,
+    layout: str = layouts.DEFAULT,
+) -> Generated:
+    """Plan, lower and render `graph`; `UnsupportedError` names the first unsupported operator."""
     stored = orders.get_order(order)(graph)
     lowered = lower_all(graph, stored)
     plan = plan_memory(graph, order=order, layout=layout, scratch=scratch_sizes(lowered))

@@ -45,8 +45,10 @@ def plan_text(graph: Graph, plan: MemoryPlan, source: str) -> str:
     lines.append("")
     lines.append(f"{'step':>4}  {'operator':<28} {'live bytes':>10}  outputs (tensor@offset)")
     offsets = plan.tensor_offsets()
-    lines.append(f"{0:>4}  {'(inputs)':<28} {live[0]:>10}  "
-                 + " ".join(f"t{t}@{offsets.get(t, '-')}" for t in graph.inputs))  # fmt: skip
+    lines.append(
+        f"{0:>4}  {'(inputs)':<28} {live[0]:>10}  "
+        + " ".join(f"t{t}@{offsets.get(t, '-')}" for t in graph.inputs)
+    )
     for step, op_index in enumerate(plan.order, start=1):
         op = graph.operators[op_index]
         marker = " <- peak" if step == plan.peak_step else ""

@@ -51,8 +51,14 @@ def mcugen_outputs(model: bytes, samples: list[list[np.ndarray]]) -> list[list[n
         return run_host(result.executable, graph, samples).outputs
 
 
-def compare_with_tflm(model: bytes, *, samples: int = 5, seed: int = 0, rtol: float = 1e-5,
-                      inputs: list[list[np.ndarray]] | None = None) -> Comparison:  # fmt: skip
+def compare_with_tflm(
+    model: bytes,
+    *,
+    samples: int = 5,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    inputs: list[list[np.ndarray]] | None = None,
+) -> Comparison:
     """Run `samples` seeded random inputs through mcugen's host build and TFLM; compare outputs.
 
     Integer outputs must be identical; float outputs within `rtol` relative (with an absolute floor
@@ -104,8 +110,13 @@ def tflm_arena_head(model_path: Path) -> int:
         "import sys\nfrom tflite_micro import runtime\n"
         "ip = runtime.Interpreter.from_file(sys.argv[1])\nip.print_allocations()\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(model_path)], capture_output=True,
-                          text=True, timeout=300, check=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(model_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     match = re.search(r"Arena allocation head (\d+) bytes", proc.stdout + proc.stderr)
     assert match, proc.stdout[-500:]
     return int(match.group(1))

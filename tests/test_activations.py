@@ -14,8 +14,14 @@ from support import assert_matches_tflm
 Quant = tuple[float, int]
 
 
-def unary_model(opcode: str, dtype: str, shape: tuple[int, ...], in_quant: Quant | None = None,
-                out_quant: Quant | None = None, **options: object) -> bytes:  # fmt: skip
+def unary_model(
+    opcode: str,
+    dtype: str,
+    shape: tuple[int, ...],
+    in_quant: Quant | None = None,
+    out_quant: Quant | None = None,
+    **options: object,
+) -> bytes:
     """A one-operator model `opcode(x)`; quantizations are (scale, zero point) or None."""
     b = GraphBuilder()
     iq, oq = in_quant or (None, None), out_quant or (None, None)

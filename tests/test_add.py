@@ -27,8 +27,16 @@ class Operand:
     const: bool = False
 
 
-def binary_model(opcode: str, dtype: str, a: Operand, b: Operand, out_quant: Quant = (0.1, 0),
-                 *, seed: int = 0, **options: object) -> bytes:  # fmt: skip
+def binary_model(
+    opcode: str,
+    dtype: str,
+    a: Operand,
+    b: Operand,
+    out_quant: Quant = (0.1, 0),
+    *,
+    seed: int = 0,
+    **options: object,
+) -> bytes:
     """A one-operator model `opcode(a, b)`; constant operands get seeded random data."""
     rng = np.random.default_rng(seed)
     builder = GraphBuilder()

@@ -42,9 +42,14 @@ class Conv:
         return dims[0], dims[1]
 
     def options(self) -> dict[str, int]:
-        return {"padding": self.padding, "stride_h": self.stride[0], "stride_w": self.stride[1],
-                "dilation_h_factor": self.dilation[0], "dilation_w_factor": self.dilation[1],
-                "fused_activation_function": self.act}  # fmt: skip
+        return {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "dilation_h_factor": self.dilation[0],
+            "dilation_w_factor": self.dilation[1],
+            "fused_activation_function": self.act,
+        }
 
     def filter_shape(self) -> tuple[int, int, int, int]:
         return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
@@ -56,8 +61,7 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
     x = b.input((c.batch, *c.in_hwc), "int8", scale=0.04, zero_point=-9)
     w_scales = rng.uniform(0.002, 0.02, c.out_c) if c.per_channel else 0.011
     weights = rng.integers(-c.weight_max, c.weight_max + 1, c.filter_shape(), dtype=np.int8)
-    w = b.const(weights, scale=w_scales,
-                zero_point=0, axis=0)  # fmt: skip
+    w = b.const(weights, scale=w_scales, zero_point=0, axis=0)
     inputs = [x, w]
     if c.bias:
         bias_scale = 0.04 * np.atleast_1d(w_scales)
@@ -107,8 +111,17 @@ def test_conv_int8_bit_exact(name: str) -> None:
     assert_matches_tflm(conv_int8(CASES[name], seed=len(name)))
 
 
-@pytest.mark.parametrize("name", ["3x3_same_s2_relu", "3x3_valid_s2_relu6", "1x1_pointwise_relu6",
-                                  "dilation2_same", "grouped_2", "no_bias"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "3x3_same_s2_relu",
+        "3x3_valid_s2_relu6",
+        "1x1_pointwise_relu6",
+        "dilation2_same",
+        "grouped_2",
+        "no_bias",
+    ],
+)
 def test_conv_float32_close(name: str) -> None:
     assert_matches_tflm(conv_f32(CASES[name], seed=len(name)))
 

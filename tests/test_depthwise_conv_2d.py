@@ -47,9 +47,15 @@ class Dw:
 
     def options(self) -> dict[str, int]:
         mult = self.mult if self.option_mult is None else self.option_mult
-        return {"padding": self.padding, "stride_h": self.stride[0], "stride_w": self.stride[1],
-                "dilation_h_factor": self.dilation[0], "dilation_w_factor": self.dilation[1],
-                "depth_multiplier": mult, "fused_activation_function": self.act}  # fmt: skip
+        return {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "dilation_h_factor": self.dilation[0],
+            "dilation_w_factor": self.dilation[1],
+            "depth_multiplier": mult,
+            "fused_activation_function": self.act,
+        }
 
 
 def dw_int8(c: Dw, seed: int = 0) -> bytes:
@@ -107,8 +113,17 @@ def test_depthwise_int8_bit_exact(name: str) -> None:
     assert_matches_tflm(dw_int8(CASES[name], seed=len(name)))
 
 
-@pytest.mark.parametrize("name", ["3x3_same_s2_relu6", "3x3_valid_s2", "mult8_from_1_channel_s2",
-                                  "dilation2_same", "nonsquare_5x2_s1x2", "no_bias"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "3x3_same_s2_relu6",
+        "3x3_valid_s2",
+        "mult8_from_1_channel_s2",
+        "dilation2_same",
+        "nonsquare_5x2_s1x2",
+        "no_bias",
+    ],
+)
 def test_depthwise_float32_close(name: str) -> None:
     assert_matches_tflm(dw_f32(CASES[name], seed=len(name)))
 

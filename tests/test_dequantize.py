@@ -9,8 +9,13 @@ from mcugen.model.builder import GraphBuilder
 from support import assert_matches_tflm
 
 
-def dequantize_model(shape: tuple[int, ...], in_dtype: str, scale: object,
-                     zero_point: object, out_dtype: str = "float32") -> GraphBuilder:  # fmt: skip
+def dequantize_model(
+    shape: tuple[int, ...],
+    in_dtype: str,
+    scale: object,
+    zero_point: object,
+    out_dtype: str = "float32",
+) -> GraphBuilder:
     b = GraphBuilder()
     x = b.input(shape, in_dtype, scale=scale, zero_point=zero_point)
     y = b.activation(shape, out_dtype)
@@ -56,8 +61,9 @@ def test_dequantize_uint8() -> None:
         ("int8", 0.1, 0, "int16", "int16"),
     ],
 )
-def test_dequantize_rejects(in_dtype: str, scale: object, zero_point: object, out_dtype: str,
-                            what: str) -> None:  # fmt: skip
+def test_dequantize_rejects(
+    in_dtype: str, scale: object, zero_point: object, out_dtype: str, what: str
+) -> None:
     graph = dequantize_model((2,), in_dtype, scale, zero_point, out_dtype).graph()
     with pytest.raises(UnsupportedError, match=f"DEQUANTIZE.*{what}"):
         lower(graph, graph.operators[0])

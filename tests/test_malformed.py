@@ -28,7 +28,11 @@ def small_model() -> bytes:
 
 def corruptions(data: bytes, seed: int) -> list[tuple[str, bytes]]:
     rng = np.random.default_rng(seed)
-    cases = [("empty", b""), ("4 bytes", data[:4]), ("wrong identifier", data[:4] + b"XXXX" + data[8:])]
+    cases = [
+        ("empty", b""),
+        ("4 bytes", data[:4]),
+        ("wrong identifier", data[:4] + b"XXXX" + data[8:]),
+    ]
     for cut in sorted({8, 16, 64, len(data) // 3, len(data) // 2, len(data) - 1}):
         cases.append((f"truncated to {cut}", data[:cut]))
     for k in range(60):
@@ -59,7 +63,9 @@ def assert_clean_outcome(code: int, err: str, label: str) -> None:
     assert code not in (1, 70), f"{label}: exit {code} means an unexpected exception: {err}"
 
 
-def test_corrupt_files_give_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_files_give_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = small_model()
     failures = 0
     for label, blob in corruptions(data, seed=7):

@@ -17,8 +17,18 @@ def shared_quant(a: Operand, b: Operand) -> tuple[Operand, Operand]:
 
 
 @pytest.mark.parametrize("opcode", ["MAXIMUM", "MINIMUM"])
-@pytest.mark.parametrize("case", ["same", "channel_const", "spatial", "scalar_const",
-                                  "first_broadcasts", "both_broadcast", "rank6"])  # fmt: skip
+@pytest.mark.parametrize(
+    "case",
+    [
+        "same",
+        "channel_const",
+        "spatial",
+        "scalar_const",
+        "first_broadcasts",
+        "both_broadcast",
+        "rank6",
+    ],
+)
 def test_minmax_int8(opcode: str, case: str) -> None:
     a, b = shared_quant(*BROADCASTS[case])
     assert_matches_tflm(binary_model(opcode, "int8", a, b, SHARED))

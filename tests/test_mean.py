@@ -20,9 +20,14 @@ def out_shape(shape: tuple[int, ...], axes: list[int], keep_dims: bool) -> tuple
     return tuple(d for i, d in enumerate(shape) if i not in resolved)
 
 
-def mean_model(dtype: str, shape: tuple[int, ...], axes: list[int], keep_dims: bool,
-               out_q: tuple[float, int] | None = None,
-               axis_dtype: type = np.int32) -> bytes:  # fmt: skip
+def mean_model(
+    dtype: str,
+    shape: tuple[int, ...],
+    axes: list[int],
+    keep_dims: bool,
+    out_q: tuple[float, int] | None = None,
+    axis_dtype: type = np.int32,
+) -> bytes:
     scale, zp = IN_Q[dtype]
     oscale, ozp = out_q or (scale, zp)
     b = GraphBuilder()
@@ -62,8 +67,9 @@ def test_mean_float32_close(case: tuple) -> None:
 @pytest.mark.parametrize("case", [CASES[0], CASES[5]], ids=["hw", "axis1"])
 def test_mean_int16_bit_exact(case: tuple) -> None:
     shape, axes, keep_dims, out_q = case
-    assert_matches_tflm(mean_model("int16", shape, axes, keep_dims,
-                                   out_q=(0.0007, 0) if out_q else None))  # fmt: skip
+    assert_matches_tflm(
+        mean_model("int16", shape, axes, keep_dims, out_q=(0.0007, 0) if out_q else None)
+    )
 
 
 def test_multiplier_folds_count_as_tflm() -> None:

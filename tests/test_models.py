@@ -11,17 +11,25 @@ from mcugen.codegen.viewmodel import lower_all
 from mcugen.errors import UnsupportedError
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.order import stored_order
-
 from support import SHARED_MODELS, compare_with_tflm
 
 #: Models the end-to-end issue requires; an unsupported operator in one of these is a failure.
 REQUIRED = {
-    "mlperf_kws_dscnn_int8", "mlperf_vww_mbv1_int8", "mlperf_ic_resnet8_int8",
-    "mlperf_ad_toycar_int8", "mlperf_sww_int8", "tflm_person_detect_int8",
-    "tflm_hello_world_int8", "tflm_hello_world_f32", "tflm_micro_speech_int8",
-    "mcunet_vww_mixed", "st_miniresnetv2_aed_int8", "st_yamnet_aed_int8",
-    "mlperf_vww_mbv1_f32", "mlperf_ic_resnet8_f32",
-}  # fmt: skip
+    "mlperf_kws_dscnn_int8",
+    "mlperf_vww_mbv1_int8",
+    "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8",
+    "mlperf_sww_int8",
+    "tflm_person_detect_int8",
+    "tflm_hello_world_int8",
+    "tflm_hello_world_f32",
+    "tflm_micro_speech_int8",
+    "mcunet_vww_mixed",
+    "st_miniresnetv2_aed_int8",
+    "st_yamnet_aed_int8",
+    "mlperf_vww_mbv1_f32",
+    "mlperf_ic_resnet8_f32",
+}
 
 #: Models TFLM itself cannot run, so there is nothing to compare with.
 TFLM_REJECTS = {"mlperf_kws_dscnn_hybrid": "TFLM: hybrid models are not supported"}

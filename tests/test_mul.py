@@ -36,8 +36,9 @@ def test_mul_int8_activations(act: int) -> None:
     )
 
 
-@pytest.mark.parametrize("scales", [(0.5, 0.5, 0.01), (0.02, 0.03, 0.5), (1.0, 1.0, 1e-3),
-                                    (0.001, 0.002, 10.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "scales", [(0.5, 0.5, 0.01), (0.02, 0.03, 0.5), (1.0, 1.0, 1e-3), (0.001, 0.002, 10.0)]
+)
 def test_mul_int8_scales(scales: tuple[float, float, float]) -> None:
     """Real multipliers well above one (left shifts) and far below one."""
     a, b = Operand((5, 19), (scales[0], 7)), Operand((5, 19), (scales[1], -100))

@@ -13,17 +13,23 @@ QUANT = {"int8": (0.05, -3), "int16": (0.001, 0), "int32": (None, None), "float3
 NP = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "float32": np.float32}
 
 
-def pad_model(dtype: str, shape: tuple[int, ...], pads: list[tuple[int, int]],
-              value: float | None = None, opcode: str = "PAD",
-              pad_dtype: type = np.int32) -> bytes:  # fmt: skip
+def pad_model(
+    dtype: str,
+    shape: tuple[int, ...],
+    pads: list[tuple[int, int]],
+    value: float | None = None,
+    opcode: str = "PAD",
+    pad_dtype: type = np.int32,
+) -> bytes:
     scale, zp = QUANT[dtype]
     out_shape = tuple(d + lo + hi for d, (lo, hi) in zip(shape, pads, strict=True))
     b = GraphBuilder()
     x = b.input(shape, dtype, scale=scale, zero_point=zp)
     inputs = [x, b.const(np.array(pads, dtype=pad_dtype))]
     if value is not None:
-        inputs.append(b.const(np.array([value], dtype=NP[dtype]).reshape(()), scale=scale,
-                              zero_point=zp))  # fmt: skip
+        inputs.append(
+            b.const(np.array([value], dtype=NP[dtype]).reshape(()), scale=scale, zero_point=zp)
+        )
     y = b.activation(out_shape, dtype, scale=scale, zero_point=zp)
     b.op(opcode, inputs, [y])
     b.output(y)
@@ -45,8 +51,10 @@ def test_pad_matches_tflm(dtype: str, case: tuple) -> None:
     assert_matches_tflm(pad_model(dtype, *case))
 
 
-@pytest.mark.parametrize(("dtype", "value"), [("int8", 17), ("int8", -128), ("float32", -1.5),
-                                              ("int16", -300), ("int32", 123456)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [("int8", 17), ("int8", -128), ("float32", -1.5), ("int16", -300), ("int32", 123456)],
+)
 def test_padv2_constant_value(dtype: str, value: float) -> None:
     shape, pads = CASES[2]
     assert_matches_tflm(pad_model(dtype, shape, pads, value=value, opcode="PADV2"))

@@ -50,13 +50,18 @@ def test_plan_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     path = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
     assert main(["plan", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "arena 73728 bytes" in text and "lower bound for this order (peak live bytes) 55296" in text
+    assert (
+        "arena 73728 bytes" in text and "lower bound for this order (peak live bytes) 55296" in text
+    )
     assert "<- peak" in text
 
 
 @needs_models
-@pytest.mark.parametrize("path", sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else [],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else [],
+    ids=lambda p: p.stem,
+)
 def test_every_real_model_plans_validly(path) -> None:
     graph = load_model(path)
     plan = plan_memory(graph)
@@ -72,7 +77,9 @@ def random_dags(draw: st.DrawFn) -> Graph:
     tensors = [Tensor(i, f"in{i}", (s,), "int8") for i, s in enumerate(sizes)]
     ops = []
     for k in range(draw(st.integers(1, 25))):
-        reads = draw(st.lists(st.integers(0, len(tensors) - 1), min_size=1, max_size=3, unique=True))
+        reads = draw(
+            st.lists(st.integers(0, len(tensors) - 1), min_size=1, max_size=3, unique=True)
+        )
         outs = []
         for _ in range(draw(st.integers(1, 2))):
             size = draw(st.integers(0, 5000))

@@ -13,17 +13,33 @@ SAME, VALID = 0, 1
 QUANT = {"int8": (0.07, -5), "int16": (0.002, 0), "float32": (None, None)}
 
 
-def pool_model(opcode: str, dtype: str, shape: tuple[int, int, int, int], filt: tuple[int, int],
-               stride: tuple[int, int], padding: int, act: int = 0,
-               out_quant: tuple[float, int] | None = None) -> bytes:  # fmt: skip
+def pool_model(
+    opcode: str,
+    dtype: str,
+    shape: tuple[int, int, int, int],
+    filt: tuple[int, int],
+    stride: tuple[int, int],
+    padding: int,
+    act: int = 0,
+    out_quant: tuple[float, int] | None = None,
+) -> bytes:
     scale, zp = QUANT[dtype]
     oscale, ozp = out_quant or (scale, zp)
     out_hw = [quant.out_size(padding, shape[1 + i], filt[i], stride[i]) for i in range(2)]
     b = GraphBuilder()
     x = b.input(shape, dtype, scale=scale, zero_point=zp)
     y = b.activation((shape[0], *out_hw, shape[3]), dtype, scale=oscale, zero_point=ozp)
-    b.op(opcode, [x], [y], padding=padding, stride_h=stride[0], stride_w=stride[1],
-         filter_height=filt[0], filter_width=filt[1], fused_activation_function=act)  # fmt: skip
+    b.op(
+        opcode,
+        [x],
+        [y],
+        padding=padding,
+        stride_h=stride[0],
+        stride_w=stride[1],
+        filter_height=filt[0],
+        filter_width=filt[1],
+        fused_activation_function=act,
+    )
     b.output(y)
     return b.tflite()
 

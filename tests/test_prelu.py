@@ -27,11 +27,14 @@ def test_prelu_int8_alpha_shapes(case: str) -> None:
     assert_matches_tflm(binary_model("PRELU", "int8", x, alpha, (0.03, -60)))
 
 
-@pytest.mark.parametrize("quants", [
-    ((0.1, -128), (0.01, 0), (0.1, -128)),  # alpha in [-1.28, 1.27], output = input scale
-    ((0.02, 20), (0.5, 100), (0.3, 0)),  # large alphas
-    ((0.5, 0), (0.001, -20), (0.002, 10)),  # identity multiplier far above one
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "quants",
+    [
+        ((0.1, -128), (0.01, 0), (0.1, -128)),  # alpha in [-1.28, 1.27], output = input scale
+        ((0.02, 20), (0.5, 100), (0.3, 0)),  # large alphas
+        ((0.5, 0), (0.001, -20), (0.002, 10)),  # identity multiplier far above one
+    ],
+)
 def test_prelu_int8_quantizations(quants: tuple[tuple[float, int], ...]) -> None:
     x, alpha = Operand((2, 4, 4, 3), quants[0]), Operand((1, 1, 3), quants[1], const=True)
     assert_matches_tflm(binary_model("PRELU", "int8", x, alpha, quants[2]))

@@ -14,8 +14,9 @@ SHAPE = (2, 9, 15)  # 270 elements
 QParams = tuple[float, int] | tuple[list[float], list[int]]
 
 
-def quantize_model(in_dtype: str, out_dtype: str, in_q: tuple[float, int] | None,
-                   out_q: QParams) -> GraphBuilder:  # fmt: skip
+def quantize_model(
+    in_dtype: str, out_dtype: str, in_q: tuple[float, int] | None, out_q: QParams
+) -> GraphBuilder:
     b = GraphBuilder()
     x = b.input(SHAPE, in_dtype, scale=in_q and in_q[0], zero_point=in_q and in_q[1])
     y = b.activation(SHAPE, out_dtype, scale=out_q[0], zero_point=out_q[1])
@@ -74,8 +75,9 @@ def test_quantize_float(out_dtype: str, scale: float, zero_point: int, qmax: int
         ("int32", (1e-4, 7), "int16", (0.004, 0)),
     ],
 )
-def test_requantize(in_dtype: str, in_q: tuple[float, int], out_dtype: str,
-                    out_q: tuple[float, int]) -> None:  # fmt: skip
+def test_requantize(
+    in_dtype: str, in_q: tuple[float, int], out_dtype: str, out_q: tuple[float, int]
+) -> None:
     assert_matches_tflm(quantize_model(in_dtype, out_dtype, in_q, out_q).tflite(), samples=3)
 
 
@@ -89,8 +91,9 @@ def test_requantize(in_dtype: str, in_q: tuple[float, int], out_dtype: str,
         ("int8", (1.0, 0), "int32", (1e-10, 0), "too large"),
     ],
 )
-def test_quantize_rejects(in_dtype: str, in_q: tuple[float, int] | None, out_dtype: str,
-                          out_q: QParams, what: str) -> None:  # fmt: skip
+def test_quantize_rejects(
+    in_dtype: str, in_q: tuple[float, int] | None, out_dtype: str, out_q: QParams, what: str
+) -> None:
     b = GraphBuilder()
     x = b.input((2,), in_dtype, scale=in_q and in_q[0], zero_point=in_q and in_q[1])
     y = b.activation((2,), out_dtype, scale=out_q[0], zero_point=out_q[1])

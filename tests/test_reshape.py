@@ -71,9 +71,13 @@ def squeeze_model(in_shape: tuple, out_shape: tuple, dims: tuple, dtype: str) ->
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
 @pytest.mark.parametrize(
     ("in_shape", "out_shape", "dims"),
-    [((1, 1, 1, 7), (1, 7), (1, 2)), ((1, 1, 1, 7), (7,), ()), ((3, 1, 5, 1), (3, 5), (-1, 1)),
-     ((1, 9), (9,), (0,))],
-)  # fmt: skip
+    [
+        ((1, 1, 1, 7), (1, 7), (1, 2)),
+        ((1, 1, 1, 7), (7,), ()),
+        ((3, 1, 5, 1), (3, 5), (-1, 1)),
+        ((1, 9), (9,), (0,)),
+    ],
+)
 def test_squeeze(dtype: str, in_shape: tuple, out_shape: tuple, dims: tuple) -> None:
     assert_matches_tflm(squeeze_model(in_shape, out_shape, dims, dtype), samples=2)
 

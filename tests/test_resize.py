@@ -42,9 +42,15 @@ def with_arena_room(b: GraphBuilder, activation_bytes: int) -> bytes:
     return write_model(graph)
 
 
-def resize_model(opcode: str, dtype: str, in_shape: tuple[int, ...], out_hw: tuple[int, int],
-                 align: bool, half: bool,
-                 out_quant: dict[str, Any] | None = None) -> bytes:  # fmt: skip
+def resize_model(
+    opcode: str,
+    dtype: str,
+    in_shape: tuple[int, ...],
+    out_hw: tuple[int, int],
+    align: bool,
+    half: bool,
+    out_quant: dict[str, Any] | None = None,
+) -> bytes:
     b = GraphBuilder()
     x = b.input(in_shape, dtype, **QUANT[dtype])
     size = b.const(np.array(out_hw, dtype=np.int32))
@@ -72,14 +78,22 @@ def test_nearest_neighbor(dtype: str, case: Case) -> None:
 
 
 def test_nearest_neighbor_int16() -> None:
-    assert_matches_tflm(resize_model("RESIZE_NEAREST_NEIGHBOR", "int16", (1, 3, 5, 2), (7, 8),
-                                     False, True))  # fmt: skip
+    assert_matches_tflm(
+        resize_model("RESIZE_NEAREST_NEIGHBOR", "int16", (1, 3, 5, 2), (7, 8), False, True)
+    )
 
 
 def test_nearest_neighbor_ignores_output_quantization() -> None:
     # TFLM copies raw values even when the output's scale/zero point differ from the input's.
-    model = resize_model("RESIZE_NEAREST_NEIGHBOR", "int8", (1, 3, 3, 2), (6, 5), False, False,
-                         out_quant={"scale": 0.2, "zero_point": 10})  # fmt: skip
+    model = resize_model(
+        "RESIZE_NEAREST_NEIGHBOR",
+        "int8",
+        (1, 3, 3, 2),
+        (6, 5),
+        False,
+        False,
+        out_quant={"scale": 0.2, "zero_point": 10},
+    )
     assert_matches_tflm(model)
 
 
@@ -95,30 +109,49 @@ def test_bilinear(dtype: str, case: Case) -> None:
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 def test_bilinear_deeplab_like(dtype: str) -> None:
     # deeplabv3_f32.tflite: 33x33 -> 257x257 with aligned corners (fewer channels here).
-    assert_matches_tflm(resize_model("RESIZE_BILINEAR", dtype, (1, 33, 33, 2), (257, 257),
-                                     True, False), samples=2)  # fmt: skip
+    assert_matches_tflm(
+        resize_model("RESIZE_BILINEAR", dtype, (1, 33, 33, 2), (257, 257), True, False), samples=2
+    )
 
 
-@pytest.mark.parametrize("case", [((1, 7, 5, 3), (16, 13), False, False),
-                                  ((1, 7, 5, 3), (16, 13), False, True),
-                                  ((1, 13, 11, 2), (5, 6), False, True)])  # fmt: skip
+@pytest.mark.parametrize(
+    "case",
+    [
+        ((1, 7, 5, 3), (16, 13), False, False),
+        ((1, 7, 5, 3), (16, 13), False, True),
+        ((1, 13, 11, 2), (5, 6), False, True),
+    ],
+)
 def test_bilinear_int8_rounding_ratios(case: Case) -> None:
     # Q10 scales that do not divide evenly: TFLM rounds the scale, then each Q20 product.
     assert_matches_tflm(resize_model("RESIZE_BILINEAR", "int8", *case))
 
 
 def test_bilinear_ignores_output_quantization() -> None:
-    model = resize_model("RESIZE_BILINEAR", "int8", (1, 3, 3, 2), (6, 5), False, True,
-                         out_quant={"scale": 0.2, "zero_point": 10})  # fmt: skip
+    model = resize_model(
+        "RESIZE_BILINEAR",
+        "int8",
+        (1, 3, 3, 2),
+        (6, 5),
+        False,
+        True,
+        out_quant={"scale": 0.2, "zero_point": 10},
+    )
     assert_matches_tflm(model)
 
 
 # --- rejections -----------------------------------------------------------------------------------
 
 
-def builder_for(opcode: str, in_shape: tuple[int, ...], size: np.ndarray,
-                y_shape: tuple[int, ...], dtype: str = "float32", const_size: bool = True,
-                **opts: bool) -> GraphBuilder:  # fmt: skip
+def builder_for(
+    opcode: str,
+    in_shape: tuple[int, ...],
+    size: np.ndarray,
+    y_shape: tuple[int, ...],
+    dtype: str = "float32",
+    const_size: bool = True,
+    **opts: bool,
+) -> GraphBuilder:
     b = GraphBuilder()
     x = b.input(in_shape, dtype, **QUANT[dtype])
     s = b.const(size) if const_size else b.input(size.shape, "int32")
@@ -144,8 +177,14 @@ def test_rejects_bad_models(opcode: str) -> None:
 
 
 def test_bilinear_rejects_align_corners_with_half_pixel() -> None:
-    b = builder_for("RESIZE_BILINEAR", (1, 2, 2, 1), np.array([4, 4], np.int32), (1, 4, 4, 1),
-                    align_corners=True, half_pixel_centers=True)  # fmt: skip
+    b = builder_for(
+        "RESIZE_BILINEAR",
+        (1, 2, 2, 1),
+        np.array([4, 4], np.int32),
+        (1, 4, 4, 1),
+        align_corners=True,
+        half_pixel_centers=True,
+    )
     with pytest.raises(UnsupportedError, match="RESIZE_BILINEAR.*half_pixel_centers"):
         lower_single(b)
 

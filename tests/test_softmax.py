@@ -12,9 +12,14 @@ from support import assert_matches_tflm
 OUT_Q = {"int8": (1.0 / 256, -128), "int16": (1.0 / 65536, -32768), "float32": (None, None)}
 
 
-def softmax_model(shape: tuple[int, ...], beta: float, in_dtype: str = "int8",
-                  out_dtype: str | None = None, in_q: tuple[float, int] = (0.1, 3),
-                  out_q: tuple[float, int] | None = None) -> bytes:  # fmt: skip
+def softmax_model(
+    shape: tuple[int, ...],
+    beta: float,
+    in_dtype: str = "int8",
+    out_dtype: str | None = None,
+    in_q: tuple[float, int] = (0.1, 3),
+    out_q: tuple[float, int] | None = None,
+) -> bytes:
     out_dtype = out_dtype or in_dtype
     scale, zp = in_q if in_dtype != "float32" else (None, None)
     oscale, ozp = out_q or OUT_Q[out_dtype]
@@ -58,11 +63,16 @@ def test_scaling_matches_tflm_formulas() -> None:
 
 @pytest.mark.parametrize(
     ("in_dtype", "out_dtype", "out_q"),
-    [("int8", "int8", (1.0 / 128, -128)), ("int8", "int8", (1.0 / 256, 0)),
-     ("int8", "int16", (1.0 / 32768, 0)), ("int16", "int16", (1.0 / 32768, 0))],
-)  # fmt: skip
-def test_softmax_rejects_unsupported_quantization(in_dtype: str, out_dtype: str,
-                                                  out_q: tuple[float, int]) -> None:  # fmt: skip
+    [
+        ("int8", "int8", (1.0 / 128, -128)),
+        ("int8", "int8", (1.0 / 256, 0)),
+        ("int8", "int16", (1.0 / 32768, 0)),
+        ("int16", "int16", (1.0 / 32768, 0)),
+    ],
+)
+def test_softmax_rejects_unsupported_quantization(
+    in_dtype: str, out_dtype: str, out_q: tuple[float, int]
+) -> None:
     model = softmax_model((1, 10), 1.0, in_dtype, out_dtype, (0.1, 0), out_q)
     with pytest.raises(UnsupportedError, match="SOFTMAX"):
         generate(import_model(model, source="test model"))

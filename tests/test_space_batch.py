@@ -48,9 +48,16 @@ def b2s_shape(shape: tuple[int, ...], block: list[int], crops: Pairs) -> tuple[i
     return (shape[0] // int(np.prod(block)), *spatial, shape[-1])
 
 
-def add_op(b: GraphBuilder, opcode: str, x: int, shape: tuple[int, ...], block: list[int],
-           amounts: Pairs, dtype: str,
-           out_shape: tuple[int, ...] | None = None) -> int:  # fmt: skip
+def add_op(
+    b: GraphBuilder,
+    opcode: str,
+    x: int,
+    shape: tuple[int, ...],
+    block: list[int],
+    amounts: Pairs,
+    dtype: str,
+    out_shape: tuple[int, ...] | None = None,
+) -> int:
     if out_shape is None:
         fn = s2b_shape if opcode == "SPACE_TO_BATCH_ND" else b2s_shape
         out_shape = fn(shape, block, amounts)
@@ -60,8 +67,14 @@ def add_op(b: GraphBuilder, opcode: str, x: int, shape: tuple[int, ...], block: 
     return y
 
 
-def single_op(opcode: str, shape: tuple[int, ...], block: list[int], amounts: Pairs, dtype: str,
-              out_shape: tuple[int, ...] | None = None) -> GraphBuilder:  # fmt: skip
+def single_op(
+    opcode: str,
+    shape: tuple[int, ...],
+    block: list[int],
+    amounts: Pairs,
+    dtype: str,
+    out_shape: tuple[int, ...] | None = None,
+) -> GraphBuilder:
     b = GraphBuilder()
     x = b.input(shape, dtype, **QUANT[dtype])
     b.output(add_op(b, opcode, x, shape, block, amounts, dtype, out_shape))
@@ -86,15 +99,17 @@ PADDED = [
 
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("shape, block, pads", UNPADDED)
-def test_space_to_batch_unpadded(dtype: str, shape: tuple[int, ...], block: list[int],
-                                 pads: Pairs) -> None:  # fmt: skip
+def test_space_to_batch_unpadded(
+    dtype: str, shape: tuple[int, ...], block: list[int], pads: Pairs
+) -> None:
     assert_matches_tflm(single_op("SPACE_TO_BATCH_ND", shape, block, pads, dtype).tflite())
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("shape, block, pads", PADDED)
-def test_space_to_batch_padded(dtype: str, shape: tuple[int, ...], block: list[int],
-                               pads: Pairs) -> None:  # fmt: skip
+def test_space_to_batch_padded(
+    dtype: str, shape: tuple[int, ...], block: list[int], pads: Pairs
+) -> None:
     model = single_op("SPACE_TO_BATCH_ND", shape, block, pads, dtype).tflite()
     samples = [random_inputs(import_model(model, source="test"), seed) for seed in range(3)]
     ours, ref = mcugen_outputs(model, samples), tflm_outputs(model, samples)
@@ -123,15 +138,15 @@ B2S = [
 
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("shape, block, crops", B2S)
-def test_batch_to_space(dtype: str, shape: tuple[int, ...], block: list[int],
-                        crops: Pairs) -> None:  # fmt: skip
+def test_batch_to_space(dtype: str, shape: tuple[int, ...], block: list[int], crops: Pairs) -> None:
     assert_matches_tflm(single_op("BATCH_TO_SPACE_ND", shape, block, crops, dtype).tflite())
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("shape, block, pads", PADDED)
-def test_padding_then_cropping_round_trip(dtype: str, shape: tuple[int, ...], block: list[int],
-                                          pads: Pairs) -> None:  # fmt: skip
+def test_padding_then_cropping_round_trip(
+    dtype: str, shape: tuple[int, ...], block: list[int], pads: Pairs
+) -> None:
     # The converter's frame of a dilated convolution without the convolution: cropping what was
     # padded removes every padded position, so TFLM is deterministic again and must match exactly.
     b = GraphBuilder()
@@ -153,17 +168,30 @@ def assert_rejected(b: GraphBuilder, opcode: str, match: str = "") -> None:
 @pytest.mark.parametrize("opcode", ["SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"])
 def test_rejects_unsupported(opcode: str) -> None:
     zero = [[0, 0], [0, 0]]
-    assert_rejected(single_op(opcode, (4, 2, 2, 2, 1), [2, 2], zero, "float32", (4, 2, 2, 2, 1)),
-                    opcode, "3-D or 4-D")  # fmt: skip
+    assert_rejected(
+        single_op(opcode, (4, 2, 2, 2, 1), [2, 2], zero, "float32", (4, 2, 2, 2, 1)),
+        opcode,
+        "3-D or 4-D",
+    )
     assert_rejected(single_op(opcode, (4, 2), [2], [[0, 0]], "float32", (4, 2)), opcode, "3-D")
-    assert_rejected(single_op(opcode, (4, 4, 4, 1), [2], [[0, 0]], "float32", (4, 4, 4, 1)),
-                    opcode, "block_shape must have shape")  # fmt: skip
-    assert_rejected(single_op(opcode, (4, 4, 4, 1), [2, 0], zero, "float32", (4, 4, 4, 1)),
-                    opcode, "positive")  # fmt: skip
-    assert_rejected(single_op(opcode, (4, 4, 4, 1), [2, 2], [[0, -1], [0, 0]], "float32",
-                              (4, 4, 4, 1)), opcode, "non-negative")  # fmt: skip
-    assert_rejected(single_op(opcode, (4, 4, 4, 1), [2, 2], zero, "float32", (4, 4, 4, 1)),
-                    opcode, "output shape")  # fmt: skip
+    assert_rejected(
+        single_op(opcode, (4, 4, 4, 1), [2], [[0, 0]], "float32", (4, 4, 4, 1)),
+        opcode,
+        "block_shape must have shape",
+    )
+    assert_rejected(
+        single_op(opcode, (4, 4, 4, 1), [2, 0], zero, "float32", (4, 4, 4, 1)), opcode, "positive"
+    )
+    assert_rejected(
+        single_op(opcode, (4, 4, 4, 1), [2, 2], [[0, -1], [0, 0]], "float32", (4, 4, 4, 1)),
+        opcode,
+        "non-negative",
+    )
+    assert_rejected(
+        single_op(opcode, (4, 4, 4, 1), [2, 2], zero, "float32", (4, 4, 4, 1)),
+        opcode,
+        "output shape",
+    )
     b = GraphBuilder()
     x = b.input((4, 4, 4, 1), "int16", scale=0.01, zero_point=0)
     y = b.activation((4, 4, 4, 1), "int16", scale=0.01, zero_point=0)
@@ -172,8 +200,7 @@ def test_rejects_unsupported(opcode: str) -> None:
 
 
 def test_space_to_batch_rejects_indivisible_padding() -> None:
-    b = single_op("SPACE_TO_BATCH_ND", (1, 5, 4, 1), [2, 2], [[0, 0], [0, 0]], "int8",
-                  (4, 2, 2, 1))  # fmt: skip
+    b = single_op("SPACE_TO_BATCH_ND", (1, 5, 4, 1), [2, 2], [[0, 0], [0, 0]], "int8", (4, 2, 2, 1))
     assert_rejected(b, "SPACE_TO_BATCH_ND", "not a multiple")
 
 
@@ -187,6 +214,5 @@ def test_space_to_batch_rejects_non_constant_block() -> None:
 
 
 def test_batch_to_space_rejects_indivisible_batch() -> None:
-    b = single_op("BATCH_TO_SPACE_ND", (6, 2, 2, 1), [2, 2], [[0, 0], [0, 0]], "int8",
-                  (1, 4, 4, 1))  # fmt: skip
+    b = single_op("BATCH_TO_SPACE_ND", (6, 2, 2, 1), [2, 2], [[0, 0], [0, 0]], "int8", (1, 4, 4, 1))
     assert_rejected(b, "BATCH_TO_SPACE_ND", "block volume")

@@ -56,9 +56,14 @@ def test_split(dtype: str, shape: tuple, axis: int, num: int) -> None:
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int16"])
 @pytest.mark.parametrize(
     ("shape", "axis", "size_splits"),
-    [((1, 3, 3, 10), 3, [2, 5, 3]), ((1, 3, 3, 10), -1, [4, -1]), ((9, 4), 0, [-1, 1, 1]),
-     ((2, 7, 3), 1, [6, -1]), ((2, 7, 3), -3, [1, 1])],
-)  # fmt: skip
+    [
+        ((1, 3, 3, 10), 3, [2, 5, 3]),
+        ((1, 3, 3, 10), -1, [4, -1]),
+        ((9, 4), 0, [-1, 1, 1]),
+        ((2, 7, 3), 1, [6, -1]),
+        ((2, 7, 3), -3, [1, 1]),
+    ],
+)
 def test_split_v(dtype: str, shape: tuple, axis: int, size_splits: list[int]) -> None:
     assert_matches_tflm(split_v_model(shape, axis, size_splits, dtype), samples=2)
 

@@ -23,10 +23,19 @@ Q: dict[str, dict[str, Any]] = {
 
 
 def expected_shape(shape: tuple, begin: list, end: list, strides: list, masks: dict) -> tuple:
-    spec = SliceSpec(tuple(begin), tuple(end), tuple(strides), masks.get("begin_mask", 0),
-                     masks.get("end_mask", 0), masks.get("shrink_axis_mask", 0))  # fmt: skip
-    return tuple(prepare_extent(spec, n, a) for a, n in enumerate(shape)
-                 if not spec.masked(spec.shrink_mask, a))  # fmt: skip
+    spec = SliceSpec(
+        tuple(begin),
+        tuple(end),
+        tuple(strides),
+        masks.get("begin_mask", 0),
+        masks.get("end_mask", 0),
+        masks.get("shrink_axis_mask", 0),
+    )
+    return tuple(
+        prepare_extent(spec, n, a)
+        for a, n in enumerate(shape)
+        if not spec.masked(spec.shrink_mask, a)
+    )
 
 
 def add_slice(b: GraphBuilder, x: int, shape: tuple, dtype: str, case: tuple) -> int:
@@ -76,8 +85,10 @@ def random_case(rng: np.random.Generator, shape: tuple) -> tuple:
     begin = [int(rng.integers(-n - 2, n + 3)) for n in shape]
     end = [int(rng.integers(-n - 2, n + 3)) for n in shape]
     strides = [int(v) for v in rng.choice([-3, -2, -1, 1, 1, 2, 3], rank)]
-    masks = {name: int(rng.integers(0, 1 << rank)) if rng.random() < 0.5 else 0
-             for name in ("begin_mask", "end_mask", "shrink_axis_mask")}  # fmt: skip
+    masks = {
+        name: int(rng.integers(0, 1 << rank)) if rng.random() < 0.5 else 0
+        for name in ("begin_mask", "end_mask", "shrink_axis_mask")
+    }
     return begin, end, strides, masks
 
 
@@ -124,8 +135,12 @@ def _rejects(shape: tuple, case: tuple, pattern: str, out_shape: tuple | None = 
     b = GraphBuilder()
     x = b.input(shape, "float32")
     y = b.activation(out_shape or expected_shape(shape, begin, end, strides, masks), "float32")
-    b.op("STRIDED_SLICE", [x, *(b.const(np.array(v, np.int32)) for v in (begin, end, strides))],
-         [y], **masks)  # fmt: skip
+    b.op(
+        "STRIDED_SLICE",
+        [x, *(b.const(np.array(v, np.int32)) for v in (begin, end, strides))],
+        [y],
+        **masks,
+    )
     g = b.graph()
     with pytest.raises(UnsupportedError, match=r"operator 0 \(STRIDED_SLICE\).*" + pattern):
         lower(g, g.operators[0])

@@ -20,8 +20,18 @@ from mcugen.errors import UnsupportedError
 from support import assert_matches_tflm
 
 
-@pytest.mark.parametrize("case", ["same", "channel_const", "spatial", "scalar_const",
-                                  "first_broadcasts", "rank_mismatch", "rank6"])  # fmt: skip
+@pytest.mark.parametrize(
+    "case",
+    [
+        "same",
+        "channel_const",
+        "spatial",
+        "scalar_const",
+        "first_broadcasts",
+        "rank_mismatch",
+        "rank6",
+    ],
+)
 def test_sub_int8_broadcasts(case: str) -> None:
     a, b = BROADCASTS[case]
     assert_matches_tflm(binary_model("SUB", "int8", a, b, (0.13, 6)))
@@ -35,8 +45,12 @@ def test_sub_int8_activations(act: int) -> None:
     )
 
 
-SCALES = [(0.2563990, 0.4752814, 0.0729356), (0.4743761, 0.1566039, 0.2122399),
-          (0.003, 0.003, 0.006), (0.9, 0.0011, 0.02)]  # fmt: skip
+SCALES = [
+    (0.2563990, 0.4752814, 0.0729356),
+    (0.4743761, 0.1566039, 0.2122399),
+    (0.003, 0.003, 0.006),
+    (0.9, 0.0011, 0.02),
+]
 
 
 @pytest.mark.parametrize("scales", SCALES)

@@ -11,8 +11,12 @@ from support import assert_matches_tflm
 ALL_INT8 = np.arange(-128, 128, dtype=np.int8)
 
 
-def tanh_model(shape: tuple[int, ...], dtype: str, in_q: tuple[float, int] | None = None,
-               out_q: tuple[float, int] | None = None) -> GraphBuilder:  # fmt: skip
+def tanh_model(
+    shape: tuple[int, ...],
+    dtype: str,
+    in_q: tuple[float, int] | None = None,
+    out_q: tuple[float, int] | None = None,
+) -> GraphBuilder:
     b = GraphBuilder()
     x = b.input(shape, dtype, scale=in_q and in_q[0], zero_point=in_q and in_q[1])
     y = b.activation(shape, dtype, scale=out_q and out_q[0], zero_point=out_q and out_q[1])

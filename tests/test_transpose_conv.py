@@ -43,8 +43,12 @@ class Tc:
         return (self.batch, *self.out_hw(), self.out_c)
 
     def options(self) -> dict[str, int]:
-        return {"padding": self.padding, "stride_h": self.stride[0], "stride_w": self.stride[1],
-                "fused_activation_function": self.act}  # fmt: skip
+        return {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "fused_activation_function": self.act,
+        }
 
     def filter_shape(self) -> tuple[int, int, int, int]:
         return (self.out_c, *self.kernel, self.in_hwc[2])
@@ -107,8 +111,14 @@ def test_transpose_conv_int8_bit_exact(name: str) -> None:
     assert_matches_tflm(tc_int8(CASES[name], seed=len(name)))
 
 
-FLOAT_CASES = ["3x3_same_s2_relu", "3x3_valid_s2_relu6", "4x4_same_s2_even_pad",
-               "nonsquare_3x2_s2x1_valid", "batch2", "no_bias_omitted"]  # fmt: skip
+FLOAT_CASES = [
+    "3x3_same_s2_relu",
+    "3x3_valid_s2_relu6",
+    "4x4_same_s2_even_pad",
+    "nonsquare_3x2_s2x1_valid",
+    "batch2",
+    "no_bias_omitted",
+]
 
 
 @pytest.mark.parametrize("name", FLOAT_CASES)

@@ -17,8 +17,12 @@ FLOAT_MAX = float(np.finfo(np.float32).max)
 
 ACT_NONE, ACT_RELU, ACT_RELU_N1_TO_1, ACT_RELU6, ACT_TANH, ACT_SIGN_BIT = range(6)
 
-INT_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
-              "int32": (-(2**31), 2**31 - 1)}  # fmt: skip
+INT_RANGES = {
+    "int8": (-128, 127),
+    "uint8": (0, 255),
+    "int16": (-32768, 32767),
+    "int32": (-(2**31), 2**31 - 1),
+}
 
 
 def round_half_away(x: float) -> float:
@@ -54,8 +58,9 @@ def quantize_value(scale: float, zero_point: int, f: float) -> int:
     return zero_point + int(tmp)
 
 
-def activation_range_quantized(activation: int, scale: float, zero_point: int,
-                               dtype: str = "int8") -> tuple[int, int]:  # fmt: skip
+def activation_range_quantized(
+    activation: int, scale: float, zero_point: int, dtype: str = "int8"
+) -> tuple[int, int]:
     """CalculateActivationRangeQuantized for a fused activation on an output of `dtype`."""
     qmin, qmax = INT_RANGES[dtype]
     if activation == ACT_RELU:
@@ -92,16 +97,22 @@ def out_size(padding: int, image: int, filt: int, stride: int, dilation: int = 1
     return (image + stride - eff) // stride
 
 
-def padding_with_offset(stride: int, dilation: int, in_size: int, filt: int,
-                        out: int) -> tuple[int, int]:  # fmt: skip
+def padding_with_offset(
+    stride: int, dilation: int, in_size: int, filt: int, out: int
+) -> tuple[int, int]:
     """ComputePaddingWithOffset: (padding before, extra padding after)."""
     eff = (filt - 1) * dilation + 1
     total = max((out - 1) * stride + eff - in_size, 0)
     return total // 2, total % 2
 
 
-def conv_padding(padding: int, stride: tuple[int, int], dilation: tuple[int, int],
-                 in_hw: tuple[int, int], filt_hw: tuple[int, int]) -> tuple[int, int]:  # fmt: skip
+def conv_padding(
+    padding: int,
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    in_hw: tuple[int, int],
+    filt_hw: tuple[int, int],
+) -> tuple[int, int]:
     """ComputePaddingHeightWidth: (pad_h, pad_w) as TFLM passes them to the reference kernels."""
     pads = []
     for i in range(2):

@@ -1,4 +1,4 @@
-"""Render the view-model through the Jinja templates: returns {relative path: text}, writes nothing."""
+"""Render the view-model through the Jinja templates into {relative path: text}; writes nothing."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def c_float(value: float) -> str:
     """An exact C float literal (hex), with the float32 value TFLM would hold."""
     v = float(np.float32(value))
     if math.isnan(v):
-        return "__builtin_nanf(\"\")"
+        return '__builtin_nanf("")'
     if math.isinf(v):
         return "__builtin_inff()" if v > 0 else "(-__builtin_inff())"
     return f"{v.hex()}f"

@@ -11,11 +11,19 @@ from mcugen.model.ir import Graph
 from mcugen.plan.memory_plan import MemoryPlan
 
 C_TYPES = {
-    "float32": "MCU_FLOAT32", "int8": "MCU_INT8", "uint8": "MCU_UINT8", "int16": "MCU_INT16",
-    "int32": "MCU_INT32", "int64": "MCU_INT64", "bool": "MCU_BOOL", "uint16": "MCU_UINT16",
-    "uint32": "MCU_UINT32", "uint64": "MCU_UINT64", "float16": "MCU_FLOAT16",
+    "float32": "MCU_FLOAT32",
+    "int8": "MCU_INT8",
+    "uint8": "MCU_UINT8",
+    "int16": "MCU_INT16",
+    "int32": "MCU_INT32",
+    "int64": "MCU_INT64",
+    "bool": "MCU_BOOL",
+    "uint16": "MCU_UINT16",
+    "uint32": "MCU_UINT32",
+    "uint64": "MCU_UINT64",
+    "float16": "MCU_FLOAT16",
     "float64": "MCU_FLOAT64",
-}  # fmt: skip
+}
 MAX_DIMS = 6
 
 
@@ -92,8 +100,9 @@ def scratch_sizes(lowered: dict[int, Lowered]) -> dict[int, int]:
     return {i: low.scratch_bytes for i, low in lowered.items() if low.scratch_bytes > 0}
 
 
-def build_view_model(graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered],
-                     model_name: str) -> ModelVM:  # fmt: skip
+def build_view_model(
+    graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered], model_name: str
+) -> ModelVM:
     offsets = plan.tensor_offsets()
     scratch = plan.scratch_offsets()
     used = _used_tensors(graph)
@@ -103,15 +112,26 @@ def build_view_model(graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered]
         if t.index not in used:
             continue
         if len(t.shape) > MAX_DIMS:
-            raise UnsupportedError(f"tensor {t.index} has {len(t.shape)} dimensions (max {MAX_DIMS})")
+            raise UnsupportedError(
+                f"tensor {t.index} has {len(t.shape)} dimensions (max {MAX_DIMS})"
+            )
         symbol = None
         if t.is_constant:
             symbol = f"g_const_{t.index}"
             constants.append(ConstantVM(symbol, t.data or b""))
         elif t.index not in offsets and t.nbytes > 0:
             raise UnsupportedError(f"tensor {t.index} ({t.name}) has no arena slot")
-        tensors.append(TensorVM(t.index, t.name, C_TYPES[t.dtype], t.shape, t.nbytes,
-                                offsets.get(t.index, -1), symbol))  # fmt: skip
+        tensors.append(
+            TensorVM(
+                t.index,
+                t.name,
+                C_TYPES[t.dtype],
+                t.shape,
+                t.nbytes,
+                offsets.get(t.index, -1),
+                symbol,
+            )
+        )
     nodes = tuple(
         _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1)) for pos, i in enumerate(plan.order)
     )
@@ -155,8 +175,18 @@ def _node_vm(position: int, graph: Graph, index: int, low: Lowered, scratch_offs
     arrays: list[ArrayVM] = []
     for name, value in low.params:
         params.append(_param_vm(index, name, value, arrays))
-    return NodeVM(position, index, op.opcode, low.function, low.params_type, tuple(params),
-                  tuple(arrays), op.inputs, op.outputs, scratch_offset)  # fmt: skip
+    return NodeVM(
+        position,
+        index,
+        op.opcode,
+        low.function,
+        low.params_type,
+        tuple(params),
+        tuple(arrays),
+        op.inputs,
+        op.outputs,
+        scratch_offset,
+    )
 
 
 def _param_vm(index: int, name: str, value: Value, arrays: list[ArrayVM]) -> ParamVM:

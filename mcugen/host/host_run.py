@@ -24,8 +24,9 @@ class HostRun:
     result_line: str
 
 
-def run_host(exe: Path, graph: Graph, samples: list[list[np.ndarray]], *,
-             timeout: float = 300.0) -> HostRun:  # fmt: skip
+def run_host(
+    exe: Path, graph: Graph, samples: list[list[np.ndarray]], *, timeout: float = 300.0
+) -> HostRun:
     """Run `samples` (each: one array per model input) through the executable in one process."""
     blob = bytearray()
     for sample in samples:
@@ -37,10 +38,13 @@ def run_host(exe: Path, graph: Graph, samples: list[list[np.ndarray]], *,
         fin.write_bytes(bytes(blob))
         start = time.perf_counter()
         try:
-            proc = subprocess.run([str(exe), str(fin), str(fout)], capture_output=True, text=True,
-                                  timeout=timeout)  # fmt: skip
+            proc = subprocess.run(
+                [str(exe), str(fin), str(fout)], capture_output=True, text=True, timeout=timeout
+            )
         except subprocess.TimeoutExpired:
-            raise RunError(f"the model did not finish within {timeout:.0f} s", where=str(exe)) from None
+            raise RunError(
+                f"the model did not finish within {timeout:.0f} s", where=str(exe)
+            ) from None
         seconds = time.perf_counter() - start
         match = _RESULT.search(proc.stdout)
         if proc.returncode != 0 or match is None or match.group(1) != "0":
@@ -57,8 +61,11 @@ def _split_outputs(graph: Graph, raw: bytes, count: int) -> list[list[np.ndarray
         outs = []
         for t_index in graph.outputs:
             t = graph.tensors[t_index]
-            outs.append(np.frombuffer(raw, dtype=DTYPES[t.dtype][0], count=t.num_elements,
-                                      offset=pos).reshape(t.shape).copy())  # fmt: skip
+            outs.append(
+                np.frombuffer(raw, dtype=DTYPES[t.dtype][0], count=t.num_elements, offset=pos)
+                .reshape(t.shape)
+                .copy()
+            )
             pos += t.nbytes
         result.append(outs)
     if pos != len(raw):

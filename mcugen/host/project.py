@@ -29,7 +29,7 @@ class BuildResult:
 
 
 def project_files(gen: Generated, board: Board) -> dict[str, bytes]:
-    """Every file of the project, by relative path. Pure: reads the runtime and board, writes nothing."""
+    """Every file of the project by relative path. Reads the runtime and board, writes nothing."""
     files: dict[str, bytes] = {k: v.encode() for k, v in gen.files.items()}
     rt = runtime_dir()
     for header in sorted((rt / "include").rglob("*.h")):
@@ -46,8 +46,10 @@ def project_files(gen: Generated, board: Board) -> dict[str, bytes]:
         files[f"runtime/kernels/{kernel}.c"] = src.read_bytes()
         sources.append(f"runtime/kernels/{kernel}.c")
     files["main.c"] = (board.directory / "main.c").read_bytes()
-    makefile = environment().get_template("Makefile.j2").render(
-        version=__version__, board=board, sources=sources, target=TARGET
+    makefile = (
+        environment()
+        .get_template("Makefile.j2")
+        .render(version=__version__, board=board, sources=sources, target=TARGET)
     )
     files["Makefile"] = makefile.encode()
     return files
@@ -80,16 +82,22 @@ def _swap_in(new: Path, target: Path) -> None:
 
 def compile_project(directory: Path, board: Board, *, jobs: int = 2) -> BuildResult:
     if shutil.which(board.cc) is None:
-        raise BuildError(f"compiler '{board.cc}' not found", where=f"board {board.name}",
-                         hint="run the README's set-up command to install it")  # fmt: skip
+        raise BuildError(
+            f"compiler '{board.cc}' not found",
+            where=f"board {board.name}",
+            hint="run the README's set-up command to install it",
+        )
     start = time.perf_counter()
-    proc = subprocess.run(["make", "-s", f"-j{jobs}", "-C", str(directory)], capture_output=True,
-                          text=True)  # fmt: skip
+    proc = subprocess.run(
+        ["make", "-s", f"-j{jobs}", "-C", str(directory)], capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr[-300:])
-        raise BuildError(f"compiling the generated project failed: {first.strip()}",
-                         hint="this is a bug in mcugen; please report it with the model")  # fmt: skip
+        raise BuildError(
+            f"compiling the generated project failed: {first.strip()}",
+            hint="this is a bug in mcugen; please report it with the model",
+        )
     exe = directory / TARGET
     return BuildResult(directory, exe, seconds, ())
 

@@ -1,11 +1,11 @@
 """A small builder for Graph IR models: the project's own test models and generated benchmarks.
 
-    b = GraphBuilder()
-    x = b.input((1, 8, 8, 3), "int8", scale=0.05, zero_point=-3)
-    y = b.activation((1, 8, 8, 4), "int8", scale=0.1, zero_point=2)
-    b.op("CONV_2D", [x, b.const(w, scale=ws), b.const(bias, scale=bs)], [y], padding=0, ...)
-    b.output(y)
-    model_bytes = b.tflite()
+b = GraphBuilder()
+x = b.input((1, 8, 8, 3), "int8", scale=0.05, zero_point=-3)
+y = b.activation((1, 8, 8, 4), "int8", scale=0.1, zero_point=2)
+b.op("CONV_2D", [x, b.const(w, scale=ws), b.const(bias, scale=bs)], [y], padding=0, ...)
+b.output(y)
+model_bytes = b.tflite()
 """
 
 from __future__ import annotations
@@ -20,15 +20,23 @@ from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 from mcugen.model.tflite_write import write_model
 
 _NP_TO_DTYPE = {
-    "float32": "float32", "int8": "int8", "uint8": "uint8", "int16": "int16", "int32": "int32",
-    "int64": "int64", "bool": "bool", "float16": "float16", "uint32": "uint32",
-}  # fmt: skip
+    "float32": "float32",
+    "int8": "int8",
+    "uint8": "uint8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool",
+    "float16": "float16",
+    "uint32": "uint32",
+}
 
 OPERATOR_VERSIONS = {"FULLY_CONNECTED": 4, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 3}
 
 
-def _quant(scale: float | Sequence[float] | None, zero_point: int | Sequence[int] | None,
-           axis: int) -> Quantization | None:  # fmt: skip
+def _quant(
+    scale: float | Sequence[float] | None, zero_point: int | Sequence[int] | None, axis: int
+) -> Quantization | None:
     if scale is None:
         return None
     scales = tuple(float(np.float32(s)) for s in np.atleast_1d(scale))
@@ -49,47 +57,102 @@ class GraphBuilder:
         self.inputs: list[int] = []
         self.outputs: list[int] = []
 
-    def _add(self, shape: Sequence[int], dtype: str, scale: Any, zero_point: Any, axis: int,
-             data: bytes | None, name: str | None, is_variable: bool = False) -> int:  # fmt: skip
+    def _add(
+        self,
+        shape: Sequence[int],
+        dtype: str,
+        scale: Any,
+        zero_point: Any,
+        axis: int,
+        data: bytes | None,
+        name: str | None,
+        is_variable: bool = False,
+    ) -> int:
         index = len(self.tensors)
-        self.tensors.append(Tensor(index=index, name=name or f"t{index}",
-                                   shape=tuple(int(d) for d in shape), dtype=dtype,
-                                   quant=_quant(scale, zero_point, axis), data=data,
-                                   is_variable=is_variable))  # fmt: skip
+        self.tensors.append(
+            Tensor(
+                index=index,
+                name=name or f"t{index}",
+                shape=tuple(int(d) for d in shape),
+                dtype=dtype,
+                quant=_quant(scale, zero_point, axis),
+                data=data,
+                is_variable=is_variable,
+            )
+        )
         return index
 
-    def input(self, shape: Sequence[int], dtype: str, *, scale: Any = None, zero_point: Any = None,
-              name: str | None = None) -> int:  # fmt: skip
+    def input(
+        self,
+        shape: Sequence[int],
+        dtype: str,
+        *,
+        scale: Any = None,
+        zero_point: Any = None,
+        name: str | None = None,
+    ) -> int:
         t = self._add(shape, dtype, scale, zero_point, 0, None, name)
         self.inputs.append(t)
         return t
 
-    def activation(self, shape: Sequence[int], dtype: str, *, scale: Any = None,
-                   zero_point: Any = None, name: str | None = None) -> int:  # fmt: skip
+    def activation(
+        self,
+        shape: Sequence[int],
+        dtype: str,
+        *,
+        scale: Any = None,
+        zero_point: Any = None,
+        name: str | None = None,
+    ) -> int:
         return self._add(shape, dtype, scale, zero_point, 0, None, name)
 
-    def const(self, array: np.ndarray, *, scale: Any = None, zero_point: Any = None, axis: int = 0,
-              name: str | None = None) -> int:  # fmt: skip
+    def const(
+        self,
+        array: np.ndarray,
+        *,
+        scale: Any = None,
+        zero_point: Any = None,
+        axis: int = 0,
+        name: str | None = None,
+    ) -> int:
         arr = np.ascontiguousarray(array)
         dtype = _NP_TO_DTYPE[str(arr.dtype)]
         return self._add(arr.shape, dtype, scale, zero_point, axis, arr.tobytes(), name)
 
-    def op(self, opcode: str, inputs: Sequence[int], outputs: Sequence[int], *,
-           version: int | None = None, **options: Any) -> int:  # fmt: skip
+    def op(
+        self,
+        opcode: str,
+        inputs: Sequence[int],
+        outputs: Sequence[int],
+        *,
+        version: int | None = None,
+        **options: Any,
+    ) -> int:
         index = len(self.operators)
         opts = {k: (tuple(v) if isinstance(v, list | tuple) else v) for k, v in options.items()}
-        self.operators.append(Operator(index=index, opcode=opcode,
-                                       version=version or OPERATOR_VERSIONS.get(opcode, 1),
-                                       inputs=tuple(inputs), outputs=tuple(outputs),
-                                       options=MappingProxyType(opts)))  # fmt: skip
+        self.operators.append(
+            Operator(
+                index=index,
+                opcode=opcode,
+                version=version or OPERATOR_VERSIONS.get(opcode, 1),
+                inputs=tuple(inputs),
+                outputs=tuple(outputs),
+                options=MappingProxyType(opts),
+            )
+        )
         return index
 
     def output(self, *tensors: int) -> None:
         self.outputs.extend(tensors)
 
     def graph(self) -> Graph:
-        return Graph(tensors=tuple(self.tensors), operators=tuple(self.operators),
-                     inputs=tuple(self.inputs), outputs=tuple(self.outputs), name=self.name)  # fmt: skip
+        return Graph(
+            tensors=tuple(self.tensors),
+            operators=tuple(self.operators),
+            inputs=tuple(self.inputs),
+            outputs=tuple(self.outputs),
+            name=self.name,
+        )
 
     def tflite(self) -> bytes:
         return write_model(self.graph())

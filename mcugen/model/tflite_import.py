@@ -1,8 +1,8 @@
 """Import a .tflite flatbuffer into the Graph IR.
 
-Every structural problem (truncation, bad identifier, indices out of range, absurd vector lengths from
-flipped bits) becomes one `ModelError` line naming the place; the flatbuffer accessors are never
-trusted to fail cleanly by themselves.
+Every structural problem (truncation, bad identifier, indices out of range, absurd vector lengths
+from flipped bits) becomes one `ModelError` line naming the place; the flatbuffer accessors are
+never trusted to fail cleanly by themselves.
 """
 
 from __future__ import annotations
@@ -24,9 +24,19 @@ from mcugen.model.ir import DTYPES, Graph, Operator, Quantization, Tensor
 _OPCODE_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
 _OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 _TENSOR_TYPES = {
-    0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16",
-    9: "int8", 10: "float64", 12: "uint64", 15: "uint32", 16: "uint16",
-}  # fmt: skip
+    0: "float32",
+    1: "float16",
+    2: "int32",
+    3: "uint8",
+    4: "int64",
+    6: "bool",
+    7: "int16",
+    9: "int8",
+    10: "float64",
+    12: "uint64",
+    15: "uint32",
+    16: "uint16",
+}
 _TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 _SKIP_OPTION_METHODS = {"Init", "GetRootAs"}
 
@@ -95,8 +105,10 @@ class _Importer:
     def count(self, n: int, what: str, elem: int = 4) -> int:
         """A vector length, checked against the file size so flipped bits cannot make it huge."""
         if n < 0 or n * elem > len(self.buf):
-            raise self.fail(f"{what} claims {n} entries, more than the file can hold",
-                            hint="the file is corrupt")  # fmt: skip
+            raise self.fail(
+                f"{what} claims {n} entries, more than the file can hold",
+                hint="the file is corrupt",
+            )
         return n
 
     def run(self) -> Graph:
@@ -112,16 +124,21 @@ class _Importer:
         sg = m.Subgraphs(0)
         codes = self.operator_codes()
         buffers = self.buffers()
-        tensors = tuple(self.tensor(sg.Tensors(i), i, buffers)
-                        for i in range(self.count(sg.TensorsLength(), "tensor list")))  # fmt: skip
+        tensors = tuple(
+            self.tensor(sg.Tensors(i), i, buffers)
+            for i in range(self.count(sg.TensorsLength(), "tensor list"))
+        )
         ntens = len(tensors)
         ops = tuple(
             self.operator(sg.Operators(i), i, codes, ntens)
             for i in range(self.count(sg.OperatorsLength(), "operator list"))
         )
-        inputs = self.indices(sg.InputsAsNumpy() if sg.InputsLength() else [], ntens, "subgraph inputs")
-        outputs = self.indices(sg.OutputsAsNumpy() if sg.OutputsLength() else [], ntens,
-                               "subgraph outputs")  # fmt: skip
+        inputs = self.indices(
+            sg.InputsAsNumpy() if sg.InputsLength() else [], ntens, "subgraph inputs"
+        )
+        outputs = self.indices(
+            sg.OutputsAsNumpy() if sg.OutputsLength() else [], ntens, "subgraph outputs"
+        )
         graph = Graph(
             tensors=tensors,
             operators=ops,
@@ -168,19 +185,31 @@ class _Importer:
         nshape = self.count(t.ShapeLength(), f"{where} shape")
         shape = tuple(int(d) for d in t.ShapeAsNumpy()) if nshape else ()
         if any(d < 0 for d in shape):
-            raise self.fail(f"dynamic or negative shape {shape}", where,
-                            "export the model with fixed input shapes")  # fmt: skip
+            raise self.fail(
+                f"dynamic or negative shape {shape}",
+                where,
+                "export the model with fixed input shapes",
+            )
         bidx = t.Buffer()
         if bidx >= len(buffers):
             raise self.fail(f"buffer index {bidx} out of range ({len(buffers)} buffers)", where)
         data = buffers[bidx] if bidx > 0 else None
-        result = Tensor(index=index, name=_text(t.Name()), shape=shape, dtype=dtype,
-                        quant=self.quantization(t.Quantization(), where), data=data,
-                        is_variable=bool(t.IsVariable()))  # fmt: skip
+        result = Tensor(
+            index=index,
+            name=_text(t.Name()),
+            shape=shape,
+            dtype=dtype,
+            quant=self.quantization(t.Quantization(), where),
+            data=data,
+            is_variable=bool(t.IsVariable()),
+        )
         if data is not None and len(data) != result.nbytes:
             raise self.fail(
                 f"constant data is {len(data)} bytes but shape {shape} of {dtype} needs "
-                f"{result.nbytes}", where, "the file is corrupt")  # fmt: skip
+                f"{result.nbytes}",
+                where,
+                "the file is corrupt",
+            )
         return result
 
     def quantization(self, q: Any, where: str) -> Quantization | None:
@@ -196,8 +225,9 @@ class _Importer:
             raise self.fail(f"{len(scales)} scales but {len(zps)} zero points", where)
         return Quantization(scales=scales, zero_points=zps, axis=int(q.QuantizedDimension()))
 
-    def operator(self, op: Any, index: int, codes: list[tuple[str, int, str | None]],
-                 ntens: int) -> Operator:  # fmt: skip
+    def operator(
+        self, op: Any, index: int, codes: list[tuple[str, int, str | None]], ntens: int
+    ) -> Operator:
         where = f"operator {index}"
         ci = op.OpcodeIndex()
         if ci >= len(codes):
@@ -205,8 +235,12 @@ class _Importer:
         name, version, custom = codes[ci]
 
         def vec(n: int, get: Callable[[], Any], what: str) -> tuple[int, ...]:
-            return self.indices(get() if self.count(n, f"{where} {what}") else [], ntens,
-                                f"{where} {what}", allow_missing=True)  # fmt: skip
+            return self.indices(
+                get() if self.count(n, f"{where} {what}") else [],
+                ntens,
+                f"{where} {what}",
+                allow_missing=True,
+            )
 
         return Operator(
             index=index,
@@ -217,7 +251,9 @@ class _Importer:
             intermediates=vec(op.IntermediatesLength(), op.IntermediatesAsNumpy, "intermediates"),
             options=MappingProxyType(_decode_options(op)),
             custom_code=custom,
-            options_type=_OPTION_NAMES.get(op.BuiltinOptionsType(), "") if op.BuiltinOptionsType() else "",
+            options_type=_OPTION_NAMES.get(op.BuiltinOptionsType(), "")
+            if op.BuiltinOptionsType()
+            else "",
             custom_options=self.custom_options(op, where),
         )
 
@@ -225,7 +261,9 @@ class _Importer:
         n = self.count(op.CustomOptionsLength(), f"{where} custom options", elem=1)
         return op.CustomOptionsAsNumpy().tobytes() if n else b""
 
-    def indices(self, arr: Any, ntens: int, what: str, allow_missing: bool = False) -> tuple[int, ...]:
+    def indices(
+        self, arr: Any, ntens: int, what: str, allow_missing: bool = False
+    ) -> tuple[int, ...]:
         result = tuple(int(i) for i in arr)
         lo = -1 if allow_missing else 0
         for i in result:
@@ -288,8 +326,11 @@ def _check_graph(graph: Graph, source: str) -> None:
     for op in graph.operators:
         for t in op.outputs:
             if t in produced:
-                raise ModelError(f"tensor {t} is written by operators {produced[t]} and {op.index}",
-                                 where=source, hint="the file is corrupt")  # fmt: skip
+                raise ModelError(
+                    f"tensor {t} is written by operators {produced[t]} and {op.index}",
+                    where=source,
+                    hint="the file is corrupt",
+                )
             if graph.tensors[t].is_constant:
                 raise ModelError(f"{op.label} writes constant tensor {t}", where=source)
             produced[t] = op.index
@@ -303,8 +344,9 @@ def _check_graph(graph: Graph, source: str) -> None:
     _check_acyclic(graph, produced, source)
     for tensor in graph.tensors:
         if tensor.dtype not in DTYPES:
-            raise ModelError(f"tensor {tensor.index} has unsupported type {tensor.dtype}",
-                             where=source)  # fmt: skip
+            raise ModelError(
+                f"tensor {tensor.index} has unsupported type {tensor.dtype}", where=source
+            )
 
 
 def _check_acyclic(graph: Graph, produced: dict[int, int], source: str) -> None:

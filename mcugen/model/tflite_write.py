@@ -19,30 +19,64 @@ from mcugen.model.ir import Graph, Operator, Tensor
 _OPCODES = {k: v for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
 _OPTION_TYPES = {k: v for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 _TENSOR_TYPES = {
-    "float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7,
-    "int8": 9, "float64": 10, "uint64": 12, "uint32": 15, "uint16": 16,
-}  # fmt: skip
+    "float32": 0,
+    "float16": 1,
+    "int32": 2,
+    "uint8": 3,
+    "int64": 4,
+    "bool": 6,
+    "int16": 7,
+    "int8": 9,
+    "float64": 10,
+    "uint64": 12,
+    "uint32": 15,
+    "uint16": 16,
+}
 
 #: Options table of each builtin operator, where the name is not derivable.
 DEFAULT_OPTIONS: Mapping[str, str] = {
-    "CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
-    "FULLY_CONNECTED": "FullyConnectedOptions", "AVERAGE_POOL_2D": "Pool2DOptions",
-    "MAX_POOL_2D": "Pool2DOptions", "ADD": "AddOptions", "MUL": "MulOptions", "SUB": "SubOptions",
-    "RESHAPE": "ReshapeOptions", "SQUEEZE": "SqueezeOptions", "SOFTMAX": "SoftmaxOptions",
-    "CONCATENATION": "ConcatenationOptions", "PAD": "PadOptions", "PADV2": "PadV2Options",
-    "MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
-    "QUANTIZE": "QuantizeOptions", "DEQUANTIZE": "DequantizeOptions",
-    "HARD_SWISH": "HardSwishOptions", "LEAKY_RELU": "LeakyReluOptions",
-    "STRIDED_SLICE": "StridedSliceOptions", "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
-    "PACK": "PackOptions", "UNPACK": "UnpackOptions", "SHAPE": "ShapeOptions",
-    "EXPAND_DIMS": "ExpandDimsOptions", "TRANSPOSE": "TransposeOptions",
-    "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
+    "CONV_2D": "Conv2DOptions",
+    "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
+    "FULLY_CONNECTED": "FullyConnectedOptions",
+    "AVERAGE_POOL_2D": "Pool2DOptions",
+    "MAX_POOL_2D": "Pool2DOptions",
+    "ADD": "AddOptions",
+    "MUL": "MulOptions",
+    "SUB": "SubOptions",
+    "RESHAPE": "ReshapeOptions",
+    "SQUEEZE": "SqueezeOptions",
+    "SOFTMAX": "SoftmaxOptions",
+    "CONCATENATION": "ConcatenationOptions",
+    "PAD": "PadOptions",
+    "PADV2": "PadV2Options",
+    "MEAN": "ReducerOptions",
+    "SUM": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions",
+    "QUANTIZE": "QuantizeOptions",
+    "DEQUANTIZE": "DequantizeOptions",
+    "HARD_SWISH": "HardSwishOptions",
+    "LEAKY_RELU": "LeakyReluOptions",
+    "STRIDED_SLICE": "StridedSliceOptions",
+    "SPLIT": "SplitOptions",
+    "SPLIT_V": "SplitVOptions",
+    "PACK": "PackOptions",
+    "UNPACK": "UnpackOptions",
+    "SHAPE": "ShapeOptions",
+    "EXPAND_DIMS": "ExpandDimsOptions",
+    "TRANSPOSE": "TransposeOptions",
+    "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions",
     "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
-    "RESIZE_BILINEAR": "ResizeBilinearOptions", "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
-    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions", "TRANSPOSE_CONV": "TransposeConvOptions",
-    "GATHER": "GatherOptions", "SLICE": "SliceOptions", "TILE": "TileOptions",
-    "CAST": "CastOptions", "DIV": "DivOptions",
-}  # fmt: skip
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
+    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
+    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
+    "GATHER": "GatherOptions",
+    "SLICE": "SliceOptions",
+    "TILE": "TileOptions",
+    "CAST": "CastOptions",
+    "DIV": "DivOptions",
+}
 
 
 def write_model(graph: Graph, *, description: str = "mcugen") -> bytes:
@@ -149,8 +183,11 @@ class _Writer:
         inputs = self.ints(op.inputs)
         outputs = self.ints(op.outputs)
         inter = self.ints(op.intermediates) if op.intermediates else None
-        custom = self.ints(np.frombuffer(op.custom_options, np.uint8), np.uint8) \
-            if op.custom_options else None  # fmt: skip
+        custom = (
+            self.ints(np.frombuffer(op.custom_options, np.uint8), np.uint8)
+            if op.custom_options
+            else None
+        )
         opt_type = op.options_type or (DEFAULT_OPTIONS.get(op.opcode, "") if op.options else "")
         opt = self.options(opt_type, op.options) if opt_type else None
         om.OperatorStart(self.b)

@@ -70,13 +70,21 @@ def activation_buffers(
         size = graph.tensors[t].nbytes
         if size == 0 or t not in first:
             continue
-        buffers.append(Buffer(id=len(buffers), size=align_up(size), first=first[t], last=last[t],
-                              tensor=t))  # fmt: skip
+        buffers.append(
+            Buffer(id=len(buffers), size=align_up(size), first=first[t], last=last[t], tensor=t)
+        )
     for step, op_index in enumerate(order, start=1):
         nbytes = (scratch or {}).get(op_index, 0)
         if nbytes > 0:
-            buffers.append(Buffer(id=len(buffers), size=align_up(nbytes), first=step, last=step,
-                                  scratch_of=op_index))  # fmt: skip
+            buffers.append(
+                Buffer(
+                    id=len(buffers),
+                    size=align_up(nbytes),
+                    first=step,
+                    last=step,
+                    scratch_of=op_index,
+                )
+            )
     return tuple(buffers)
 
 

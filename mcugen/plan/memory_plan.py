@@ -1,4 +1,4 @@
-"""The memory plan of one graph: operator order, buffers, offsets, and how far from optimal it is."""
+"""The memory plan of one graph: operator order, buffers, offsets, and the gap to optimal."""
 
 from __future__ import annotations
 
@@ -95,7 +95,13 @@ def plan_memory(
     buffers = activation_buffers(graph, op_order, scratch)
     offsets = layout_fn(buffers)
     seconds = time.perf_counter() - start
-    plan = MemoryPlan(order=op_order, buffers=buffers, offsets=MappingProxyType(dict(offsets)),
-                      order_strategy=order, layout_strategy=layout, plan_seconds=seconds)  # fmt: skip
+    plan = MemoryPlan(
+        order=op_order,
+        buffers=buffers,
+        offsets=MappingProxyType(dict(offsets)),
+        order_strategy=order,
+        layout_strategy=layout,
+        plan_seconds=seconds,
+    )
     plan.validate(graph)
     return plan

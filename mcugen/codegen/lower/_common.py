@@ -9,7 +9,9 @@ from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 
 
 def unsupported(op: Operator, what: str) -> UnsupportedError:
-    return UnsupportedError(f"{op.label}: {what}", hint="see the README's list of supported operators")
+    return UnsupportedError(
+        f"{op.label}: {what}", hint="see the README's list of supported operators"
+    )
 
 
 def inp(graph: Graph, op: Operator, i: int) -> Tensor | None:
@@ -41,7 +43,9 @@ def qparams(op: Operator, t: Tensor) -> Quantization:
 
 def check_dtype(op: Operator, t: Tensor, *allowed: str) -> str:
     if t.dtype not in allowed:
-        raise unsupported(op, f"tensor {t.index} has type {t.dtype}; supported: {', '.join(allowed)}")
+        raise unsupported(
+            op, f"tensor {t.index} has type {t.dtype}; supported: {', '.join(allowed)}"
+        )
     return t.dtype
 
 
@@ -66,4 +70,6 @@ def activation_params(op: Operator, output: Tensor) -> tuple[tuple[str, int | fl
 def multiplier_arrays(real_scales: list[float]) -> tuple[Array, Array]:
     """Per-channel (multiplier, shift) arrays from real rescale factors."""
     pairs = [quant.quantize_multiplier(s) for s in real_scales]
-    return Array("int32_t", tuple(m for m, _ in pairs)), Array("int32_t", tuple(s for _, s in pairs))
+    return Array("int32_t", tuple(m for m, _ in pairs)), Array(
+        "int32_t", tuple(s for _, s in pairs)
+    )

@@ -59,8 +59,9 @@ def smaller_than_one(op: Operator, real: float) -> tuple[int, int]:
         raise unsupported(op, exc.what) from None
 
 
-def add_sub_params(op: Operator, y: Tensor, zero_points: tuple[int, int],
-                   reals: tuple[float, float, float]) -> Params:  # fmt: skip
+def add_sub_params(
+    op: Operator, y: Tensor, zero_points: tuple[int, int], reals: tuple[float, float, float]
+) -> Params:
     """Parameters of the int8 ADD/SUB kernels from the three rescale factors TFLM computes."""
     (m1, s1), (m2, s2), (mo, so) = (smaller_than_one(op, r) for r in reals)
     return (

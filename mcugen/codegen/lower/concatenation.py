@@ -25,9 +25,12 @@ def scale_and_zero_point(t: Tensor) -> tuple[float, int]:
 def check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
     """int8 inputs must share the output's scale and zero point; int16 zero points must be 0."""
     if y.dtype == "int8" and scale_and_zero_point(x) != scale_and_zero_point(y):
-        raise unsupported(op, f"int8 input {x.index} has quantization {scale_and_zero_point(x)} "
-                              f"but the output has {scale_and_zero_point(y)}; TFLM does not "
-                              "requantize")  # fmt: skip
+        raise unsupported(
+            op,
+            f"int8 input {x.index} has quantization {scale_and_zero_point(x)} "
+            f"but the output has {scale_and_zero_point(y)}; TFLM does not "
+            "requantize",
+        )
     if y.dtype == "int16" and scale_and_zero_point(x)[1] != 0:
         raise unsupported(op, f"int16 input {x.index} has a non-zero zero point")
 

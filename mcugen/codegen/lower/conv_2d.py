@@ -52,17 +52,26 @@ def padding_option(op: Operator) -> int:
     return padding
 
 
-def window_params(op: Operator, in_hw: tuple[int, int], filt_hw: tuple[int, int],
-                  dilated: bool = True) -> Params:  # fmt: skip
+def window_params(
+    op: Operator, in_hw: tuple[int, int], filt_hw: tuple[int, int], dilated: bool = True
+) -> Params:
     """Strides, dilations and ComputePaddingHeightWidth's (pad_h, pad_w) for the kernels."""
     stride = positive_option(op, "stride_h"), positive_option(op, "stride_w")
     dilation = (1, 1)
     if dilated:
-        dilation = (positive_option(op, "dilation_h_factor"),
-                    positive_option(op, "dilation_w_factor"))  # fmt: skip
+        dilation = (
+            positive_option(op, "dilation_h_factor"),
+            positive_option(op, "dilation_w_factor"),
+        )
     pad_h, pad_w = quant.conv_padding(padding_option(op), stride, dilation, in_hw, filt_hw)
-    return (("stride_w", stride[1]), ("stride_h", stride[0]), ("dilation_w", dilation[1]),
-            ("dilation_h", dilation[0]), ("pad_w", pad_w), ("pad_h", pad_h))  # fmt: skip
+    return (
+        ("stride_w", stride[1]),
+        ("stride_h", stride[0]),
+        ("dilation_w", dilation[1]),
+        ("dilation_h", dilation[0]),
+        ("pad_w", pad_w),
+        ("pad_h", pad_h),
+    )
 
 
 def check_types(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | None) -> str:
@@ -87,8 +96,11 @@ def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: 
     qx, qw, qy = qparams(op, x), qparams(op, w), qparams(op, y)
     channels = w.shape[channel_axis]
     if qw.per_channel and (len(qw.scales) != channels or qw.axis % 4 != channel_axis):
-        raise unsupported(op, f"filter has {len(qw.scales)} scales on axis {qw.axis}; expected "
-                              f"1 or {channels} on axis {channel_axis}")  # fmt: skip
+        raise unsupported(
+            op,
+            f"filter has {len(qw.scales)} scales on axis {qw.axis}; expected "
+            f"1 or {channels} on axis {channel_axis}",
+        )
     if len(qw.zero_points) != len(qw.scales):
         raise unsupported(op, "filter quantization has mismatched scale and zero-point counts")
     mults, shifts = multiplier_arrays([qx.scale * s / qy.scale for s in qw.scales])
@@ -128,8 +140,11 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_4d(op, x, w, y)
     in_c, (out_c, k_h, k_w, k_c) = x.shape[3], w.shape
     if k_c < 1 or in_c % k_c != 0 or out_c % (in_c // k_c) != 0:
-        raise unsupported(op, f"filter depth {k_c} does not split {in_c} input channels into "
-                              f"groups that divide {out_c} output channels")  # fmt: skip
+        raise unsupported(
+            op,
+            f"filter depth {k_c} does not split {in_c} input channels into "
+            f"groups that divide {out_c} output channels",
+        )
     check_channels(op, "output depth", y.shape[3], out_c)
     check_channels(op, "output batch", y.shape[0], x.shape[0])
     check_bias(op, bias, out_c)

@@ -25,8 +25,11 @@ def depth_multiplier(op: Operator, in_c: int, out_c: int) -> int:
     """
     mult = int(op.options.get("depth_multiplier", 1))
     if mult < 1 or in_c * mult != out_c:
-        raise unsupported(op, f"depth_multiplier {mult} does not map {in_c} input channels "
-                              f"to {out_c} output channels")  # fmt: skip
+        raise unsupported(
+            op,
+            f"depth_multiplier {mult} does not map {in_c} input channels "
+            f"to {out_c} output channels",
+        )
     return mult
 
 

@@ -20,7 +20,8 @@ def lower_dequantize(graph: Graph, op: Operator) -> Lowered:
     qx = qparams(op, x)
     if qx.per_channel:
         # TFLM's kernel would silently use the first channel's scale for every element.
-        raise unsupported(op, f"tensor {x.index} is quantized per channel; only per-tensor is "
-                              "supported")  # fmt: skip
+        raise unsupported(
+            op, f"tensor {x.index} is quantized per channel; only per-tensor is supported"
+        )
     params = (("scale", qx.scale), ("zero_point", qx.zero_point))
     return Lowered("dequantize", "mcu_dequantize", PARAMS, params)

@@ -47,8 +47,12 @@ def _quantized_params(
     if qx.per_channel or qy.per_channel:
         raise unsupported(op, "per-channel quantization is not supported")
     multiplier, shift = mean_multiplier(qx.scale, qy.scale, count)
-    return (("input_zp", qx.zero_point), ("output_zp", qy.zero_point),
-            ("multiplier", multiplier), ("shift", shift))  # fmt: skip
+    return (
+        ("input_zp", qx.zero_point),
+        ("output_zp", qy.zero_point),
+        ("multiplier", multiplier),
+        ("shift", shift),
+    )
 
 
 @register("MEAN")

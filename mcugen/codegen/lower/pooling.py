@@ -36,8 +36,14 @@ def _window_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, Value
     if min(out_hw) < 1 or out_hw != (y.shape[1], y.shape[2]):
         raise unsupported(op, f"output size {y.shape[1:3]} does not match the computed {out_hw}")
     pad_h, pad_w = quant.conv_padding(padding, stride, (1, 1), in_hw, filt)
-    return (("stride_w", stride[1]), ("stride_h", stride[0]), ("filter_w", filt[1]),
-            ("filter_h", filt[0]), ("pad_w", pad_w), ("pad_h", pad_h))  # fmt: skip
+    return (
+        ("stride_w", stride[1]),
+        ("stride_h", stride[0]),
+        ("filter_w", filt[1]),
+        ("filter_h", filt[0]),
+        ("pad_w", pad_w),
+        ("pad_h", pad_h),
+    )
 
 
 def _check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:

@@ -10,19 +10,29 @@ from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 PARAMS = "mcu_quantize_params_t"
 
 # (input, output) integer type pairs that TFLM's QUANTIZE evaluates (quantize_common.cc).
-REQUANTIZE_PAIRS = frozenset({
-    ("int8", "int8"), ("int8", "uint8"), ("int8", "int16"), ("int8", "int32"),
-    ("uint8", "int8"), ("int16", "int8"), ("int16", "int16"), ("int16", "int32"),
-    ("int32", "int8"), ("int32", "int16"),
-})  # fmt: skip
+REQUANTIZE_PAIRS = frozenset(
+    {
+        ("int8", "int8"),
+        ("int8", "uint8"),
+        ("int8", "int16"),
+        ("int8", "int32"),
+        ("uint8", "int8"),
+        ("int16", "int8"),
+        ("int16", "int16"),
+        ("int16", "int32"),
+        ("int32", "int8"),
+        ("int32", "int16"),
+    }
+)
 
 
 def _per_tensor(op: Operator, t: Tensor) -> Quantization:
     """The tensor's quantization, which must have a single scale."""
     q = qparams(op, t)
     if q.per_channel:
-        raise unsupported(op, f"tensor {t.index} is quantized per channel; only per-tensor is "
-                              "supported")  # fmt: skip
+        raise unsupported(
+            op, f"tensor {t.index} is quantized per channel; only per-tensor is supported"
+        )
     return q
 
 

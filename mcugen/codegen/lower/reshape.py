@@ -20,8 +20,11 @@ EXPAND_DIMS_TYPES = ("float32", "int8", "int16")
 def _io(graph: Graph, op: Operator, num_inputs: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     """Input 0 and output 0, after checking the operand counts and that the types agree."""
     if len(op.inputs) not in num_inputs or len(op.outputs) != 1:
-        raise unsupported(op, f"expects {' or '.join(map(str, num_inputs))} inputs and 1 output, "
-                              f"got {len(op.inputs)} and {len(op.outputs)}")  # fmt: skip
+        raise unsupported(
+            op,
+            f"expects {' or '.join(map(str, num_inputs))} inputs and 1 output, "
+            f"got {len(op.inputs)} and {len(op.outputs)}",
+        )
     x, y = req(graph, op, 0), out(graph, op)
     check_dtype(op, y, x.dtype)
     return x, y

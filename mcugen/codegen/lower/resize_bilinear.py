@@ -39,8 +39,9 @@ def q10_last_coordinate(out_size: int, scale_10: int, half_pixel: bool) -> int:
     return last + scale_10 // 2 - ONE_Q10 // 2 if half_pixel else last
 
 
-def check_q10_in_bounds(op: Operator, axis: str, in_size: int, out_size: int, scale_10: int,
-                        half_pixel: bool) -> None:  # fmt: skip
+def check_q10_in_bounds(
+    op: Operator, axis: str, in_size: int, out_size: int, scale_10: int, half_pixel: bool
+) -> None:
     """Reject ratios where TFLM's rounded Q10 scale puts the lower source index past the input.
 
     There TFLM reads outside the input tensor (e.g. 1 -> 70 without aligned corners: the scale
@@ -51,8 +52,11 @@ def check_q10_in_bounds(op: Operator, axis: str, in_size: int, out_size: int, sc
     if out_size * scale_10 + scale_10 > INT32_MAX:
         raise unsupported(op, f"{axis} {in_size} -> {out_size} overflows the Q10 coordinates")
     if max(last, 0) // ONE_Q10 > in_size - 1:
-        raise unsupported(op, f"int8 resize of {axis} {in_size} -> {out_size}: TFLM's Q10 scale "
-                              "reads outside the input for this ratio")  # fmt: skip
+        raise unsupported(
+            op,
+            f"int8 resize of {axis} {in_size} -> {out_size}: TFLM's Q10 scale "
+            "reads outside the input for this ratio",
+        )
 
 
 @register("RESIZE_BILINEAR")

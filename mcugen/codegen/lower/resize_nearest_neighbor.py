@@ -21,8 +21,9 @@ FUNCTIONS = {
 }
 
 
-def resize_shapes(graph: Graph, op: Operator, *dtypes: str) -> tuple[str, tuple[int, int],
-                                                                     tuple[int, int]]:  # fmt: skip
+def resize_shapes(
+    graph: Graph, op: Operator, *dtypes: str
+) -> tuple[str, tuple[int, int], tuple[int, int]]:
     """Check a RESIZE_* operator as TFLM's Prepare does: (dtype, (in_h, in_w), (out_h, out_w)).
 
     TFLM requires a 4-D input and a constant 1-D int32 size of two elements, and writes the output

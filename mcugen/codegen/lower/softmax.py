@@ -53,8 +53,11 @@ def _quantized(op: Operator, x: Tensor, y: Tensor, beta: float) -> Lowered:
         multiplier, shift = preprocess_softmax_scaling(beta, qparams(op, x).scale)
     except ValueError as exc:
         raise unsupported(op, str(exc)) from None
-    params = (("input_multiplier", multiplier), ("input_left_shift", shift),
-              ("diff_min", -input_radius(shift)))  # fmt: skip
+    params = (
+        ("input_multiplier", multiplier),
+        ("input_left_shift", shift),
+        ("diff_min", -input_radius(shift)),
+    )
     function = "mcu_softmax_int8" if y.dtype == "int8" else "mcu_softmax_int8_int16"
     return Lowered("softmax", function, PARAMS, params)
 

@@ -61,8 +61,12 @@ def block_spec(graph: Graph, op: Operator, amounts_name: str) -> BlockSpec:
 def hw_params(spec: BlockSpec, prefix: str) -> tuple[tuple[str, int], ...]:
     """(block_h, block_w, <prefix>_top, <prefix>_left); 3-D inputs have no width dimension."""
     block_w, left = (spec.block[1], spec.amounts[1][0]) if len(spec.block) == 2 else (1, 0)
-    return (("block_h", spec.block[0]), ("block_w", block_w),
-            (f"{prefix}_top", spec.amounts[0][0]), (f"{prefix}_left", left))  # fmt: skip
+    return (
+        ("block_h", spec.block[0]),
+        ("block_w", block_w),
+        (f"{prefix}_top", spec.amounts[0][0]),
+        (f"{prefix}_left", left),
+    )
 
 
 def space_to_batch_shape(op: Operator, shape: tuple[int, ...], spec: BlockSpec) -> tuple[int, ...]:

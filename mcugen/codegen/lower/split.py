@@ -42,8 +42,9 @@ def check_outputs(op: Operator, x: Tensor, outputs: list[Tensor], axis: int) -> 
         raise unsupported(op, f"output sizes along axis {axis} do not add up to {x.shape[axis]}")
 
 
-def lower_split_common(graph: Graph, op: Operator, data: int, axis_input: int,
-                       equal_parts: bool) -> Lowered:  # fmt: skip
+def lower_split_common(
+    graph: Graph, op: Operator, data: int, axis_input: int, equal_parts: bool
+) -> Lowered:
     """Shared checks; `data` and `axis_input` are the operand positions of the two inputs."""
     x = req(graph, op, data)
     check_dtype(op, x, *TYPES)

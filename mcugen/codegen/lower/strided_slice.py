@@ -100,11 +100,15 @@ def prepare_extent(spec: SliceSpec, size: int, axis: int) -> int:
     return max(extent, 0)
 
 
-def check_output_shape(op: Operator, spec: SliceSpec, shape: tuple[int, ...],
-                       out_shape: tuple[int, ...]) -> None:  # fmt: skip
+def check_output_shape(
+    op: Operator, spec: SliceSpec, shape: tuple[int, ...], out_shape: tuple[int, ...]
+) -> None:
     """TFLM's CheckOutputSize: non-shrunk axes, in order, are the output dims."""
-    expected = tuple(prepare_extent(spec, size, axis) for axis, size in enumerate(shape)
-                     if not spec.masked(spec.shrink_mask, axis))  # fmt: skip
+    expected = tuple(
+        prepare_extent(spec, size, axis)
+        for axis, size in enumerate(shape)
+        if not spec.masked(spec.shrink_mask, axis)
+    )
     if expected != out_shape:
         raise unsupported(op, f"output shape {out_shape} is not the sliced shape {expected}")
 
@@ -125,12 +129,20 @@ def slice_spec(graph: Graph, op: Operator, rank: int) -> SliceSpec:
     for name in ("ellipsis_mask", "new_axis_mask", "offset"):
         if o.get(name, 0):
             raise unsupported(op, f"{name} is not supported (TFLM ignores it)")
-    begin, end, strides = (constant_indices(op, req(graph, op, i), rank, what)
-                           for i, what in ((1, "begin"), (2, "end"), (3, "strides")))  # fmt: skip
+    begin, end, strides = (
+        constant_indices(op, req(graph, op, i), rank, what)
+        for i, what in ((1, "begin"), (2, "end"), (3, "strides"))
+    )
     if 0 in strides:
         raise unsupported(op, "stride value has to be non-zero")
-    return SliceSpec(begin, end, strides, int(o.get("begin_mask", 0)), int(o.get("end_mask", 0)),
-                     int(o.get("shrink_axis_mask", 0)))  # fmt: skip
+    return SliceSpec(
+        begin,
+        end,
+        strides,
+        int(o.get("begin_mask", 0)),
+        int(o.get("end_mask", 0)),
+        int(o.get("shrink_axis_mask", 0)),
+    )
 
 
 def walk(spec: SliceSpec, shape: tuple[int, ...]) -> tuple[list[int], list[int]]:
@@ -159,9 +171,12 @@ def lower_strided_slice(graph: Graph, op: Operator) -> Lowered:
     check_output_shape(op, spec, x.shape, y.shape)
     starts, counts = walk(spec, x.shape)
     if math.prod(counts) != y.num_elements:
-        raise unsupported(op, f"TFLM would write {math.prod(counts)} of the {y.num_elements} "
-                              "output elements (shrunk axis with a negative stride or out of "
-                              "range)")  # fmt: skip
+        raise unsupported(
+            op,
+            f"TFLM would write {math.prod(counts)} of the {y.num_elements} "
+            "output elements (shrunk axis with a negative stride or out of "
+            "range)",
+        )
     params = (
         ("ndims", rank),
         ("elem_bytes", element_size(x.dtype)),

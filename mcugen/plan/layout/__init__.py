@@ -19,4 +19,6 @@ def get_layout(name: str) -> LayoutStrategy:
         return LAYOUTS[name]
     except KeyError:
         known = ", ".join(sorted(LAYOUTS))
-        raise McugenError(f"unknown layout strategy '{name}'", hint=f"choose one of: {known}") from None
+        raise McugenError(
+            f"unknown layout strategy '{name}'", hint=f"choose one of: {known}"
+        ) from None

@@ -5,9 +5,9 @@ Steps (Pisarchyk & Lee 2020, "greedy by size"; TFLM greedy_memory_planner.cc):
    bubble-sorts them stably, so equal sizes keep *descending* id order; we reproduce that exactly.
 2. Place each buffer at the lowest offset where it fits between the already placed buffers that are
    live at the same time, scanning them in offset order (first fit).
-Complexity O(n^2) for n buffers. Weakness: large long-lived buffers placed first can leave holes that
-later small buffers cannot fill, so the arena may exceed the live-bytes lower bound (VWW: 73,728 B
-against 55,296 B).
+Complexity O(n^2) for n buffers. Weakness: large long-lived buffers placed first can leave holes
+that later small buffers cannot fill, so the arena may exceed the live-bytes lower bound
+(VWW: 73,728 B against 55,296 B).
 """
 
 from __future__ import annotations

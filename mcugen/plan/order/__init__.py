@@ -28,4 +28,6 @@ def get_order(name: str) -> OrderStrategy:
         return ORDERS[name]
     except KeyError:
         known = ", ".join(sorted(ORDERS))
-        raise McugenError(f"unknown order strategy '{name}'", hint=f"choose one of: {known}") from None
+        raise McugenError(
+            f"unknown order strategy '{name}'", hint=f"choose one of: {known}"
+        ) from None
