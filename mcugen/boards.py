@@ -1,13 +1,25 @@
-"""Boards are data: each `boards/<name>/board.toml` describes a target; this module reads them."""
+"""Boards are data: each `boards/<name>/board.toml` describes a target; this module reads them.
+
+A board may name an emulated `twin` (a QEMU machine with the same core): building with
+`emulate=True` then uses the twin's console port and memory origins with the real board's sizes, so
+a model that does not fit the real board does not fit its twin either.
+"""
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mcugen.errors import McugenError
 from mcugen.resources import boards_dir
+
+
+@dataclass(frozen=True)
+class Region:
+    origin: int
+    size: int
 
 
 @dataclass(frozen=True)
@@ -18,12 +30,47 @@ class Board:
     cc: str
     cflags: tuple[str, ...]
     ldflags: tuple[str, ...]
-    emulator: str
     directory: Path
+    clock_hz: int = 0
+    stack_bytes: int = 8192
+    port: tuple[str, ...] = ()
+    defines: tuple[tuple[str, str], ...] = ()
+    flash: Region | None = None
+    ram: Region | None = None
+    emulator: str = ""  # QEMU machine that runs this board's own image, "" if none
+    twin: str = ""  # board whose QEMU machine emulates this one
+    console: str = ""
+    cycle_counter: str = ""
+    flash_tool: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_host(self) -> bool:
         return self.core == "host"
+
+    def port_sources(self) -> list[Path]:
+        return [(self.directory / p).resolve() for p in self.port]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a build is for: the board, and how it runs (its own image, or its emulated twin)."""
+
+    board: Board  # the board whose limits apply
+    port_board: Board  # the board whose port, flags and memory origins are compiled in
+    emulate: bool
+    flash: Region
+    ram: Region
+
+    @property
+    def machine(self) -> str:
+        return self.port_board.emulator
+
+    @property
+    def label(self) -> str:
+        if not self.emulate or self.port_board is self.board:
+            return self.board.name
+        return f"{self.board.name} (QEMU twin on {self.machine})"
 
 
 def board_names() -> list[str]:
@@ -34,13 +81,39 @@ def board_names() -> list[str]:
 def load_board(name: str) -> Board:
     path = boards_dir() / name / "board.toml"
     if not path.is_file():
-        raise McugenError(
-            f"unknown board '{name}'", hint=f"choose one of: {', '.join(board_names())}"
-        )
+        known = ", ".join(board_names())
+        raise McugenError(f"unknown board '{name}'", hint=f"choose one of: {known}")
     try:
         data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
+        return _board_from_toml(data, name, path.parent)
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
         raise McugenError(f"board description is invalid ({exc})", where=str(path)) from None
+
+
+def _region(data: dict[str, Any], key: str) -> Region | None:
+    r = data.get("memory", {}).get(key)
+    return Region(int(r["origin"]), int(r["size"])) if r else None
+
+
+def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
+    known = {
+        "name",
+        "description",
+        "core",
+        "cc",
+        "cflags",
+        "ldflags",
+        "clock_hz",
+        "stack_bytes",
+        "port",
+        "defines",
+        "memory",
+        "emulator",
+        "console",
+        "cycle_counter",
+        "flash_tool",
+    }
+    emulator = data.get("emulator", {})
     return Board(
         name=data.get("name", name),
         description=data.get("description", ""),
@@ -48,6 +121,40 @@ def load_board(name: str) -> Board:
         cc=data["cc"],
         cflags=tuple(data.get("cflags", [])),
         ldflags=tuple(data.get("ldflags", [])),
-        emulator=data.get("emulator", ""),
-        directory=path.parent,
+        directory=directory,
+        clock_hz=int(data.get("clock_hz", 0)),
+        stack_bytes=int(data.get("stack_bytes", 8192)),
+        port=tuple(data.get("port", [])),
+        defines=tuple((k, str(v)) for k, v in data.get("defines", {}).items()),
+        flash=_region(data, "flash"),
+        ram=_region(data, "ram"),
+        emulator=emulator.get("machine", "") if isinstance(emulator, dict) else "",
+        twin=emulator.get("twin", "") if isinstance(emulator, dict) else "",
+        console=data.get("console", ""),
+        cycle_counter=data.get("cycle_counter", ""),
+        flash_tool=data.get("flash_tool", ""),
+        extra={k: v for k, v in data.items() if k not in known},
     )
+
+
+def resolve_target(board: Board, *, emulate: bool) -> Target:
+    """The effective build settings for `board`, natively or on its emulated twin."""
+    if board.is_host:
+        if emulate:
+            raise McugenError("the host board has no emulator", hint="drop --emulate")
+        return Target(board, board, False, Region(0, 0), Region(0, 0))
+    assert board.flash is not None and board.ram is not None
+    if not emulate:
+        return Target(board, board, False, board.flash, board.ram)
+    if board.emulator:
+        return Target(board, board, True, board.flash, board.ram)
+    if not board.twin:
+        raise McugenError(
+            f"board '{board.name}' has no emulated twin",
+            hint="run it on the board with --port, or pick an mps2/mps3 board",
+        )
+    twin = load_board(board.twin)
+    assert twin.flash is not None and twin.ram is not None
+    flash = Region(twin.flash.origin, min(board.flash.size, twin.flash.size))
+    ram = Region(twin.ram.origin, min(board.ram.size, twin.ram.size))
+    return Target(board, twin, True, flash, ram)

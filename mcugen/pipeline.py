@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mcugen.codegen.lower import Lowered
@@ -22,6 +22,7 @@ class Generated:
     lowered: dict[int, Lowered]
     view_model: ModelVM
     files: dict[str, str]
+    source: str = ""  # the .tflite path, when generated from a file
 
 
 def generate(
@@ -41,4 +42,5 @@ def generate(
 
 def generate_from_file(path: str | Path, **kwargs: str) -> Generated:
     graph = load_model(path)
-    return generate(graph, model_name=Path(path).stem, **kwargs)
+    gen = generate(graph, model_name=Path(path).stem, **kwargs)
+    return replace(gen, source=str(path))

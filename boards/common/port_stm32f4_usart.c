@@ -57,6 +57,16 @@ uint64_t mcu_port_cycles(void) {
 
 uint32_t mcu_port_cycle_hz(void) { return MCU_CLOCK_HZ; }
 
+void mcu_port_cycles_restart(void) {
+  SYST_CSR = 0u;
+  SYST_CVR = 0u;
+  g_systick_wraps = 0u;
+  SYST_CSR = 7u;
+  for (uint32_t i = 0; i < 1000u && SYST_CVR == 0u; ++i) {
+    /* wait for the reload: counting then starts on a tick boundary */
+  }
+}
+
 int mcu_port_getc(uint32_t timeout_ms) {
   uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
   uint64_t start = mcu_port_cycles();

@@ -75,6 +75,12 @@ uint64_t mcu_port_cycles(void) {
 
 uint32_t mcu_port_cycle_hz(void) { return CORE_HZ; }
 
+void mcu_port_cycles_restart(void) {
+  DWT_CYCCNT = 0u;
+  g_cycles_high = 0u;
+  g_cycles_last = 0u;
+}
+
 int mcu_port_getc(uint32_t timeout_ms) {
   uint64_t limit = (uint64_t)timeout_ms * (CORE_HZ / 1000u);
   uint64_t start = mcu_port_cycles();

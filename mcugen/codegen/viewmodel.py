@@ -89,6 +89,7 @@ class ModelVM:
     output_scales: tuple[float, ...]  # 1.0 / 0 for float outputs: real = scale * (q - zp)
     output_zero_points: tuple[int, ...]
     sha256_bytes: tuple[int, ...]
+    mlperf_model_id: str  # what the MLPerf Tiny runner's "profile%" reports: kws01, vww01, ...
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -151,7 +152,26 @@ def build_view_model(
         output_scales=tuple(_scale_zp(graph, t)[0] for t in graph.outputs),
         output_zero_points=tuple(_scale_zp(graph, t)[1] for t in graph.outputs),
         sha256_bytes=tuple(bytes.fromhex(graph.sha256)) if graph.sha256 else (0,) * 32,
+        mlperf_model_id=mlperf_model_id(model_name),
     )
+
+
+MLPERF_IDS = (
+    ("kws", "kws01"),
+    ("vww", "vww01"),
+    ("person", "vww01"),
+    ("resnet", "ic01"),
+    ("_ic_", "ic01"),
+    ("toycar", "ad01"),
+    ("_ad_", "ad01"),
+    ("sww", "strww01"),
+)
+
+
+def mlperf_model_id(model_name: str) -> str:
+    """The MLPerf Tiny benchmark a model file belongs to, guessed from its name."""
+    name = f"_{model_name.lower()}_"
+    return next((mid for key, mid in MLPERF_IDS if key in name), "unknown")
 
 
 def _scale_zp(graph: Graph, index: int) -> tuple[float, int]:

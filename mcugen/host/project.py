@@ -1,4 +1,9 @@
-"""Write a self-contained firmware project (generated model + runtime + board) and compile it."""
+"""Write a self-contained firmware project (generated model + runtime + board) and compile it.
+
+Host projects are a process that reads inputs from a file; Cortex-M projects are firmware that
+speaks the device protocol (runtime_c/app) over the board's console, with a generated linker script
+holding the board's memory limits, a Makefile for arm-none-eabi-gcc and a platformio.ini.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcugen import __version__
-from mcugen.boards import Board
+from mcugen.boards import Target
 from mcugen.codegen.render import environment
 from mcugen.errors import BuildError
 from mcugen.pipeline import Generated
-from mcugen.resources import runtime_dir
+from mcugen.resources import boards_dir, runtime_dir
 
-TARGET = "model"
+HOST_TARGET = "model"
+ELF_TARGET = "model.elf"
+#: RAM the firmware uses besides arena and stack: protocol buffers, profile table, libc state.
+APP_RAM_BYTES = 2 * 512 + 256
 
 
 @dataclass(frozen=True)
@@ -28,16 +36,19 @@ class BuildResult:
     files: tuple[str, ...]
 
 
-def project_files(gen: Generated, board: Board) -> dict[str, bytes]:
-    """Every file of the project by relative path. Reads the runtime and board, writes nothing."""
-    files: dict[str, bytes] = {k: v.encode() for k, v in gen.files.items()}
+def executable_name(target: Target) -> str:
+    return HOST_TARGET if target.board.is_host else ELF_TARGET
+
+
+def _runtime_files(gen: Generated) -> tuple[dict[str, bytes], list[str]]:
+    files: dict[str, bytes] = {}
     rt = runtime_dir()
     for header in sorted((rt / "include").rglob("*.h")):
         rel = header.relative_to(rt / "include")
         if rel.parts[:2] == ("mcu", "kernels") and rel.stem not in gen.view_model.kernels:
             continue
         files[f"runtime/include/{rel.as_posix()}"] = header.read_bytes()
-    sources = ["model.c", "model_data.c", "main.c"]
+    sources = []
     for src in sorted((rt / "src").glob("*.c")):
         files[f"runtime/src/{src.name}"] = src.read_bytes()
         sources.append(f"runtime/src/{src.name}")
@@ -45,14 +56,71 @@ def project_files(gen: Generated, board: Board) -> dict[str, bytes]:
         src = rt / "kernels" / "reference" / f"{kernel}.c"
         files[f"runtime/kernels/{kernel}.c"] = src.read_bytes()
         sources.append(f"runtime/kernels/{kernel}.c")
-    files["main.c"] = (board.directory / "main.c").read_bytes()
-    makefile = (
-        environment()
-        .get_template("Makefile.j2")
-        .render(version=__version__, board=board, sources=sources, target=TARGET)
+    return files, sources
+
+
+def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
+    """Every file of the project by relative path. Reads the runtime and board, writes nothing."""
+    files: dict[str, bytes] = {k: v.encode() for k, v in gen.files.items()}
+    runtime, sources = _runtime_files(gen)
+    files.update(runtime)
+    sources = ["model.c", "model_data.c", *sources]
+    env = environment()
+    board = target.port_board
+    if target.board.is_host:
+        files["main.c"] = (board.directory / "main.c").read_bytes()
+        sources.append("main.c")
+        makefile = env.get_template("Makefile.j2").render(
+            version=__version__, board=board, sources=sources, target=HOST_TARGET
+        )
+        files["Makefile"] = makefile.encode()
+        return files
+    for app in sorted((runtime_dir() / "app").glob("*")):
+        files[f"app/{app.name}"] = app.read_bytes()
+        if app.suffix == ".c":
+            sources.append(f"app/{app.name}")
+    for src in [boards_dir() / "common" / "startup_cortex_m.c", *board.port_sources()]:
+        files[f"board/{src.name}"] = src.read_bytes()
+        sources.append(f"board/{src.name}")
+    context = dict(
+        version=__version__,
+        board=board,
+        target=target,
+        sources=sources,
+        flash=target.flash,
+        ram=target.ram,
+        emulate=target.emulate,
+        stack_bytes=target.board.stack_bytes,
+        elf=ELF_TARGET,
     )
-    files["Makefile"] = makefile.encode()
+    files["link.ld"] = env.get_template("link.ld.j2").render(**context).encode()
+    files["Makefile"] = env.get_template("Makefile.arm.j2").render(**context).encode()
+    if not target.emulate:
+        files["platformio.ini"] = env.get_template("platformio.ini.j2").render(**context).encode()
     return files
+
+
+def check_fits(gen: Generated, target: Target) -> None:
+    """Fail before compiling when arena + stack alone exceed the board's RAM."""
+    if target.board.is_host:
+        return
+    arena = gen.plan.arena_bytes
+    stack = target.board.stack_bytes
+    need = arena + stack + APP_RAM_BYTES
+    if need > target.ram.size:
+        raise BuildError(
+            f"model does not fit {target.board.name}: RAM needs at least {need} bytes "
+            f"(arena {arena}, stack {stack}, runtime {APP_RAM_BYTES}), the board has "
+            f"{target.ram.size}; over by {need - target.ram.size} bytes",
+            hint="the arena is the largest part: try a smaller model or input resolution",
+        )
+    weights = sum(len(c.data) for c in gen.view_model.constants)
+    if weights > target.flash.size:
+        raise BuildError(
+            f"model does not fit {target.board.name}: weights need {weights} bytes of flash, the "
+            f"board has {target.flash.size}; over by {weights - target.flash.size} bytes",
+            hint="quantize the weights to int8 or prune the model",
+        )
 
 
 def write_tree(files: dict[str, bytes], directory: Path) -> None:
@@ -80,41 +148,53 @@ def _swap_in(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def compile_project(directory: Path, board: Board, *, jobs: int = 2) -> BuildResult:
-    if shutil.which(board.cc) is None:
+def compile_project(directory: Path, target: Target, *, jobs: int = 2) -> float:
+    cc = target.port_board.cc
+    if shutil.which(cc) is None:
         raise BuildError(
-            f"compiler '{board.cc}' not found",
-            where=f"board {board.name}",
-            hint="run the README's set-up command to install it",
+            f"compiler '{cc}' not found",
+            where=f"board {target.board.name}",
+            hint="run scripts/install.sh (or apt-get install gcc-arm-none-eabi)",
         )
     start = time.perf_counter()
-    proc = subprocess.run(
-        ["make", "-s", f"-j{jobs}", "-C", str(directory)], capture_output=True, text=True
-    )
+    cmd = ["make", "-s", f"-j{jobs}", "-C", str(directory)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
-        first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr[-300:])
-        raise BuildError(
-            f"compiling the generated project failed: {first.strip()}",
-            hint="this is a bug in mcugen; please report it with the model",
-        )
-    exe = directory / TARGET
-    return BuildResult(directory, exe, seconds, ())
+        raise _compile_error(proc.stderr, target)
+    return seconds
 
 
-def build(gen: Generated, board: Board, out_dir: Path) -> BuildResult:
+def _compile_error(stderr: str, target: Target) -> BuildError:
+    for line in stderr.splitlines():
+        if "overflowed by" in line:
+            detail = line.split(":")[-1].strip()
+            return BuildError(
+                f"firmware does not fit {target.board.name}: {detail}",
+                hint="see `mcugen build` sizes; reduce the arena or the weights",
+            )
+    first = next((ln for ln in stderr.splitlines() if "error" in ln), stderr[-300:])
+    return BuildError(
+        f"compiling the generated project failed: {first.strip()}",
+        hint="this is a bug in mcugen; please report it with the model",
+    )
+
+
+def build(gen: Generated, target: Target, out_dir: Path) -> BuildResult:
     """Write and compile in a staging directory, then move it to `out_dir` in one rename.
 
     A failure at any point leaves `out_dir` as it was (absent, or the previous build).
     """
+    check_fits(gen, target)
     out_dir = out_dir.resolve()
-    files = project_files(gen, board)
+    files = project_files(gen, target)
     staging = _staging_dir(out_dir)
     try:
         write_tree(files, staging)
-        result = compile_project(staging, board)
+        seconds = compile_project(staging, target)
         _swap_in(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return BuildResult(out_dir, out_dir / TARGET, result.compile_seconds, tuple(sorted(files)))
+    exe = out_dir / executable_name(target)
+    return BuildResult(out_dir, exe, seconds, tuple(sorted(files)))

@@ -39,6 +39,7 @@ int mcu_app_invoke(uint32_t count, uint64_t *ticks, int profile) {
       g_node_ticks[i] = 0;
     }
   }
+  mcu_port_cycles_restart();
   uint64_t start = mcu_port_cycles();
   for (uint32_t k = 0; k < count; ++k) {
     mcu_status_t s = profile ? mcu_invoke_profiled(&g_ctx, mcu_port_cycles, g_node_ticks)

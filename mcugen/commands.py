@@ -1,0 +1,249 @@
+"""The CLI's commands: orchestrate the pipeline stages and print what happened and what it cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcugen.boards import Target, board_names, load_board, resolve_target
+from mcugen.errors import McugenError, RunError
+from mcugen.host.project import BuildResult, build
+from mcugen.pipeline import Generated, generate_from_file
+
+
+def _target(args: argparse.Namespace) -> Target:
+    return resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
+
+
+def _generate(args: argparse.Namespace) -> Generated:
+    return generate_from_file(args.model, order=args.order, layout=args.layout)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from mcugen.model.tflite_import import load_model
+    from mcugen.plan.memory_plan import plan_memory
+    from mcugen.report import plan_json, plan_text
+
+    graph = load_model(args.model)
+    plan = plan_memory(graph, order=args.order, layout=args.layout)
+    if args.json:
+        print(json.dumps(plan_json(graph, plan)))
+    else:
+        print(plan_text(graph, plan, str(args.model)))
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    target = _target(args)
+    gen = _generate(args)
+    suffix = "-qemu" if target.emulate else ""
+    out = args.output or Path("build") / f"{args.model.stem}-{target.board.name}{suffix}"
+    result = build(gen, target, out)
+    print(f"mcugen: built {args.model} for {target.label} in {result.compile_seconds:.2f} s")
+    print(f"  project:  {result.directory}/ ({len(result.files)} files)")
+    print(f"  output:   {result.executable}")
+    _print_memory(gen, target, result)
+    return 0
+
+
+def _print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
+    plan = gen.plan
+    print(
+        f"  arena:    {plan.arena_bytes} bytes (lower bound {plan.lower_bound} for this order, "
+        f"peak at step {plan.peak_step})"
+    )
+    if target.board.is_host:
+        weights = sum(len(c.data) for c in gen.view_model.constants)
+        print(f"  weights:  {weights} bytes")
+        return
+    from mcugen.host.sizes import firmware_sizes
+
+    sizes = firmware_sizes(result.executable, target)
+    for name, used, limit, mem in (
+        ("flash", sizes.flash_bytes, sizes.flash_limit, "flash"),
+        ("RAM", sizes.ram_bytes, sizes.ram_limit, "RAM"),
+    ):
+        print(
+            f"  {name + ':':9} {used:>9} of {limit} bytes ({100 * used / limit:.1f} %), "
+            f"{limit - used} free"
+        )
+        for what, size, _, where in sizes.rows():
+            if where == mem:
+                print(f"    {what:24} {size:>9}")
+
+
+def _inputs(args: argparse.Namespace, gen: Generated, count: int) -> list[list[np.ndarray]]:
+    from mcugen.host.host_run import random_inputs
+    from mcugen.io import load_inputs
+
+    if getattr(args, "input", None):
+        return [load_inputs(args.input, gen.graph)]
+    return [random_inputs(gen.graph, args.seed + k) for k in range(count)]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    target = _target(args)
+    if not target.board.is_host and not target.emulate and not args.port:
+        raise McugenError(
+            f"say where {target.board.name} runs",
+            hint="add --emulate (its QEMU twin) or --port /dev/ttyACM0",
+        )
+    gen = _generate(args)
+    samples = _inputs(args, gen, 1)
+    with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
+        result = build(gen, target, Path(tmp) / "project")
+        if target.board.is_host:
+            report = _run_host(gen, result, samples)
+        else:
+            report = _run_device(gen, target, result, samples, args.port, args.profile)
+    report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
+    if args.output:
+        from mcugen.io import save_outputs
+
+        save_outputs(args.output, gen.graph, report.pop("_outputs"))
+        report["outputs_file"] = str(args.output)
+    else:
+        report.pop("_outputs")
+    if args.json:
+        print(json.dumps(report))
+    else:
+        _print_run(args, target, report)
+    return 0
+
+
+def _run_host(
+    gen: Generated, result: BuildResult, samples: list[list[np.ndarray]]
+) -> dict[str, Any]:
+    from mcugen.host.host_run import run_host
+
+    run = run_host(result.executable, gen.graph, samples)
+    return {
+        "board": "host",
+        "emulated": False,
+        "seconds": run.seconds,
+        "arena_bytes": gen.plan.arena_bytes,
+        "outputs": _outputs_json(gen, run.outputs[0]),
+        "_outputs": run.outputs[0],
+    }
+
+
+def _run_device(
+    gen: Generated,
+    target: Target,
+    result: BuildResult,
+    samples: list[list[np.ndarray]],
+    port: str | None,
+    profile: bool,
+) -> dict[str, Any]:
+    from mcugen.host.device_run import open_device, run_samples
+    from mcugen.host.sizes import firmware_sizes
+
+    with open_device(target, result.executable, None if target.emulate else port) as link:
+        run = run_samples(link, gen.graph, samples, emulated=target.emulate, profile=profile)
+    report: dict[str, Any] = {
+        "board": target.board.name,
+        "emulated": target.emulate,
+        "seconds": run.seconds,
+        "unit": run.unit,
+        "per_inference": run.instructions(run.ticks_per_inference[0]),
+        "arena_bytes": run.arena_bytes,
+        "stack_used": run.stack_used,
+        "stack_bytes": run.stack_bytes,
+        "sizes": asdict(firmware_sizes(result.executable, target)),
+        "outputs": _outputs_json(gen, run.outputs[0]),
+        "_outputs": run.outputs[0],
+    }
+    if profile:
+        report["per_operator"] = [
+            {
+                "step": k,
+                "operator": gen.plan.order[k],
+                "opcode": gen.graph.operators[gen.plan.order[k]].opcode,
+                run.unit: run.instructions(t),
+            }
+            for k, t in enumerate(run.node_ticks)
+        ]
+    return report
+
+
+def _outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, Any]]:
+    result = []
+    for t_index, arr in zip(gen.graph.outputs, outputs, strict=True):
+        t = gen.graph.tensors[t_index]
+        result.append(
+            {
+                "name": t.name,
+                "dtype": t.dtype,
+                "shape": list(t.shape),
+                "values": arr.ravel().tolist(),
+            }
+        )
+    return result
+
+
+def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> None:
+    print(f"mcugen: ran {args.model} on {target.label} with {r['source']} in {r['seconds']:.2f} s")
+    if "per_inference" in r:
+        print(f"  per inference: {r['per_inference']:,} {r['unit']}")
+        print(
+            f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
+            f"{r['stack_bytes']} bytes"
+        )
+        s = r["sizes"]
+        print(
+            f"  flash {s['flash_bytes']} of {s['flash_limit']} bytes (weights {s['weights']}, "
+            f"code {s['code']}); RAM {s['ram_bytes']} of {s['ram_limit']}"
+        )
+    else:
+        print(f"  arena: {r['arena_bytes']} bytes")
+    for out in r["outputs"]:
+        vals = out["values"]
+        head = ", ".join(str(v) for v in vals[:10]) + (", ..." if len(vals) > 10 else "")
+        print(f"  output {out['name']} {out['dtype']}{out['shape']}: [{head}]")
+    for row in r.get("per_operator", []):
+        print(
+            f"    step {row['step']:>3}  op {row['operator']:>3} {row['opcode']:<24} "
+            f"{row[r['unit']]:>12,}"
+        )
+    if "outputs_file" in r:
+        print(f"  outputs written to {r['outputs_file']}")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from mcugen.verify import verify
+
+    target = _target(args)
+    if not target.board.is_host and not target.emulate and not args.port:
+        raise McugenError("say where the board runs", hint="add --emulate or --port PORT")
+    gen = _generate(args)
+    samples = _inputs(args, gen, args.samples)
+    report = verify(gen, target, samples, port=args.port)
+    print(report.text())
+    return 0 if report.ok else 1
+
+
+def cmd_boards(args: argparse.Namespace) -> int:
+    print(f"{'board':16} {'core':10} {'flash':>9} {'RAM':>9} {'clock':>8}  emulation")
+    for name in board_names():
+        b = load_board(name)
+        if b.is_host:
+            print(f"{name:16} {'host':10} {'-':>9} {'-':>9} {'-':>8}  runs as a process")
+            continue
+        assert b.flash and b.ram
+        emu = f"QEMU {b.emulator}" if b.emulator else (f"twin on {b.twin}" if b.twin else "none")
+        print(
+            f"{name:16} {b.core:10} {b.flash.size // 1024:>7}KB {b.ram.size // 1024:>7}KB "
+            f"{b.clock_hz / 1e6:>5.0f}MHz  {emu}"
+        )
+    return 0
+
+
+def require(cond: bool, message: str) -> None:
+    if not cond:
+        raise RunError(message)

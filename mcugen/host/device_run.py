@@ -1,0 +1,125 @@
+"""Run a model on a device (emulated twin or real board) through the serial protocol."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import serial
+
+from mcugen.boards import Target
+from mcugen.errors import RunError
+from mcugen.host.protocol import DeviceLink
+from mcugen.host.qemu import qemu_console
+from mcugen.model.ir import DTYPES, Graph
+
+#: Under QEMU with -icount shift=0 one instruction takes 1 ns of virtual time.
+QEMU_INSTRUCTIONS_PER_SECOND = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class DeviceRun:
+    outputs: list[list[np.ndarray]]  # [sample][output]
+    ticks_per_inference: list[int]  # per sample
+    cycle_hz: int
+    stack_used: int
+    stack_bytes: int
+    arena_bytes: int
+    node_ticks: list[int]  # last sample, per step of the order, when profiled
+    emulated: bool
+    seconds: float
+
+    def instructions(self, ticks: int) -> int:
+        """Instructions (under QEMU) or core cycles (on a board) for `ticks` of the counter."""
+        if self.emulated:
+            return ticks * QEMU_INSTRUCTIONS_PER_SECOND // self.cycle_hz
+        return ticks
+
+    @property
+    def unit(self) -> str:
+        return "instructions" if self.emulated else "cycles"
+
+
+@contextlib.contextmanager
+def open_device(target: Target, elf: Path, port: str | None) -> Iterator[DeviceLink]:
+    """The emulated twin (port None) or a real board on a serial port."""
+    if port is None:
+        with qemu_console(target.machine, elf) as link:
+            yield DeviceLink(link, name=f"QEMU {target.machine}")
+        return
+    try:
+        ser = serial.serial_for_url(port, baudrate=115200, timeout=0.5)
+    except (serial.SerialException, ValueError) as exc:
+        raise RunError(
+            f"cannot open serial port ({exc})",
+            where=port,
+            hint="check the port name and that no other program holds it",
+        ) from None
+    with ser:
+        yield DeviceLink(ser, name=port)
+
+
+def run_samples(
+    link: DeviceLink,
+    graph: Graph,
+    samples: list[list[np.ndarray]],
+    *,
+    emulated: bool,
+    profile: bool = False,
+) -> DeviceRun:
+    start = time.perf_counter()
+    info = link.info()
+    _check_info(info.input_bytes, info.output_bytes, graph, link.name)
+    outputs, ticks, node_ticks, stack = [], [], [], 0
+    for sample in samples:
+        for i, (t_index, arr) in enumerate(zip(graph.inputs, sample, strict=True)):
+            t = graph.tensors[t_index]
+            link.write_input(i, np.ascontiguousarray(arr, dtype=DTYPES[t.dtype][0]).tobytes())
+        res = link.invoke(1, profile=profile)
+        if res.status != 0:
+            raise RunError(
+                f"inference failed on the device: status {res.status} at operator "
+                f"{res.failed_node}",
+                where=link.name,
+            )
+        ticks.append(res.ticks)
+        stack = max(stack, res.stack_used)
+        outputs.append(_read_outputs(link, graph))
+        if profile:
+            node_ticks = link.profile(info.num_nodes)
+    return DeviceRun(
+        outputs,
+        ticks,
+        info.cycle_hz,
+        stack,
+        info.stack_bytes,
+        info.arena_bytes,
+        node_ticks,
+        emulated,
+        time.perf_counter() - start,
+    )
+
+
+def _read_outputs(link: DeviceLink, graph: Graph) -> list[np.ndarray]:
+    result = []
+    for i, t_index in enumerate(graph.outputs):
+        t = graph.tensors[t_index]
+        raw = link.read_output(i, t.nbytes)
+        result.append(np.frombuffer(raw, dtype=DTYPES[t.dtype][0]).reshape(t.shape).copy())
+    return result
+
+
+def _check_info(inputs: tuple[int, ...], outputs: tuple[int, ...], graph: Graph, name: str) -> None:
+    want_in = tuple(graph.tensors[t].nbytes for t in graph.inputs)
+    want_out = tuple(graph.tensors[t].nbytes for t in graph.outputs)
+    if inputs != want_in or outputs != want_out:
+        raise RunError(
+            f"the firmware on the device runs another model (inputs {inputs} bytes, "
+            f"outputs {outputs}; expected {want_in}, {want_out})",
+            where=name,
+            hint="build and flash this model first",
+        )

@@ -1,0 +1,92 @@
+"""Flash and RAM use of a firmware ELF, split into weights, code, arena and stack."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcugen.boards import Target
+from mcugen.errors import BuildError
+
+FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
+RAM_SECTIONS = (".data", ".bss", ".stack")
+
+
+@dataclass(frozen=True)
+class FirmwareSizes:
+    flash_bytes: int
+    ram_bytes: int
+    flash_limit: int
+    ram_limit: int
+    weights: int  # constant tensors (flash)
+    code: int  # .text + vectors
+    other_rodata: int  # tables, parameters, strings (flash)
+    arena: int  # RAM
+    stack: int  # RAM, reserved
+    other_ram: int  # protocol buffers, runtime state
+
+    def rows(self) -> list[tuple[str, int, int, str]]:
+        """(what, bytes, limit, memory) for a report."""
+        return [
+            ("weights", self.weights, self.flash_limit, "flash"),
+            ("code", self.code, self.flash_limit, "flash"),
+            ("tables and parameters", self.other_rodata, self.flash_limit, "flash"),
+            ("arena", self.arena, self.ram_limit, "RAM"),
+            ("stack (reserved)", self.stack, self.ram_limit, "RAM"),
+            ("runtime state", self.other_ram, self.ram_limit, "RAM"),
+        ]
+
+
+def _tool(target: Target, name: str) -> str:
+    cc = target.port_board.cc
+    return cc[: -len("gcc")] + name if cc.endswith("gcc") else name
+
+
+def _run(cmd: list[str]) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"{cmd[0]} failed: {proc.stderr.strip()[:200]}")
+    return proc.stdout
+
+
+def section_sizes(elf: Path, target: Target) -> dict[str, int]:
+    sizes = {}
+    for line in _run([_tool(target, "size"), "-A", str(elf)]).splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].startswith(".") and parts[1].isdigit():
+            sizes[parts[0]] = int(parts[1])
+    return sizes
+
+
+def symbol_sizes(elf: Path, target: Target) -> dict[str, int]:
+    sizes = {}
+    out = _run([_tool(target, "nm"), "-S", "--defined-only", str(elf)])
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            sizes[parts[3]] = int(parts[1], 16)
+    return sizes
+
+
+def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
+    sections = section_sizes(elf, target)
+    symbols = symbol_sizes(elf, target)
+    weights = sum(size for name, size in symbols.items() if name.startswith("g_const_"))
+    flash = sum(sections.get(s, 0) for s in FLASH_SECTIONS)
+    ram = sum(sections.get(s, 0) for s in RAM_SECTIONS)
+    arena = symbols.get("mcu_arena", 0)
+    stack = sections.get(".stack", 0)
+    code = sections.get(".text", 0) + sections.get(".isr_vector", 0)
+    return FirmwareSizes(
+        flash_bytes=flash,
+        ram_bytes=ram,
+        flash_limit=target.flash.size,
+        ram_limit=target.ram.size,
+        weights=weights,
+        code=code,
+        other_rodata=flash - weights - code,
+        arena=arena,
+        stack=stack,
+        other_ram=ram - arena - stack,
+    )

@@ -1,0 +1,77 @@
+"""TFLM's own Python interpreter (`tflite-micro` on PyPI) as the reference for outputs and arena."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mcugen.errors import McugenError
+from mcugen.model.ir import Graph
+
+
+def _runtime():  # type: ignore[no-untyped-def]
+    try:
+        from tflite_micro import runtime
+    except ImportError:
+        raise McugenError(
+            "the TFLM reference interpreter is not installed", hint="pip install tflite-micro"
+        ) from None
+    return runtime
+
+
+def tflm_outputs(
+    model: bytes, graph: Graph, samples: list[list[np.ndarray]]
+) -> list[list[np.ndarray]]:
+    """TFLM's outputs for each sample. The arena is sized from the graph's activations (TFLM's
+    default of ten times the file size is too small for small models with large activations)."""
+    runtime = _runtime()
+    activations = sum(graph.tensors[t].nbytes for t in graph.activation_tensors())
+    arena = max(len(model) * 10, 4 * activations + 64 * 1024)
+    interp = runtime.Interpreter.from_bytes(model, arena_size=arena)
+    result = []
+    for sample in samples:
+        for i, arr in enumerate(sample):
+            interp.set_input(arr, i)
+        interp.invoke()
+        result.append([np.array(interp.get_output(j)) for j in range(len(graph.outputs))])
+    return result
+
+
+def tflm_arena_head(model_path: Path) -> int:
+    """TFLM's planned activation bytes ("Arena allocation head"), measured in a subprocess because
+    the interpreter prints its allocation report from C."""
+    _runtime()
+    code = (
+        "import sys\nfrom tflite_micro import runtime\n"
+        "ip = runtime.Interpreter.from_file(sys.argv[1])\nip.print_allocations()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(model_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    match = re.search(r"Arena allocation head (\d+) bytes", proc.stdout + proc.stderr)
+    if match is None:
+        raise McugenError("TFLM could not plan the model", where=str(model_path))
+    return int(match.group(1))
+
+
+def first_difference(ours: np.ndarray, ref: np.ndarray, rtol: float) -> tuple[int, int] | None:
+    """(count, flat index of the first) of elements that differ: exactly for integers, beyond
+    `rtol` relative (with a floor of rtol times the largest magnitude) for floats."""
+    ref = ref.reshape(ours.shape)
+    if ours.dtype.kind == "f":
+        diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
+        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+        bad = diff > rtol * np.abs(ref) + rtol * scale
+    else:
+        bad = ours != ref
+    if not bad.any():
+        return None
+    return int(bad.sum()), int(np.flatnonzero(bad.ravel())[0])

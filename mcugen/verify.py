@@ -1,0 +1,79 @@
+"""`mcugen verify`: the device's outputs against TFLM's interpreter, sample by sample."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mcugen.boards import Target
+from mcugen.host.project import build
+from mcugen.pipeline import Generated
+from mcugen.reference import first_difference, tflm_outputs
+
+FLOAT_RTOL = 1e-5
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    target: str
+    samples: int
+    mismatches: list[str]
+    per_inference: list[int]
+    unit: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def text(self) -> str:
+        head = (
+            f"mcugen: verify on {self.target}: {self.samples} samples, "
+            f"{'all outputs match TFLM' if self.ok else 'MISMATCH'}"
+        )
+        lines = [head]
+        if self.per_inference:
+            counts = sorted(set(self.per_inference))
+            lines.append(f"  per inference: {', '.join(f'{c:,}' for c in counts)} {self.unit}")
+        lines.extend(f"  {m}" for m in self.mismatches)
+        return "\n".join(lines)
+
+
+def device_outputs(
+    gen: Generated, target: Target, samples: list[list[np.ndarray]], port: str | None
+) -> tuple[list[list[np.ndarray]], list[int], str]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-verify-") as tmp:
+        result = build(gen, target, Path(tmp) / "project")
+        if target.board.is_host:
+            from mcugen.host.host_run import run_host
+
+            return run_host(result.executable, gen.graph, samples).outputs, [], ""
+        from mcugen.host.device_run import open_device, run_samples
+
+        with open_device(target, result.executable, None if target.emulate else port) as link:
+            run = run_samples(link, gen.graph, samples, emulated=target.emulate)
+        counts = [run.instructions(t) for t in run.ticks_per_inference]
+        return run.outputs, counts, run.unit
+
+
+def verify(
+    gen: Generated, target: Target, samples: list[list[np.ndarray]], *, port: str | None
+) -> VerifyReport:
+    ours, counts, unit = device_outputs(gen, target, samples, port)
+    model = Path(gen.source).read_bytes() if gen.source else b""
+    ref = tflm_outputs(model, gen.graph, samples)
+    mismatches = []
+    for k, (o_sample, r_sample) in enumerate(zip(ours, ref, strict=True)):
+        for j, (o, r) in enumerate(zip(o_sample, r_sample, strict=True)):
+            found = first_difference(o, r, FLOAT_RTOL)
+            if found is not None:
+                count, first = found
+                name = gen.graph.tensors[gen.graph.outputs[j]].name or str(j)
+                mismatches.append(
+                    f"sample {k}, output {name}: {count}/{o.size} elements differ, first at "
+                    f"flat index {first}: device {o.ravel()[first]}, TFLM "
+                    f"{r.reshape(o.shape).ravel()[first]}"
+                )
+    return VerifyReport(target.label, len(samples), mismatches, counts, unit)
