@@ -1,0 +1,147 @@
+"""Firmware on emulated boards through the serial protocol, real-board builds, and memory limits."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.errors import BuildError
+from mcugen.host.device_run import DeviceRun, open_device, run_samples
+from mcugen.host.host_run import random_inputs
+from mcugen.host.project import BuildResult, build
+from mcugen.host.sizes import firmware_sizes
+from mcugen.model.builder import GraphBuilder
+from mcugen.model.tflite_import import import_model
+from mcugen.pipeline import Generated, generate, generate_from_file
+from mcugen.reference import tflm_outputs
+from support import SHARED_MODELS
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
+MLPERF = [
+    "mlperf_kws_dscnn_int8",
+    "mlperf_vww_mbv1_int8",
+    "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8",
+    "mlperf_sww_int8",
+    "tflm_person_detect_int8",
+]
+TWINS = ["nucleo-f767", "mps2-an386"]
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-qemu-") as tmp:
+        yield Path(tmp)
+
+
+def build_for(
+    gen: Generated, board: str, emulate: bool, workdir: Path
+) -> tuple[Target, BuildResult]:
+    target = resolve_target(load_board(board), emulate=emulate)
+    name = f"{Path(gen.source).stem}-{board}-{'qemu' if emulate else 'hw'}"
+    return target, build(gen, target, workdir / name)
+
+
+def run_and_compare(gen: Generated, board: str, workdir: Path, seeds: list[int]) -> DeviceRun:
+    target, result = build_for(gen, board, True, workdir)
+    samples = [random_inputs(gen.graph, s) for s in seeds]
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, gen.graph, samples, emulated=True)
+    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
+    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
+        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
+            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
+    return run
+
+
+@pytest.mark.parametrize(
+    "board",
+    ["nucleo-f767", "nucleo-l4r5zi", "mps2-an500", "mps2-an386", "mps3-an547", "netduinoplus2"],
+)
+def test_example_model_bit_exact_on_every_emulated_board(board: str, workdir: Path) -> None:
+    gen = generate_from_file(EXAMPLE)
+    run = run_and_compare(gen, board, workdir, [0, 0, 1])
+    counts = [run.instructions(t) for t in run.ticks_per_inference]
+    assert counts[0] == counts[1], "instruction counts must repeat exactly for the same input"
+    assert 1_000_000 < counts[0] < 20_000_000
+    assert 0 < run.stack_used < run.stack_bytes
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
+@pytest.mark.parametrize("board", TWINS)
+@pytest.mark.parametrize("name", MLPERF)
+def test_mlperf_models_bit_exact_on_twins(name: str, board: str, workdir: Path) -> None:
+    gen = generate_from_file(SHARED_MODELS / f"{name}.tflite")
+    run = run_and_compare(gen, board, workdir, [7, 7])
+    counts = [run.instructions(t) for t in run.ticks_per_inference]
+    print(f"{name} on {board}: {counts[0]:,} instructions per inference")
+    assert counts[0] == counts[1], f"instruction counts differ between two runs: {counts}"
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
+@pytest.mark.parametrize("name", MLPERF)
+def test_real_board_elf_at_flash_origin(name: str, workdir: Path) -> None:
+    gen = generate_from_file(SHARED_MODELS / f"{name}.tflite")
+    target, result = build_for(gen, "nucleo-f767", False, workdir)
+    headers = subprocess.run(
+        ["arm-none-eabi-readelf", "-S", str(result.executable)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    vector_line = next(line for line in headers.splitlines() if ".isr_vector" in line)
+    assert "08000000" in vector_line
+    sizes = firmware_sizes(result.executable, target)
+    assert sizes.arena == gen.plan.arena_bytes
+    assert sizes.weights >= sum(len(c.data) for c in gen.view_model.constants)
+    assert sizes.flash_bytes <= 2 * 1024 * 1024 and sizes.ram_bytes <= 512 * 1024
+    assert (result.directory / "platformio.ini").is_file()
+
+
+def big_activation_model(side: int) -> bytes:
+    """A model whose arena is about 2 * side * side * 8 bytes."""
+    b = GraphBuilder()
+    x = b.input((1, side, side, 8), "int8", scale=0.1, zero_point=0)
+    y = b.activation((1, side, side, 8), "int8", scale=0.1, zero_point=0)
+    b.op("RELU", [x], [y])
+    b.output(y)
+    return b.tflite()
+
+
+def test_arena_larger_than_ram_fails_at_build_with_the_overflow(workdir: Path) -> None:
+    graph = import_model(big_activation_model(256), source="big")
+    gen = generate(graph, model_name="big")
+    target = resolve_target(load_board("nucleo-f767"), emulate=True)
+    with pytest.raises(BuildError) as info:
+        build(gen, target, workdir / "big")
+    text = str(info.value)
+    assert "does not fit nucleo-f767" in text and "over by" in text
+    need = gen.plan.arena_bytes + target.board.stack_bytes
+    assert need > 512 * 1024
+    assert not (workdir / "big").exists()
+
+
+def test_linker_reports_overflow_in_bytes(workdir: Path) -> None:
+    """Arena + stack just below the RAM: the pre-check passes, the linker's check catches it."""
+    graph = import_model(big_activation_model(176), source="near")  # arena 495,616 bytes
+    gen = generate(graph, model_name="near")
+    target = resolve_target(load_board("nucleo-f767"), emulate=False)
+    assert gen.plan.arena_bytes + target.board.stack_bytes < 512 * 1024
+    try:
+        result = build(gen, target, workdir / "near")
+    except BuildError as err:
+        assert "overflowed by" in str(err) and "does not fit nucleo-f767" in str(err)
+    else:
+        assert firmware_sizes(result.executable, target).ram_bytes <= 512 * 1024
