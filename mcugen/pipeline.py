@@ -33,8 +33,7 @@ def generate(
     layout: str = layouts.DEFAULT,
 ) -> Generated:
     """Plan, lower and render `graph`; `UnsupportedError` names the first unsupported operator."""
-    stored = orders.get_order(order)(graph)
-    lowered = lower_all(graph, stored)
+    lowered = lower_all(graph, tuple(range(len(graph.operators))))
     plan = plan_memory(graph, order=order, layout=layout, scratch=scratch_sizes(lowered))
     vm = build_view_model(graph, plan, lowered, model_name)
     return Generated(graph, plan, lowered, vm, render_model(vm))

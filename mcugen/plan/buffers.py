@@ -32,21 +32,21 @@ class Buffer:
     tensor: int = -1
     scratch_of: int = -1
     align: int = ARENA_ALIGNMENT
+    #: tensors stored in this buffer and their byte offsets in it; () means just `tensor` at 0.
+    #: Several entries when tensors alias (views, in-place operators, concatenation slices).
+    members: tuple[tuple[int, int], ...] = ()
+
+    def tensor_placements(self) -> tuple[tuple[int, int], ...]:
+        if self.members:
+            return self.members
+        return ((self.tensor, 0),) if self.tensor >= 0 else ()
 
     def overlaps_in_time(self, other: Buffer) -> bool:
         return self.first <= other.last and other.first <= self.last
 
 
-def activation_buffers(
-    graph: Graph,
-    order: Sequence[int],
-    scratch: Mapping[int, int] | None = None,
-) -> tuple[Buffer, ...]:
-    """The buffers to place, in TFLM's id order: tensors by index, then scratch by operator step.
-
-    Sizes are the tensor bytes rounded up to `ARENA_ALIGNMENT`. Zero-byte tensors get no buffer.
-    Complexity O(tensors + operator inputs/outputs).
-    """
+def tensor_lifetimes(graph: Graph, order: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Tensor -> (first step, last step) for every tensor an operator or the subgraph touches."""
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for t in graph.inputs:
@@ -56,22 +56,62 @@ def activation_buffers(
         op = graph.operators[op_index]
         for t in op.outputs:
             first.setdefault(t, step)
-        for t in op.inputs:
+        for t in (*op.inputs, *op.outputs):
             if t >= 0:
                 last[t] = max(last.get(t, step), step)
-        for t in op.outputs:
-            last[t] = max(last.get(t, step), step)
     end = len(order)
     for t in graph.outputs:
         first.setdefault(t, end)
         last[t] = end
-    buffers: list[Buffer] = []
+    return {t: (first[t], last[t]) for t in first}
+
+
+def _alias_root(t: int, aliases: Mapping[int, tuple[int, int]]) -> tuple[int, int]:
+    """Follow alias links to the tensor that owns the storage; returns (root, byte offset)."""
+    offset = 0
+    for _ in range(len(aliases) + 1):
+        if t not in aliases:
+            return t, offset
+        t, inner = aliases[t]
+        offset += inner
+    raise ValueError("alias cycle")
+
+
+def activation_buffers(
+    graph: Graph,
+    order: Sequence[int],
+    scratch: Mapping[int, int] | None = None,
+    aliases: Mapping[int, tuple[int, int]] | None = None,
+) -> tuple[Buffer, ...]:
+    """The buffers to place, in TFLM's id order: tensors by index, then scratch by operator step.
+
+    Sizes are the tensor bytes rounded up to `ARENA_ALIGNMENT`. Zero-byte tensors get no buffer.
+    `aliases` maps a tensor to (host tensor, byte offset): it then lives inside the host's buffer,
+    whose lifetime and size grow to cover it. Complexity O(tensors + operator inputs/outputs).
+    """
+    life = tensor_lifetimes(graph, order)
+    groups: dict[int, list[tuple[int, int]]] = {}
     for t in graph.activation_tensors():
-        size = graph.tensors[t].nbytes
-        if size == 0 or t not in first:
+        if graph.tensors[t].nbytes == 0 or t not in life:
             continue
+        root, offset = _alias_root(t, aliases or {})
+        groups.setdefault(root, []).append((t, offset))
+    buffers: list[Buffer] = []
+    for root in sorted(groups):
+        members = groups[root]
+        first = min(life[t][0] for t, _ in members)
+        last = max(life[t][1] for t, _ in members)
+        size = max(off + graph.tensors[t].nbytes for t, off in members)
+        listed = tuple(sorted(members)) if len(members) > 1 else ()
         buffers.append(
-            Buffer(id=len(buffers), size=align_up(size), first=first[t], last=last[t], tensor=t)
+            Buffer(
+                id=len(buffers),
+                size=align_up(size),
+                first=first,
+                last=last,
+                tensor=root,
+                members=listed,
+            )
         )
     for step, op_index in enumerate(order, start=1):
         nbytes = (scratch or {}).get(op_index, 0)
@@ -86,6 +126,20 @@ def activation_buffers(
                 )
             )
     return tuple(buffers)
+
+
+def op_working_set_bound(graph: Graph, scratch: Mapping[int, int] | None = None) -> int:
+    """A lower bound on the peak of every order: while an operator runs, its inputs, outputs and
+    scratch are all live. Max over operators of their aligned sizes. O(operator inputs/outputs)."""
+    arena = set(graph.activation_tensors())
+    best = sum(align_up(graph.tensors[t].nbytes) for t in graph.inputs if t in arena)
+    for op in graph.operators:
+        tensors = {t for t in (*op.inputs, *op.outputs) if t in arena}
+        total = sum(align_up(graph.tensors[t].nbytes) for t in tensors)
+        total += align_up((scratch or {}).get(op.index, 0))
+        best = max(best, total)
+    outputs = {t for t in graph.outputs if t in arena}
+    return max(best, sum(align_up(graph.tensors[t].nbytes) for t in outputs))
 
 
 def live_bytes_per_step(buffers: Sequence[Buffer], steps: int) -> list[int]:

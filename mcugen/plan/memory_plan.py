@@ -25,6 +25,9 @@ class MemoryPlan:
     order_strategy: str
     layout_strategy: str
     plan_seconds: float = 0.0
+    order_lower_bound: int = 0  # no order of this graph has a smaller peak (without aliasing)
+    order_proven_optimal: bool = False
+    note: str = ""
 
     @property
     def arena_bytes(self) -> int:
@@ -46,7 +49,12 @@ class MemoryPlan:
         return live.index(max(live)) if live else 0
 
     def tensor_offsets(self) -> dict[int, int]:
-        return {b.tensor: self.offsets[b.id] for b in self.buffers if b.tensor >= 0}
+        """Tensor -> arena offset, aliased tensors included."""
+        return {
+            t: self.offsets[b.id] + inner
+            for b in self.buffers
+            for t, inner in b.tensor_placements()
+        }
 
     def scratch_offsets(self) -> dict[int, int]:
         return {b.scratch_of: self.offsets[b.id] for b in self.buffers if b.scratch_of >= 0}
@@ -86,22 +94,27 @@ def plan_memory(
     order: str = orders.DEFAULT,
     layout: str = layouts.DEFAULT,
     scratch: Mapping[int, int] | None = None,
+    aliases: Mapping[int, tuple[int, int]] | None = None,
+    time_budget: float | None = None,
 ) -> MemoryPlan:
     """Choose an order and a layout by name, and return the validated plan."""
     order_fn = orders.get_order(order)
     layout_fn = layouts.get_layout(layout)
     start = time.perf_counter()
-    op_order = order_fn(graph)
-    buffers = activation_buffers(graph, op_order, scratch)
+    result = order_fn(graph, scratch=scratch, time_budget=time_budget)
+    buffers = activation_buffers(graph, result.order, scratch, aliases)
     offsets = layout_fn(buffers)
     seconds = time.perf_counter() - start
     plan = MemoryPlan(
-        order=op_order,
+        order=result.order,
         buffers=buffers,
         offsets=MappingProxyType(dict(offsets)),
         order_strategy=order,
         layout_strategy=layout,
         plan_seconds=seconds,
+        order_lower_bound=result.lower_bound,
+        order_proven_optimal=result.proven_optimal,
+        note=result.note,
     )
     plan.validate(graph)
     return plan
