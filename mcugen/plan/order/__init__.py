@@ -1,8 +1,8 @@
 """Operator-order strategies: a registry of pure functions `(graph, ...) -> OrderResult`.
 
-Every strategy returns a valid topological order with its peak live bytes (tensor sizes rounded up to
-the arena alignment, scratch included) and a lower bound on the peak of *any* order, so reports can
-say how far from optimal the order is. Strategies register themselves in `ORDERS` by name.
+Every strategy returns a valid topological order with its peak live bytes (tensor sizes rounded up
+to the arena alignment, scratch included) and a lower bound on the peak of *any* order, so reports
+can say how far from optimal the order is. Strategies register themselves in `ORDERS` by name.
 """
 
 from __future__ import annotations
