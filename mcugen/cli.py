@@ -74,15 +74,73 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--samples", type=int, default=5, help="seeded random inputs to compare")
     verify.set_defaults(func=c.cmd_verify, input=None)
 
+    _measure_parser(sub)
+    _flash_parser(sub)
+
     boards = sub.add_parser("boards", help="list the boards and their limits")
     boards.set_defaults(func=c.cmd_boards)
     return p
 
 
-def _model_options(p: argparse.ArgumentParser, *, board: bool = True) -> None:
+def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from mcugen import measure
+
+    p = sub.add_parser("measure", help="latency, operators and memory on a board or its QEMU twin")
+    _model_options(p)
+    _device_options(p)
+    p.add_argument("--input", type=Path, default=None, help="the input (.npy or .npz)")
+    p.add_argument(
+        "--mlperf",
+        action="store_true",
+        help="drive the firmware as the MLPerf Tiny (EEMBC EnergyRunner) runner does",
+    )
+    p.add_argument(
+        "--count",
+        type=_positive,
+        default=None,
+        help="timed inferences with --mlperf (default: the runner's figure, 3 under --emulate)",
+    )
+    p.add_argument(
+        "--warmup", type=_non_negative, default=None, help="warm-up inferences with --mlperf"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=measure.cmd_measure)
+
+
+def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from mcugen import flash
+
+    p = sub.add_parser("flash", help="build for a real board and write it through its probe")
+    _model_options(p, emulate=False)
+    p.add_argument(
+        "--probe",
+        choices=flash.TOOLS,
+        default=None,
+        help="flash tool (default: the first installed of pyocd, the board's, st-flash, openocd)",
+    )
+    p.add_argument("-o", "--output", type=Path, default=None, help="keep the project here")
+    p.set_defaults(func=flash.cmd_flash)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text} is not between 1 and 1000000")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1000000")
+    return value
+
+
+def _model_options(p: argparse.ArgumentParser, *, board: bool = True, emulate: bool = True) -> None:
     p.add_argument("model", type=Path, help="the .tflite model")
     if board:
         p.add_argument("--board", default="host", help="target board (see `mcugen boards`)")
+    if board and emulate:
         p.add_argument("--emulate", action="store_true", help="build for the board's QEMU twin")
     p.add_argument("--order", default=orders.DEFAULT, choices=sorted(orders.ORDERS))
     p.add_argument("--layout", default=layouts.DEFAULT, choices=sorted(layouts.LAYOUTS))

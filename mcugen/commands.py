@@ -17,11 +17,11 @@ from mcugen.host.project import BuildResult, build
 from mcugen.pipeline import Generated, generate_from_file
 
 
-def _target(args: argparse.Namespace) -> Target:
+def target_for(args: argparse.Namespace) -> Target:
     return resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
 
 
-def _generate(args: argparse.Namespace) -> Generated:
+def generate_for(args: argparse.Namespace) -> Generated:
     return generate_from_file(args.model, order=args.order, layout=args.layout)
 
 
@@ -40,19 +40,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    target = _target(args)
-    gen = _generate(args)
+    target = target_for(args)
+    gen = generate_for(args)
     suffix = "-qemu" if target.emulate else ""
     out = args.output or Path("build") / f"{args.model.stem}-{target.board.name}{suffix}"
     result = build(gen, target, out)
     print(f"mcugen: built {args.model} for {target.label} in {result.compile_seconds:.2f} s")
     print(f"  project:  {result.directory}/ ({len(result.files)} files)")
     print(f"  output:   {result.executable}")
-    _print_memory(gen, target, result)
+    print_memory(gen, target, result)
     return 0
 
 
-def _print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
+def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
     plan = gen.plan
     print(
         f"  arena:    {plan.arena_bytes} bytes (lower bound {plan.lower_bound} for this order, "
@@ -78,7 +78,7 @@ def _print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
                 print(f"    {what:24} {size:>9}")
 
 
-def _inputs(args: argparse.Namespace, gen: Generated, count: int) -> list[list[np.ndarray]]:
+def inputs_for(args: argparse.Namespace, gen: Generated, count: int) -> list[list[np.ndarray]]:
     from mcugen.host.host_run import random_inputs
     from mcugen.io import load_inputs
 
@@ -87,21 +87,26 @@ def _inputs(args: argparse.Namespace, gen: Generated, count: int) -> list[list[n
     return [random_inputs(gen.graph, args.seed + k) for k in range(count)]
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    target = _target(args)
-    if not target.board.is_host and not target.emulate and not args.port:
+def require_location(target: Target, port: str | None) -> None:
+    """A Cortex-M board runs either on its QEMU twin (--emulate) or on a serial port (--port)."""
+    if not target.board.is_host and not target.emulate and not port:
         raise McugenError(
             f"say where {target.board.name} runs",
             hint="add --emulate (its QEMU twin) or --port /dev/ttyACM0",
         )
-    gen = _generate(args)
-    samples = _inputs(args, gen, 1)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    target = target_for(args)
+    require_location(target, args.port)
+    gen = generate_for(args)
+    samples = inputs_for(args, gen, 1)
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         if target.board.is_host:
             report = _run_host(gen, result, samples)
         else:
-            report = _run_device(gen, target, result, samples, args.port, args.profile)
+            report = device_report(gen, target, result, samples, args.port, args.profile)
     report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
     if args.output:
         from mcugen.io import save_outputs
@@ -133,7 +138,7 @@ def _run_host(
     }
 
 
-def _run_device(
+def device_report(
     gen: Generated,
     target: Target,
     result: BuildResult,
@@ -190,39 +195,48 @@ def _outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, A
 def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> None:
     print(f"mcugen: ran {args.model} on {target.label} with {r['source']} in {r['seconds']:.2f} s")
     if "per_inference" in r:
-        print(f"  per inference: {r['per_inference']:,} {r['unit']}")
-        print(
-            f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
-            f"{r['stack_bytes']} bytes"
-        )
-        s = r["sizes"]
-        print(
-            f"  flash {s['flash_bytes']} of {s['flash_limit']} bytes (weights {s['weights']}, "
-            f"code {s['code']}); RAM {s['ram_bytes']} of {s['ram_limit']}"
-        )
+        print_device_figures(r)
     else:
         print(f"  arena: {r['arena_bytes']} bytes")
     for out in r["outputs"]:
         vals = out["values"]
         head = ", ".join(str(v) for v in vals[:10]) + (", ..." if len(vals) > 10 else "")
         print(f"  output {out['name']} {out['dtype']}{out['shape']}: [{head}]")
+    print_operator_table(r)
+    if "outputs_file" in r:
+        print(f"  outputs written to {r['outputs_file']}")
+
+
+def print_device_figures(r: dict[str, Any]) -> None:
+    """Per-inference count, arena, stack high-water and sizes of a `device_report`."""
+    print(f"  per inference: {r['per_inference']:,} {r['unit']}")
+    print(
+        f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
+        f"{r['stack_bytes']} bytes"
+    )
+    s = r["sizes"]
+    print(
+        f"  flash {s['flash_bytes']} of {s['flash_limit']} bytes (weights {s['weights']}, "
+        f"code {s['code']}); RAM {s['ram_bytes']} of {s['ram_limit']}"
+    )
+
+
+def print_operator_table(r: dict[str, Any]) -> None:
+    """The per-operator rows of a profiled `device_report` (nothing if it was not profiled)."""
     for row in r.get("per_operator", []):
         print(
             f"    step {row['step']:>3}  op {row['operator']:>3} {row['opcode']:<24} "
             f"{row[r['unit']]:>12,}"
         )
-    if "outputs_file" in r:
-        print(f"  outputs written to {r['outputs_file']}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from mcugen.verify import verify
 
-    target = _target(args)
-    if not target.board.is_host and not target.emulate and not args.port:
-        raise McugenError("say where the board runs", hint="add --emulate or --port PORT")
-    gen = _generate(args)
-    samples = _inputs(args, gen, args.samples)
+    target = target_for(args)
+    require_location(target, args.port)
+    gen = generate_for(args)
+    samples = inputs_for(args, gen, args.samples)
     report = verify(gen, target, samples, port=args.port)
     print(report.text())
     return 0 if report.ok else 1

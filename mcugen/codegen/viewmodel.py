@@ -90,6 +90,7 @@ class ModelVM:
     output_zero_points: tuple[int, ...]
     sha256_bytes: tuple[int, ...]
     mlperf_model_id: str  # what the MLPerf Tiny runner's "profile%" reports: kws01, vww01, ...
+    input_bytes: tuple[int, ...]  # per input; the MLPerf runner's database holds the first
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -153,6 +154,7 @@ def build_view_model(
         output_zero_points=tuple(_scale_zp(graph, t)[1] for t in graph.outputs),
         sha256_bytes=tuple(bytes.fromhex(graph.sha256)) if graph.sha256 else (0,) * 32,
         mlperf_model_id=mlperf_model_id(model_name),
+        input_bytes=tuple(graph.tensors[t].nbytes for t in graph.inputs),
     )
 
 

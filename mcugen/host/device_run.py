@@ -45,11 +45,14 @@ class DeviceRun:
 
 
 @contextlib.contextmanager
-def open_device(target: Target, elf: Path, port: str | None) -> Iterator[DeviceLink]:
-    """The emulated twin (port None) or a real board on a serial port."""
+def open_console(
+    target: Target, elf: Path, port: str | None
+) -> Iterator[tuple[serial.SerialBase, str]]:
+    """The console of the emulated twin running `elf` (port None) or of a real board on a serial
+    port, as (pyserial object, name for messages). The board must already run the firmware."""
     if port is None:
         with qemu_console(target.machine, elf) as link:
-            yield DeviceLink(link, name=f"QEMU {target.machine}")
+            yield link, f"QEMU {target.machine}"
         return
     try:
         ser = serial.serial_for_url(port, baudrate=115200, timeout=0.5)
@@ -60,7 +63,14 @@ def open_device(target: Target, elf: Path, port: str | None) -> Iterator[DeviceL
             hint="check the port name and that no other program holds it",
         ) from None
     with ser:
-        yield DeviceLink(ser, name=port)
+        yield ser, port
+
+
+@contextlib.contextmanager
+def open_device(target: Target, elf: Path, port: str | None) -> Iterator[DeviceLink]:
+    """mcugen's binary protocol on the emulated twin (port None) or a real board."""
+    with open_console(target, elf, port) as (ser, name):
+        yield DeviceLink(ser, name=name)
 
 
 def run_samples(

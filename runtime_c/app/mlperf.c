@@ -1,6 +1,9 @@
 /* The MLPerf Tiny (EEMBC EnergyRunner) device-under-test text protocol: commands end with '%',
  * replies are "m-..." or "e-[...]" lines ending in "\r\n", and every command ends with "m-ready".
- * The database buffer is the model's first input; results are the dequantized first output. */
+ * The database buffer holds one sample of the model's first input and is copied into the input
+ * tensor before every inference (the arena planner may reuse the input's bytes once it is
+ * consumed, so the input does not survive an inference); results are the dequantized first
+ * output. */
 #include <stdint.h>
 
 #include "model.h"
@@ -12,8 +15,10 @@
 static char g_line[MLPERF_MAX_COMMAND + 1];
 static uint32_t g_line_len;
 static int g_line_overflow;
+static uint8_t g_db[MCU_MODEL_INPUT0_BYTES > 0u ? MCU_MODEL_INPUT0_BYTES : 1u];
 static uint32_t g_db_expected;
 static uint32_t g_db_loaded;
+static uint64_t g_ticks_before_restart;
 
 static void put_u64_dec(uint64_t v) {
   char buf[21];
@@ -55,10 +60,40 @@ static void reply(const char *s) {
   mcu_app_puts("\r\n");
 }
 
-static void lap(void) {
-  uint64_t us = mcu_port_cycles() / (mcu_port_cycle_hz() / 1000000u);
+/* Ticks since boot. mcu_app_invoke() restarts the port's counter (so that binary-protocol counts
+ * repeat exactly), so the ticks counted before each restart are kept in g_ticks_before_restart. */
+static uint64_t now_ticks(void) { return g_ticks_before_restart + mcu_port_cycles(); }
+
+/* A completely loaded database replaces the input before each inference. */
+static void restore_input(void) {
+  uint32_t bytes = 0;
+  uint8_t *dst = mcu_app_io_ptr(0, 0, &bytes);
+  if (dst == 0 || g_db_expected == 0u || g_db_loaded != g_db_expected || bytes != g_db_expected) {
+    return;
+  }
+  for (uint32_t i = 0; i < bytes; ++i) {
+    dst[i] = g_db[i];
+  }
+}
+
+/* `count` inferences, each on the loaded sample. The time line stops while the input is restored
+ * (the counter is read before the copy and restarted at zero by mcu_app_invoke after it), so the
+ * laps measure inferences only, as the binary protocol's counts do. */
+static int invoke(uint32_t count) {
+  int status = 0;
+  for (uint32_t k = 0; k < count && status == 0; ++k) {
+    uint64_t ticks = 0;
+    g_ticks_before_restart += mcu_port_cycles();
+    restore_input();
+    status = mcu_app_invoke(1u, &ticks, 0);
+  }
+  return status;
+}
+
+static void print_lap(uint64_t ticks) {
+  uint32_t per_us = mcu_port_cycle_hz() / 1000000u;
   mcu_app_puts("m-lap-us-");
-  put_u64_dec(us);
+  put_u64_dec(ticks / (per_us > 0u ? per_us : 1u));
   mcu_app_puts("\r\n");
 }
 
@@ -96,7 +131,9 @@ static void cmd_db_load(const char *arg) {
   const char *p = arg;
   int64_t n = parse_uint(&p);
   uint32_t bytes = 0;
-  (void)mcu_app_io_ptr(0, 0, &bytes);
+  if (mcu_app_io_ptr(0, 0, &bytes) == 0 || bytes != MCU_MODEL_INPUT0_BYTES) {
+    bytes = 0u;
+  }
   if (n < 0) {
     reply("e-[Command 'db load' requires the # of bytes]");
     return;
@@ -114,29 +151,39 @@ static void cmd_db_load(const char *arg) {
   reply(" bytes]");
 }
 
+/* One line of hex pairs, checked whole before any byte is stored: a bad line loads nothing. */
 static void cmd_db_data(const char *hex) {
-  uint32_t bytes = 0;
-  uint8_t *dst = mcu_app_io_ptr(0, 0, &bytes);
-  for (uint32_t i = 0; hex[i] != '\0' && hex[i + 1] != '\0'; i += 2) {
-    int hi = hex_value(hex[i]), lo = hex_value(hex[i + 1]);
-    if (hi < 0 || lo < 0) {
+  uint32_t len = 0;
+  while (hex[len] != '\0' && len < MLPERF_MAX_COMMAND) {
+    ++len;
+  }
+  if (len % 2u != 0u) {
+    reply("e-[Insufficient number of hex digits]");
+    return;
+  }
+  for (uint32_t i = 0; i < len; i += 2u) {
+    if (hex_value(hex[i]) < 0 || hex_value(hex[i + 1u]) < 0) {
       char msg[] = "e-[Invalid hex digit 'xx']";
       msg[22] = hex[i];
-      msg[23] = hex[i + 1];
+      msg[23] = hex[i + 1u];
       reply(msg);
       return;
     }
-    if (g_db_loaded >= g_db_expected || dst == 0) {
-      reply("e-[Too many bytes: use 'db load N' first]");
-      return;
-    }
-    dst[g_db_loaded++] = (uint8_t)(hi * 16 + lo);
+  }
+  if (g_db_loaded + len / 2u > g_db_expected) {
+    reply("e-[Too many bytes: use 'db load N' first]");
+    return;
+  }
+  for (uint32_t i = 0; i < len; i += 2u) {
+    g_db[g_db_loaded++] = (uint8_t)(hex_value(hex[i]) * 16 + hex_value(hex[i + 1u]));
   }
   if (g_db_expected != 0u && g_db_loaded == g_db_expected) {
     reply("m-load-done");
   }
 }
 
+/* The two m-lap-us lines are taken right before and after the timed loop but printed after it,
+ * so the console's transmit time (about 2 ms a line at 115200 baud) is not part of the interval. */
 static void cmd_infer(const char *arg) {
   const char *p = arg;
   int64_t n = parse_uint(&p);
@@ -148,21 +195,49 @@ static void cmd_infer(const char *arg) {
   if (w < 0) {
     w = 10;
   }
-  uint64_t ticks = 0;
   mcu_app_puts("m-warmup-start-");
   put_u64_dec((uint64_t)w);
   mcu_app_puts("\r\n");
-  int status = w > 0 ? mcu_app_invoke((uint32_t)w, &ticks, 0) : 0;
+  int status = w > 0 ? invoke((uint32_t)w) : 0;
   reply("m-warmup-done");
   mcu_app_puts("m-infer-start-");
   put_u64_dec((uint64_t)n);
   mcu_app_puts("\r\n");
-  lap();
+  uint64_t start = now_ticks();
   if (status == 0) {
-    status = mcu_app_invoke((uint32_t)n, &ticks, 0);
+    status = invoke((uint32_t)n);
   }
-  lap();
+  uint64_t end = now_ticks();
+  print_lap(start);
+  print_lap(end);
   reply(status == 0 ? "m-infer-done" : "e-[Inference failed]");
+}
+
+/* Element i of the first output as a real number: dequantized with the output's scale and zero
+ * point for integer types, as is for float32. Returns 0 for types the results line cannot carry. */
+static int output_value(const mcu_tensor_t *t, const uint8_t *out, uint32_t i, float *v) {
+  int64_t q;
+  switch (t->type) {
+    case MCU_FLOAT32:
+      *v = ((const float *)(const void *)out)[i];
+      return 1;
+    case MCU_INT8:
+      q = ((const int8_t *)out)[i];
+      break;
+    case MCU_UINT8:
+      q = out[i];
+      break;
+    case MCU_INT16:
+      q = ((const int16_t *)(const void *)out)[i];
+      break;
+    case MCU_INT32:
+      q = ((const int32_t *)(const void *)out)[i];
+      break;
+    default:
+      return 0;
+  }
+  *v = mcu_output_scales[0] * (float)(q - (int64_t)mcu_output_zero_points[0]);
+  return 1;
 }
 
 static void cmd_results(void) {
@@ -170,16 +245,14 @@ static void cmd_results(void) {
   const uint8_t *out = mcu_app_io_ptr(1, 0, &bytes);
   const mcu_tensor_t *t = &mcu_model.tensors[mcu_model.outputs[0]];
   uint32_t count = (uint32_t)mcu_num_elements(t);
+  float v = 0.0f;
+  if (out == 0 || (count > 0u && !output_value(t, out, 0, &v))) {
+    reply("e-[Output type not supported by results]");
+    return;
+  }
   mcu_app_puts("m-results-[");
-  for (uint32_t i = 0; i < count && out != 0; ++i) {
-    float v;
-    if (t->type == MCU_FLOAT32) {
-      v = ((const float *)(const void *)out)[i];
-    } else if (t->type == MCU_INT8) {
-      v = mcu_output_scales[0] * (float)((int32_t)((const int8_t *)out)[i] - mcu_output_zero_points[0]);
-    } else {
-      v = mcu_output_scales[0] * (float)((int32_t)out[i] - mcu_output_zero_points[0]);
-    }
+  for (uint32_t i = 0; i < count; ++i) {
+    (void)output_value(t, out, i, &v);
     if (i > 0) {
       mcu_port_putc(',');
     }
@@ -199,7 +272,7 @@ static void execute(const char *cmd) {
   } else if (starts_with(cmd, "help") && cmd[4] == '\0') {
     reply("m-[commands: name profile timestamp db load N, db HEX, db print, infer N W, results]");
   } else if (starts_with(cmd, "timestamp") && cmd[9] == '\0') {
-    lap();
+    print_lap(now_ticks());
   } else if (starts_with(cmd, "db load")) {
     cmd_db_load(cmd + 7);
   } else if (starts_with(cmd, "db print") && cmd[8] == '\0') {

@@ -1,0 +1,202 @@
+"""Host side of the MLPerf Tiny (EEMBC EnergyRunner) device-under-test protocol over pyserial.
+
+The runner sends text commands ending in `%` (at most 80 characters); the device answers with
+`m-...` lines, `e-[...]` error lines, and ends every command with `m-ready`. The sequence the
+EnergyRunner uses in performance mode, which `MlperfRunner` reproduces:
+
+    (boot) m-timestamp-mode-performance, m-init-done, m-ready
+    name%               -> m-name-dut-[<vendor>]
+    profile%            -> m-profile-[...], m-model-[kws01|vww01|ic01|ad01|strww01]
+    db load <N>%        -> m-[Expecting N bytes]
+    db <hex>%  (x k)    -> 31 bytes a line; the last one -> m-load-done
+    infer <N> <W>%      -> m-warmup-start-W, m-warmup-done, m-infer-start-N, m-lap-us-<t0>,
+                           m-lap-us-<t1>, m-infer-done
+    results%            -> m-results-[<v0>,<v1>,...]  (three decimals)
+
+Every read has a deadline: a silent or dead link is a `RunError` naming the port, never a hang. An
+`e-[...]` reply becomes a `RunError` quoting it, raised only after the command's `m-ready`, so the
+link stays in step and usable.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import serial
+
+from mcugen.errors import RunError
+
+#: Bytes of input data per `db` line, as the EnergyRunner sends them.
+DB_BYTES_PER_LINE = 31
+#: Longest command the device accepts, without the `%`.
+MAX_COMMAND = 80
+#: A reply line longer than this means the link carries garbage.
+MAX_LINE_BYTES = 1 << 20
+
+_RESULTS = re.compile(r"m-results-\[(.*)\]")
+_MODEL = re.compile(r"m-model-\[(.*)\]")
+_NAME = re.compile(r"m-name-dut-\[(.*)\]")
+_PROFILE = re.compile(r"m-profile-\[(.*)\]")
+_LAP = re.compile(r"m-lap-us-(\d+)")
+
+
+@dataclass(frozen=True)
+class InferTiming:
+    """The two timestamps the device took around `count` inferences (after `warmup` more)."""
+
+    count: int
+    warmup: int
+    lap_us: tuple[int, int]
+
+    @property
+    def total_us(self) -> int:
+        return self.lap_us[1] - self.lap_us[0]
+
+    @property
+    def us_per_inference(self) -> float:
+        return self.total_us / self.count
+
+
+class MlperfRunner:
+    """The runner's side of the protocol over any pyserial object (a port, or QEMU's socket)."""
+
+    def __init__(
+        self,
+        port: serial.SerialBase,
+        *,
+        name: str,
+        timeout: float = 10.0,
+        infer_timeout: float = 600.0,
+    ) -> None:
+        self.port = port
+        self.name = name
+        self.timeout = timeout
+        self.infer_timeout = infer_timeout
+        self.mode = ""  # m-timestamp-mode-<mode> seen at boot
+        self._buffer = bytearray()
+
+    # --- lines ---------------------------------------------------------------------------------
+
+    def _fail(self, what: str) -> RunError:
+        return RunError(
+            what, where=self.name, hint="check the port, the cable and that the firmware is running"
+        )
+
+    def read_line(self, deadline: float) -> str:
+        """The next line without its `\\r\\n`; RunError when `deadline` (monotonic) passes."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                raw = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                return raw.decode("ascii", errors="replace").strip("\r ")
+            if len(self._buffer) > MAX_LINE_BYTES:
+                raise self._fail(f"no line end in {MAX_LINE_BYTES} bytes from the device")
+            if time.monotonic() > deadline:
+                raise self._fail("no reply from the device before the deadline")
+            try:
+                chunk = self.port.read(max(1, self.port.in_waiting))
+            except (serial.SerialException, OSError) as exc:
+                raise self._fail(f"lost the link to the device ({exc})") from None
+            self._buffer += chunk
+
+    def wait_ready(self, *, timeout: float | None = None) -> list[str]:
+        """Lines up to the next `m-ready` (not included)."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        lines: list[str] = []
+        while True:
+            line = self.read_line(deadline)
+            if line == "m-ready":
+                return lines
+            if line:
+                lines.append(line)
+
+    def command(self, text: str, *, timeout: float | None = None) -> list[str]:
+        """Send `text%`, return the reply lines before `m-ready`; an `e-[...]` line is an error."""
+        if len(text) > MAX_COMMAND or "%" in text:
+            raise ValueError(f"not an MLPerf Tiny command: {text!r}")
+        try:
+            self.port.write(text.encode("ascii") + b"%")
+            self.port.flush()
+        except (serial.SerialException, OSError) as exc:
+            raise self._fail(f"lost the link to the device ({exc})") from None
+        lines = self.wait_ready(timeout=timeout)
+        errors = [line for line in lines if line.startswith("e-")]
+        if errors:
+            shown = text if len(text) <= 24 else text[:21] + "..."
+            raise RunError(f"the device answered '{shown}%' with {errors[0]}", where=self.name)
+        return lines
+
+    def _expect(self, lines: list[str], pattern: re.Pattern[str], text: str) -> str:
+        """Group 1 of the first line matching `pattern` in the reply to `text%`."""
+        for line in lines:
+            match = pattern.fullmatch(line)
+            if match:
+                return match.group(1)
+        raise RunError(
+            f"unexpected reply to '{text}%': {lines[:4]} (expected a line like {pattern.pattern})",
+            where=self.name,
+        )
+
+    # --- the runner's commands -------------------------------------------------------------------
+
+    def boot(self, *, timeout: float | None = None) -> str:
+        """Wait for the boot banner's `m-ready`; returns the timestamp mode (`performance`)."""
+        for line in self.wait_ready(timeout=timeout):
+            if line.startswith("m-timestamp-mode-"):
+                self.mode = line[len("m-timestamp-mode-") :]
+        return self.mode
+
+    def resync(self) -> None:
+        """For a board that booted before the port was opened: end any half-typed command,
+        drop what is buffered, and check the device answers `name%`."""
+        try:
+            self.port.write(b"%")
+            self.port.flush()
+            time.sleep(0.3)
+            self.port.reset_input_buffer()
+        except (serial.SerialException, OSError) as exc:
+            raise self._fail(f"lost the link to the device ({exc})") from None
+        self._buffer.clear()
+        self.name_dut()
+
+    def name_dut(self) -> str:
+        return self._expect(self.command("name"), _NAME, "name")
+
+    def profile(self) -> tuple[str, str]:
+        """(profile, model id), e.g. ("ULPMark for tinyML Firmware V0.0.1", "kws01")."""
+        lines = self.command("profile")
+        return self._expect(lines, _PROFILE, "profile"), self._expect(lines, _MODEL, "profile")
+
+    def load(self, data: bytes) -> None:
+        """`db load N`, then the bytes as hex, DB_BYTES_PER_LINE a line, until `m-load-done`."""
+        self.command(f"db load {len(data)}")
+        done = False
+        for offset in range(0, len(data), DB_BYTES_PER_LINE):
+            lines = self.command("db " + data[offset : offset + DB_BYTES_PER_LINE].hex())
+            done = "m-load-done" in lines
+        if not done:
+            raise RunError(
+                f"the device did not confirm loading {len(data)} bytes (no m-load-done)",
+                where=self.name,
+            )
+
+    def infer(self, count: int, warmup: int) -> InferTiming:
+        lines = self.command(f"infer {count} {warmup}", timeout=self.infer_timeout)
+        laps = [int(m.group(1)) for m in map(_LAP.fullmatch, lines) if m]
+        if len(laps) != 2 or "m-infer-done" not in lines:
+            raise RunError(
+                f"expected two m-lap-us lines and m-infer-done after 'infer {count} {warmup}%', "
+                f"got {lines}",
+                where=self.name,
+            )
+        return InferTiming(count, warmup, (laps[0], laps[1]))
+
+    def results(self) -> list[float]:
+        body = self._expect(self.command("results"), _RESULTS, "results")
+        try:
+            return [float(v) for v in body.split(",")] if body else []
+        except ValueError:
+            raise RunError(f"unreadable m-results line: [{body[:80]}]", where=self.name) from None

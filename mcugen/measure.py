@@ -1,0 +1,292 @@
+"""`mcugen measure`: latency and memory of a model on a board or its QEMU twin.
+
+Two ways to drive the same firmware:
+- by default, mcugen's binary protocol with per-operator profiling: instructions (QEMU, 1 per ns of
+  virtual time with -icount shift=0) or core cycles (board) per inference and per operator, arena,
+  stack high-water, flash and RAM;
+- with --mlperf, the MLPerf Tiny runner's text protocol as EEMBC's EnergyRunner speaks it (name,
+  profile, db load, db, infer, results; mcugen/host/mlperf.py). Latency comes from the device's two
+  m-lap-us timestamps; the device's results are compared with TFLM's dequantized output.
+
+Energy needs a power monitor (X-NUCLEO-LPM01A or Nordic PPK2) and energy-mode firmware; neither is
+implemented, and the report says so instead of printing a number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcugen.boards import Target
+from mcugen.commands import (
+    device_report,
+    generate_for,
+    inputs_for,
+    print_device_figures,
+    print_operator_table,
+    require_location,
+    target_for,
+)
+from mcugen.errors import McugenError, RunError, UnsupportedError
+from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND
+from mcugen.host.project import BuildResult, build
+from mcugen.model.ir import DTYPES, Graph
+from mcugen.pipeline import Generated
+
+ENERGY_NOTE = (
+    "not measured: the firmware runs in performance mode; energy needs a power monitor "
+    "(X-NUCLEO-LPM01A or Nordic PPK2), which mcugen does not drive yet"
+)
+#: `infer N W` in the MLPerf Tiny runner's test scripts, per benchmark.
+RUNNER_INFER = {"ic01": (20, 5), "vww01": (20, 5), "kws01": (70, 10), "ad01": (1500, 10)}
+#: Any other model on a board.
+DEFAULT_INFER = (10, 1)
+#: Under QEMU -icount every inference executes the same instructions: a few suffice.
+EMULATED_INFER = (3, 1)
+#: The device prints results with three decimals, rounded half away from zero.
+RESULT_DECIMALS = 3
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Device results against the reference, to RESULT_DECIMALS decimals."""
+
+    agree: bool
+    max_abs_diff: float
+    first_difference: int | None  # flat index of the first element that differs
+    note: str = ""
+
+
+def compare_results(device: list[float], reference: np.ndarray) -> Agreement:
+    """Agree when every device value is the reference rounded to three decimals: within half a
+    unit of the last decimal, plus float32 rounding on the device (about 1e-6 relative)."""
+    ref = np.asarray(reference, dtype=np.float64).ravel()
+    if len(device) != ref.size:
+        return Agreement(False, float("inf"), None, f"{len(device)} values, TFLM has {ref.size}")
+    ours = np.asarray(device, dtype=np.float64)
+    diff = np.abs(ours - ref)
+    both_nan = np.isnan(ours) & np.isnan(ref)
+    tolerance = 0.5 * 10.0**-RESULT_DECIMALS + 1e-6 * (1.0 + np.abs(ref))
+    bad = ~both_nan & ~(diff <= tolerance)
+    worst = float(np.max(np.where(both_nan, 0.0, diff))) if ref.size else 0.0
+    first = int(np.flatnonzero(bad)[0]) if bad.any() else None
+    return Agreement(first is None, worst, first)
+
+
+def dequantized(graph: Graph, output: np.ndarray) -> np.ndarray:
+    """The first output as real numbers: scale * (q - zero_point) for quantized integers."""
+    t = graph.tensors[graph.outputs[0]]
+    values = np.asarray(output, dtype=np.float64).ravel()
+    if t.quant is None or np.dtype(DTYPES[t.dtype][0]).kind == "f":
+        return values
+    return float(np.float32(t.quant.scale)) * (values - t.quant.zero_point)
+
+
+def infer_counts(args: argparse.Namespace, model_id: str, emulated: bool) -> tuple[int, int]:
+    """(inferences, warm-ups): as given, else the runner's figures (a few under emulation)."""
+    default = EMULATED_INFER if emulated else RUNNER_INFER.get(model_id, DEFAULT_INFER)
+    count = args.count if args.count is not None else default[0]
+    warmup = args.warmup if args.warmup is not None else default[1]
+    return count, warmup
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    target = target_for(args)
+    if target.board.is_host:
+        raise McugenError(
+            "measure needs a Cortex-M board: the host board has no cycle counter or MLPerf port",
+            hint="pick a board from `mcugen boards`, e.g. --board nucleo-f767 --emulate",
+        )
+    require_location(target, args.port)
+    if not args.mlperf and (args.count is not None or args.warmup is not None):
+        raise McugenError("--count and --warmup apply to --mlperf runs", hint="add --mlperf")
+    gen = generate_for(args)
+    sample = inputs_for(args, gen, 1)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
+        result = build(gen, target, Path(tmp) / "project")
+        if args.mlperf:
+            report = mlperf_report(args, gen, target, result, sample[0])
+        else:
+            report = device_report(gen, target, result, sample, args.port, True)
+            report.pop("_outputs")
+            report["protocol"] = "mcugen"
+            hz = QEMU_INSTRUCTIONS_PER_SECOND if target.emulate else target.board.clock_hz
+            report["us_per_inference"] = report["per_inference"] * 1e6 / hz
+    report["seconds"] = time.perf_counter() - start
+    report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
+    report["energy"] = None
+    report["energy_note"] = ENERGY_NOTE
+    if args.json:
+        print(json.dumps(report))
+    else:
+        _print_report(args, target, report)
+    return 0 if report.get("agree", True) is not False else 1
+
+
+def mlperf_report(
+    args: argparse.Namespace,
+    gen: Generated,
+    target: Target,
+    result: BuildResult,
+    sample: list[np.ndarray],
+) -> dict[str, Any]:
+    """Run the MLPerf Tiny runner's exchange on the device; compare the results with TFLM."""
+    from mcugen.host.device_run import open_console
+    from mcugen.host.mlperf import MlperfRunner
+    from mcugen.host.sizes import firmware_sizes
+
+    graph = gen.graph
+    if len(graph.inputs) != 1:
+        raise UnsupportedError(
+            f"the MLPerf Tiny protocol loads one input; the model has {len(graph.inputs)}",
+            hint="measure it without --mlperf",
+        )
+    t_in = graph.tensors[graph.inputs[0]]
+    data = np.ascontiguousarray(sample[0], dtype=DTYPES[t_in.dtype][0]).tobytes()
+    expected_id = gen.view_model.mlperf_model_id
+    port = None if target.emulate else args.port
+    with open_console(target, result.executable, port) as (ser, name):
+        runner = MlperfRunner(ser, name=name)
+        if port is None:
+            runner.boot()
+        else:
+            runner.resync()
+        dut = runner.name_dut()
+        profile, model_id = runner.profile()
+        if model_id != expected_id:
+            raise RunError(
+                f"the firmware on the device reports m-model-[{model_id}], this model is "
+                f"{expected_id}",
+                where=name,
+                hint=f"write this model to the board first: mcugen flash {args.model} "
+                f"--board {target.board.name}",
+            )
+        count, warmup = infer_counts(args, model_id, target.emulate)
+        runner.load(data)
+        timing = runner.infer(count, warmup)
+        values = runner.results()
+    report: dict[str, Any] = {
+        "board": target.board.name,
+        "emulated": target.emulate,
+        "protocol": "mlperf-tiny",
+        "dut": dut,
+        "profile": profile,
+        "model_id": model_id,
+        "timestamp_mode": runner.mode or "unknown",
+        "count": timing.count,
+        "warmup": timing.warmup,
+        "lap_us": list(timing.lap_us),
+        "us_per_inference": timing.us_per_inference,
+        "arena_bytes": gen.plan.arena_bytes,
+        "sizes": asdict(firmware_sizes(result.executable, target)),
+        "results": values,
+    }
+    if target.emulate:
+        per_us = QEMU_INSTRUCTIONS_PER_SECOND / 1e6
+        report["instructions_per_inference"] = round(timing.us_per_inference * per_us)
+    else:
+        report["cycles_per_inference"] = round(
+            timing.us_per_inference * target.board.clock_hz / 1e6
+        )
+    report.update(_tflm_comparison(gen, sample, values))
+    return report
+
+
+def _tflm_comparison(
+    gen: Generated, sample: list[np.ndarray], values: list[float]
+) -> dict[str, Any]:
+    from mcugen.reference import tflm_outputs
+
+    model = Path(gen.source).read_bytes()
+    try:
+        reference = dequantized(gen.graph, tflm_outputs(model, gen.graph, [sample])[0][0])
+    except McugenError as err:  # tflite-micro is a test extra, not a dependency
+        return {"tflm": None, "agree": None, "comparison_note": f"not compared: {err.line()}"}
+    agreement = compare_results(values, reference)
+    return {
+        "tflm": [round(float(v), RESULT_DECIMALS) for v in reference],
+        "agree": agreement.agree,
+        "max_abs_diff": agreement.max_abs_diff,
+        "first_difference": agreement.first_difference,
+        "comparison_note": agreement.note,
+    }
+
+
+def _values(values: list[float], limit: int = 12) -> str:
+    shown = ", ".join(f"{v:.3f}" for v in values[:limit])
+    return f"[{shown}{', ...' if len(values) > limit else ''}] ({len(values)} values)"
+
+
+def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> None:
+    how = "the MLPerf Tiny runner protocol" if r["protocol"] == "mlperf-tiny" else "profiling"
+    print(
+        f"mcugen: measured {args.model} on {target.label} with {how}, {r['source']}, "
+        f"in {r['seconds']:.2f} s"
+    )
+    if r["protocol"] == "mlperf-tiny":
+        _print_mlperf(target, r)
+    else:
+        clock = (
+            "of QEMU virtual time" if r["emulated"] else f"at {target.board.clock_hz / 1e6:.0f} MHz"
+        )
+        print(f"  latency: {r['us_per_inference']:,.1f} us {clock} per inference")
+        print_device_figures(r)
+        print_operator_table(r)
+    print(f"  energy: {r['energy_note']}")
+
+
+def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
+    print(
+        f"  device: {r['dut']}, {r['profile']}, model {r['model_id']}, "
+        f"timestamp mode {r['timestamp_mode']}"
+    )
+    first, last = r["lap_us"]
+    print(
+        f"  infer {r['count']} {r['warmup']}: m-lap-us {first} -> {last} "
+        f"({last - first} us for {r['count']} inferences)"
+    )
+    us = r["us_per_inference"]
+    if r["emulated"]:
+        n = r["instructions_per_inference"]
+        print(
+            f"  latency: {us:,.1f} us of QEMU virtual time per inference = {n:,} instructions "
+            "(-icount shift=0: 1 instruction = 1 ns)"
+        )
+        hz = target.board.clock_hz
+        print(
+            f"  on {target.board.name} at {hz / 1e6:.0f} MHz that is about {n / hz * 1e3:,.2f} ms "
+            "if each instruction took one cycle (an estimate: measure the board with --port)"
+        )
+    else:
+        print(
+            f"  latency: {us:,.1f} us per inference = {r['cycles_per_inference']:,} cycles at "
+            f"{target.board.clock_hz / 1e6:.0f} MHz"
+        )
+    s = r["sizes"]
+    print(
+        f"  arena: {r['arena_bytes']} bytes; flash {s['flash_bytes']} of {s['flash_limit']} bytes; "
+        f"RAM {s['ram_bytes']} of {s['ram_limit']}"
+    )
+    print(f"  results: {_values(r['results'])}")
+    if r["agree"] is None:
+        print(f"  TFLM:    {r['comparison_note']}")
+        return
+    print(f"  TFLM:    {_values(r['tflm'])}")
+    if r["agree"]:
+        print(f"  results agree with TFLM to 3 decimals (max difference {r['max_abs_diff']:.4f})")
+    elif r["first_difference"] is None:
+        print(f"  results DISAGREE with TFLM: {r['comparison_note']}")
+    else:
+        k = r["first_difference"]
+        print(
+            f"  results DISAGREE with TFLM at 3 decimals: element {k} device "
+            f"{r['results'][k]:.3f}, TFLM {r['tflm'][k]:.3f}"
+        )
