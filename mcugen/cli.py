@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="plan the arena of a model and report it")
     _model_options(plan, board=False)
     plan.add_argument("--json", action="store_true", help="print one JSON object")
-    plan.set_defaults(func=c.cmd_plan)
+    _plan_report_options(plan)
 
     build = sub.add_parser("build", help="generate C and compile it for a board")
     _model_options(build)
@@ -74,12 +74,47 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--samples", type=int, default=5, help="seeded random inputs to compare")
     verify.set_defaults(func=c.cmd_verify, input=None)
 
+    _optimize_parser(sub)
     _measure_parser(sub)
     _flash_parser(sub)
 
     boards = sub.add_parser("boards", help="list the boards and their limits")
     boards.set_defaults(func=c.cmd_boards)
     return p
+
+
+def _plan_report_options(p: argparse.ArgumentParser) -> None:
+    from mcugen import plan_command
+
+    p.add_argument(
+        "--chart", type=Path, default=None, help="write a memory-over-time chart (.png or .svg)"
+    )
+    p.add_argument(
+        "--strategies",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="compare every registered order and layout strategy (default: on)",
+    )
+    p.set_defaults(func=plan_command.cmd_plan)
+
+
+def _optimize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from mcugen import optimize
+
+    p = sub.add_parser(
+        "optimize", help="write the model in mcugen's order with its offsets for stock TFLM"
+    )
+    _model_options(p, board=False)
+    p.add_argument("-o", "--output", type=Path, required=True, help="the optimized .tflite")
+    p.add_argument(
+        "--reshape-views",
+        action="store_true",
+        help="let RESHAPE outputs share their input's memory (TFLM's RESHAPE skips the copy)",
+    )
+    p.add_argument(
+        "--measure", action="store_true", help="measure TFLM's head before and after (tflite_micro)"
+    )
+    p.set_defaults(func=optimize.cmd_optimize)
 
 
 def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

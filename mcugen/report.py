@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mcugen.model.ir import Graph
+from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
 
 
-def plan_json(graph: Graph, plan: MemoryPlan) -> dict[str, Any]:
-    return {
+def plan_json(
+    graph: Graph, plan: MemoryPlan, runs: Sequence[StrategyRun] | None = None
+) -> dict[str, Any]:
+    """The plan as one JSON object; `strategies` lists `runs` when given."""
+    result: dict[str, Any] = {
         "model_sha256": graph.sha256,
         "operators": len(graph.operators),
         "tensors": len(graph.tensors),
@@ -25,10 +30,72 @@ def plan_json(graph: Graph, plan: MemoryPlan) -> dict[str, Any]:
         "offsets": {str(t): off for t, off in sorted(plan.tensor_offsets().items())},
         "live_bytes": plan.live_bytes,
         "plan_seconds": plan.plan_seconds,
+        "order_lower_bound": plan.order_lower_bound,
+        "order_proven_optimal": plan.order_proven_optimal,
+    }
+    if runs is not None:
+        chosen = (plan.order_strategy, plan.layout_strategy)
+        result["strategies"] = [run_json(r, (r.order, r.layout) == chosen) for r in runs]
+    return result
+
+
+def run_json(run: StrategyRun, chosen: bool = False) -> dict[str, Any]:
+    return {
+        "order": run.order,
+        "layout": run.layout,
+        "chosen": chosen,
+        "arena_bytes": run.arena_bytes,
+        "peak_live_bytes": run.peak_live_bytes,
+        "order_lower_bound": run.order_lower_bound,
+        "layout_gap_bytes": run.layout_gap,
+        "bound_gap_bytes": run.bound_gap,
+        "plan_seconds": run.plan_seconds,
+        "proven_optimal": run.proven_optimal,
+        "note": run.note,
+        "error": run.error,
     }
 
 
-def plan_text(graph: Graph, plan: MemoryPlan, source: str) -> str:
+def strategy_table(runs: Sequence[StrategyRun], chosen: tuple[str, str] | None = None) -> str:
+    """One row per order/layout pair: arena, the order's peak (no layout of it is smaller), the
+    proven bound on any order, the two gaps, planning time; `*` marks the chosen pair."""
+    wo = max([len("order"), *(len(r.order) for r in runs)])
+    wl = max([len("layout"), *(len(r.layout) for r in runs)])
+    lines = [
+        f"  {'order':<{wo}} {'layout':<{wl}} {'arena':>9} {'order peak':>10} "
+        f"{'any-order LB':>12} {'layout gap':>10} {'gap to LB':>9} {'ms':>9}  notes"
+    ]
+    for r in runs:
+        mark = "*" if (r.order, r.layout) == chosen else " "
+        if r.error:
+            lines.append(f"{mark} {r.order:<{wo}} {r.layout:<{wl}} {'error':>9}  {r.error}")
+            continue
+        lines.append(
+            f"{mark} {r.order:<{wo}} {r.layout:<{wl}} {r.arena_bytes:>9} "
+            f"{r.peak_live_bytes:>10} {r.order_lower_bound:>12} {r.layout_gap:>10} "
+            f"{_pct(r.bound_gap, r.order_lower_bound):>9} {r.plan_seconds * 1000:>9.2f}  "
+            f"{_notes(r)}"
+        )
+    return "\n".join(lines)
+
+
+def _notes(r: StrategyRun) -> str:
+    notes = (
+        "optimal order" if r.proven_optimal else "",
+        "at order peak" if r.at_lower_bound else "",
+        r.note,
+    )
+    return ", ".join(n for n in notes if n)
+
+
+def _pct(gap: int, bound: int) -> str:
+    return f"{100.0 * gap / bound:.1f}%" if bound else str(gap)
+
+
+def plan_text(
+    graph: Graph, plan: MemoryPlan, source: str, runs: Sequence[StrategyRun] | None = None
+) -> str:
+    """The human report: summary, the per-strategy table when `runs` is given, per-step table."""
     live = plan.live_bytes
     gap = plan.arena_bytes - plan.lower_bound
     pct = 100.0 * gap / plan.lower_bound if plan.lower_bound else 0.0
@@ -42,6 +109,9 @@ def plan_text(graph: Graph, plan: MemoryPlan, source: str) -> str:
     if plan.peak_step > 0:
         op = graph.operators[plan.order[plan.peak_step - 1]]
         lines.append(f"peak at step {plan.peak_step}: {op.label}")
+    if runs:
+        lines += ["", "strategies (bytes; * = chosen):"]
+        lines.append(strategy_table(runs, (plan.order_strategy, plan.layout_strategy)))
     lines.append("")
     lines.append(f"{'step':>4}  {'operator':<28} {'live bytes':>10}  outputs (tensor@offset)")
     offsets = plan.tensor_offsets()
