@@ -5,9 +5,10 @@ one markdown table: TFLM's head measured with tflite_micro in this run (the gree
 the stored order, activations only), the peak live bytes of the stored order (the lower bound of
 any layout of it), mcugen's arena for each order/layout pair (every order with the default
 layout, every layout with the default order), the best arena, TFLM head / best, and the planning
-time of the default pair. mcugen plans without kernel scratch, as `mcugen plan` does, so its
-figures compare with TFLM's head like for like. Then summary lines. A failure in one entry
-prints an error cell and the run goes on.
+time of the default pair. Every mcugen plan reserves the arena scratch TFLM's kernels request
+(mcugen/plan/tflm_scratch.py), as `mcugen optimize` does, so the figures compare with TFLM's head
+like for like (stored/greedy_by_size reproduces it) and are what stock TFLM needs with the
+offline plan. Then summary lines. A failure in one entry prints an error cell and the run goes on.
 Run: PYTHONPATH=. python benchmarks/planning.py [--quick] [--models DIR]
 """
 
@@ -30,6 +31,7 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.compare import StrategyRun, best_run, compare_strategies, strategy_pairs
 from mcugen.plan.order import peak_of
+from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 from mcugen.reference import tflm_arena_head
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -69,8 +71,9 @@ def measure(
         graph = load()
         entry.operators = len(graph.operators)
         entry.tflm_head = _tflm_head(graph, tflite)
-        entry.stored_peak = peak_of(graph, tuple(range(len(graph.operators))))
-        runs = compare_strategies(graph, pairs)
+        scratch = tflm_scratch_bytes(graph)
+        entry.stored_peak = peak_of(graph, tuple(range(len(graph.operators))), scratch)
+        runs = compare_strategies(graph, pairs, scratch=scratch)
         entry.runs = {(r.order, r.layout): r for r in runs}
         entry.best = best_run(runs)
     except Exception as exc:  # one broken model must not stop the table

@@ -19,7 +19,7 @@ from mcugen.optimize import optimize_model
 from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.compare import best_run, compare_strategies
 from mcugen.plan.layout.greedy import greedy_by_size
-from mcugen.plan.memory_plan import MemoryPlan, PlanInvalid
+from mcugen.plan.memory_plan import MemoryPlan, PlanInvalid, plan_memory
 from mcugen.plan.offline import (
     OFFLINE_METADATA,
     check_offline_offsets,
@@ -29,10 +29,18 @@ from mcugen.plan.offline import (
     reshape_view_aliases,
     with_offline_plan,
 )
+from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 from mcugen.reference import tflm_outputs
 from support import SHARED_MODELS, tflm_arena_head
 
 VWW = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
+#: Models stock TFLM cannot run (hybrid: "Hybrid models are not supported").
+TFLM_REJECTS = {"mlperf_kws_dscnn_hybrid"}
+SHARED = (
+    [p for p in sorted(SHARED_MODELS.glob("*.tflite")) if p.stem not in TFLM_REJECTS]
+    if SHARED_MODELS.is_dir()
+    else []
+)
 
 
 def assert_same_outputs(original: bytes, optimized: bytes, samples: int = 3) -> None:
@@ -184,3 +192,28 @@ def test_cli_errors_leave_no_output(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "output directory does not exist" in capsys.readouterr().err
     assert main(["optimize", str(good), "-o", str(out)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tflite", "good.tflite", "out.tflite"]
+
+
+@pytest.mark.parametrize("path", SHARED, ids=lambda p: p.stem)
+def test_tflm_scratch_table_predicts_tflm_head(path: Path) -> None:
+    """TFLM's own plan (stored order, greedy by size) with the scratch its kernels request is
+    exactly TFLM's measured head: the table of kernel scratch is complete for these models."""
+    graph = load_model(path)
+    plan = plan_memory(
+        graph, order="stored", layout="greedy_by_size", scratch=tflm_scratch_bytes(graph)
+    )
+    assert plan.arena_bytes == tflm_arena_head(path)
+
+
+@pytest.mark.parametrize("path", SHARED, ids=lambda p: p.stem)
+def test_optimized_real_model_never_needs_more(path: Path, tmp_path: Path) -> None:
+    """Best registered pair, planned with TFLM's kernel scratch reserved: stock TFLM's head is
+    mcugen's arena, never above the original's, and the outputs are bit-exact."""
+    graph = load_model(path)
+    best = best_run(compare_strategies(graph, scratch=tflm_scratch_bytes(graph)))
+    assert best is not None
+    data, plan = optimize_model(graph, order=best.order, layout=best.layout)
+    out = tmp_path / "opt.tflite"
+    out.write_bytes(data)
+    assert tflm_arena_head(out) == plan.arena_bytes <= tflm_arena_head(path)
+    assert_same_outputs(path.read_bytes(), data, samples=1)

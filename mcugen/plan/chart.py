@@ -37,7 +37,7 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
     if fmt not in FORMATS:
         raise ValueError(f"chart format {fmt!r}: choose one of {', '.join(FORMATS)}")
     steps = len(plan.order)
-    fig = Figure(figsize=(min(4 + 0.12 * steps, 40), 6), dpi=100)
+    fig = Figure(figsize=(min(6 + 0.08 * steps, 24), 7), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     font = max(3.0, 8.0 - len(plan.buffers) / 40)

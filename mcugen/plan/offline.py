@@ -7,11 +7,15 @@ the first two words (we write 0 and 1, as Arm's Vela does) and requires n to equ
 tensors. An offset is a byte offset from the start of the arena's head; -1 means "plan online".
 
 How TFLM treats the offsets (greedy_memory_planner.cc, micro_allocator.cc):
-- They are used verbatim: no alignment is added, no overlap is checked. Offline buffers are placed
-  first; the rest (-1 tensors, kernels' scratch buffers) go first-fit into the gaps around them.
+- They are used verbatim: TFLM adds no alignment to them and checks no overlap. Sizes are
+  rounded up to 16 bytes and the head starts 16-byte aligned, so we keep offsets multiples of 16.
+  Offline buffers are placed first; the rest (-1 tensors, kernels' scratch buffers) go first-fit
+  into the gaps around them.
 - Lifetimes come from the stored operator order (AllocationInfoBuilder): the same step convention
   as `mcugen.plan.buffers`, so a plan made for order `o` is valid for a model stored in order `o`.
-- Constants and variables are never planned from this table (their entry is ignored); we write -1.
+- Constants' entries are ignored. A variable with an offset would be moved into the head (TFLM
+  supports that); we write -1 for variables so they stay in TFLM's persistent tail, and -1 for
+  constants.
 - The head is `max(offset + size rounded up to 16)` over all planned buffers.
 
 Stock TFLM kernels are not promised to be safe when an output shares memory with an input, so the
