@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from mcugen import reference
 from mcugen.boards import load_board, resolve_target
 from mcugen.host.host_run import random_inputs, run_host
 from mcugen.host.project import build
+from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import generate
+from mcugen.pipeline import Generated, generate
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -30,12 +32,16 @@ def tflm_outputs(model: bytes, samples: list[list[np.ndarray]]) -> list[list[np.
     return reference.tflm_outputs(model, import_model(model, source="test model"), samples)
 
 
-def mcugen_outputs(model: bytes, samples: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-    graph = import_model(model, source="test model")
-    gen = generate(graph)
+def mcugen_outputs(
+    model: bytes,
+    samples: list[list[np.ndarray]],
+    generate_fn: Callable[[Graph], Generated] = generate,
+) -> list[list[np.ndarray]]:
+    """`generate_fn` turns the imported graph into C (e.g. after rewrites and aliasing)."""
+    gen = generate_fn(import_model(model, source="test model"))
     with tempfile.TemporaryDirectory(prefix="mcugen-test-") as tmp:
         result = build(gen, resolve_target(load_board("host"), emulate=False), Path(tmp) / "proj")
-        return run_host(result.executable, graph, samples).outputs
+        return run_host(result.executable, gen.graph, samples).outputs
 
 
 def compare_with_tflm(
@@ -45,6 +51,7 @@ def compare_with_tflm(
     seed: int = 0,
     rtol: float = 1e-5,
     inputs: list[list[np.ndarray]] | None = None,
+    generate_fn: Callable[[Graph], Generated] = generate,
 ) -> Comparison:
     """Run `samples` seeded random inputs through mcugen's host build and TFLM; compare outputs.
 
@@ -53,7 +60,7 @@ def compare_with_tflm(
     """
     graph = import_model(model, source="test model")
     inputs = inputs or [random_inputs(graph, seed + k) for k in range(samples)]
-    ours = mcugen_outputs(model, inputs)
+    ours = mcugen_outputs(model, inputs, generate_fn)
     ref = tflm_outputs(model, inputs)
     mismatches = []
     max_abs = max_rel = 0.0

@@ -20,6 +20,7 @@ from mcugen.codegen.lower._common import (
     unsupported,
 )
 from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.rewrite import EXPLICIT_PADDING
 
 PARAMS = "mcu_conv_2d_params_t"
 Params = tuple[tuple[str, Value], ...]
@@ -52,10 +53,38 @@ def padding_option(op: Operator) -> int:
     return padding
 
 
+def explicit_padding(
+    op: Operator,
+    in_hw: tuple[int, int],
+    filt_hw: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> tuple[int, int]:
+    """(top, left) of a padding fused in by `mcugen.model.rewrite` (option `EXPLICIT_PADDING`).
+
+    The kernels skip taps outside the input, which equals padding with the input zero point (int8)
+    or 0.0 (float32); the bottom/right padding only has to agree with the output shape.
+    """
+    top, left, bottom, right = (int(v) for v in op.options[EXPLICIT_PADDING])
+    for i, (before, after) in enumerate(((top, bottom), (left, right))):
+        span = in_hw[i] + before + after - ((filt_hw[i] - 1) * dilation[i] + 1)
+        if before < 0 or after < 0 or span < 0 or span // stride[i] + 1 != out_hw[i]:
+            raise unsupported(
+                op, f"explicit padding {(top, left, bottom, right)} does not give output {out_hw}"
+            )
+    return top, left
+
+
 def window_params(
-    op: Operator, in_hw: tuple[int, int], filt_hw: tuple[int, int], dilated: bool = True
+    op: Operator,
+    in_hw: tuple[int, int],
+    filt_hw: tuple[int, int],
+    dilated: bool = True,
+    out_hw: tuple[int, int] | None = None,
 ) -> Params:
-    """Strides, dilations and ComputePaddingHeightWidth's (pad_h, pad_w) for the kernels."""
+    """Strides, dilations and ComputePaddingHeightWidth's (pad_h, pad_w) for the kernels, or the
+    (top, left) of an explicit padding when the operator carries one (then `out_hw` is required)."""
     stride = positive_option(op, "stride_h"), positive_option(op, "stride_w")
     dilation = (1, 1)
     if dilated:
@@ -63,7 +92,10 @@ def window_params(
             positive_option(op, "dilation_h_factor"),
             positive_option(op, "dilation_w_factor"),
         )
-    pad_h, pad_w = quant.conv_padding(padding_option(op), stride, dilation, in_hw, filt_hw)
+    if EXPLICIT_PADDING in op.options and out_hw is not None:
+        pad_h, pad_w = explicit_padding(op, in_hw, filt_hw, stride, dilation, out_hw)
+    else:
+        pad_h, pad_w = quant.conv_padding(padding_option(op), stride, dilation, in_hw, filt_hw)
     return (
         ("stride_w", stride[1]),
         ("stride_h", stride[0]),
@@ -148,6 +180,8 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_channels(op, "output depth", y.shape[3], out_c)
     check_channels(op, "output batch", y.shape[0], x.shape[0])
     check_bias(op, bias, out_c)
-    params = window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w)) + type_params(op, x, w, y, 0)
+    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
+    window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
+    params = window + type_params(op, x, w, y, 0)
     function = "mcu_conv_2d_int8" if dtype == "int8" else "mcu_conv_2d_f32"
     return Lowered("conv_2d", function, PARAMS, params)

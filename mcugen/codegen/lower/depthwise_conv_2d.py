@@ -47,7 +47,7 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_bias(op, bias, out_c)
     mult = depth_multiplier(op, x.shape[3], out_c)
     params = (
-        window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w))
+        window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w), out_hw=(y.shape[1], y.shape[2]))
         + (("depth_multiplier", mult),)
         + type_params(op, x, w, y, 3)
     )

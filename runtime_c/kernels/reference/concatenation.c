@@ -1,5 +1,7 @@
 /* CONCATENATION, as TFLM's reference_ops::Concatenation: for each outer index, the inputs' slabs in
- * input order. Element type does not matter (int8 inputs share the output's quantization). */
+ * input order. Element type does not matter (int8 inputs share the output's quantization).
+ * An input the memory plan placed inside the output (mcugen/plan/aliasing.py: its producer wrote
+ * straight into its block) is already where it belongs and is not copied. */
 #include "mcu/kernels/concatenation.h"
 
 #include <string.h>
@@ -53,8 +55,9 @@ mcu_status_t mcu_concatenation(const mcu_node_t *node, mcu_context_t *ctx) {
       const uint8_t *in = mcu_input(ctx, node, i);
       size_t copy = (size_t)mcu_dim(mcu_input_tensor(ctx, node, i), (int)p->axis) *
                     (size_t)d.inner_bytes;
-      if (copy > 0) {
-        memcpy(out, in + (size_t)k * copy, copy);
+      const uint8_t *src = in + (size_t)k * copy;
+      if (copy > 0 && src != out) {
+        memcpy(out, src, copy);
       }
       out += copy;
     }

@@ -1,5 +1,8 @@
 /* PAD and PADV2, identical to TFLM reference_ops::Pad: every output element is either the input
- * element it covers or the pad value. The output is written row by row along the last dimension. */
+ * element it covers or the pad value. The output is written row by row along the last dimension,
+ * from the last byte to the first: every output element lies at or after the input element it
+ * covers, so the kernel is also correct when the memory plan places the input at the start of the
+ * output's buffer (mcugen/plan/aliasing.py), since no input byte is overwritten before it is read. */
 #include "mcu/kernels/pad.h"
 
 typedef struct {
@@ -36,30 +39,32 @@ static int row_inside(const pad_geom_t *g, const int32_t *idx) {
   return 1;
 }
 
-/* Advances `idx` to the next output row in row-major order. */
-static void next_row(const pad_geom_t *g, int32_t *idx) {
+/* Moves `idx` to the previous output row in row-major order. */
+static void prev_row(const pad_geom_t *g, int32_t *idx) {
   for (int i = g->ndims - 2; i >= 0; --i) {
-    if (++idx[i] < g->out_dims[i]) {
+    if (--idx[i] >= 0) {
       return;
     }
-    idx[i] = 0;
+    idx[i] = g->out_dims[i] - 1;
   }
 }
 
-static uint8_t *fill(uint8_t *dst, int32_t count, const uint8_t *value, size_t elem_bytes) {
+/* Writes `count` pad values ending just before `end`; returns the new end. */
+static uint8_t *fill_down(uint8_t *end, int32_t count, const uint8_t *value, size_t elem_bytes) {
   for (int32_t i = 0; i < count; ++i) {
-    for (size_t b = 0; b < elem_bytes; ++b) {
-      *dst++ = value[b];
+    for (size_t b = elem_bytes; b > 0; --b) {
+      *--end = value[b - 1];
     }
   }
-  return dst;
+  return end;
 }
 
-static uint8_t *copy(uint8_t *dst, const uint8_t *src, size_t bytes) {
+/* Copies `bytes` bytes ending at `src_end` to end at `end`, last byte first (end >= src_end). */
+static uint8_t *copy_down(uint8_t *end, const uint8_t *src_end, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) {
-    dst[i] = src[i];
+    *--end = *--src_end;
   }
-  return dst + bytes;
+  return end;
 }
 
 static mcu_status_t pad_run(const mcu_node_t *node, mcu_context_t *ctx, size_t elem_bytes,
@@ -70,20 +75,25 @@ static mcu_status_t pad_run(const mcu_node_t *node, mcu_context_t *ctx, size_t e
   const int32_t out_row = g.out_dims[last];
   const int32_t in_row = g.in_dims[last];
   const int32_t after = out_row - in_row - g.before[last];
-  const int32_t rows = out_row > 0 ? mcu_num_elements(mcu_output_tensor(ctx, node, 0)) / out_row : 0;
-  const uint8_t *src = mcu_input(ctx, node, 0);
-  uint8_t *dst = mcu_output(ctx, node, 0);
+  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
+  const int32_t rows = out_row > 0 ? mcu_num_elements(output) / out_row : 0;
+  const size_t in_bytes = (size_t)mcu_num_elements(mcu_input_tensor(ctx, node, 0)) * elem_bytes;
+  const uint8_t *src = (const uint8_t *)mcu_input(ctx, node, 0) + in_bytes;
+  uint8_t *dst = (uint8_t *)mcu_output(ctx, node, 0) + (size_t)rows * out_row * elem_bytes;
   int32_t idx[MCU_MAX_DIMS] = {0};
+  for (int i = 0; i < last; ++i) {
+    idx[i] = g.out_dims[i] - 1;
+  }
   for (int32_t r = 0; r < rows; ++r) {
     if (row_inside(&g, idx)) {
-      dst = fill(dst, g.before[last], value, elem_bytes);
-      dst = copy(dst, src, (size_t)in_row * elem_bytes);
-      src += (size_t)in_row * elem_bytes;
-      dst = fill(dst, after, value, elem_bytes);
+      dst = fill_down(dst, after, value, elem_bytes);
+      dst = copy_down(dst, src, (size_t)in_row * elem_bytes);
+      src -= (size_t)in_row * elem_bytes;
+      dst = fill_down(dst, g.before[last], value, elem_bytes);
     } else {
-      dst = fill(dst, out_row, value, elem_bytes);
+      dst = fill_down(dst, out_row, value, elem_bytes);
     }
-    next_row(&g, idx);
+    prev_row(&g, idx);
   }
   return MCU_OK;
 }

@@ -1,0 +1,249 @@
+"""Which tensors share storage for a given operator order: views, in-place operators and
+concatenations whose producers write straight into the concatenated buffer.
+
+The result is the `aliases` mapping `tensor -> (host tensor, byte offset)` that
+`buffers.activation_buffers` (and `memory_plan.plan_memory(aliases=...)`) consume: all tensors of
+one alias group live in one buffer whose lifetime is the union of theirs.
+
+Steps (one pass over the operators in the given order; SERENITY, Ahn et al. 2020, section 3.3 calls
+the last two "identity graph rewriting"; TFLM does the first for RESHAPE only):
+1. Views. RESHAPE, SQUEEZE and EXPAND_DIMS copy bytes unchanged, so the output aliases its input at
+   offset 0 (the kernel skips its copy when the pointers are equal). Views never write, so they are
+   allowed on graph inputs and outputs too; a non-constant input is required.
+2. In place. An element-wise operator (`IN_PLACE_INPUTS`) writes its output over input k when: the
+   input has as many elements as the output and the same element size (so it is not broadcast and
+   element i of both occupies the same bytes), every tensor of the input's group is last used at
+   this step, no tensor of that group is a graph input or output, and no other input of the operator
+   lives in that group. Each kernel in `IN_PLACE_INPUTS` reads element i of the aliased input before
+   it writes element i and never reads another element of it (checked in
+   runtime_c/kernels/reference/: the binary kernels index a non-broadcast input by the output's flat
+   index). Which input dies where depends on the order, hence `aliases_for(graph, order)`.
+3. Concatenation as a no-op. When every dimension of the output before the axis is 1, each input is
+   one contiguous block of the output. An input whose whole group is produced by operators, used by
+   nothing after this step, holds no graph input or output, and fits exactly the input's bytes is
+   moved into the output's buffer at its block's offset; its producer then writes in place and the
+   kernel skips the copy. The merged buffer lives from the first producer to the last consumer of
+   the output, which can raise the peak between the producers, so each input is accepted only when
+   the peak live bytes do not grow (a tie is accepted: it can enable an enclosing concatenation).
+
+4. PAD in place. The PAD kernel writes its output from the last byte to the first, and each output
+   element lies at or after the input element it copies when the input starts the output's buffer;
+   so a PAD whose input dies there (conditions as in step 2) gets its input's buffer, grown to the
+   output's size. The grown buffer exists from the input's producer on, so, as in step 3, this is
+   accepted only when the peak live bytes do not grow.
+
+Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each candidate
+candidate, O(candidates x (tensors + steps x buffers)). Weaknesses: greedy in the order of the
+operators (an early in-place choice can block a later, better concatenation), conservative on graph
+inputs/outputs, and judged on live bytes rather than on the arena a layout reaches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from mcugen.model.ir import Graph, Operator, element_size
+from mcugen.plan.buffers import activation_buffers, live_bytes_per_step, tensor_lifetimes
+
+Aliases = dict[int, tuple[int, int]]
+
+VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+
+#: Element-wise operators and the inputs they may overwrite (kernels checked, see step 2).
+IN_PLACE_INPUTS: Mapping[str, tuple[int, ...]] = {
+    "ADD": (0, 1),
+    "SUB": (0, 1),
+    "MUL": (0, 1),
+    "MAXIMUM": (0, 1),
+    "MINIMUM": (0, 1),
+    "RELU": (0,),
+    "RELU6": (0,),
+    "LEAKY_RELU": (0,),
+    "HARD_SWISH": (0,),
+    "LOGISTIC": (0,),
+    "TANH": (0,),
+    "PRELU": (0,),
+    "QUANTIZE": (0,),  # requantization int8 -> int8 (or int16 -> int16): same element size
+}
+
+
+@dataclass
+class _Groups:
+    """Alias groups under construction: every tensor maps to (root, byte offset in the root)."""
+
+    graph: Graph
+    life: dict[int, tuple[int, int]]
+    scratch: Mapping[int, int] = field(default_factory=dict)
+    aliases: Aliases = field(default_factory=dict)
+    members: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def root(self, t: int) -> tuple[int, int]:
+        offset = 0
+        while t in self.aliases:
+            t, inner = self.aliases[t]
+            offset += inner
+        return t, offset
+
+    def group(self, t: int) -> list[tuple[int, int]]:
+        """The tensors stored with `t` and their offsets in the group's root."""
+        root, _ = self.root(t)
+        return self.members.get(root, [(root, 0)])
+
+    def place(self, t: int, host: int, offset: int) -> None:
+        """Move the whole group rooted at `t` into `host`'s group at `offset` from `host`."""
+        host_root, host_offset = self.root(host)
+        moved = [(m, off + offset + host_offset) for m, off in self.members.pop(t, [(t, 0)])]
+        self.members.setdefault(host_root, [(host_root, 0)]).extend(moved)
+        self.aliases[t] = (host, offset)
+
+    def extent(self, t: int) -> int:
+        return max(off + self.graph.tensors[m].nbytes for m, off in self.group(t))
+
+    def dead_after(self, t: int, step: int) -> bool:
+        """Every tensor stored with `t` is last used at or before `step`."""
+        return all(self.life[m][1] <= step for m, _ in self.group(t))
+
+    def touches_io(self, t: int) -> bool:
+        io = set(self.graph.inputs) | set(self.graph.outputs)
+        return any(m in io for m, _ in self.group(t))
+
+
+def aliases_for(
+    graph: Graph,
+    order: Sequence[int],
+    *,
+    views: bool = True,
+    in_place: bool = True,
+    concatenation: bool = True,
+    scratch: Mapping[int, int] | None = None,
+) -> Aliases:
+    """Tensor -> (host tensor, byte offset) for the order `order`; see the module docstring.
+    `scratch` (operator -> bytes) only sharpens the peak comparisons of steps 3 and 4."""
+    arena = set(graph.activation_tensors())
+    groups = _Groups(graph, tensor_lifetimes(graph, order), scratch=scratch or {})
+    for step, op_index in enumerate(order, start=1):
+        op = graph.operators[op_index]
+        if views and op.opcode in VIEW_OPS:
+            _alias_view(graph, op, arena, groups)
+        elif in_place and op.opcode in IN_PLACE_INPUTS:
+            _alias_in_place(graph, op, step, arena, groups)
+        elif concatenation and op.opcode == "CONCATENATION":
+            _alias_concatenation(graph, order, op, step, arena, groups)
+        elif in_place and op.opcode in ("PAD", "PADV2"):
+            _alias_pad(graph, order, op, step, arena, groups)
+    return dict(sorted(groups.aliases.items()))
+
+
+def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: _Groups) -> None:
+    if not op.inputs or len(op.outputs) != 1:
+        return
+    x, y = op.inputs[0], op.outputs[0]
+    if x not in arena or y not in arena or x == y or y in groups.aliases:
+        return
+    nbytes = graph.tensors[x].nbytes
+    if nbytes == 0 or nbytes != graph.tensors[y].nbytes:
+        return
+    groups.place(y, x, 0)
+
+
+def _alias_in_place(
+    graph: Graph, op: Operator, step: int, arena: set[int], groups: _Groups
+) -> None:
+    if len(op.outputs) != 1:
+        return
+    y = op.outputs[0]
+    out = graph.tensors[y]
+    if y not in arena or out.nbytes == 0 or y in groups.aliases:
+        return
+    for k in IN_PLACE_INPUTS[op.opcode]:
+        if k >= len(op.inputs) or op.inputs[k] not in arena:
+            continue
+        x = op.inputs[k]
+        src = graph.tensors[x]
+        if src.num_elements != out.num_elements:
+            continue
+        if element_size(src.dtype) != element_size(out.dtype):
+            continue
+        if not groups.dead_after(x, step) or groups.touches_io(x):
+            continue
+        mine = groups.root(x)[0]
+        others = [t for j, t in enumerate(op.inputs) if j != k and t >= 0 and t in arena]
+        if any(groups.root(t)[0] == mine for t in others):
+            continue
+        groups.place(y, x, 0)
+        return
+
+
+def _alias_pad(
+    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
+) -> None:
+    """The PAD output's buffer starts with its input (the kernel writes backwards), when the input
+    dies here and the larger buffer does not raise the peak."""
+    if len(op.outputs) != 1 or not op.inputs:
+        return
+    x, y = op.inputs[0], op.outputs[0]
+    if x not in arena or y not in arena or y in groups.aliases:
+        return
+    src, out = graph.tensors[x], graph.tensors[y]
+    if src.nbytes == 0 or src.dtype != out.dtype or out.nbytes < src.nbytes:
+        return
+    if groups.root(x)[1] != 0 or groups.extent(x) != src.nbytes:
+        return
+    if not groups.dead_after(x, step) or groups.touches_io(x):
+        return
+    mine = groups.root(x)[0]
+    if any(t in arena and groups.root(t)[0] == mine for t in op.inputs[1:]):
+        return
+    if _no_worse(graph, order, groups, y, x, 0):
+        groups.place(y, x, 0)
+
+
+def _concat_axis(graph: Graph, op: Operator) -> int | None:
+    """The axis when every output dimension before it is 1 (each input is one block), else None."""
+    shape = graph.tensors[op.outputs[0]].shape
+    axis = int(op.options.get("axis", 0))
+    axis = axis + len(shape) if axis < 0 else axis
+    if not 0 <= axis < len(shape) or any(d != 1 for d in shape[:axis]):
+        return None
+    return axis
+
+
+def _alias_concatenation(
+    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
+) -> None:
+    if len(op.outputs) != 1 or op.outputs[0] not in arena or _concat_axis(graph, op) is None:
+        return
+    z = op.outputs[0]
+    consumers = graph.consumers()
+    roots = [groups.root(t)[0] if t in arena else -1 for t in op.inputs]
+    offset = 0
+    for k, t in enumerate(op.inputs):
+        nbytes = graph.tensors[t].nbytes
+        candidate = (
+            t in arena
+            and nbytes > 0
+            and roots.count(roots[k]) == 1
+            and consumers.get(t) == [op.index]
+            and groups.root(t)[1] == 0
+            and groups.extent(t) == nbytes
+            and groups.dead_after(t, step)
+            and not groups.touches_io(t)
+        )
+        if candidate and _no_worse(graph, order, groups, roots[k], z, offset):
+            groups.place(roots[k], z, offset)
+        offset += nbytes
+
+
+def _peak(graph: Graph, order: Sequence[int], groups: _Groups, aliases: Aliases) -> int:
+    buffers = activation_buffers(graph, order, groups.scratch, aliases)
+    return max(live_bytes_per_step(buffers, len(order)), default=0)
+
+
+def _no_worse(
+    graph: Graph, order: Sequence[int], groups: _Groups, root: int, host: int, offset: int
+) -> bool:
+    """Moving `root`'s group into `host` at `offset` keeps the peak live bytes no larger."""
+    trial = dict(groups.aliases)
+    trial[root] = (host, offset)
+    return _peak(graph, order, groups, trial) <= _peak(graph, order, groups, groups.aliases)

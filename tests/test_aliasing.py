@@ -1,0 +1,488 @@
+"""Aliasing (views, in-place element-wise operators and PAD, concatenation as a no-op): the arena
+shrinks, plans validate, no tensor is clobbered while it is still needed, and the generated C stays
+bit-exact with TFLM on the original model. Also the helpers test_rewrite.py shares."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcugen.codegen.render import render_model
+from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
+from mcugen.model.builder import GraphBuilder
+from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.rewrite import rewrite
+from mcugen.model.tflite_import import import_model
+from mcugen.pipeline import Generated
+from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
+from mcugen.plan.layout.greedy import greedy_by_size
+from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.order import get_order
+from support import assert_matches_tflm
+
+SAME, VALID = 0, 1
+NONE, RELU, RELU6 = 0, 1, 3
+
+
+def generate_optimized(
+    graph: Graph, *, rewrites: bool = True, aliasing: bool = True, order: str = "stored"
+) -> Generated:
+    """As `pipeline.generate`, after `rewrite` and with `aliases_for` (greedy-by-size layout)."""
+    g = rewrite(graph) if rewrites else graph
+    lowered = lower_all(g, tuple(range(len(g.operators))))
+    scratch = scratch_sizes(lowered)
+    chosen = get_order(order)(g, scratch=scratch).order
+    aliases = aliases_for(g, chosen, scratch=scratch) if aliasing else None
+    plan = plan_memory(g, order=order, layout="greedy_by_size", scratch=scratch, aliases=aliases)
+    vm = build_view_model(g, plan, lowered, "model")
+    return Generated(g, plan, lowered, vm, render_model(vm))
+
+
+def arenas(model: bytes, **kwargs: Any) -> tuple[MemoryPlan, MemoryPlan]:
+    """(plain plan, optimized plan) of a model, both validated."""
+    graph = import_model(model, source="test model")
+    plain = generate_optimized(graph, rewrites=False, aliasing=False).plan
+    return plain, generate_optimized(graph, **kwargs).plan
+
+
+class Net:
+    """A GraphBuilder with int8 or float32 activations and seeded random weights."""
+
+    def __init__(self, dtype: str, seed: int = 0) -> None:
+        self.b = GraphBuilder()
+        self.dtype = dtype
+        self.rng = np.random.default_rng(seed)
+
+    def q(self, scale: float, zero_point: int) -> dict[str, Any]:
+        return {"scale": scale, "zero_point": zero_point} if self.dtype == "int8" else {}
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        return self.b.tensors[t].shape
+
+    def input(self, shape: Sequence[int], q: tuple[float, int] = (0.05, -3)) -> int:
+        return self.b.input(shape, self.dtype, **self.q(*q))
+
+    def act(self, shape: Sequence[int], q: tuple[float, int] = (0.1, 2)) -> int:
+        return self.b.activation(shape, self.dtype, **self.q(*q))
+
+    def op(self, opcode: str, inputs: list[int], shape: Sequence[int], **options: Any) -> int:
+        q = options.pop("q", (0.1, 2))
+        y = self.act(shape, q)
+        self.b.op(opcode, inputs, [y], **options)
+        return y
+
+    def weights(self, shape: tuple[int, ...], axis: int, in_scale: float) -> tuple[int, int]:
+        """(filter, bias) constants with per-channel int8 scales on `axis`, or float32."""
+        channels = shape[axis]
+        if self.dtype == "float32":
+            w = self.b.const((self.rng.standard_normal(shape) * 0.3).astype(np.float32))
+            return w, self.b.const(self.rng.standard_normal(channels).astype(np.float32))
+        scales = self.rng.uniform(0.002, 0.02, channels)
+        data = self.rng.integers(-127, 128, shape, dtype=np.int8)
+        w = self.b.const(data, scale=scales, zero_point=0, axis=axis)
+        bias = self.rng.integers(-3000, 3000, channels, dtype=np.int32)
+        return w, self.b.const(bias, scale=in_scale * scales)
+
+    def conv(self, x: int, out_c: int, kernel: int = 1, stride: int = 1, **kw: Any) -> int:
+        n, h, w, c = self.shape(x)
+        padding = kw.pop("padding", SAME)
+        oh, ow = (_out(d, kernel, stride, padding) for d in (h, w))
+        filt, bias = self.weights((out_c, kernel, kernel, c), 0, self._scale(x))
+        options = _conv_options(stride, padding, kw.pop("act", NONE))
+        return self.op("CONV_2D", [x, filt, bias], (n, oh, ow, out_c), **options, **kw)
+
+    def dwconv(self, x: int, kernel: int = 3, stride: int = 1, **kw: Any) -> int:
+        n, h, w, c = self.shape(x)
+        padding = kw.pop("padding", SAME)
+        oh, ow = (_out(d, kernel, stride, padding) for d in (h, w))
+        filt, bias = self.weights((1, kernel, kernel, c), 3, self._scale(x))
+        options = _conv_options(stride, padding, kw.pop("act", NONE))
+        return self.op(
+            "DEPTHWISE_CONV_2D",
+            [x, filt, bias],
+            (n, oh, ow, c),
+            depth_multiplier=1,
+            **options,
+            **kw,
+        )
+
+    def _scale(self, t: int) -> float:
+        q = self.b.tensors[t].quant
+        return q.scale if q is not None else 1.0
+
+    def model(self, *outputs: int) -> bytes:
+        self.b.output(*outputs)
+        return self.b.tflite()
+
+
+def _out(size: int, kernel: int, stride: int, padding: int) -> int:
+    return (size + stride - 1) // stride if padding == SAME else (size - kernel) // stride + 1
+
+
+def _conv_options(stride: int, padding: int, act: int) -> dict[str, int]:
+    return {
+        "padding": padding,
+        "stride_h": stride,
+        "stride_w": stride,
+        "dilation_h_factor": 1,
+        "dilation_w_factor": 1,
+        "fused_activation_function": act,
+    }
+
+
+def aliased_tensors(plan: MemoryPlan) -> set[int]:
+    return {t for b in plan.buffers for t, _ in b.members if t != b.tensor}
+
+
+# --- byte-level check: no tensor is overwritten while it is still needed ------------------------
+
+
+def _labels(graph: Graph, t: int, counter: list[int]) -> np.ndarray:
+    """Fresh byte labels shaped (*shape, element bytes)."""
+    tensor = graph.tensors[t]
+    size = tensor.nbytes // max(tensor.num_elements, 1)
+    n = tensor.nbytes
+    counter[0] += n
+    return np.arange(counter[0] - n, counter[0]).reshape(*tensor.shape, size)
+
+
+def _expected(graph: Graph, op: Operator, content: dict[int, np.ndarray], counter: list[int]):
+    """What each output of `op` holds, as byte labels: views and concatenations move labels."""
+    if op.opcode in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
+        y = graph.tensors[op.outputs[0]]
+        return [content[op.inputs[0]].reshape(*y.shape, -1)]
+    if op.opcode == "CONCATENATION":
+        axis = int(op.options.get("axis", 0)) % len(graph.tensors[op.outputs[0]].shape)
+        return [np.concatenate([content[t] for t in op.inputs], axis=axis)]
+    return [_labels(graph, t, counter) for t in op.outputs]
+
+
+def assert_no_clobbering(graph: Graph, order: Sequence[int], offsets: dict[int, int]) -> None:
+    """Simulate the arena byte by byte: every input holds its value when its operator runs, and
+    every graph output at the end. Element-wise in-place kernels read before they write."""
+    arena = set(graph.activation_tensors())
+    size = max((offsets[t] + graph.tensors[t].nbytes for t in offsets), default=0)
+    memory = np.full(size, -1, dtype=np.int64)
+    content: dict[int, np.ndarray] = {}
+    counter = [0]
+
+    def store(t: int, labels: np.ndarray) -> None:
+        content[t] = labels
+        if t in arena and graph.tensors[t].nbytes:
+            memory[offsets[t] : offsets[t] + graph.tensors[t].nbytes] = labels.ravel()
+
+    def check(t: int, where: str) -> None:
+        if t in arena and graph.tensors[t].nbytes:
+            held = memory[offsets[t] : offsets[t] + graph.tensors[t].nbytes]
+            assert np.array_equal(held, content[t].ravel()), f"tensor {t} clobbered {where}"
+
+    for t in graph.inputs:
+        store(t, _labels(graph, t, counter))
+    for i in order:
+        op = graph.operators[i]
+        for t in op.inputs:
+            if t >= 0 and t not in content:
+                content[t] = _labels(graph, t, counter)  # constants
+            if t >= 0:
+                check(t, f"before {op.label}")
+        for t, labels in zip(op.outputs, _expected(graph, op, content, counter), strict=True):
+            store(t, labels)
+    for t in graph.outputs:
+        check(t, "at the end")
+
+
+def checked_plan(graph: Graph, order: Sequence[int]) -> tuple[int, int]:
+    """(peak live bytes without aliasing, with); asserts the aliased plan is valid and sound."""
+    plain = activation_buffers(graph, order)
+    buffers = activation_buffers(graph, order, aliases=aliases_for(graph, order))
+    plan = MemoryPlan(tuple(order), buffers, greedy_by_size(buffers), "given", "greedy_by_size")
+    plan.validate(graph)
+    assert_no_clobbering(graph, order, plan.tensor_offsets())
+    return max(live_bytes_per_step(plain, len(order))), plan.lower_bound
+
+
+@st.composite
+def elementwise_dags(draw: st.DrawFn) -> tuple[Graph, tuple[int, ...]]:
+    """Random graphs of views, element-wise operators, concatenations and opaque operators over
+    1-D int8 tensors, with a random topological order."""
+    tensors = [Tensor(0, "in", (draw(st.integers(1, 64)),), "int8")]
+    ops: list[Operator] = []
+    for k in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["RESHAPE", "RELU", "ADD", "CONCATENATION", "PAD", "FC"]))
+        x = draw(st.integers(0, len(tensors) - 1))
+        size = tensors[x].shape[0]
+        inputs = [x]
+        if kind == "ADD":
+            same = [t.index for t in tensors if t.shape[0] in (size, 1)]
+            inputs.append(draw(st.sampled_from(same)))
+        elif kind == "CONCATENATION":
+            inputs.append(draw(st.integers(0, len(tensors) - 1)))
+            size = sum(tensors[t].shape[0] for t in inputs)
+        elif kind == "FC":
+            size = draw(st.integers(1, 64))
+        elif kind == "PAD":
+            size += draw(st.integers(0, 40))
+        y = len(tensors)
+        tensors.append(Tensor(y, f"t{y}", (size,), "int8"))
+        ops.append(Operator(k, kind, 1, tuple(inputs), (y,)))
+    consumed = {t for op in ops for t in op.inputs}
+    outputs = tuple(t.index for t in tensors[1:] if t.index not in consumed) or (len(tensors) - 1,)
+    graph = Graph(tuple(tensors), tuple(ops), (0,), outputs)
+    return graph, _random_topological_order(graph, draw)
+
+
+def _random_topological_order(graph: Graph, draw: st.DrawFn) -> tuple[int, ...]:
+    ready = set(graph.inputs)
+    left = list(range(len(graph.operators)))
+    order = []
+    while left:
+        runnable = [i for i in left if all(t in ready for t in graph.operators[i].inputs)]
+        pick = draw(st.sampled_from(runnable))
+        order.append(pick)
+        left.remove(pick)
+        ready.update(graph.operators[pick].outputs)
+    return tuple(order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(elementwise_dags())
+def test_aliasing_is_sound_on_random_graphs(case: tuple[Graph, tuple[int, ...]]) -> None:
+    graph, order = case
+    plain, aliased = checked_plan(graph, order)
+    assert aliased <= plain
+
+
+# --- unit checks of the decisions --------------------------------------------------------------
+
+
+def _chain(*opcodes: str, sizes: Sequence[int] = (32,)) -> Graph:
+    """in -> FC -> opcodes... (each reads the previous tensor) -> output."""
+    tensors = [Tensor(0, "in", (sizes[0],), "int8"), Tensor(1, "a", (sizes[0],), "int8")]
+    ops = [Operator(0, "FC", 1, (0,), (1,))]
+    for k, code in enumerate(opcodes, start=1):
+        tensors.append(Tensor(k + 1, f"t{k + 1}", (sizes[0],), "int8"))
+        ops.append(Operator(k, code, 1, (k,), (k + 1,)))
+    return Graph(tuple(tensors), tuple(ops), (0,), (len(tensors) - 1,))
+
+
+def test_views_alias_their_input_even_graph_io() -> None:
+    graph = _chain("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+    assert aliases_for(graph, (0, 1, 2, 3)) == {2: (1, 0), 3: (2, 0), 4: (3, 0)}
+    assert aliases_for(graph, (0, 1, 2, 3), views=False) == {}
+
+
+def test_in_place_needs_the_input_to_die_there() -> None:
+    tensors = [Tensor(i, f"t{i}", (16,), "int8") for i in range(5)]
+    ops = (
+        Operator(0, "FC", 1, (0,), (1,)),
+        Operator(1, "RELU", 1, (1,), (2,)),
+        Operator(2, "FC", 1, (1,), (3,)),
+        Operator(3, "ADD", 1, (2, 3), (4,)),
+    )
+    graph = Graph(tuple(tensors), ops, (0,), (4,))
+    # t1 is read again by operator 2 after the RELU: no in place there; the ADD writes over t2.
+    assert aliases_for(graph, (0, 1, 2, 3)) == {4: (2, 0)}
+    # with operator 2 first, the RELU is t1's last use and may overwrite it
+    assert aliases_for(graph, (0, 2, 1, 3)) == {2: (1, 0), 4: (2, 0)}
+
+
+def test_in_place_refuses_broadcast_graph_inputs_and_shared_operands() -> None:
+    tensors = [Tensor(0, "in", (8,), "int8"), Tensor(1, "one", (1,), "int8")]
+    tensors += [Tensor(i, f"t{i}", (8,), "int8") for i in range(2, 5)]
+    ops = (
+        Operator(0, "FC", 1, (0,), (1,)),  # t1 has one element: broadcast in the ADD
+        Operator(1, "ADD", 1, (1, 0), (2,)),  # t0 is a graph input: never overwritten
+        Operator(2, "RESHAPE", 1, (2,), (3,)),
+        Operator(3, "MUL", 1, (2, 3), (4,)),  # t2 and t3 share storage: neither is overwritten
+    )
+    graph = Graph(tuple(tensors), ops, (0,), (4,))
+    assert aliases_for(graph, (0, 1, 2, 3)) == {3: (2, 0)}
+
+
+def test_concatenation_places_inputs_side_by_side() -> None:
+    tensors = [Tensor(0, "in", (8,), "int8")]
+    tensors += [Tensor(i, f"t{i}", (s,), "int8") for i, s in ((1, 8), (2, 4), (3, 12), (4, 3))]
+    ops = (
+        Operator(0, "FC", 1, (0,), (1,)),
+        Operator(1, "FC", 1, (0,), (2,)),
+        Operator(2, "CONCATENATION", 1, (1, 2), (3,), {"axis": 0}),
+        Operator(3, "FC", 1, (3,), (4,)),
+    )
+    graph = Graph(tuple(tensors), ops, (0,), (4,))
+    assert aliases_for(graph, (0, 1, 2, 3)) == {1: (3, 0), 2: (3, 8)}
+    plain, aliased = checked_plan(graph, (0, 1, 2, 3))
+    assert (plain, aliased) == (48, 32)
+
+
+def test_concatenation_of_a_graph_input_or_on_an_inner_axis_is_copied() -> None:
+    tensors = [Tensor(0, "in", (2, 4), "int8"), Tensor(1, "a", (2, 4), "int8")]
+    tensors += [Tensor(2, "z", (2, 8), "int8"), Tensor(3, "y", (4,), "int8")]
+    ops = (
+        Operator(0, "FC", 1, (0,), (1,)),
+        Operator(1, "CONCATENATION", 1, (0, 1), (2,), {"axis": 1}),
+        Operator(2, "FC", 1, (2,), (3,)),
+    )
+    graph = Graph(tuple(tensors), ops, (0,), (3,))
+    assert aliases_for(graph, (0, 1, 2)) == {}
+
+
+# --- generated C against TFLM ------------------------------------------------------------------
+
+
+def view_chain(dtype: str) -> bytes:
+    """conv -> RESHAPE -> EXPAND_DIMS -> SQUEEZE -> conv: every view aliases."""
+    n = Net(dtype)
+    a = n.conv(n.input((1, 6, 6, 4)), 8)
+    r = n.op("RESHAPE", [a], (1, 36, 8), new_shape=[1, 36, 8])
+    e = n.op("EXPAND_DIMS", [r, n.b.const(np.array([2], np.int32))], (1, 36, 1, 8))
+    s = n.op("SQUEEZE", [e], (1, 36, 8), squeeze_dims=[2])
+    back = n.op("RESHAPE", [s], (1, 6, 6, 8), new_shape=[1, 6, 6, 8])
+    return n.model(n.conv(back, 4))
+
+
+def add_chain(dtype: str) -> bytes:
+    """Residual additions and activations while the input stays live: each can overwrite an
+    input that dies there (MUL(s, s) cannot: both operands share storage)."""
+    n = Net(dtype)
+    shape = (1, 8, 8, 8)
+    x = n.input(shape)
+    a, b = n.conv(x, 8), n.conv(x, 8, q=(0.12, -1))
+    s = n.op("ADD", [a, b], shape, fused_activation_function=NONE)
+    bias = n.b.const(np.arange(8, dtype=np.int8 if dtype == "int8" else np.float32), **n.q(0.05, 0))
+    s = n.op("ADD", [bias, s], shape, q=(0.13, 1), fused_activation_function=RELU)
+    s = n.op("SUB", [s, n.conv(s, 8)], shape, fused_activation_function=NONE)
+    s = n.op("MUL", [s, s], shape, q=(0.2, -4), fused_activation_function=NONE)
+    r = n.op("RELU6", [s], shape)
+    return n.model(n.op("ADD", [r, x], shape, q=(0.15, 0), fused_activation_function=NONE))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("build", [view_chain, add_chain], ids=lambda f: f.__name__)
+def test_aliased_models_match_tflm_and_shrink(build: Any, dtype: str) -> None:
+    model = build(dtype)
+    plain, optimized = arenas(model)
+    assert optimized.arena_bytes < plain.arena_bytes
+    assert aliased_tensors(optimized)
+    assert_matches_tflm(model, samples=3, generate_fn=generate_optimized)
+
+
+#: One element-wise operator between two convolutions: (opcode, int8 output quantization, options).
+ELEMENTWISE = [
+    ("RELU", (0.1, -128), {}),
+    ("RELU6", (0.1, 2), {}),
+    ("LEAKY_RELU", (0.08, 5), {"alpha": 0.2}),
+    ("HARD_SWISH", (0.06, -20), {}),
+    ("LOGISTIC", (1 / 256, -128), {}),
+    ("TANH", (1 / 128, 0), {}),
+    ("QUANTIZE", (0.03, 7), {}),
+    ("MAXIMUM", (0.1, 2), {}),
+    ("MINIMUM", (0.1, 2), {}),
+    ("PRELU", (0.09, 1), {}),
+]
+
+
+def elementwise_model(dtype: str, opcode: str, q: tuple[float, int], options: dict) -> bytes:
+    """conv -> OPCODE -> conv while the model input stays live (the operator sets the peak)."""
+    n = Net(dtype, seed=3)
+    x = n.input((1, 5, 7, 6))
+    a = n.conv(x, 6, kernel=3, q=(0.1, 2))
+    inputs = [a]
+    numbers = np.int8 if dtype == "int8" else np.float32
+    if opcode in ("MAXIMUM", "MINIMUM"):
+        inputs.append(n.b.const(np.full((1, 1, 1, 6), 3, numbers), **n.q(0.1, 2)))
+    if opcode == "PRELU":
+        alpha = n.rng.integers(-50, 50, (1, 1, 6)) if dtype == "int8" else n.rng.normal(size=6)
+        inputs.append(n.b.const(np.asarray(alpha, numbers).reshape(1, 1, 6), **n.q(0.01, 0)))
+    y = n.op(opcode, inputs, (1, 5, 7, 6), q=q, **options)
+    return n.model(n.conv(y, 2, kernel=3), n.conv(x, 2))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize(("opcode", "q", "options"), ELEMENTWISE, ids=[e[0] for e in ELEMENTWISE])
+def test_each_in_place_operator_matches_tflm(
+    dtype: str, opcode: str, q: tuple[float, int], options: dict
+) -> None:
+    if dtype == "float32" and opcode == "QUANTIZE":
+        pytest.skip("float32 -> float32 QUANTIZE does not exist")
+    model = elementwise_model(dtype, opcode, q, options)
+    plain, optimized = arenas(model)
+    graph = import_model(model, source="test")
+    op = next(op for op in graph.operators if op.opcode == opcode)
+    assert op.outputs[0] in aliased_tensors(optimized)
+    assert optimized.arena_bytes < plain.arena_bytes
+    assert_matches_tflm(model, samples=3, generate_fn=generate_optimized)
+
+
+def concat_model(dtype: str, nested: bool = False) -> bytes:
+    """Convolutions concatenated along H (N = 1): a no-op once the producers write in place."""
+    n = Net(dtype, seed=5)
+    x = n.input((1, 6, 5, 4))
+    a = n.conv(x, 8)
+    b = n.conv(x, 8, kernel=3, q=(0.1, 2))
+    parts = [a, b]
+    if nested:
+        c = n.op("RELU", [n.conv(x, 8)], (1, 6, 5, 8))
+        inner = n.op("CONCATENATION", [b, c], (1, 12, 5, 8), axis=1, fused_activation_function=0)
+        parts = [a, inner]
+    h = sum(n.shape(t)[1] for t in parts)
+    z = n.op("CONCATENATION", parts, (1, h, 5, 8), axis=1, fused_activation_function=0)
+    return n.model(n.conv(z, 3))
+
+
+@pytest.mark.parametrize("nested", [False, True])
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_concatenation_no_op_matches_tflm(dtype: str, nested: bool) -> None:
+    model = concat_model(dtype, nested)
+    plain, optimized = arenas(model)
+    graph = import_model(model, source="test")
+    cats = [op for op in graph.operators if op.opcode == "CONCATENATION"]
+    assert all(set(op.inputs) <= aliased_tensors(optimized) for op in cats)
+    assert optimized.arena_bytes < plain.arena_bytes
+    assert_matches_tflm(model, samples=3, generate_fn=generate_optimized)
+
+
+def pad_model(dtype: str, pads: list[tuple[int, int]], then: str = "MAX_POOL_2D") -> bytes:
+    """conv -> PAD -> max pool (or conv) while the model input stays live: the PAD sets the peak."""
+    n = Net(dtype, seed=9)
+    x = n.input((1, 7, 6, 4))
+    a = n.conv(x, 4, kernel=3, q=(0.1, 2))
+    shape = tuple(d + lo + hi for d, (lo, hi) in zip(n.shape(a), pads, strict=True))
+    p = n.op("PAD", [a, n.b.const(np.array(pads, np.int32))], shape)
+    if then == "MAX_POOL_2D":
+        pool = {"filter_height": 3, "filter_width": 3, "stride_h": 2, "stride_w": 2}
+        oh, ow = (shape[1] - 3) // 2 + 1, (shape[2] - 3) // 2 + 1
+        y = n.op("MAX_POOL_2D", [p], (1, oh, ow, shape[3]), padding=VALID, **pool)
+    else:
+        y = n.conv(p, 3, kernel=3, padding=VALID)
+    return n.model(y, n.conv(x, 2))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize(
+    "pads",
+    [
+        [(0, 0), (1, 1), (1, 1), (0, 0)],
+        [(0, 0), (3, 0), (0, 2), (1, 2)],
+        [(0, 0), (0, 1), (0, 0), (0, 0)],
+    ],
+    ids=["hw", "hwc", "bottom"],
+)
+@pytest.mark.parametrize("then", ["MAX_POOL_2D", "CONV_2D"])
+def test_pad_in_place_matches_tflm(dtype: str, pads: list[tuple[int, int]], then: str) -> None:
+    model = pad_model(dtype, pads, then)
+    plain, optimized = arenas(model, rewrites=False)
+    graph = import_model(model, source="test")
+    pad = next(op for op in graph.operators if op.opcode == "PAD")
+    assert pad.outputs[0] in aliased_tensors(optimized) or pad.inputs[0] in aliased_tensors(
+        optimized
+    )
+    assert optimized.arena_bytes < plain.arena_bytes
+    gen = functools.partial(generate_optimized, rewrites=False)
+    assert_matches_tflm(model, samples=3, generate_fn=gen)
