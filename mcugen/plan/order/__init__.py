@@ -72,3 +72,7 @@ def get_order(name: str) -> OrderStrategy:
         raise McugenError(
             f"unknown order strategy '{name}'", hint=f"choose one of: {known}"
         ) from None
+
+
+# Strategies defined in their own modules register themselves on import.
+from mcugen.plan.order import greedy, optimal  # noqa: E402, F401

@@ -1,0 +1,227 @@
+"""Optimal operator order: the minimum peak live bytes over all topological orders.
+
+Steps (SERENITY, Ahn et al. 2020, "Ordering Chaos": dynamic programming over partial schedules
+memoised by their signature, the set of executed operators, with an adaptive soft budget;
+Liberis & Lane 2019 for the same DP on MCUs):
+1. Split the graph at cut points (`cuts.py`) and take the greedy order of each piece
+   (`greedy.py`): its peak is an upper bound, the operators' working sets a lower bound.
+2. Pieces whose greedy peak does not exceed the best proven lower bound cannot lower the overall
+   peak and keep their greedy order. The others are searched, highest greedy peak first.
+3. Search of one piece: states are executed-operator sets (bitsets in Python ints). The bytes live
+   while the next operator runs depend only on the set (`state.py`), so a state's future does not
+   depend on how it was reached and one entry per set suffices (memoisation). A state's key is the
+   peak of the best path to it, never below the proven lower bound. States are expanded lowest key
+   first, deepest first on ties (a depth-first dive while the budget holds). This is SERENITY's
+   adaptive budget with the budget raised each time to the next observed infeasible value, without
+   re-exploring: states over the budget stay in the queue until the budget reaches them. Transitions
+   whose peak reaches the greedy peak are pruned (they cannot improve on it), and when a ready
+   operator is free (frees at least what it keeps, within the budget) it is the only move tried.
+4. The first time the last state of the piece is popped, its key is the piece's optimum. If the
+   queue empties, the greedy order was optimal. If the work budget runs out first, the popped key
+   is a proven lower bound and the piece keeps the better of its greedy order and greedy
+   completions of the deepest state reached.
+Complexity: O(states * width * degree); states are the order ideals (downsets) of the piece whose
+best peak is below its optimum: linear in the length of chains, exponential in width.
+Weakness: wide irregular graphs (RandWire with hundreds of operators between cut points) have too
+many states; the search then stops at its budget, reports the lower bound it proved and says so.
+HMCOS (Wang et al. 2022) decomposes hierarchically to go further.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from mcugen.model.ir import Graph
+from mcugen.plan.order import OrderResult, register
+from mcugen.plan.order.cuts import Piece, split_into_pieces
+from mcugen.plan.order.greedy import RULES, best_heuristic_order, complete_greedily
+from mcugen.plan.order.state import ScheduleModel, build_model, iter_bits
+
+#: Seconds of search when the caller gives no budget.
+DEFAULT_TIME_BUDGET = 1.0
+#: State transitions evaluated per second of budget (about half of what one core does unloaded):
+#: the budget is spent as a deterministic amount of work, so re-runs give the same order. The
+#: wall clock stops the search only if that work takes longer than the budget (a slow or loaded
+#: machine); only then can two runs differ.
+TRANSITIONS_PER_SECOND = 300_000
+
+
+@dataclass(frozen=True)
+class PieceOutcome:
+    order: tuple[int, ...]
+    peak: int
+    lower: int  # proven: max(optimum of the piece, floor) >= lower
+    complete: bool  # False when the work or time budget ran out
+    transitions: int
+
+
+@dataclass
+class _Limits:
+    transitions: int
+    deadline: float
+
+    def exceeded(self, used: int) -> bool:
+        return used >= self.transitions or time.perf_counter() > self.deadline
+
+
+def search_piece(
+    model: ScheduleModel,
+    piece: Piece,
+    *,
+    floor: int,
+    greedy: tuple[tuple[int, ...], int],
+    limits: _Limits,
+) -> PieceOutcome:
+    """Best-first search over executed-operator sets of one piece (steps 3-4 of the module)."""
+    greedy_order, upper = greedy
+    start, goal = piece.before, piece.goal
+    key0 = max(floor, piece.lower_bound(model))
+    if key0 >= upper:
+        return PieceOutcome(greedy_order, upper, key0, True, 0)
+    best: dict[int, tuple[int, int, int]] = {start: (key0, -1, -1)}  # set -> key, previous, op
+    expanded: dict[int, tuple[int, int]] = {}  # set -> resident bytes, ready operators
+    heap = [(key0, 0, 0, start)]
+    transitions = pushes = 0
+    deepest = (0, start)
+    step_base = [born + scratch for born, scratch in zip(model.born, model.scratch, strict=True)]
+    while heap:
+        key, neg_depth, _, mask = heapq.heappop(heap)
+        if mask in expanded:
+            continue
+        resident, ready = _arrive(model, piece, best, expanded, mask)
+        if mask == goal:
+            order = _path(best, start, goal)
+            return PieceOutcome(
+                order, model.peak(order, start, piece.resident), key, True, transitions
+            )
+        if limits.exceeded(transitions):
+            completed = _best_completion(model, piece, best, expanded, deepest[1], greedy)
+            return PieceOutcome(*completed, key, False, transitions)
+        deepest = max(deepest, (-neg_depth, mask))
+        for v in _moves(model, mask, resident, ready, key):
+            transitions += 1
+            child = mask | 1 << v
+            step = resident + step_base[v] + (model.end_extra if child == model.full else 0)
+            child_key = key if key >= step else step
+            known = best.get(child)
+            if child_key >= upper or (known is not None and known[0] <= child_key):
+                continue
+            best[child] = (child_key, mask, v)
+            pushes += 1
+            heapq.heappush(heap, (child_key, neg_depth - 1, pushes, child))
+    return PieceOutcome(greedy_order, upper, upper, True, transitions)
+
+
+def _arrive(
+    model: ScheduleModel,
+    piece: Piece,
+    best: Mapping[int, tuple[int, int, int]],
+    expanded: dict[int, tuple[int, int]],
+    mask: int,
+) -> tuple[int, int]:
+    """Resident bytes and ready operators of a popped set, from those of its best predecessor."""
+    if mask == piece.before:
+        ready = _mask_of(v for v in iter_bits(piece.ops) if model.preds[v] & ~mask == 0)
+        state = (piece.resident, ready)
+    else:
+        _, previous, op = best[mask]
+        resident, ready = expanded[previous]
+        ready &= ~(1 << op)
+        for w in model.succs[op]:
+            if piece.ops >> w & 1 and model.preds[w] & ~mask == 0:
+                ready |= 1 << w
+        state = (model.after(previous, resident, op), ready)
+    expanded[mask] = state
+    return state
+
+
+def _moves(model: ScheduleModel, done: int, resident: int, ready: int, key: int) -> Iterable[int]:
+    """The operators worth trying next: all ready ones, or just one that is free.
+
+    A ready operator is *free* when running it now keeps the step under the current key and does
+    not grow the resident bytes. Moving it to the front of any completion lowers (never raises)
+    the live bytes of every later step, because what it frees only grows with the executed set;
+    so some optimal completion starts with it. (Not applied when outputs nobody writes add bytes
+    to the last step, which moving an operator off the end could change.)"""
+    if model.end_extra == 0:
+        for v in iter_bits(ready):
+            if resident + model.born[v] + model.scratch[v] > key:
+                continue
+            if model.kept[v] <= model.freed(done, v):
+                return (v,)
+    return iter_bits(ready)
+
+
+def _mask_of(ops: Iterable[int]) -> int:
+    mask = 0
+    for v in ops:
+        mask |= 1 << v
+    return mask
+
+
+def _path(best: Mapping[int, tuple[int, int, int]], start: int, end: int) -> tuple[int, ...]:
+    """The operators run from `start` to `end`, following the recorded best predecessors."""
+    order: list[int] = []
+    mask = end
+    while mask != start:
+        _, previous, op = best[mask]
+        order.append(op)
+        mask = previous
+    return tuple(reversed(order))
+
+
+def _best_completion(
+    model: ScheduleModel,
+    piece: Piece,
+    best: Mapping[int, tuple[int, int, int]],
+    expanded: Mapping[int, tuple[int, int]],
+    deepest: int,
+    greedy: tuple[tuple[int, ...], int],
+) -> tuple[tuple[int, ...], int]:
+    """The greedy order, or a greedy completion of the deepest state reached if that is better."""
+    chosen = greedy
+    prefix = _path(best, piece.before, deepest)
+    for rule in RULES:
+        order = prefix + complete_greedily(model, deepest, piece.goal, rule, expanded[deepest][0])
+        peak = model.peak(order, piece.before, piece.resident)
+        if peak < chosen[1]:
+            chosen = (order, peak)
+    return chosen
+
+
+@register("optimal")
+def optimal_order(
+    graph: Graph, *, scratch: Mapping[int, int] | None = None, time_budget: float | None = None
+) -> OrderResult:
+    """Minimum-peak order (steps 1-2 of the module); `time_budget` seconds of search (default 1)."""
+    started = time.perf_counter()
+    budget = DEFAULT_TIME_BUDGET if time_budget is None else time_budget
+    model = build_model(graph, scratch)
+    pieces = split_into_pieces(model)
+    results = [best_heuristic_order(model, piece) for piece in pieces]
+    floor = max([model.lower_bound, *(p.lower_bound(model) for p in pieces)])
+    limits = _Limits(int(budget * TRANSITIONS_PER_SECOND), started + 0.95 * budget)
+    used, stopped = 0, 0
+    todo = sorted(range(len(pieces)), key=lambda i: (-results[i][1], i))
+    for rank, i in enumerate(todo):
+        if results[i][1] <= floor:
+            break  # this piece and the next ones (lower greedy peaks) cannot set the peak
+        waiting = sum(1 for j in todo[rank:] if results[j][1] > floor)
+        share = _Limits((limits.transitions - used) // waiting, limits.deadline)
+        outcome = search_piece(model, pieces[i], floor=floor, greedy=results[i], limits=share)
+        used += outcome.transitions
+        results[i] = (outcome.order, outcome.peak)
+        floor = max(floor, outcome.lower)
+        stopped += not outcome.complete
+    order = tuple(v for piece_order, _ in results for v in piece_order)
+    peak = max([model.start_bytes, *(p for _, p in results)])
+    note = ""
+    if stopped and peak > floor:
+        note = (
+            f"time budget reached: best order found has peak {peak} B, proven lower bound "
+            f"{floor} B ({stopped} of {len(pieces)} pieces not searched to the end)"
+        )
+    return OrderResult(order, peak, floor, proven_optimal=peak <= floor, note=note)
