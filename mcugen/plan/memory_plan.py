@@ -103,7 +103,7 @@ def plan_memory(
     start = time.perf_counter()
     result = order_fn(graph, scratch=scratch, time_budget=time_budget)
     buffers = activation_buffers(graph, result.order, scratch, aliases)
-    offsets = layout_fn(buffers)
+    offsets = layout_fn(buffers, time_budget=time_budget)
     seconds = time.perf_counter() - start
     plan = MemoryPlan(
         order=result.order,

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcugen.plan.buffers import Buffer
+from mcugen.plan.buffers import Buffer, align_up
 
 
-def greedy_by_size(buffers: Sequence[Buffer]) -> dict[int, int]:
-    """Buffer id -> byte offset."""
+def greedy_by_size(
+    buffers: Sequence[Buffer], *, time_budget: float | None = None
+) -> dict[int, int]:
+    """Buffer id -> byte offset; `time_budget` is ignored (the greedy is fast)."""
+    del time_budget
     by_size = sorted(buffers, key=lambda b: (-b.size, -b.id))
     placed: list[tuple[int, int, Buffer]] = []  # (offset, insertion number, buffer), sorted
     offsets: dict[int, int] = {}
@@ -29,7 +32,8 @@ def greedy_by_size(buffers: Sequence[Buffer]) -> dict[int, int]:
                 continue
             if offset - candidate >= buf.size:
                 break
-            candidate = max(candidate, offset + other.size)
+            # TFLM's sizes are already multiples of the alignment; rounding keeps odd sizes legal.
+            candidate = max(candidate, align_up(offset + other.size, buf.align))
         offsets[buf.id] = candidate
         placed.append((candidate, number, buf))
         placed.sort(key=lambda e: (e[0], e[1]))

@@ -1,0 +1,117 @@
+"""The skeleton shared by the layout strategies: the live-bytes lower bound, the gaps a buffer may
+go into, and placement of buffers one after the other in a given order.
+
+An order-based layout differs from another only in its order key and in its fit rule: *first fit*
+takes the lowest gap that holds the buffer, *best fit* the gap that wastes the fewest bytes
+(Pisarchyk & Lee 2020, "Efficient Memory Management for Deep Neural Net Inference", section 5).
+Any valid layout is reproduced or improved by first fit in increasing order of its offsets, so
+searching over placement orders loses nothing (see `order_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from mcugen.plan.buffers import Buffer
+
+#: (offset, end) of the already placed buffers that share a step with the one being placed.
+Intervals = list[tuple[int, int]]
+FitRule = Callable[[Buffer, Intervals], int]
+
+
+def align_to(n: int, align: int) -> int:
+    return (n + align - 1) // align * align
+
+
+def live_lower_bound(buffers: Sequence[Buffer]) -> int:
+    """Peak over steps of the summed sizes of the buffers live at that step: no layout is smaller.
+
+    A sweep over lifetime events, O(n log n) for n buffers.
+    """
+    events = sorted(
+        [(b.first, b.size) for b in buffers] + [(b.last + 1, -b.size) for b in buffers],
+        key=lambda e: (e[0], e[1]),
+    )
+    live = peak = 0
+    for _, delta in events:
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
+def arena_of(buffers: Sequence[Buffer], offsets: Mapping[int, int]) -> int:
+    """Bytes from the arena start to the end of the highest buffer."""
+    return max((offsets[b.id] + b.size for b in buffers), default=0)
+
+
+def time_conflicts(buffers: Sequence[Buffer]) -> dict[int, tuple[Buffer, ...]]:
+    """Buffer id -> the other buffers live at one of its steps. O(n log n + conflicting pairs)."""
+    by_first = sorted(buffers, key=lambda b: (b.first, b.id))
+    found: dict[int, list[Buffer]] = {b.id: [] for b in buffers}
+    for i, a in enumerate(by_first):
+        for b in by_first[i + 1 :]:
+            if b.first > a.last:
+                break
+            found[a.id].append(b)
+            found[b.id].append(a)
+    return {k: tuple(sorted(v, key=lambda b: b.id)) for k, v in found.items()}
+
+
+def first_fit(buf: Buffer, placed: Intervals) -> int:
+    """Lowest aligned offset where `buf` fits below, between or above `placed` (sorted)."""
+    candidate = 0
+    for offset, end in placed:
+        if offset - candidate >= buf.size:
+            break
+        candidate = max(candidate, align_to(end, buf.align))
+    return candidate
+
+
+def best_fit(buf: Buffer, placed: Intervals) -> int:
+    """The gap that holds `buf` with the least room to spare (lowest on ties); else the top."""
+    candidate = 0
+    best: tuple[int, int] | None = None
+    for offset, end in placed:
+        room = offset - candidate
+        if room >= buf.size and (best is None or room - buf.size < best[0]):
+            best = (room - buf.size, candidate)
+        candidate = max(candidate, align_to(end, buf.align))
+    return candidate if best is None else best[1]
+
+
+def place_in_order(
+    ordered: Sequence[Buffer],
+    fit: FitRule = first_fit,
+    conflicts: Mapping[int, tuple[Buffer, ...]] | None = None,
+) -> dict[int, int]:
+    """Place the buffers one by one in the given order, each by `fit` among the placed ones it
+    shares a step with. O(sum over buffers of d log d), d = number of time conflicts."""
+    conflicts = time_conflicts(ordered) if conflicts is None else conflicts
+    offsets: dict[int, int] = {}
+    for buf in ordered:
+        placed = sorted(
+            (offsets[c.id], offsets[c.id] + c.size) for c in conflicts[buf.id] if c.id in offsets
+        )
+        offsets[buf.id] = fit(buf, placed)
+    return offsets
+
+
+def order_of(buffers: Sequence[Buffer], offsets: Mapping[int, int]) -> list[Buffer]:
+    """The buffers by increasing offset (then first step, id). First fit in this order gives every
+    buffer an offset at most its offset in `offsets`: an earlier buffer sharing a step ends at or
+    below the later one's old offset, so that offset is always still free."""
+    return sorted(buffers, key=lambda b: (offsets[b.id], b.first, b.id))
+
+
+def overlapping_pair(
+    buffers: Sequence[Buffer], offsets: Mapping[int, int]
+) -> tuple[Buffer, Buffer] | None:
+    """Two buffers that share a step and a byte, or None. Zero-byte buffers overlap nothing."""
+    conflicts = time_conflicts(buffers)
+    for a in buffers:
+        for b in conflicts[a.id]:
+            if b.id > a.id and a.size and b.size:
+                lo_a, lo_b = offsets[a.id], offsets[b.id]
+                if lo_a < lo_b + b.size and lo_b < lo_a + a.size:
+                    return a, b
+    return None
