@@ -1,8 +1,8 @@
 /* PAD and PADV2, identical to TFLM reference_ops::Pad: every output element is either the input
  * element it covers or the pad value. The output is written row by row along the last dimension,
  * from the last byte to the first: every output element lies at or after the input element it
- * covers, so the kernel is also correct when the memory plan places the input at the start of the
- * output's buffer (mcugen/plan/aliasing.py), since no input byte is overwritten before it is read. */
+ * covers, so the kernel is also correct when the memory plan places the input at the start of
+ * the output's buffer (mcugen/plan/aliasing.py): no input byte is overwritten before it is read. */
 #include "mcu/kernels/pad.h"
 
 typedef struct {
@@ -79,7 +79,7 @@ static mcu_status_t pad_run(const mcu_node_t *node, mcu_context_t *ctx, size_t e
   const int32_t rows = out_row > 0 ? mcu_num_elements(output) / out_row : 0;
   const size_t in_bytes = (size_t)mcu_num_elements(mcu_input_tensor(ctx, node, 0)) * elem_bytes;
   const uint8_t *src = (const uint8_t *)mcu_input(ctx, node, 0) + in_bytes;
-  uint8_t *dst = (uint8_t *)mcu_output(ctx, node, 0) + (size_t)rows * out_row * elem_bytes;
+  uint8_t *dst = (uint8_t *)mcu_output(ctx, node, 0) + (size_t)rows * (size_t)out_row * elem_bytes;
   int32_t idx[MCU_MAX_DIMS] = {0};
   for (int i = 0; i < last; ++i) {
     idx[i] = g.out_dims[i] - 1;
