@@ -2,8 +2,8 @@
 
 Frames: A5 5A | cmd u8 | len u16le | payload | crc16 u16le (CRC-16/CCITT-FALSE over cmd, len,
 payload). Replies carry cmd | 0x80, or 0x7F with {code u8, text}. Text the device prints between
-frames (the MLPerf Tiny banner) is skipped. Every wait has a deadline: a dead link is a `RunError`
-naming the port, never a hang.
+frames (the MLPerf Tiny banner) is skipped. Every wait has a deadline: a dead, silent, echoing or
+babbling link is a `RunError` naming the port, never a hang and never another exception.
 """
 
 from __future__ import annotations
@@ -20,6 +20,14 @@ SYNC = b"\xa5\x5a"
 MAX_PAYLOAD = 512
 CMD_INFO, CMD_WRITE_INPUT, CMD_INVOKE, CMD_READ_OUTPUT, CMD_PROFILE, CMD_EXIT = 1, 2, 3, 4, 5, 7
 REPLY_FLAG, REPLY_ERROR = 0x80, 0x7F
+ERR_CRC, ERR_UNKNOWN, ERR_LENGTH, ERR_RANGE, ERR_TIMEOUT, ERR_INVOKE = range(0x10, 0x16)
+#: Error codes meaning the device never saw the request intact, so resending it is safe.
+TRANSPORT_ERRORS = frozenset({ERR_CRC, ERR_TIMEOUT})
+#: Read timeout given to ports that have none (or 0), so that every wait meets its deadline.
+POLL_SECONDS = 0.2
+#: Bytes of non-frame traffic kept for error messages.
+SEEN_BYTES = 256
+_HINT = "check the port, the cable and that the board runs firmware built by mcugen"
 
 
 def crc16(data: bytes, crc: int = 0xFFFF) -> int:
@@ -39,8 +47,8 @@ def encode_frame(cmd: int, payload: bytes = b"") -> bytes:
 class DeviceError(RunError):
     """The device answered with an error frame."""
 
-    def __init__(self, code: int, text: str) -> None:
-        super().__init__(f"device error 0x{code:02x}: {text}")
+    def __init__(self, code: int, text: str, *, where: str = "") -> None:
+        super().__init__(f"device error 0x{code:02x}: {text}", where=where)
         self.code = code
 
 
@@ -66,61 +74,150 @@ class InvokeResult:
 
 
 class DeviceLink:
-    def __init__(self, port: serial.SerialBase, *, name: str, timeout: float = 10.0) -> None:
+    """Requests and replies over `port`. A port without a read timeout gets `POLL_SECONDS`.
+
+    A request answered with a transport error (bad CRC, frame timeout: the device did not see it
+    intact) is sent again, up to `retries` times. Replies to other commands (late replies to an
+    earlier request) are skipped; a port that echoes the request back is reported at once.
+    """
+
+    def __init__(
+        self, port: serial.SerialBase, *, name: str, timeout: float = 10.0, retries: int = 2
+    ) -> None:
         self.port = port
         self.name = name
         self.timeout = timeout
-        self.text_seen = bytearray()  # text between frames, for diagnostics
+        self.retries = retries
+        self.text_seen = bytearray()  # the latest non-frame bytes, for diagnostics
+        self.bytes_received = 0
+        if not port.timeout:
+            port.timeout = POLL_SECONDS
 
     def request(self, cmd: int, payload: bytes = b"", *, timeout: float | None = None) -> bytes:
-        self.port.write(encode_frame(cmd, payload))
-        reply_cmd, body = self.read_frame(timeout or self.timeout)
-        if reply_cmd == REPLY_ERROR:
+        frame = encode_frame(cmd, payload)
+        limit = self.timeout if timeout is None else timeout
+        attempt = 0
+        while True:
+            self._discard_input()
+            self._write(frame)
+            reply_cmd, body = self._read_reply(cmd, frame, limit)
+            if reply_cmd != REPLY_ERROR:
+                return body
             code = body[0] if body else 0
-            raise DeviceError(code, body[1:].decode("ascii", errors="replace"))
-        if reply_cmd != cmd | REPLY_FLAG:
-            raise RunError(
-                f"unexpected reply 0x{reply_cmd:02x} to command 0x{cmd:02x}", where=self.name
-            )
-        return body
+            if code in TRANSPORT_ERRORS and attempt < self.retries:
+                attempt += 1
+                continue
+            raise DeviceError(code, body[1:].decode("ascii", errors="replace"), where=self.name)
 
-    def _read_exact(self, n: int, deadline: float) -> bytes:
+    def _read_reply(self, cmd: int, frame: bytes, timeout: float) -> tuple[int, bytes]:
+        deadline = time.monotonic() + timeout
+        self.bytes_received = 0
+        while True:
+            reply_cmd, body = self._next_frame(deadline, timeout)
+            if reply_cmd in (cmd | REPLY_FLAG, REPLY_ERROR):
+                return reply_cmd, body
+            if encode_frame(reply_cmd, body) == frame:
+                raise RunError(
+                    "the port sends back what is written to it (a loopback or an echo), not "
+                    "replies from a device",
+                    where=self.name,
+                    hint=_HINT,
+                )
+
+    def _discard_input(self) -> None:
+        """Drop what already arrived (a late reply to an earlier request), at most 64 KiB: unlike
+        pyserial's `reset_input_buffer` on sockets, a peer that never stops talking cannot hold
+        the request back."""
+        saved = self.port.timeout
+        try:
+            self.port.timeout = 0
+            for _ in range(16):
+                if not self.port.read(4096):
+                    break
+        except (serial.SerialException, OSError) as exc:
+            raise self._lost(exc) from None
+        finally:
+            self.port.timeout = saved
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.port.write(data)
+            self.port.flush()
+        except (serial.SerialException, OSError) as exc:
+            raise self._lost(exc) from None
+
+    def _lost(self, exc: Exception) -> RunError:
+        return RunError(f"lost the connection to the device ({exc})", where=self.name, hint=_HINT)
+
+    def _timed_out(self, timeout: float) -> RunError:
+        what = f"no reply from the device within {timeout:g} s"
+        if self.bytes_received:
+            shown = bytes(self.text_seen[-40:]).decode("ascii", errors="replace")
+            what += (
+                f" ({self.bytes_received} bytes received, none of them a valid reply frame; "
+                f"last: {shown!r})"
+            )
+        return RunError(what, where=self.name, hint=_HINT)
+
+    def _read_exact(self, n: int, deadline: float, timeout: float) -> bytes:
         buf = bytearray()
         while len(buf) < n:
             if time.monotonic() > deadline:
-                raise RunError(
-                    f"no reply from the device within {self.timeout:.0f} s",
-                    where=self.name,
-                    hint="check the port, the cable and that the firmware is running",
-                )
-            chunk = self.port.read(n - len(buf))
-            if chunk:
-                buf += chunk
+                raise self._timed_out(timeout)
+            try:
+                chunk = self.port.read(n - len(buf))
+            except (serial.SerialException, OSError) as exc:
+                raise self._lost(exc) from None
+            self.bytes_received += len(chunk)
+            buf += chunk
         return bytes(buf)
 
+    def _skipped(self, data: bytes) -> None:
+        self.text_seen += data
+        del self.text_seen[:-SEEN_BYTES]
+
     def read_frame(self, timeout: float) -> tuple[int, bytes]:
-        """Hunt for a valid frame; text and corrupt frames before it are skipped."""
-        deadline = time.monotonic() + timeout
+        """The next valid frame as (cmd, payload); text and corrupt frames before it are skipped."""
+        self.bytes_received = 0
+        return self._next_frame(time.monotonic() + timeout, timeout)
+
+    def _next_frame(self, deadline: float, timeout: float) -> tuple[int, bytes]:
+        first = self._read_exact(1, deadline, timeout)
         while True:
-            if self._read_exact(1, deadline) != SYNC[:1]:
+            if first != SYNC[:1]:
+                self._skipped(first)
+                first = self._read_exact(1, deadline, timeout)
                 continue
-            second = self._read_exact(1, deadline)
+            second = self._read_exact(1, deadline, timeout)
             if second != SYNC[1:]:
+                self._skipped(first)
+                first = second  # may itself start the sync pair
                 continue
-            head = self._read_exact(3, deadline)
+            head = self._read_exact(3, deadline, timeout)
             cmd, length = struct.unpack("<BH", head)
-            if length > MAX_PAYLOAD:
-                continue
-            body = self._read_exact(length, deadline)
-            (crc,) = struct.unpack("<H", self._read_exact(2, deadline))
-            if crc == crc16(head + body):
-                return cmd, body
+            if length <= MAX_PAYLOAD:
+                body = self._read_exact(length, deadline, timeout)
+                (crc,) = struct.unpack("<H", self._read_exact(2, deadline, timeout))
+                if crc == crc16(head + body):
+                    return cmd, body
+            self._skipped(SYNC + head)
+            first = self._read_exact(1, deadline, timeout)
+
+    def _malformed(self, what: str, body: bytes) -> RunError:
+        return RunError(
+            f"malformed reply to {what} ({len(body)} bytes)",
+            where=self.name,
+            hint="flash firmware built by this version of mcugen",
+        )
 
     def info(self) -> DeviceInfo:
         body = self.request(CMD_INFO)
+        if len(body) < 32:
+            raise self._malformed("INFO", body)
         version, n_in, n_out, _ = body[:4]
         arena, max_payload, hz, stack, nodes = struct.unpack_from("<5I", body, 4)
-        sha = body[24:32].hex()
+        if len(body) < 32 + 4 * (n_in + n_out):
+            raise self._malformed("INFO", body)
         sizes = struct.unpack_from(f"<{n_in + n_out}I", body, 32)
         return DeviceInfo(
             version,
@@ -129,7 +226,7 @@ class DeviceLink:
             hz,
             stack,
             nodes,
-            sha,
+            body[24:32].hex(),
             tuple(sizes[:n_in]),
             tuple(sizes[n_in:]),
         )
@@ -144,13 +241,18 @@ class DeviceLink:
         out = bytearray()
         while len(out) < nbytes:
             count = min(MAX_PAYLOAD, nbytes - len(out))
-            out += self.request(CMD_READ_OUTPUT, struct.pack("<BIH", index, len(out), count))
+            body = self.request(CMD_READ_OUTPUT, struct.pack("<BIH", index, len(out), count))
+            if len(body) != count:
+                raise self._malformed("READ_OUTPUT", body)
+            out += body
         return bytes(out)
 
     def invoke(
         self, count: int = 1, *, profile: bool = False, timeout: float = 600.0
     ) -> InvokeResult:
         body = self.request(CMD_INVOKE, struct.pack("<HB", count, int(profile)), timeout=timeout)
+        if len(body) < 16:
+            raise self._malformed("INVOKE", body)
         status, _, failed, ticks, stack = struct.unpack("<BBhQI", body[:16])
         return InvokeResult(status, failed, ticks, stack)
 
@@ -160,5 +262,7 @@ class DeviceLink:
         for first in range(0, num_nodes, per_frame):
             count = min(per_frame, num_nodes - first)
             body = self.request(CMD_PROFILE, struct.pack("<HH", first, count))
+            if len(body) != 8 * count:
+                raise self._malformed("PROFILE", body)
             ticks.extend(struct.unpack(f"<{count}Q", body))
         return ticks

@@ -1,6 +1,7 @@
 /* Binary frames: SYNC0 SYNC1 | cmd u8 | len u16le | payload | crc16 u16le (CRC-16/CCITT-FALSE over
  * cmd, len and payload). Replies use cmd | 0x80, or 0x7F with {code u8, text} on error. Every
- * malformed frame gets an error reply; a stalled frame times out and the parser resynchronises. */
+ * malformed frame gets exactly one error reply; a stalled frame times out after
+ * MCU_PROTO_BYTE_TIMEOUT_MS without a byte, and the parser then hunts for the next sync pair. */
 #include <stdint.h>
 
 #include "model.h"
@@ -80,9 +81,10 @@ static int read_bytes(uint8_t *dst, uint32_t n) {
   return 0;
 }
 
-/* Discard input until the line has been quiet for one byte timeout (bounded by the sender). */
-static void drain(void) {
-  while (mcu_port_getc(MCU_PROTO_BYTE_TIMEOUT_MS) >= 0) {
+/* Skip the rest of a frame that is too long to buffer: at most `count` bytes, fewer if the line
+ * goes quiet for one byte timeout first. The reply then follows the frame, not its middle. */
+static void skip_bytes(uint32_t count) {
+  for (uint32_t i = 0; i < count && mcu_port_getc(MCU_PROTO_BYTE_TIMEOUT_MS) >= 0; ++i) {
   }
 }
 
@@ -115,10 +117,14 @@ static void cmd_info(void) {
 
 /* payload: index u8, offset u32, data */
 static void cmd_write_input(uint32_t len) {
+  if (len < 5) {
+    send_error(MCU_PERR_LENGTH, "write wants index u8, offset u32, data");
+    return;
+  }
   uint32_t bytes = 0;
-  uint8_t *dst = len >= 5 ? mcu_app_io_ptr(0, g_rx[0], &bytes) : 0;
-  uint32_t offset = len >= 5 ? get_u32(g_rx + 1) : 0;
-  uint32_t count = len >= 5 ? len - 5 : 0;
+  uint8_t *dst = mcu_app_io_ptr(0, g_rx[0], &bytes);
+  uint32_t offset = get_u32(g_rx + 1);
+  uint32_t count = len - 5;
   if (dst == 0 || offset > bytes || count > bytes - offset) {
     send_error(MCU_PERR_RANGE, "input index or range out of bounds");
     return;
@@ -131,10 +137,14 @@ static void cmd_write_input(uint32_t len) {
 
 /* payload: index u8, offset u32, count u16 */
 static void cmd_read_output(uint32_t len) {
+  if (len != 7) {
+    send_error(MCU_PERR_LENGTH, "read wants index u8, offset u32, count u16");
+    return;
+  }
   uint32_t bytes = 0;
-  uint8_t *src = len == 7 ? mcu_app_io_ptr(1, g_rx[0], &bytes) : 0;
-  uint32_t offset = len == 7 ? get_u32(g_rx + 1) : 0;
-  uint32_t count = len == 7 ? get_u16(g_rx + 5) : 0;
+  uint8_t *src = mcu_app_io_ptr(1, g_rx[0], &bytes);
+  uint32_t offset = get_u32(g_rx + 1);
+  uint32_t count = get_u16(g_rx + 5);
   if (src == 0 || offset > bytes || count > bytes - offset || count > MCU_PROTO_MAX_PAYLOAD) {
     send_error(MCU_PERR_RANGE, "output index or range out of bounds");
     return;
@@ -160,9 +170,13 @@ static void cmd_invoke(uint32_t len) {
 
 /* payload: first node u16, count u16 -> count x ticks u64 of the last profiled invoke */
 static void cmd_profile(uint32_t len) {
-  uint32_t first = len == 4 ? get_u16(g_rx) : 0;
-  uint32_t count = len == 4 ? get_u16(g_rx + 2) : 0;
-  if (len != 4 || first > MCU_MODEL_NUM_NODES || count > MCU_MODEL_NUM_NODES - first ||
+  if (len != 4) {
+    send_error(MCU_PERR_LENGTH, "profile wants first node u16, count u16");
+    return;
+  }
+  uint32_t first = get_u16(g_rx);
+  uint32_t count = get_u16(g_rx + 2);
+  if (first > MCU_MODEL_NUM_NODES || count > MCU_MODEL_NUM_NODES - first ||
       count * 8u > MCU_PROTO_MAX_PAYLOAD) {
     send_error(MCU_PERR_RANGE, "profile range out of bounds");
     return;
@@ -209,7 +223,7 @@ void mcu_proto_handle_frame(void) {
   }
   uint32_t len = get_u16(head + 1);
   if (len > MCU_PROTO_MAX_PAYLOAD) {
-    drain();
+    skip_bytes(len + 2u);
     send_error(MCU_PERR_LENGTH, "payload longer than the maximum");
     return;
   }
