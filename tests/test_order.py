@@ -16,6 +16,7 @@ from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.buffers import op_working_set_bound
 from mcugen.plan.order import ORDERS, OrderResult, peak_of, stored_order
+from mcugen.plan.order.beam import beam_order
 from mcugen.plan.order.cuts import split_into_pieces
 from mcugen.plan.order.greedy import greedy_order
 from mcugen.plan.order.optimal import optimal_order
@@ -223,6 +224,25 @@ def test_pieces_partition_the_operators_in_execution_order(case: tuple[Graph, di
     for earlier, later in zip(pieces, pieces[1:], strict=False):
         last = max(position[v] for v in range(model.n) if earlier.ops >> v & 1)
         assert all(position[v] > last for v in range(model.n) if later.ops >> v & 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=order_dags(), width=st.sampled_from([1, 3, 16]))
+def test_beam_orders_are_valid_and_never_below_optimal(
+    case: tuple[Graph, dict[int, int]], width: int
+) -> None:
+    graph, scratch = case
+    model = build_model(graph, scratch)
+    order: list[int] = []
+    peak = model.start_bytes
+    for piece in split_into_pieces(model):
+        run = beam_order(model, piece, floor=0, width=width, deadline=float("inf"))
+        assert run is not None
+        order.extend(run[0])
+        peak = max(peak, run[1])
+    assert is_topological(graph, tuple(order))
+    assert peak == peak_of(graph, tuple(order), scratch)
+    assert peak >= optimal_order(graph, scratch=scratch, time_budget=NO_LIMIT).peak_live_bytes
 
 
 # ---------------------------------------------------------------------------------------------

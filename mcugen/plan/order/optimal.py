@@ -17,9 +17,10 @@ Liberis & Lane 2019 for the same DP on MCUs):
    whose peak reaches the greedy peak are pruned (they cannot improve on it), and when a ready
    operator is free (frees at least what it keeps, within the budget) it is the only move tried.
 4. The first time the last state of the piece is popped, its key is the piece's optimum. If the
-   queue empties, the greedy order was optimal. If the work budget runs out first, the popped key
-   is a proven lower bound and the piece keeps the better of its greedy order and greedy
-   completions of the deepest state reached.
+   queue empties, the greedy order was optimal. If half of the piece's work budget runs out
+   first, the popped key is a proven lower bound, and the piece keeps the best of its greedy
+   order, greedy completions of the deepest state reached, and a widening beam search
+   (`beam.py`) run with the other half.
 Complexity: O(states * width * degree); states are the order ideals (downsets) of the piece whose
 best peak is below its optimum: linear in the length of chains, exponential in width.
 Weakness: wide irregular graphs (RandWire with hundreds of operators between cut points) have too
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 
 from mcugen.model.ir import Graph
 from mcugen.plan.order import OrderResult, register
+from mcugen.plan.order.beam import widening_beam
 from mcugen.plan.order.cuts import Piece, split_into_pieces
 from mcugen.plan.order.greedy import RULES, best_heuristic_order, complete_greedily
 from mcugen.plan.order.state import ScheduleModel, build_model, iter_bits
@@ -101,7 +103,7 @@ def search_piece(
             completed = _best_completion(model, piece, best, expanded, deepest[1], greedy)
             return PieceOutcome(*completed, key, False, transitions)
         deepest = max(deepest, (-neg_depth, mask))
-        for v in _moves(model, mask, resident, ready, key):
+        for v in model.moves(mask, resident, ready, key):
             transitions += 1
             child = mask | 1 << v
             step = resident + step_base[v] + (model.end_extra if child == model.full else 0)
@@ -129,30 +131,9 @@ def _arrive(
     else:
         _, previous, op = best[mask]
         resident, ready = expanded[previous]
-        ready &= ~(1 << op)
-        for w in model.succs[op]:
-            if piece.ops >> w & 1 and model.preds[w] & ~mask == 0:
-                ready |= 1 << w
-        state = (model.after(previous, resident, op), ready)
+        state = (model.after(previous, resident, op), model.ready_after(piece.ops, mask, ready, op))
     expanded[mask] = state
     return state
-
-
-def _moves(model: ScheduleModel, done: int, resident: int, ready: int, key: int) -> Iterable[int]:
-    """The operators worth trying next: all ready ones, or just one that is free.
-
-    A ready operator is *free* when running it now keeps the step under the current key and does
-    not grow the resident bytes. Moving it to the front of any completion lowers (never raises)
-    the live bytes of every later step, because what it frees only grows with the executed set;
-    so some optimal completion starts with it. (Not applied when outputs nobody writes add bytes
-    to the last step, which moving an operator off the end could change.)"""
-    if model.end_extra == 0:
-        for v in iter_bits(ready):
-            if resident + model.born[v] + model.scratch[v] > key:
-                continue
-            if model.kept[v] <= model.freed(done, v):
-                return (v,)
-    return iter_bits(ready)
 
 
 def _mask_of(ops: Iterable[int]) -> int:
@@ -192,6 +173,29 @@ def _best_completion(
     return chosen
 
 
+def solve_piece(
+    model: ScheduleModel,
+    piece: Piece,
+    *,
+    floor: int,
+    greedy: tuple[tuple[int, ...], int],
+    transitions: int,
+    deadline: float,
+) -> tuple[PieceOutcome, int]:
+    """Exact search with half of `transitions`; if it does not finish, a widening beam search
+    with the rest, keeping the better order. Returns the outcome and the transitions spent."""
+    exact = search_piece(
+        model, piece, floor=floor, greedy=greedy, limits=_Limits(transitions // 2, deadline)
+    )
+    if exact.complete:
+        return exact, exact.transitions
+    left = transitions - exact.transitions
+    beam = widening_beam(model, piece, floor=floor, transitions=left, deadline=deadline)
+    if beam is not None and beam[1] < exact.peak:
+        exact = PieceOutcome(beam[0], beam[1], exact.lower, False, exact.transitions)
+    return exact, transitions
+
+
 @register("optimal")
 def optimal_order(
     graph: Graph, *, scratch: Mapping[int, int] | None = None, time_budget: float | None = None
@@ -203,16 +207,22 @@ def optimal_order(
     pieces = split_into_pieces(model)
     results = [best_heuristic_order(model, piece) for piece in pieces]
     floor = max([model.lower_bound, *(p.lower_bound(model) for p in pieces)])
-    limits = _Limits(int(budget * TRANSITIONS_PER_SECOND), started + 0.95 * budget)
-    used, stopped = 0, 0
+    work, deadline = int(budget * TRANSITIONS_PER_SECOND), started + 0.95 * budget
+    stopped = 0
     todo = sorted(range(len(pieces)), key=lambda i: (-results[i][1], i))
     for rank, i in enumerate(todo):
         if results[i][1] <= floor:
             break  # this piece and the next ones (lower greedy peaks) cannot set the peak
         waiting = sum(1 for j in todo[rank:] if results[j][1] > floor)
-        share = _Limits((limits.transitions - used) // waiting, limits.deadline)
-        outcome = search_piece(model, pieces[i], floor=floor, greedy=results[i], limits=share)
-        used += outcome.transitions
+        outcome, spent = solve_piece(
+            model,
+            pieces[i],
+            floor=floor,
+            greedy=results[i],
+            transitions=work // waiting,
+            deadline=deadline,
+        )
+        work -= spent
         results[i] = (outcome.order, outcome.peak)
         floor = max(floor, outcome.lower)
         stopped += not outcome.complete

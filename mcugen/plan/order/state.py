@@ -17,7 +17,7 @@ outside S still uses, or that are graph outputs. That is what lets a search memo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from mcugen.model.ir import Graph
@@ -76,6 +76,31 @@ class ScheduleModel:
     def after(self, done: int, resident: int, v: int) -> int:
         """resident(done | v), from resident(done). O(inputs of v)."""
         return resident + self.kept[v] - self.freed(done, v)
+
+    def ready_after(self, within: int, done: int, ready: int, ran: int) -> int:
+        """The ready operators of `within` once `ran` (in `done`) ran; `ready` was before it."""
+        ready &= ~(1 << ran)
+        for w in self.succs[ran]:
+            if within >> w & 1 and self.preds[w] & ~done == 0:
+                ready |= 1 << w
+        return ready
+
+    def moves(self, done: int, resident: int, ready: int, bound: int) -> Iterable[int]:
+        """The ready operators worth trying next in a search: all of them, or one that is free.
+
+        A ready operator is *free* when running it now keeps the step within `bound` (the peak
+        so far) and does not grow the resident bytes. Moving it to the front of any completion
+        lowers (never raises) the live bytes of every later step, because what it frees only
+        grows with the executed set; so some optimal completion starts with it. Not applied when
+        outputs nobody writes add bytes to the last step (moving an operator off the end could
+        then raise it)."""
+        if self.end_extra == 0:
+            for v in iter_bits(ready):
+                if resident + self.born[v] + self.scratch[v] > bound:
+                    continue
+                if self.kept[v] <= self.freed(done, v):
+                    return (v,)
+        return iter_bits(ready)
 
     def peak(self, order: Sequence[int], start: int = 0, resident: int | None = None) -> int:
         """Peak live bytes of the operators `order` run after the set `start` (0: the whole
