@@ -68,9 +68,30 @@ def open_console(
 
 @contextlib.contextmanager
 def open_device(target: Target, elf: Path, port: str | None) -> Iterator[DeviceLink]:
-    """mcugen's binary protocol on the emulated twin (port None) or a real board."""
+    """mcugen's binary protocol on the emulated twin (port None) or a real board.
+
+    Under emulation it first waits for the firmware's boot banner: some QEMU UART models (the
+    STM32 one of netduinoplus2) drop bytes that arrive before the firmware enables the UART."""
     with open_console(target, elf, port) as (ser, name):
+        if port is None:
+            _wait_for_banner(ser, name, BOOT_TIMEOUT_S)
         yield DeviceLink(ser, name=name)
+
+
+BOOT_TIMEOUT_S = 20.0
+
+
+def _wait_for_banner(ser: serial.SerialBase, name: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    seen = bytearray()
+    while b"m-ready" not in seen:
+        if time.monotonic() > deadline:
+            raise RunError(
+                f"the firmware did not boot within {timeout:.0f} s",
+                where=name,
+                hint=f"console said: {bytes(seen[-80:])!r}",
+            )
+        seen += ser.read(64)
 
 
 def run_samples(
