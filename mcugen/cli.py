@@ -177,8 +177,36 @@ def _model_options(p: argparse.ArgumentParser, *, board: bool = True, emulate: b
         p.add_argument("--board", default="host", help="target board (see `mcugen boards`)")
     if board and emulate:
         p.add_argument("--emulate", action="store_true", help="build for the board's QEMU twin")
-    p.add_argument("--order", default=orders.DEFAULT, choices=sorted(orders.ORDERS))
-    p.add_argument("--layout", default=layouts.DEFAULT, choices=sorted(layouts.LAYOUTS))
+    p.add_argument(
+        "--order",
+        default=orders.DEFAULT,
+        choices=sorted(orders.ORDERS),
+        help="operator order strategy (auto: the one whose arena is smallest)",
+    )
+    p.add_argument(
+        "--layout",
+        default=layouts.DEFAULT,
+        choices=sorted(layouts.LAYOUTS),
+        help="arena layout strategy (greedy_by_size is TFLM's)",
+    )
+    p.add_argument(
+        "--no-inplace",
+        action="store_true",
+        help="no views, in-place operators or concatenation slices",
+    )
+    p.add_argument("--no-rewrite", action="store_true", help="no PAD fusion or depthwise split")
+    p.add_argument(
+        "--tflm-plan",
+        action="store_true",
+        help="TFLM's own plan: --order stored --layout greedy_by_size, nothing shared",
+    )
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="planning time budget in seconds (default 1)",
+    )
 
 
 def _device_options(p: argparse.ArgumentParser) -> None:

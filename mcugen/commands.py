@@ -14,7 +14,7 @@ import numpy as np
 from mcugen.boards import Target, board_names, load_board, resolve_target
 from mcugen.errors import McugenError, RunError
 from mcugen.host.project import BuildResult, build
-from mcugen.pipeline import Generated, generate_from_file
+from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 
 
 def target_for(args: argparse.Namespace) -> Target:
@@ -22,7 +22,19 @@ def target_for(args: argparse.Namespace) -> Target:
 
 
 def generate_for(args: argparse.Namespace) -> Generated:
-    return generate_from_file(args.model, order=args.order, layout=args.layout)
+    return generate_from_file(args.model, plan_options(args))
+
+
+def plan_options(args: argparse.Namespace) -> PlanOptions:
+    if getattr(args, "tflm_plan", False):
+        return PlanOptions.tflm()
+    return PlanOptions(
+        order=args.order,
+        layout=args.layout,
+        in_place=not args.no_inplace,
+        rewrites=not args.no_rewrite,
+        time_budget=args.time_budget,
+    )
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

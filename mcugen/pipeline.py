@@ -9,6 +9,7 @@ from mcugen.codegen.lower import Lowered
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
 from mcugen.model.ir import Graph
+from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
@@ -25,21 +26,47 @@ class Generated:
     source: str = ""  # the .tflite path, when generated from a file
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to plan: strategies by name, aliasing and rewrites on or off, the time budget."""
+
+    order: str = orders.DEFAULT
+    layout: str = layouts.DEFAULT
+    in_place: bool = True  # views, element-wise in place, concatenation slices
+    rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
+    time_budget: float | None = None
+
+    @classmethod
+    def tflm(cls) -> PlanOptions:
+        """TFLM's own plan: the stored order, greedy by size, nothing shared."""
+        return cls(order="stored", layout="greedy_by_size", in_place=False, rewrites=False)
+
+
+def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
+    """Rewrite, lower and plan; `UnsupportedError` names the first unsupported operator."""
+    g = rewrite(graph) if options.rewrites else graph
+    lowered = lower_all(g, tuple(range(len(g.operators))))
+    plan = plan_memory(
+        g,
+        order=options.order,
+        layout=options.layout,
+        scratch=scratch_sizes(lowered),
+        in_place=options.in_place,
+        time_budget=options.time_budget,
+    )
+    return g, lowered, plan
+
+
 def generate(
-    graph: Graph,
-    *,
-    model_name: str = "model",
-    order: str = orders.DEFAULT,
-    layout: str = layouts.DEFAULT,
+    graph: Graph, *, model_name: str = "model", options: PlanOptions | None = None
 ) -> Generated:
-    """Plan, lower and render `graph`; `UnsupportedError` names the first unsupported operator."""
-    lowered = lower_all(graph, tuple(range(len(graph.operators))))
-    plan = plan_memory(graph, order=order, layout=layout, scratch=scratch_sizes(lowered))
-    vm = build_view_model(graph, plan, lowered, model_name)
-    return Generated(graph, plan, lowered, vm, render_model(vm))
+    """Plan, lower and render `graph`."""
+    g, lowered, plan = prepare(graph, options or PlanOptions())
+    vm = build_view_model(g, plan, lowered, model_name)
+    return Generated(g, plan, lowered, vm, render_model(vm))
 
 
-def generate_from_file(path: str | Path, **kwargs: str) -> Generated:
+def generate_from_file(path: str | Path, options: PlanOptions | None = None) -> Generated:
     graph = load_model(path)
-    gen = generate(graph, model_name=Path(path).stem, **kwargs)
+    gen = generate(graph, model_name=Path(path).stem, options=options)
     return replace(gen, source=str(path))

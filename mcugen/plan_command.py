@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from mcugen.errors import McugenError
+from mcugen.commands import plan_options
+from mcugen.errors import McugenError, UnsupportedError
+from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.optimize import write_atomic
+from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan.chart import FORMATS, memory_chart
-from mcugen.plan.compare import compare_strategies
-from mcugen.plan.memory_plan import plan_memory
+from mcugen.plan.compare import TFLM_BASELINE, compare_strategies
+from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.report import plan_json, plan_text
 
 
@@ -31,12 +35,37 @@ def chart_format(path: Path) -> str:
     return fmt
 
 
+def plan_model(graph: Graph, options: PlanOptions) -> tuple[Graph, MemoryPlan, str]:
+    """The plan `mcugen build` would use: after rewrites, with kernel scratch and aliasing. For a
+    model with operators the runtime lacks, plan the file as it is (no rewrites, scratch or
+    aliasing) and say so."""
+    try:
+        g, _, plan = prepare(graph, options)
+        return g, plan, ""
+    except UnsupportedError as exc:
+        plain = replace(options, in_place=False, rewrites=False)
+        plan = plan_memory(
+            graph, order=plain.order, layout=plain.layout, time_budget=plain.time_budget
+        )
+        return (
+            graph,
+            plan,
+            (f"planned without kernel scratch, rewrites or in-place operators: {exc.what}"),
+        )
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
-    graph = load_model(args.model)
-    plan = plan_memory(graph, order=args.order, layout=args.layout)
-    runs = compare_strategies(graph, known=[plan]) if getattr(args, "strategies", True) else None
+    original = load_model(args.model)
+    graph, plan, note = plan_model(original, plan_options(args))
+    runs = None
+    if getattr(args, "strategies", True):
+        scratch = {b.scratch_of: b.size for b in plan.buffers if b.scratch_of >= 0}
+        in_place = not note and not getattr(args, "no_inplace", False)
+        # TFLM's row is TFLM's plan of the file as it is: no rewrites, scratch or sharing.
+        tflm = plan_memory(original, order=TFLM_BASELINE[0], layout=TFLM_BASELINE[1])
+        runs = compare_strategies(graph, known=[plan, tflm], scratch=scratch, in_place=in_place)
     if chart is not None:
         title = (
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"
@@ -46,6 +75,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(json.dumps(plan_json(graph, plan, runs)))
     else:
         print(plan_text(graph, plan, str(args.model), runs))
+        if note:
+            print(f"\nnote: {note}")
         if chart is not None:
             print(f"\nchart written to {chart}")
     return 0

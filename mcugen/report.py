@@ -34,9 +34,14 @@ def plan_json(
         "order_proven_optimal": plan.order_proven_optimal,
     }
     if runs is not None:
-        chosen = (plan.order_strategy, plan.layout_strategy)
+        chosen = _pair(plan)
         result["strategies"] = [run_json(r, (r.order, r.layout) == chosen) for r in runs]
     return result
+
+
+def _pair(plan: MemoryPlan) -> tuple[str, str]:
+    """(order, layout) names of a plan as the strategy table lists them: "auto(x)" -> "auto"."""
+    return plan.order_strategy.partition("(")[0], plan.layout_strategy
 
 
 def run_json(run: StrategyRun, chosen: bool = False) -> dict[str, Any]:
@@ -111,7 +116,7 @@ def plan_text(
         lines.append(f"peak at step {plan.peak_step}: {op.label}")
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
-        lines.append(strategy_table(runs, (plan.order_strategy, plan.layout_strategy)))
+        lines.append(strategy_table(runs, _pair(plan)))
     lines.append("")
     lines.append(f"{'step':>4}  {'operator':<28} {'live bytes':>10}  outputs (tensor@offset)")
     offsets = plan.tensor_offsets()

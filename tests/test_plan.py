@@ -33,8 +33,9 @@ needs_models = pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/
 @needs_models
 @pytest.mark.parametrize("name", sorted(TFLM_HEAD))
 def test_plan_json_reproduces_tflm_head(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--tflm-plan` is TFLM's own plan, byte for byte; the default plan is never larger."""
     path = SHARED_MODELS / f"{name}.tflite"
-    assert main(["plan", str(path), "--json"]) == 0
+    assert main(["plan", str(path), "--json", "--tflm-plan"]) == 0
     report = json.loads(capsys.readouterr().out)
     measured = tflm_arena_head(path)
     assert measured == TFLM_HEAD[name]
@@ -43,16 +44,22 @@ def test_plan_json_reproduces_tflm_head(name: str, capsys: pytest.CaptureFixture
     for key in ("order", "offsets", "plan_seconds"):
         assert key in report
     assert report["order"] == list(range(report["operators"]))
+    assert main(["plan", str(path), "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert default["arena_bytes"] <= measured
+    assert default["arena_bytes"] == default["peak_live_bytes"]
 
 
 @needs_models
 def test_plan_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     path = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
+    assert main(["plan", str(path), "--tflm-plan"]) == 0
+    text = capsys.readouterr().out
+    assert "arena 73728 bytes" in text
+    assert "lower bound for this order (peak live bytes) 55296" in text
     assert main(["plan", str(path)]) == 0
     text = capsys.readouterr().out
-    assert (
-        "arena 73728 bytes" in text and "lower bound for this order (peak live bytes) 55296" in text
-    )
+    assert "arena 55296 bytes" in text and "gap 0 bytes" in text
     assert "<- peak" in text
 
 

@@ -67,12 +67,19 @@ def run_pair(
     *,
     scratch: Mapping[int, int] | None = None,
     time_budget: float | None = None,
+    in_place: bool = False,
 ) -> tuple[StrategyRun, MemoryPlan | None]:
-    """Plan `graph` with one pair; a failing strategy gives a run with `error`, not an exception."""
+    """Plan `graph` with one pair; a failing strategy gives a run with `error`, not an exception.
+    TFLM's baseline pair never shares storage (`in_place` is ignored for it)."""
     start = time.perf_counter()
     try:
         plan = plan_memory(
-            graph, order=order, layout=layout, scratch=scratch, time_budget=time_budget
+            graph,
+            order=order,
+            layout=layout,
+            scratch=scratch,
+            time_budget=time_budget,
+            in_place=in_place and (order, layout) != TFLM_BASELINE,
         )
     except Exception as exc:  # one strategy's bug must not hide the others' results
         seconds = time.perf_counter() - start
@@ -81,15 +88,19 @@ def run_pair(
 
 
 def run_of(plan: MemoryPlan) -> StrategyRun:
+    """A joint-search plan ("auto(greedy)") is reported under its strategy name, "auto", with
+    the order it chose in the note, so that the row can be re-run by name."""
+    order, _, chosen = plan.order_strategy.partition("(")
+    note = "; ".join(n for n in (f"chose {chosen.rstrip(')')}" if chosen else "", plan.note) if n)
     return StrategyRun(
-        order=plan.order_strategy,
+        order=order,
         layout=plan.layout_strategy,
         arena_bytes=plan.arena_bytes,
         peak_live_bytes=plan.lower_bound,
         order_lower_bound=plan.order_lower_bound,
         plan_seconds=plan.plan_seconds,
         proven_optimal=plan.order_proven_optimal,
-        note=plan.note,
+        note=note,
     )
 
 
@@ -100,15 +111,20 @@ def compare_strategies(
     scratch: Mapping[int, int] | None = None,
     time_budget: float | None = None,
     known: Sequence[MemoryPlan] = (),
+    in_place: bool = False,
 ) -> tuple[StrategyRun, ...]:
-    """One run per pair (default `strategy_pairs()`); plans in `known` are reused, not re-run."""
-    done = {(p.order_strategy, p.layout_strategy): p for p in known}
+    """One run per pair (default `strategy_pairs()`); plans in `known` are reused, not re-run.
+    A known plan of the joint search ("auto(stored)") stands for the pair ("auto", layout)."""
+    done = {(p.order_strategy.split("(")[0], p.layout_strategy): p for p in known}
     runs = []
     for order, layout in pairs if pairs is not None else strategy_pairs(done):
         if (order, layout) in done:
             runs.append(run_of(done[(order, layout)]))
         else:
-            runs.append(run_pair(graph, order, layout, scratch=scratch, time_budget=time_budget)[0])
+            run, _ = run_pair(
+                graph, order, layout, scratch=scratch, time_budget=time_budget, in_place=in_place
+            )
+            runs.append(run)
     return tuple(runs)
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from mcugen.model.ir import Graph
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
-from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
+from mcugen.plan.buffers import Buffer, live_bytes_per_step
 
 
 class PlanInvalid(AssertionError):
@@ -95,26 +93,31 @@ def plan_memory(
     layout: str = layouts.DEFAULT,
     scratch: Mapping[int, int] | None = None,
     aliases: Mapping[int, tuple[int, int]] | None = None,
+    in_place: bool = False,
     time_budget: float | None = None,
 ) -> MemoryPlan:
-    """Choose an order and a layout by name, and return the validated plan."""
-    order_fn = orders.get_order(order)
-    layout_fn = layouts.get_layout(layout)
-    start = time.perf_counter()
-    result = order_fn(graph, scratch=scratch, time_budget=time_budget)
-    buffers = activation_buffers(graph, result.order, scratch, aliases)
-    offsets = layout_fn(buffers, time_budget=time_budget)
-    seconds = time.perf_counter() - start
-    plan = MemoryPlan(
-        order=result.order,
-        buffers=buffers,
-        offsets=MappingProxyType(dict(offsets)),
-        order_strategy=order,
-        layout_strategy=layout,
-        plan_seconds=seconds,
-        order_lower_bound=result.lower_bound,
-        order_proven_optimal=result.proven_optimal,
-        note=result.note,
-    )
+    """Choose an order and a layout by name, and return the validated plan.
+
+    `order="auto"` runs the joint search (plan/joint.py). `in_place` lets tensors share storage
+    (views, element-wise in place, concatenation slices) as the chosen order allows; explicit
+    `aliases` override that.
+    """
+    from mcugen.plan import joint
+
+    if order == joint.AUTO:
+        plan = joint.plan_jointly(
+            graph, layout, scratch=scratch, in_place=in_place, time_budget=time_budget
+        )
+    else:
+        plan = joint.plan_one(
+            graph,
+            order,
+            layout,
+            scratch=scratch,
+            in_place=in_place,
+            aliases=aliases,
+            order_budget=time_budget,
+            layout_budget=time_budget,
+        )
     plan.validate(graph)
     return plan

@@ -40,7 +40,7 @@ LAYOUTS: dict[str, LayoutStrategy] = {
     "cpsat": _cpsat,
     "auto": _auto,
 }
-DEFAULT = "greedy_by_size"
+DEFAULT = "auto"
 
 __all__ = ["DEFAULT", "LAYOUTS", "LayoutStrategy", "get_layout", "live_lower_bound"]
 

@@ -53,7 +53,9 @@ def stored_order(
 
 
 ORDERS: dict[str, OrderStrategy] = {"stored": stored_order}
-DEFAULT = "stored"
+#: "auto" as an order alone is the best candidate by peak live bytes; `plan_memory` treats it as
+#: the joint search (plan/joint.py), choosing by the arena after aliasing and layout.
+DEFAULT = "auto"
 
 
 def register(name: str) -> Callable[[OrderStrategy], OrderStrategy]:
@@ -76,3 +78,24 @@ def get_order(name: str) -> OrderStrategy:
 
 # Strategies defined in their own modules register themselves on import.
 from mcugen.plan.order import greedy, optimal  # noqa: E402, F401
+
+AUTO_CANDIDATES = ("stored", "greedy", "optimal")
+
+
+@register("auto")
+def auto_order(
+    graph: Graph, *, scratch: Mapping[int, int] | None = None, time_budget: float | None = None
+) -> OrderResult:
+    """The candidate (stored, greedy, optimal) with the smallest peak; ties keep the earlier."""
+    results = [
+        ORDERS[name](graph, scratch=scratch, time_budget=time_budget) for name in AUTO_CANDIDATES
+    ]
+    best = min(enumerate(results), key=lambda e: (e[1].peak_live_bytes, e[0]))[1]
+    bound = max(r.lower_bound for r in results)
+    return OrderResult(
+        best.order,
+        best.peak_live_bytes,
+        bound,
+        best.proven_optimal or best.peak_live_bytes <= bound,
+        best.note,
+    )
