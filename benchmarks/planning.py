@@ -1,14 +1,16 @@
 """Memory planning: TFLM's arena head against mcugen's arena for every registered strategy pair.
 
 For every model in ../shared/models and the generated irregular graphs (mcugen.model.graphs),
-one markdown table: TFLM's head measured with tflite_micro in this run (the greedy-by-size plan of
-the stored order, activations only), the peak live bytes of the stored order (the lower bound of
-any layout of it), mcugen's arena for each order/layout pair (every order with the default
-layout, every layout with the default order), the best arena, TFLM head / best, and the planning
-time of the default pair. Every mcugen plan reserves the arena scratch TFLM's kernels request
-(mcugen/plan/tflm_scratch.py), as `mcugen optimize` does, so the figures compare with TFLM's head
-like for like (stored/greedy_by_size reproduces it) and are what stock TFLM needs with the
-offline plan. Then summary lines. A failure in one entry prints an error cell and the run goes on.
+one markdown table: TFLM's head measured with tflite_micro in this run (its greedy-by-size plan of
+the stored order, kernel scratch included), the peak live bytes of the stored order (no layout of
+it is smaller), mcugen's arena for each order/layout pair without shared storage (the default
+pair, TFLM's pair, every order with the default layout, every layout with the default order:
+what stock TFLM reaches with `mcugen optimize`), the default pair with in-place sharing (what
+mcugen's own runtime uses), the best arena, TFLM head / best, and the planning time of that
+default in-place plan. Every plan reserves the arena scratch TFLM's kernels request
+(mcugen/plan/tflm_scratch.py), so the figures compare with TFLM's head like for like
+(stored/greedy_by_size reproduces it); mcugen's own kernels request about as much. Then summary
+lines. A failure in one entry prints an error cell and the run goes on.
 Run: PYTHONPATH=. python benchmarks/planning.py [--quick] [--models DIR]
 """
 
@@ -29,7 +31,13 @@ from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
-from mcugen.plan.compare import StrategyRun, best_run, compare_strategies, strategy_pairs
+from mcugen.plan.compare import (
+    StrategyRun,
+    best_run,
+    compare_strategies,
+    run_pair,
+    strategy_pairs,
+)
 from mcugen.plan.order import peak_of
 from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 from mcugen.reference import tflm_arena_head
@@ -47,6 +55,7 @@ class Entry:
     tflm_head: int | str = "-"
     stored_peak: int | str = "-"
     runs: dict[tuple[str, str], StrategyRun] = field(default_factory=dict)
+    in_place: StrategyRun | None = None  # the default pair with storage sharing (mcugen's own)
     best: StrategyRun | None = None
     error: str = ""
 
@@ -75,7 +84,9 @@ def measure(
         entry.stored_peak = peak_of(graph, tuple(range(len(graph.operators))), scratch)
         runs = compare_strategies(graph, pairs, scratch=scratch)
         entry.runs = {(r.order, r.layout): r for r in runs}
-        entry.best = best_run(runs)
+        default = (orders.DEFAULT, layouts.DEFAULT)
+        entry.in_place, _ = run_pair(graph, *default, scratch=scratch, in_place=True)
+        entry.best = best_run([*runs, entry.in_place])
     except Exception as exc:  # one broken model must not stop the table
         entry.error = _short(exc)
     return entry
@@ -99,10 +110,17 @@ def _cell(run: StrategyRun | None) -> str:
     return f"error: {run.error[:40]}" if run.error else str(run.arena_bytes)
 
 
+def _best_cell(e: Entry) -> str:
+    best = e.best
+    if best is None:
+        return "-"
+    shared = " in place" if best is e.in_place else ""
+    return f"{best.arena_bytes} ({best.order}/{best.layout}{shared})"
+
+
 def table(entries: Sequence[Entry], pairs: Sequence[tuple[str, str]]) -> list[str]:
-    default = (orders.DEFAULT, layouts.DEFAULT)
     head = ["model", "ops", "TFLM head", "stored LB", *(f"{o}/{lay}" for o, lay in pairs)]
-    head += ["best", "TFLM/best", "default ms"]
+    head += ["default in place", "best", "TFLM/best", "default ms"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in entries:
         cells = [e.name + (" (gen)" if e.generated else ""), str(e.operators or "-")]
@@ -111,17 +129,15 @@ def table(entries: Sequence[Entry], pairs: Sequence[tuple[str, str]]) -> list[st
         else:
             cells += [str(e.tflm_head), str(e.stored_peak)]
             cells += [_cell(e.runs.get(p)) for p in pairs]
-            best = e.best
-            cells.append(f"{best.arena_bytes} ({best.order}/{best.layout})" if best else "-")
+            cells += [_cell(e.in_place), _best_cell(e)]
             cells.append(f"{e.ratio:.2f}" if e.ratio is not None else "-")
-            run = e.runs.get(default)
+            run = e.in_place
             cells.append(f"{run.plan_seconds * 1000:.1f}" if run and not run.error else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def summary(entries: Sequence[Entry]) -> list[str]:
-    default = (orders.DEFAULT, layouts.DEFAULT)
     ok = [e for e in entries if not e.error and e.best is not None]
     lines = []
     for label, gen in (("generated graphs", True), ("real models", False)):
@@ -139,18 +155,17 @@ def summary(entries: Sequence[Entry]) -> list[str]:
     measured = [(arena, head) for arena, head in pairs if isinstance(head, int)]
     within = sum(1 for arena, head in measured if arena <= head)
     lines.append(f"best arena <= TFLM head: {within} of {len(measured)} models measured by TFLM")
-    lines.append(_time_line(ok, default))
+    lines.append(_time_line(ok))
     failed = [e.name for e in entries if e.error]
     if failed:
         lines.append(f"entries that failed: {', '.join(failed)}")
     return lines
 
 
-def _time_line(ok: Sequence[Entry], default: tuple[str, str]) -> str:
-    timed = [(e.runs[default].plan_seconds, e) for e in ok if default in e.runs]
-    timed = [(s, e) for s, e in timed if not e.runs[default].error]
+def _time_line(ok: Sequence[Entry]) -> str:
+    timed = [(e.in_place.plan_seconds, e) for e in ok if e.in_place and not e.in_place.error]
     big = [(s, e) for s, e in timed if e.operators >= 300]
-    text = f"default strategies ({default[0]}/{default[1]}): "
+    text = f"default strategies ({orders.DEFAULT}/{layouts.DEFAULT}, in place): "
     if big:
         s, e = max(big, key=lambda x: x[0])
         text += f"max planning time on >=300-operator graphs {s * 1000:.1f} ms ({e.name}); "

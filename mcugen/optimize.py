@@ -2,7 +2,10 @@
 
 The output stores the operators in mcugen's order and carries mcugen's arena offsets as TFLM's
 `OfflineMemoryAllocation` metadata (see mcugen/plan/offline.py for the format and how TFLM uses
-it). Tensors, weights and operator options are unchanged, so outputs are bit-exact.
+it). Tensors, weights and operator options are unchanged, so outputs are bit-exact. The shared
+planning flags --no-inplace and --no-rewrite change nothing here: the output never shares storage
+(beyond --reshape-views) and is never rewritten (the portable rewrites gained nothing on the
+shared models).
 
 TFLM's kernels request their scratch at run time and TFLM places it online, first fit into the
 gaps of the offline plan. The plan therefore reserves, at each operator's step, the scratch TFLM's
@@ -27,12 +30,25 @@ from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 
 
 def optimize_model(
-    graph: Graph, *, order: str, layout: str, reshape_views: bool = False
+    graph: Graph,
+    *,
+    order: str,
+    layout: str,
+    reshape_views: bool = False,
+    time_budget: float | None = None,
 ) -> tuple[bytes, MemoryPlan]:
-    """The .tflite bytes of `graph` in the planned order with offline offsets, and the plan."""
+    """The .tflite bytes of `graph` in the planned order with offline offsets, and the plan.
+    Nothing shares storage (stock TFLM kernels are not alias-safe) except RESHAPE views when
+    `reshape_views`; no rewrite is applied, so tensors and weights are those of `graph`."""
     aliases = reshape_view_aliases(graph) if reshape_views else None
-    scratch = tflm_scratch_bytes(graph)
-    plan = plan_memory(graph, order=order, layout=layout, scratch=scratch, aliases=aliases)
+    plan = plan_memory(
+        graph,
+        order=order,
+        layout=layout,
+        scratch=tflm_scratch_bytes(graph),
+        aliases=aliases,
+        time_budget=time_budget,
+    )
     rewritten = with_offline_plan(graph, plan, reshape_views=reshape_views)
     return write_model(rewritten, description="mcugen optimize: offline memory plan"), plan
 
@@ -58,8 +74,13 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     graph = load_model(args.model)
+    tflm = getattr(args, "tflm_plan", False)
     data, plan = optimize_model(
-        graph, order=args.order, layout=args.layout, reshape_views=args.reshape_views
+        graph,
+        order="stored" if tflm else args.order,
+        layout="greedy_by_size" if tflm else args.layout,
+        reshape_views=args.reshape_views,
+        time_budget=getattr(args, "time_budget", None),
     )
     baseline = plan_memory(
         graph, order="stored", layout="greedy_by_size", scratch=tflm_scratch_bytes(graph)
