@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mcugen import __version__
 from mcugen.errors import McugenError
+from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 
@@ -206,6 +207,13 @@ def _model_options(p: argparse.ArgumentParser, *, board: bool = True, emulate: b
         default=None,
         metavar="S",
         help="planning time budget in seconds (default 1)",
+    )
+    p.add_argument(
+        "--allocator",
+        default=dynamic.DEFAULT,
+        choices=dynamic.ALLOCATORS,
+        help="static offsets, or buffers moved between operators to stay at the peak live bytes: "
+        "compacting (at run time) or planned (moves computed by mcugen)",
     )
 
 

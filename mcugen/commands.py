@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +26,16 @@ def generate_for(args: argparse.Namespace) -> Generated:
 
 
 def plan_options(args: argparse.Namespace) -> PlanOptions:
+    allocator = getattr(args, "allocator", "static")
     if getattr(args, "tflm_plan", False):
-        return PlanOptions.tflm()
+        return replace(PlanOptions.tflm(), allocator=allocator)
     return PlanOptions(
         order=args.order,
         layout=args.layout,
         in_place=not args.no_inplace,
         rewrites=not args.no_rewrite,
         time_budget=args.time_budget,
+        allocator=allocator,
     )
 
 
@@ -67,9 +69,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
     plan = gen.plan
     print(
-        f"  arena:    {plan.arena_bytes} bytes (lower bound {plan.lower_bound} for this order, "
-        f"peak at step {plan.peak_step})"
+        f"  arena:    {gen.view_model.arena_bytes} bytes (lower bound {plan.lower_bound} for this "
+        f"order, peak at step {plan.peak_step})"
     )
+    print_allocator(gen)
     if target.board.is_host:
         weights = sum(len(c.data) for c in gen.view_model.constants)
         print(f"  weights:  {weights} bytes")
@@ -88,6 +91,25 @@ def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
         for what, size, _, where in sizes.rows():
             if where == mem:
                 print(f"    {what:24} {size:>9}")
+
+
+def allocator_figures(gen: Generated) -> dict[str, Any]:
+    """Allocator mode, its arena, the static layout's arena and the bytes moved per inference."""
+    dyn = gen.dynamic
+    return {
+        "allocator": dyn.mode if dyn else "static",
+        "arena_bytes": gen.view_model.arena_bytes,
+        "static_arena_bytes": gen.plan.arena_bytes,
+        "moved_bytes_per_inference": dyn.moved_bytes if dyn else 0,
+    }
+
+
+def print_allocator(gen: Generated) -> None:
+    f = allocator_figures(gen)
+    print(
+        f"  allocator: {f['allocator']}, arena {f['arena_bytes']} bytes (static layout "
+        f"{f['static_arena_bytes']}), {f['moved_bytes_per_inference']} bytes moved per inference"
+    )
 
 
 def inputs_for(args: argparse.Namespace, gen: Generated, count: int) -> list[list[np.ndarray]]:
@@ -120,6 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             report = device_report(gen, target, result, samples, args.port, args.profile)
     report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
+    report.update({k: v for k, v in allocator_figures(gen).items() if k != "arena_bytes"})
     if args.output:
         from mcugen.io import save_outputs
 
@@ -144,7 +167,7 @@ def _run_host(
         "board": "host",
         "emulated": False,
         "seconds": run.seconds,
-        "arena_bytes": gen.plan.arena_bytes,
+        "arena_bytes": gen.view_model.arena_bytes,
         "outputs": _outputs_json(gen, run.outputs[0]),
         "_outputs": run.outputs[0],
     }
@@ -210,6 +233,10 @@ def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> N
         print_device_figures(r)
     else:
         print(f"  arena: {r['arena_bytes']} bytes")
+    print(
+        f"  allocator: {r['allocator']} (static layout {r['static_arena_bytes']} bytes), "
+        f"{r['moved_bytes_per_inference']} bytes moved per inference"
+    )
     for out in r["outputs"]:
         vals = out["values"]
         head = ", ".join(str(v) for v in vals[:10]) + (", ..." if len(vals) > 10 else "")

@@ -8,9 +8,11 @@ from pathlib import Path
 from mcugen.codegen.lower import Lowered
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
+from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
+from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
@@ -24,6 +26,7 @@ class Generated:
     view_model: ModelVM
     files: dict[str, str]
     source: str = ""  # the .tflite path, when generated from a file
+    dynamic: dynamic.DynamicPlan | None = None  # allocator "compacting" or "planned"
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class PlanOptions:
     in_place: bool = True  # views, element-wise in place, concatenation slices
     rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
     time_budget: float | None = None
+    allocator: str = dynamic.DEFAULT  # static offsets, or buffers that move: compacting, planned
 
     @classmethod
     def tflm(cls) -> PlanOptions:
@@ -61,9 +65,26 @@ def generate(
     graph: Graph, *, model_name: str = "model", options: PlanOptions | None = None
 ) -> Generated:
     """Plan, lower and render `graph`."""
-    g, lowered, plan = prepare(graph, options or PlanOptions())
-    vm = build_view_model(g, plan, lowered, model_name)
-    return Generated(g, plan, lowered, vm, render_model(vm))
+    options = options or PlanOptions()
+    g, lowered, plan = prepare(graph, options)
+    dyn = plan_allocator(plan, options.allocator, g.outputs)
+    vm = build_view_model(g, plan, lowered, model_name, dynamic=dyn)
+    return Generated(g, plan, lowered, vm, render_model(vm), dynamic=dyn)
+
+
+def plan_allocator(
+    plan: MemoryPlan, allocator: str, graph_outputs: tuple[int, ...] = ()
+) -> dynamic.DynamicPlan | None:
+    """The moves of a dynamic allocator for `plan`'s order and buffers; None for static."""
+    if allocator == dynamic.STATIC:
+        return None
+    outputs = frozenset(
+        b.id for b in plan.buffers for t, _ in b.tensor_placements() if t in graph_outputs
+    )
+    try:
+        return dynamic.plan_dynamic(allocator, plan.buffers, len(plan.order), plan.offsets, outputs)
+    except dynamic.DynamicPlanInvalid as e:
+        raise UnsupportedError(f"allocator {allocator}: {e}; use --allocator static") from e
 
 
 def generate_from_file(path: str | Path, options: PlanOptions | None = None) -> Generated:

@@ -8,6 +8,7 @@ from mcugen import __version__
 from mcugen.codegen.lower import Array, Lowered, Value, lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
+from mcugen.plan.dynamic import DynamicPlan
 from mcugen.plan.memory_plan import MemoryPlan
 
 C_TYPES = {
@@ -74,6 +75,30 @@ class ConstantVM:
 
 
 @dataclass(frozen=True)
+class DynamicVM:
+    """Constant tables of a dynamic allocator (runtime.h mcu_dyn_plan_t), lists flattened as CSR."""
+
+    mode: str
+    planned: int
+    num_steps: int
+    num_offsets: int  # entries of the RAM table of tensor offsets
+    moved_bytes: int
+    buffer_bytes: tuple[int, ...]
+    initial_offsets: tuple[int, ...]
+    member_start: tuple[int, ...]
+    member_tensor: tuple[int, ...]
+    member_inner: tuple[int, ...]
+    born_start: tuple[int, ...]
+    born_buffer: tuple[int, ...]
+    dies_start: tuple[int, ...]
+    dies_buffer: tuple[int, ...]
+    move_start: tuple[int, ...]
+    move_buffer: tuple[int, ...]
+    move_offset: tuple[int, ...]
+    scratch_buffer: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class ModelVM:
     version: str
     model_sha256: str
@@ -91,6 +116,7 @@ class ModelVM:
     sha256_bytes: tuple[int, ...]
     mlperf_model_id: str  # what the MLPerf Tiny runner's "profile%" reports: kws01, vww01, ...
     input_bytes: tuple[int, ...]  # per input; the MLPerf runner's database holds the first
+    dynamic: DynamicVM | None = None  # allocator "compacting" or "planned"; None: static offsets
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -102,11 +128,59 @@ def scratch_sizes(lowered: dict[int, Lowered]) -> dict[int, int]:
     return {i: low.scratch_bytes for i, low in lowered.items() if low.scratch_bytes > 0}
 
 
+def _csr(rows: list[list[int]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    starts = [0]
+    for row in rows:
+        starts.append(starts[-1] + len(row))
+    return tuple(starts), tuple(x for row in rows for x in row)
+
+
+def dynamic_view_model(dyn: DynamicPlan, num_tensors: int) -> DynamicVM:
+    """The tables runtime_c/src/allocator.c walks for `dyn`."""
+    bufs = dyn.buffers
+    placements = [b.tensor_placements() for b in bufs]
+    member_start, member_tensor = _csr([[t for t, _ in p] for p in placements])
+    born_start, born = _csr([dyn.born(s) for s in range(dyn.steps + 1)])
+    dies_start, dies = _csr([dyn.dies(s) for s in range(dyn.steps + 1)])
+    move_start, move_buffer = _csr([[m.buffer for m in step] for step in dyn.moves])
+    order_steps = {b.first: b.id for b in bufs if b.scratch_of >= 0}
+    return DynamicVM(
+        mode=dyn.mode,
+        planned=int(dyn.mode == "planned"),
+        num_steps=dyn.steps + 1,
+        num_offsets=max([num_tensors, *(t + 1 for t in member_tensor)]),
+        moved_bytes=dyn.moved_bytes,
+        buffer_bytes=tuple(b.size for b in bufs),
+        initial_offsets=dyn.birth_offsets,
+        member_start=member_start,
+        member_tensor=member_tensor,
+        member_inner=tuple(inner for p in placements for _, inner in p),
+        born_start=born_start,
+        born_buffer=born,
+        dies_start=dies_start,
+        dies_buffer=dies,
+        move_start=move_start,
+        move_buffer=move_buffer,
+        move_offset=tuple(m.dst for step in dyn.moves for m in step),
+        scratch_buffer=tuple(order_steps.get(pos + 1, -1) for pos in range(dyn.steps)),
+    )
+
+
 def build_view_model(
-    graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered], model_name: str
+    graph: Graph,
+    plan: MemoryPlan,
+    lowered: dict[int, Lowered],
+    model_name: str,
+    dynamic: DynamicPlan | None = None,
 ) -> ModelVM:
     offsets = plan.tensor_offsets()
     scratch = plan.scratch_offsets()
+    if dynamic is not None:
+        births = dict(enumerate(dynamic.birth_offsets))
+        offsets = {
+            t: births[b.id] + inner for b in plan.buffers for t, inner in b.tensor_placements()
+        }
+        scratch = {op: 0 for op in scratch}
     used = _used_tensors(graph)
     tensors = []
     constants = []
@@ -142,7 +216,7 @@ def build_view_model(
         version=__version__,
         model_sha256=graph.sha256,
         model_name=model_name,
-        arena_bytes=plan.arena_bytes,
+        arena_bytes=plan.arena_bytes if dynamic is None else dynamic.arena_bytes,
         tensors=tuple(tensors),
         nodes=nodes,
         constants=tuple(constants),
@@ -155,6 +229,9 @@ def build_view_model(
         sha256_bytes=tuple(bytes.fromhex(graph.sha256)) if graph.sha256 else (0,) * 32,
         mlperf_model_id=mlperf_model_id(model_name),
         input_bytes=tuple(graph.tensors[t].nbytes for t in graph.inputs),
+        dynamic=None
+        if dynamic is None
+        else dynamic_view_model(dynamic, tensors[-1].index + 1 if tensors else 1),
     )
 
 

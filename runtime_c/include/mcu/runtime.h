@@ -77,6 +77,40 @@ struct mcu_node {
   int32_t scratch_offset; /* arena offset of this operator's scratch, -1 if none */
 };
 
+/* Dynamic allocation (allocator modes "compacting" and "planned", see src/allocator.c): constant
+ * tables of the arena's buffers (groups of aliased tensors), what is born and dies at each step, and
+ * in planned mode the moves to perform before each operator. Index arrays are CSR: the entries of
+ * item k are [start[k], start[k + 1]). Step 0 is "before the first operator", operator at position
+ * p runs at step p + 1 (TFLM's convention). */
+typedef struct {
+  uint32_t num_buffers;
+  uint32_t num_steps;              /* operators + 1 */
+  uint32_t planned;                /* 0: compact at run time; 1: perform the planned moves */
+  const uint32_t *buffer_bytes;    /* per buffer, aligned size */
+  const int32_t *initial_offsets;  /* per buffer: offset when born (planned) or at invoke start */
+  const uint32_t *member_start;    /* per buffer + 1 */
+  const int16_t *member_tensor;    /* tensors stored in each buffer */
+  const int32_t *member_inner;     /* and their byte offsets inside it */
+  const uint32_t *born_start;      /* per step + 1 */
+  const int16_t *born_buffer;      /* buffers created at each step, in allocation order */
+  const uint32_t *dies_start;      /* per step + 1 */
+  const int16_t *dies_buffer;      /* buffers last used at each step (outputs never die) */
+  const uint32_t *move_start;      /* per step + 1 (planned mode) */
+  const int16_t *move_buffer;      /* moves before the step's operator, in order */
+  const int32_t *move_offset;      /* destination offsets */
+  const int16_t *scratch_buffer;   /* per operator position: its scratch buffer, -1 if none */
+} mcu_dyn_plan_t;
+
+/* Mutable part of dynamic allocation; lives in the generated model state struct. */
+typedef struct {
+  int32_t *tensor_offsets; /* current arena offset of every tensor (num_tensors entries) */
+  int32_t *buffer_offsets; /* current offset of every buffer */
+  int16_t *live;           /* live buffers by increasing address (compacting mode) */
+  uint32_t live_count;
+  uint32_t top;            /* end of the live region (compacting mode) */
+  uint32_t moved_bytes;    /* bytes moved by the last invoke */
+} mcu_dyn_state_t;
+
 typedef struct {
   const mcu_tensor_t *tensors;
   const mcu_node_t *nodes;
@@ -87,13 +121,23 @@ typedef struct {
   uint32_t num_inputs;
   uint32_t num_outputs;
   uint32_t arena_bytes;
+  const mcu_dyn_plan_t *dyn; /* NULL: static offsets (allocator "static") */
+  mcu_dyn_state_t *dyn_state;
 } mcu_model_t;
 
 struct mcu_context {
   const mcu_model_t *model;
   uint8_t *arena;
   int32_t failed_node; /* operator index of the last failure, -1 if none */
+  const int32_t *offsets; /* dynamic modes: current tensor offsets; NULL with static offsets */
+  mcu_dyn_state_t *dyn;
+  int32_t scratch_offset; /* dynamic modes: the running operator's scratch offset */
 };
+
+/* Dynamic allocation hooks, called by the interpreter around operator `position`. */
+void mcu_dyn_reset(mcu_context_t *ctx);
+void mcu_dyn_before(mcu_context_t *ctx, uint32_t position);
+void mcu_dyn_after(mcu_context_t *ctx, uint32_t position);
 
 mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
                       uint32_t arena_bytes);
@@ -109,7 +153,7 @@ mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t 
 static inline void *mcu_tensor_ptr(const mcu_context_t *ctx, int32_t index) {
   const mcu_tensor_t *t = &ctx->model->tensors[index];
   if (t->arena_offset >= 0) {
-    return ctx->arena + t->arena_offset;
+    return ctx->arena + (ctx->offsets != NULL ? ctx->offsets[index] : t->arena_offset);
   }
   return (void *)(uintptr_t)t->const_data;
 }
@@ -133,7 +177,10 @@ static inline void *mcu_output(const mcu_context_t *ctx, const mcu_node_t *n, in
 }
 
 static inline void *mcu_scratch(const mcu_context_t *ctx, const mcu_node_t *n) {
-  return n->scratch_offset < 0 ? NULL : ctx->arena + n->scratch_offset;
+  if (n->scratch_offset < 0) {
+    return NULL;
+  }
+  return ctx->arena + (ctx->offsets != NULL ? ctx->scratch_offset : n->scratch_offset);
 }
 
 /* Number of elements of a tensor. */

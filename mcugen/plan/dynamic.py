@@ -1,0 +1,276 @@
+"""Dynamic arena allocation: buffers move between operators so the arena is the peak live bytes.
+
+Static offsets leave holes (fragmentation); moving live buffers between operators closes them.
+Two allocators, chosen at build time (`--allocator`), both simulated here exactly as the runtime
+(runtime_c/src/allocator.c) performs them, so the plan knows every offset and every moved byte:
+
+- `compacting` (Liberis & Lane, "Neural networks on microcontrollers: saving memory at inference via
+  operator reordering", 2019): an operator's new buffers go at the end of the live region; after it,
+  the dead buffers are dropped and the live ones slide down, lowest address first.
+- `planned`: new buffers go into existing holes when they fit (largest first, best fit); only when
+  they do not, the cheapest partial compaction is chosen: slide the buffers above some point down,
+  or those below some point up, whichever moves the fewest bytes.
+
+Step convention (plan/buffers.py): step 0 is before the first operator, the operator at position p
+runs at step p + 1. Moves of step s happen after the operator of step s - 1, once the buffers it
+last used are freed; step `steps + 1` is after the last operator. Buffers born at step 0
+(graph inputs) start packed from offset 0 (planned: at their static offsets); at the end of an
+invoke they are back there, so the host writes inputs at fixed places and reads outputs where the
+runtime's offset table says.
+Complexity: compacting O(steps x live); planned O(steps x live^2). Both reach the lower bound (the
+peak live bytes of the order, scratch included) by construction. Weakness of `planned`: one step at
+a time; it does not look ahead to place a buffer where it will not need to move later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mcugen.plan.buffers import Buffer, live_bytes_per_step
+
+STATIC = "static"
+COMPACTING = "compacting"
+PLANNED = "planned"
+ALLOCATORS = (STATIC, COMPACTING, PLANNED)
+DEFAULT = STATIC
+
+
+class DynamicPlanInvalid(AssertionError):
+    """A dynamic plan moves or places buffers illegally: a bug in mcugen, not a user error."""
+
+
+@dataclass(frozen=True)
+class Move:
+    buffer: int
+    dst: int
+
+
+@dataclass(frozen=True)
+class DynamicPlan:
+    mode: str
+    buffers: tuple[Buffer, ...]  # ids are 0..n-1, as activation_buffers numbers them
+    steps: int  # number of operators
+    birth_offsets: tuple[int, ...]  # per buffer id: offset when created (step 0: invoke start)
+    moves: tuple[tuple[Move, ...], ...]  # per step 0..steps + 1, performed in order
+    arena_bytes: int
+    outputs: frozenset[int] = frozenset()  # buffers holding graph outputs (read after invoke)
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes moved per inference."""
+        return sum(self.buffers[m.buffer].size for step in self.moves for m in step)
+
+    @property
+    def lower_bound(self) -> int:
+        return max(live_bytes_per_step(self.buffers, self.steps), default=0)
+
+    def born(self, step: int) -> list[int]:
+        return [b.id for b in self.buffers if b.first == step]
+
+    def dies(self, step: int) -> list[int]:
+        """Buffers freed after `step`: last used there (graph outputs never die)."""
+        if step >= self.steps:
+            return []
+        return [b.id for b in self.buffers if b.last == step]
+
+    def validate(self) -> None:
+        """Raise `DynamicPlanInvalid` on overlap, a move over a live buffer, misalignment, an arena
+        above the lower bound, or an input buffer holding an output that ends elsewhere than it
+        started (the runtime puts inputs back at their initial offsets after an invoke)."""
+        if self.arena_bytes != self.lower_bound:
+            raise DynamicPlanInvalid(f"arena {self.arena_bytes} != lower bound {self.lower_bound}")
+        offsets = {b: self.birth_offsets[b] for b in self.born(0)}
+        self._check_live(offsets, 0)
+        for step in range(1, self.steps + 2):
+            for b in self.dies(step - 1):
+                del offsets[b]
+            for m in self.moves[step]:
+                if m.buffer not in offsets:
+                    raise DynamicPlanInvalid(f"step {step} moves dead buffer {m.buffer}")
+                others = {b: o for b, o in offsets.items() if b != m.buffer}
+                offsets[m.buffer] = m.dst
+                self._check_live({**others, m.buffer: m.dst}, step)
+            if step <= self.steps:
+                for b in self.born(step):
+                    offsets[b] = self.birth_offsets[b]
+                self._check_live(offsets, step)
+        for b in self.born(0):
+            if b in self.outputs and offsets[b] != self.birth_offsets[b]:
+                raise DynamicPlanInvalid(f"input buffer {b} ends away from its initial offset")
+
+    def _check_live(self, offsets: dict[int, int], step: int) -> None:
+        spans = sorted((o, o + self.buffers[b].size, b) for b, o in offsets.items())
+        for (_, e0, b0), (s1, _, b1) in zip(spans, spans[1:], strict=False):
+            if s1 < e0:
+                raise DynamicPlanInvalid(f"step {step}: buffers {b0} and {b1} overlap")
+        for start, end, b in spans:
+            if start < 0 or end > self.arena_bytes or start % self.buffers[b].align:
+                raise DynamicPlanInvalid(f"step {step}: buffer {b} at {start} is out of the arena")
+
+
+def plan_dynamic(
+    mode: str,
+    buffers: Sequence[Buffer],
+    steps: int,
+    preferred: Mapping[int, int] | None = None,
+    outputs: frozenset[int] = frozenset(),
+) -> DynamicPlan:
+    """The `compacting` or `planned` allocation of `buffers` over `steps` operators, validated.
+
+    `planned` places a buffer at its `preferred` offset (a static layout's) when that is free and
+    inside the arena, so a static layout that reaches the lower bound moves nothing. `outputs`: the
+    buffers that hold graph outputs."""
+    if mode not in (COMPACTING, PLANNED):
+        raise ValueError(f"unknown dynamic allocator {mode!r}")
+    bufs = tuple(buffers)
+    if [b.id for b in bufs] != list(range(len(bufs))):
+        raise ValueError("buffer ids must be 0..n-1")
+    arena = max(live_bytes_per_step(bufs, steps), default=0)
+    births = [0] * len(bufs)
+    moves: list[tuple[Move, ...]] = [()]
+    offsets: dict[int, int] = {}
+    for first in (x for x in bufs if x.first == 0):
+        offsets[first.id] = births[first.id] = sum(bufs[x].size for x in offsets)
+    if mode == PLANNED and preferred is not None:
+        fitted = _fit_preferred(bufs, {}, list(offsets), arena, preferred)
+        if fitted is not None:
+            offsets = dict(fitted)
+            for b, o in fitted.items():
+                births[b] = o
+    for step in range(1, steps + 2):
+        for dead in bufs:
+            if dead.last == step - 1 and step - 1 < steps:
+                offsets.pop(dead.id, None)
+        new = [b.id for b in bufs if b.first == step] if step <= steps else []
+        if mode == COMPACTING:
+            step_moves = _compact_down(bufs, offsets, 0)
+            top = sum(bufs[b].size for b in offsets)
+            for b in new:
+                births[b], top = top, top + bufs[b].size
+        else:
+            step_moves = _planned_step(bufs, offsets, new, arena, births, preferred or {})
+        for m in step_moves:
+            offsets[m.buffer] = m.dst
+        for b in new:
+            offsets[b] = births[b]
+        moves.append(tuple(step_moves))
+    plan = DynamicPlan(mode, bufs, steps, tuple(births), tuple(moves), arena, outputs)
+    plan.validate()
+    return plan
+
+
+def _by_address(offsets: dict[int, int]) -> list[int]:
+    return sorted(offsets, key=lambda b: (offsets[b], b))
+
+
+def _compact_down(bufs: Sequence[Buffer], offsets: dict[int, int], keep: int) -> list[Move]:
+    """Keep the `keep` lowest buffers, slide the rest down after them, lowest first."""
+    ranked = _by_address(offsets)
+    cursor = offsets[ranked[keep - 1]] + bufs[ranked[keep - 1]].size if keep else 0
+    moves = []
+    for b in ranked[keep:]:
+        if offsets[b] != cursor:
+            moves.append(Move(b, cursor))
+        cursor += bufs[b].size
+    return moves
+
+
+def _compact_up(
+    bufs: Sequence[Buffer], offsets: dict[int, int], keep: int, arena: int
+) -> list[Move]:
+    """Keep the `keep` highest buffers, slide the rest up below them, highest first."""
+    ranked = _by_address(offsets)
+    split = len(ranked) - keep
+    cursor = offsets[ranked[split]] if keep else arena
+    moves = []
+    for b in reversed(ranked[:split]):
+        cursor -= bufs[b].size
+        if offsets[b] != cursor:
+            moves.append(Move(b, cursor))
+    return moves
+
+
+def _planned_step(
+    bufs: Sequence[Buffer],
+    offsets: dict[int, int],
+    new: list[int],
+    arena: int,
+    births: list[int],
+    preferred: Mapping[int, int],
+) -> list[Move]:
+    """Place `new` (writing `births`) with the fewest moved bytes; returns the moves, in order."""
+    if not new:
+        return []
+    fitted = _fit_preferred(bufs, offsets, new, arena, preferred)
+    if fitted is not None:
+        for b, o in fitted.items():
+            births[b] = o
+        return []
+    need = sum(bufs[b].size for b in new)
+    best: tuple[int, int, list[Move], int] | None = None
+    n = len(offsets)
+    for keep in range(n + 1):
+        for rank, direction in ((0, "down"), (1, "up")):
+            if direction == "down":
+                moves = _compact_down(bufs, offsets, keep)
+                moved = {**offsets, **{m.buffer: m.dst for m in moves}}
+                start = max((o + bufs[b].size for b, o in moved.items()), default=0)
+                fits = arena - start >= need
+            else:
+                moves = _compact_up(bufs, offsets, keep, arena)
+                moved = {**offsets, **{m.buffer: m.dst for m in moves}}
+                start = 0
+                fits = min(moved.values(), default=arena) >= need
+            if not fits:
+                continue
+            cost = sum(bufs[m.buffer].size for m in moves)
+            if best is None or (cost, rank) < (best[0], best[1]):
+                best = (cost, rank, moves, start)
+    assert best is not None, "full compaction always fits: the arena is the peak live bytes"
+    _, _, moves, cursor = best
+    for b in new:
+        births[b], cursor = cursor, cursor + bufs[b].size
+    return moves
+
+
+def _fit_preferred(
+    bufs: Sequence[Buffer],
+    offsets: dict[int, int],
+    new: list[int],
+    arena: int,
+    preferred: Mapping[int, int],
+) -> dict[int, int] | None:
+    """Each new buffer at its preferred offset when free there, the others best fit into the free
+    gaps, largest first; None when one does not fit."""
+    taken = [(o, o + bufs[b].size) for b, o in offsets.items()]
+    placed: dict[int, int] = {}
+    rest = []
+    for b in sorted(new, key=lambda x: (-bufs[x].size, x)):
+        want = preferred.get(b)
+        if want is None or _clashes(want, want + bufs[b].size, taken, arena):
+            rest.append(b)
+            continue
+        end = want + bufs[b].size
+        placed[b] = want
+        taken.append((want, end))
+    for b in rest:
+        spans = sorted(taken)
+        gaps = []
+        cursor = 0
+        for start, end in spans:
+            if start > cursor:
+                gaps.append((start - cursor, cursor))
+            cursor = max(cursor, end)
+        gaps.append((arena - cursor, cursor))
+        fitting = [(size, start) for size, start in gaps if size >= bufs[b].size]
+        if not fitting:
+            return None
+        _, start = min(fitting)
+        placed[b] = start
+        taken.append((start, start + bufs[b].size))
+    return placed
+
+
+def _clashes(start: int, end: int, taken: list[tuple[int, int]], arena: int) -> bool:
+    return end > arena or any(s < end and start < e for s, e in taken)
