@@ -14,6 +14,7 @@ from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate, plan_allocator, prepare
 from mcugen.plan.buffers import Buffer
@@ -27,8 +28,16 @@ from mcugen.plan.dynamic import (
 from mcugen.plan.memory_plan import plan_memory
 from support import SHARED_MODELS, assert_matches_tflm
 
-SUITE = benchmark_suite(quick=True)
-REAL = ("mlperf_kws_dscnn_int8", "mlperf_vww_mbv1_int8", "mlperf_ic_resnet8_int8")
+SUITE = benchmark_suite(quick=False)
+#: Every shared model mcugen builds (LSTM/SVDF/signal-op models and the hybrid KWS are not built).
+REAL = (
+    "mlperf_kws_dscnn_int8", "mlperf_vww_mbv1_int8", "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8", "mlperf_sww_int8", "tflm_person_detect_int8",
+    "tflm_hello_world_int8", "tflm_hello_world_f32", "tflm_micro_speech_int8",
+    "mcunet_vww_mixed", "st_miniresnetv2_aed_int8", "st_yamnet_aed_int8",
+    "mlperf_vww_mbv1_f32", "mlperf_ic_resnet8_f32", "tflm_magic_wand_f32",
+    "tflm_mobilenet_v2_int8", "deeplabv3_f32",
+)  # fmt: skip
 
 
 def simulate_contents(plan: DynamicPlan) -> None:
@@ -147,6 +156,8 @@ def test_generated_graphs_bit_exact(name: str, build, generate_fn) -> None:
 @pytest.mark.parametrize("name", REAL)
 def test_real_models_bit_exact(name: str, generate_fn) -> None:
     model = (SHARED_MODELS / f"{name}.tflite").read_bytes()
+    gen = generate_fn(import_model(model, source=name))
+    assert gen.view_model.arena_bytes == gen.plan.lower_bound
     assert_matches_tflm(model, samples=2, generate_fn=generate_fn)
 
 
