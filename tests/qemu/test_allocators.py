@@ -16,6 +16,8 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.host.device_run import DeviceRun, open_device, run_samples
 from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build
+from mcugen.model.graphs import benchmark_suite
+from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.reference import tflm_outputs
@@ -27,7 +29,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
-SHARED = ["mlperf_kws_dscnn_int8", "mlperf_vww_mbv1_int8"]
+SHARED = [
+    "mlperf_kws_dscnn_int8",
+    "mlperf_vww_mbv1_int8",
+    "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8",
+    "mlperf_sww_int8",
+    "tflm_person_detect_int8",
+]
+GENERATED = benchmark_suite(quick=True)
 SEEDS = [3, 11]
 
 
@@ -81,3 +91,10 @@ def test_example_model_allocators_bit_exact(workdir: Path) -> None:
 @pytest.mark.parametrize("name", SHARED)
 def test_mlperf_models_allocators_bit_exact(name: str, workdir: Path) -> None:
     check_allocators(SHARED_MODELS / f"{name}.tflite", workdir)
+
+
+@pytest.mark.parametrize(("name", "make"), GENERATED, ids=[n for n, _ in GENERATED])
+def test_generated_graphs_allocators_bit_exact(name: str, make, workdir: Path) -> None:
+    path = workdir / f"{name}.tflite"
+    path.write_bytes(write_model(make()))
+    check_allocators(path, workdir)
