@@ -9,7 +9,7 @@ One QEMU instance serves the whole module (about 25 s in all). Measured with QEM
 timeout is 200 ms of its virtual time (checked below with its own clock) and passes in about 0.3 s
 of wall time. Virtual time does not run faster than wall time while the guest spins: each console
 register read costs some 20 times its virtual time, which made the timeout 3.5-4.5 s (10 s on a
-loaded machine) until the port paused between reads (boards/common/port_cmsdk_uart.c).
+loaded machine) until the port paused between reads (boards/common/systick_semihost.c).
 """
 
 from __future__ import annotations
