@@ -2,29 +2,8 @@
  * reference_ops::Mul / BroadcastMul6DSlow (float32). Broadcasting follows numpy. */
 #include "mcu/kernels/mul.h"
 
+#include "mcu/binary.h"
 #include "mcu/quant.h"
-
-typedef struct {
-  const mcu_tensor_t *a;
-  const mcu_tensor_t *b;
-  const mcu_tensor_t *y;
-} mul_shapes_t;
-
-static mcu_status_t mul_shapes(const mcu_node_t *node, const mcu_context_t *ctx, mul_shapes_t *s) {
-  MCU_ENSURE(node->num_inputs == 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  s->a = mcu_input_tensor(ctx, node, 0);
-  s->b = mcu_input_tensor(ctx, node, 1);
-  s->y = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(s->a != NULL && s->b != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(mcu_broadcasts_to(s->a->dims, s->a->ndims, s->y->dims, s->y->ndims) &&
-                 mcu_broadcasts_to(s->b->dims, s->b->ndims, s->y->dims, s->y->ndims),
-             MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
-
-static int32_t mul_offset(const mcu_tensor_t *in, const mcu_tensor_t *y, int32_t flat) {
-  return mcu_broadcast_offset(in->dims, in->ndims, y->dims, y->ndims, flat);
-}
 
 static int8_t mul_one_int8(int8_t x1, int8_t x2, const mcu_mul_params_t *p) {
   int32_t product = (p->input1_offset + x1) * (p->input2_offset + x2);
@@ -34,28 +13,28 @@ static int8_t mul_one_int8(int8_t x1, int8_t x2, const mcu_mul_params_t *p) {
 
 mcu_status_t mcu_mul_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mul_params_t *p = node->params;
-  mul_shapes_t s;
-  MCU_TRY(mul_shapes(node, ctx, &s));
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
   const int8_t *a = mcu_input(ctx, node, 0);
   const int8_t *b = mcu_input(ctx, node, 1);
   int8_t *y = mcu_output(ctx, node, 0);
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
-    y[i] = mul_one_int8(a[mul_offset(s.a, s.y, i)], b[mul_offset(s.b, s.y, i)], p);
+    y[i] = mul_one_int8(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)], p);
   }
   return MCU_OK;
 }
 
 mcu_status_t mcu_mul_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mul_params_t *p = node->params;
-  mul_shapes_t s;
-  MCU_TRY(mul_shapes(node, ctx, &s));
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
   const float *a = mcu_input(ctx, node, 0);
   const float *b = mcu_input(ctx, node, 1);
   float *y = mcu_output(ctx, node, 0);
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
-    float product = a[mul_offset(s.a, s.y, i)] * b[mul_offset(s.b, s.y, i)];
+    float product = a[mcu_binary_offset(s.a, s.y, i)] * b[mcu_binary_offset(s.b, s.y, i)];
     y[i] = mcu_clamp_f32(product, p->act_min_f, p->act_max_f);
   }
   return MCU_OK;

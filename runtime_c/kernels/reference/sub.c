@@ -2,29 +2,8 @@
  * SubWithActivation / BroadcastSubSlow (float32). Broadcasting follows numpy. */
 #include "mcu/kernels/sub.h"
 
+#include "mcu/binary.h"
 #include "mcu/quant.h"
-
-typedef struct {
-  const mcu_tensor_t *a;
-  const mcu_tensor_t *b;
-  const mcu_tensor_t *y;
-} sub_shapes_t;
-
-static mcu_status_t sub_shapes(const mcu_node_t *node, const mcu_context_t *ctx, sub_shapes_t *s) {
-  MCU_ENSURE(node->num_inputs == 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  s->a = mcu_input_tensor(ctx, node, 0);
-  s->b = mcu_input_tensor(ctx, node, 1);
-  s->y = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(s->a != NULL && s->b != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(mcu_broadcasts_to(s->a->dims, s->a->ndims, s->y->dims, s->y->ndims) &&
-                 mcu_broadcasts_to(s->b->dims, s->b->ndims, s->y->dims, s->y->ndims),
-             MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
-
-static int32_t sub_offset(const mcu_tensor_t *in, const mcu_tensor_t *y, int32_t flat) {
-  return mcu_broadcast_offset(in->dims, in->ndims, y->dims, y->ndims, flat);
-}
 
 static int8_t sub_one_int8(int8_t x1, int8_t x2, const mcu_sub_params_t *p) {
   int32_t shifted1 = mcu_wrap_mul_i32(p->input1_offset + x1, (int32_t)1 << p->left_shift);
@@ -39,28 +18,28 @@ static int8_t sub_one_int8(int8_t x1, int8_t x2, const mcu_sub_params_t *p) {
 
 mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  sub_shapes_t s;
-  MCU_TRY(sub_shapes(node, ctx, &s));
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
   const int8_t *a = mcu_input(ctx, node, 0);
   const int8_t *b = mcu_input(ctx, node, 1);
   int8_t *y = mcu_output(ctx, node, 0);
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
-    y[i] = sub_one_int8(a[sub_offset(s.a, s.y, i)], b[sub_offset(s.b, s.y, i)], p);
+    y[i] = sub_one_int8(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)], p);
   }
   return MCU_OK;
 }
 
 mcu_status_t mcu_sub_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  sub_shapes_t s;
-  MCU_TRY(sub_shapes(node, ctx, &s));
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
   const float *a = mcu_input(ctx, node, 0);
   const float *b = mcu_input(ctx, node, 1);
   float *y = mcu_output(ctx, node, 0);
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
-    float diff = a[sub_offset(s.a, s.y, i)] - b[sub_offset(s.b, s.y, i)];
+    float diff = a[mcu_binary_offset(s.a, s.y, i)] - b[mcu_binary_offset(s.b, s.y, i)];
     y[i] = mcu_clamp_f32(diff, p->act_min_f, p->act_max_f);
   }
   return MCU_OK;
