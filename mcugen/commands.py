@@ -141,6 +141,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             report = _run_host(gen, result, samples)
         else:
             report = device_report(gen, target, result, samples, args.port, args.profile)
+            if gen.dynamic is not None and target.emulate:
+                report.update(static_baseline(gen, target, Path(tmp), samples, report))
     report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
     report.update({k: v for k, v in allocator_figures(gen).items() if k != "arena_bytes"})
     if args.output:
@@ -212,6 +214,39 @@ def device_report(
     return report
 
 
+def static_baseline(
+    gen: Generated,
+    target: Target,
+    workdir: Path,
+    samples: list[list[np.ndarray]],
+    report: dict[str, Any],
+) -> dict[str, Any]:
+    """Run the same order and buffers with static offsets on the twin: the instruction overhead
+    of the moves (-icount makes both counts exact). Different outputs would be a bug in mcugen."""
+    from mcugen.host.device_run import open_device, run_samples
+    from mcugen.pipeline import with_allocator
+
+    assert gen.dynamic is not None
+    static = with_allocator(gen, "static")
+    result = build(static, target, workdir / "static")
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, static.graph, samples, emulated=True)
+    for ours, theirs in zip(report["_outputs"], run.outputs[0], strict=True):
+        if not np.array_equal(ours, theirs):
+            raise RunError(
+                f"allocator {gen.dynamic.mode} gives other outputs than static offsets: "
+                "a bug in mcugen",
+                hint="use --allocator static and report the model",
+            )
+    base = run.instructions(run.ticks_per_inference[0])
+    extra = report["per_inference"] - base
+    return {
+        "static_per_inference": base,
+        "allocator_overhead": extra,
+        "allocator_overhead_percent": round(100.0 * extra / base, 3) if base else 0.0,
+    }
+
+
 def _outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, Any]]:
     result = []
     for t_index, arr in zip(gen.graph.outputs, outputs, strict=True):
@@ -237,6 +272,14 @@ def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> N
         f"  allocator: {r['allocator']} (static layout {r['static_arena_bytes']} bytes), "
         f"{r['moved_bytes_per_inference']} bytes moved per inference"
     )
+    if "static_per_inference" in r:
+        print(
+            f"  dynamic allocation costs {r['allocator_overhead']:+,} {r['unit']} per inference "
+            f"({r['allocator_overhead_percent']:+.3f} %) against static offsets "
+            f"({r['static_per_inference']:,}, same outputs)"
+        )
+    elif r["allocator"] != "static":
+        print("  instruction overhead against static offsets: measured with --emulate")
     for out in r["outputs"]:
         vals = out["values"]
         head = ", ".join(str(v) for v in vals[:10]) + (", ..." if len(vals) > 10 else "")

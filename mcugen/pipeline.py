@@ -72,6 +72,14 @@ def generate(
     return Generated(g, plan, lowered, vm, render_model(vm), dynamic=dyn)
 
 
+def with_allocator(gen: Generated, allocator: str) -> Generated:
+    """The same graph, order and buffers as `gen` with another allocator mode: a like-for-like
+    baseline (re-planning could pick another order when a time budget runs out)."""
+    dyn = plan_allocator(gen.plan, allocator, gen.graph.outputs)
+    vm = build_view_model(gen.graph, gen.plan, gen.lowered, gen.view_model.model_name, dynamic=dyn)
+    return replace(gen, view_model=vm, files=render_model(vm), dynamic=dyn)
+
+
 def plan_allocator(
     plan: MemoryPlan, allocator: str, graph_outputs: tuple[int, ...] = ()
 ) -> dynamic.DynamicPlan | None:

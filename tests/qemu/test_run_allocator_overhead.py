@@ -1,0 +1,44 @@
+"""`mcugen run --emulate --allocator compacting|planned` also runs static offsets for the same
+order on the twin and reports the instruction overhead of the moves against them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mcugen import cli
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
+RUN = ["run", str(EXAMPLE), "--board", "nucleo-f767", "--emulate"]
+
+
+@pytest.mark.parametrize("allocator", ["compacting", "planned"])
+def test_run_reports_overhead_against_static(
+    allocator: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*RUN, "--allocator", allocator, "--json"]) == 0
+    dynamic = json.loads(capsys.readouterr().out)
+    assert cli.main([*RUN, "--allocator", "static", "--json"]) == 0
+    static = json.loads(capsys.readouterr().out)
+    assert "static_per_inference" not in static  # nothing to compare static with
+    # -icount makes counts exact: the baseline is the static firmware's own count.
+    assert dynamic["static_per_inference"] == static["per_inference"]
+    extra = dynamic["per_inference"] - static["per_inference"]
+    assert dynamic["allocator_overhead"] == extra > 0  # the bookkeeping is never free
+    assert dynamic["allocator_overhead_percent"] == round(100 * extra / static["per_inference"], 3)
+    assert dynamic["outputs"] == static["outputs"]
+
+
+def test_run_prints_overhead_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([*RUN, "--allocator", "planned"]) == 0
+    text = capsys.readouterr().out
+    assert "dynamic allocation costs +" in text
+    assert "against static offsets" in text and "same outputs" in text
