@@ -4,6 +4,7 @@ bit-exact with TFLM on the original model. Also the helpers test_rewrite.py shar
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +23,7 @@ from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated
-from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.aliasing import aliases_for, conv_staging_bytes, staging_scratch
 from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
 from mcugen.plan.layout.greedy import greedy_by_size
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
@@ -53,7 +54,7 @@ def generate_optimized(
         )
     else:
         aliases = aliases_for(g, order, scratch=scratch) if aliasing else None
-        buffers = activation_buffers(g, order, scratch, aliases)
+        buffers = activation_buffers(g, order, staging_scratch(g, aliases or {}, scratch), aliases)
         plan = MemoryPlan(order, buffers, greedy_by_size(buffers), "given", "greedy_by_size")
         plan.validate(g)
     vm = build_view_model(g, plan, lowered, "model")
@@ -526,3 +527,55 @@ def test_irregular_graphs_in_another_order_match_tflm(name: str) -> None:
     gen = functools.partial(generate_optimized, rewrites=False, order=order)
     assert aliased_tensors(gen(graph).plan)
     assert_matches_tflm(write_model(graph), samples=2, generate_fn=gen)
+
+
+def conv_in_place_model(dtype: str, kind: str) -> bytes:
+    """conv 3x3 -> the operator under test -> conv 3x3: the middle step sets the peak unless the
+    operator writes over its input (aliasing.py step 5)."""
+    n = Net(dtype, seed=13)
+    a = n.conv(n.input((1, 9, 8, 3)), 8, kernel=3, q=(0.1, 2))
+    if kind.startswith("dw"):
+        stride, padding = (2, VALID) if kind == "dw_s2_valid" else (1, SAME)
+        y = n.dwconv(a, kernel=3, stride=stride, padding=padding, act=RELU6)
+        if kind == "dw_dilated":
+            op = n.b.operators[-1]
+            dilated = {**op.options, "dilation_h_factor": 2, "dilation_w_factor": 2}
+            n.b.operators[-1] = dataclasses.replace(op, options=dilated)
+    else:
+        y = n.conv(a, {"pw_shrink": 4, "pw_same": 8, "pw_grow": 16}[kind], act=RELU)
+    return n.model(n.conv(y, 2, kernel=3))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize(
+    "kind", ["dw_same", "dw_s2_valid", "dw_dilated", "pw_shrink", "pw_same", "pw_grow"]
+)
+def test_convolution_in_place_matches_tflm(dtype: str, kind: str) -> None:
+    model = conv_in_place_model(dtype, kind)
+    plain, optimized = arenas(model, rewrites=False)
+    graph = import_model(model, source="test")
+    middle = graph.operators[1]
+    offsets = optimized.tensor_offsets()
+    assert offsets[middle.outputs[0]] == offsets[middle.inputs[0]], "not run in place"
+    staging = {b.scratch_of: b.size for b in optimized.buffers if b.scratch_of >= 0}
+    assert staging.get(middle.index, 0) >= (conv_staging_bytes(graph, middle) or 1)
+    if kind == "dw_s2_valid":  # the small output leaves the peak at the first convolution
+        assert optimized.arena_bytes <= plain.arena_bytes
+    else:
+        assert optimized.arena_bytes < plain.arena_bytes
+    gen = functools.partial(generate_optimized, rewrites=False)
+    assert_matches_tflm(model, samples=3, generate_fn=gen)
+
+
+def test_convolutions_that_cannot_run_in_place_are_left_alone() -> None:
+    n = Net("int8", seed=2)
+    x = n.input((1, 6, 6, 4))
+    a = n.conv(x, 4, kernel=3)
+    b = n.conv(a, 4, kernel=3)  # 3x3: its outputs need neighbouring input pixels
+    c = n.conv(b, 4, stride=2)  # 1x1 stride 2: a different grid
+    model = n.model(n.conv(c, 2))
+    graph = import_model(model, source="test")
+    assert [conv_staging_bytes(graph, op) for op in graph.operators] == [None, None, None, 4]
+    plan = generate_optimized(graph, rewrites=False).plan
+    offsets = plan.tensor_offsets()
+    assert all(offsets[op.outputs[0]] != offsets[op.inputs[0]] for op in graph.operators[:3])

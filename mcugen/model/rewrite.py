@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
-from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.aliasing import aliases_for, staging_scratch
 from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
 
 #: Conv option holding a padding fused from a PAD that SAME/VALID cannot express (codegen only).
@@ -244,7 +244,8 @@ def split_depthwise_over_concatenation(graph: Graph) -> Graph:
 
 def _stored_peak(graph: Graph) -> int:
     order = tuple(range(len(graph.operators)))
-    buffers = activation_buffers(graph, order, aliases=aliases_for(graph, order))
+    aliases = aliases_for(graph, order)
+    buffers = activation_buffers(graph, order, staging_scratch(graph, aliases, None), aliases)
     return max(live_bytes_per_step(buffers, len(order)), default=0)
 
 

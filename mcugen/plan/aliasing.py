@@ -32,6 +32,21 @@ the last two "identity graph rewriting"; TFLM does the first for RESHAPE only):
    output's size. The grown buffer exists from the input's producer on, so, as in step 3, this is
    accepted only when the peak live bytes do not grow.
 
+5. Convolutions in place (TinyEngine's in-place depthwise, Lin et al. 2020, and its pointwise
+   analogue). The output goes over an input that dies there when the kernel can stage what it
+   still needs in a small scratch (`conv_staging_bytes`): a depthwise convolution with depth
+   multiplier 1 and no more output than input pixels copies one input channel plane at a time
+   and writes that channel's outputs, which land on that channel's own input positions (output
+   pixel k sits where input pixel k was); a 1x1 stride-1 convolution copies one input pixel at
+   a time and writes that pixel's outputs: first pixel first when it has no more output than
+   input channels (the outputs end before the next input pixel starts), last pixel first when
+   it has more (the outputs start after every earlier input pixel ends). Arithmetic and order of
+   the sums are unchanged, so the outputs stay bit-exact. The shared buffer has the larger size
+   for the lifetimes of both, so this too is accepted only when the peak live bytes (staging
+   scratch included) do not grow. `staging_scratch` adds the staging bytes to the operator's
+   scratch for the chosen aliases; `convolutions=False` leaves this step out (an early choice
+   here can block a better one later, so the planner tries both).
+
 Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each candidate
 candidate, O(candidates x (tensors + steps x buffers)). Weaknesses: greedy in the order of the
 operators (an early in-place choice can block a later, better concatenation), conservative on graph
@@ -75,6 +90,7 @@ class _Groups:
     graph: Graph
     life: dict[int, tuple[int, int]]
     scratch: Mapping[int, int] = field(default_factory=dict)
+    staging: dict[int, int] = field(default_factory=dict)  # in-place convolutions' scratch
     aliases: Aliases = field(default_factory=dict)
     members: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
@@ -116,6 +132,7 @@ def aliases_for(
     views: bool = True,
     in_place: bool = True,
     concatenation: bool = True,
+    convolutions: bool = True,
     scratch: Mapping[int, int] | None = None,
 ) -> Aliases:
     """Tensor -> (host tensor, byte offset) for the order `order`; see the module docstring.
@@ -132,7 +149,66 @@ def aliases_for(
             _alias_concatenation(graph, order, op, step, arena, groups)
         elif in_place and op.opcode in ("PAD", "PADV2"):
             _alias_pad(graph, order, op, step, arena, groups)
+        elif in_place and convolutions and op.opcode in CONV_IN_PLACE:
+            _alias_conv(graph, order, op, step, arena, groups)
     return dict(sorted(groups.aliases.items()))
+
+
+CONV_IN_PLACE = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+
+
+def conv_staging_bytes(graph: Graph, op: Operator) -> int | None:
+    """Scratch bytes the kernel needs to run `op` with its output over its input (step 5), or
+    None when it cannot: int8 or float32, 4D, batch 1."""
+    if op.opcode not in CONV_IN_PLACE or len(op.inputs) < 2 or len(op.outputs) != 1:
+        return None
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    if x.dtype != y.dtype or x.dtype not in ("int8", "float32") or w.data is None:
+        return None
+    if len(x.shape) != 4 or len(y.shape) != 4 or len(w.shape) != 4 or x.shape[0] != 1:
+        return None
+    size = element_size(x.dtype)
+    if op.opcode == "DEPTHWISE_CONV_2D":
+        if y.shape[3] != x.shape[3] or y.shape[1] * y.shape[2] > x.shape[1] * x.shape[2]:
+            return None
+        return x.shape[1] * x.shape[2] * size
+    pointwise = w.shape[1] == w.shape[2] == 1 and w.shape[3] == x.shape[3]
+    same_grid = y.shape[1:3] == x.shape[1:3]
+    strides = (int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1)))
+    if not pointwise or not same_grid or strides != (1, 1):
+        return None
+    return x.shape[3] * size
+
+
+def staging_scratch(
+    graph: Graph, aliases: Mapping[int, tuple[int, int]], scratch: Mapping[int, int] | None
+) -> dict[int, int]:
+    """`scratch` plus the staging bytes of every convolution that `aliases` runs in place."""
+    total = dict(scratch or {})
+    for op in graph.operators:
+        if op.opcode in CONV_IN_PLACE and aliases.get(op.outputs[0]) == (op.inputs[0], 0):
+            total[op.index] = total.get(op.index, 0) + (conv_staging_bytes(graph, op) or 0)
+    return total
+
+
+def _alias_conv(
+    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
+) -> None:
+    """The convolution writes over its input (step 5) when that does not raise the peak."""
+    staging = conv_staging_bytes(graph, op)
+    if staging is None or groups.scratch.get(op.index, 0) > 0:
+        return  # a kernel scratch of its own would share the scratch pointer
+    x, y = op.inputs[0], op.outputs[0]
+    if x not in arena or y not in arena or y in groups.aliases or x in graph.outputs:
+        return
+    if not groups.dead_after(x, step) or groups.touches_io(x):
+        return
+    grows = graph.tensors[y].nbytes > graph.tensors[x].nbytes
+    if grows and (groups.root(x)[1] != 0 or groups.extent(x) != graph.tensors[x].nbytes):
+        return  # the output would run over whatever follows the input in its buffer
+    if _no_worse(graph, order, groups, y, x, 0, staging=(op.index, staging)):
+        groups.place(y, x, 0)
+        groups.staging[op.index] = staging
 
 
 def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: _Groups) -> None:
@@ -235,15 +311,32 @@ def _alias_concatenation(
         offset += nbytes
 
 
-def _peak(graph: Graph, order: Sequence[int], groups: _Groups, aliases: Aliases) -> int:
-    buffers = activation_buffers(graph, order, groups.scratch, aliases)
+def _peak(
+    graph: Graph, order: Sequence[int], groups: _Groups, aliases: Aliases, staging: dict[int, int]
+) -> int:
+    scratch = dict(groups.scratch)
+    for op_index, nbytes in staging.items():
+        scratch[op_index] = scratch.get(op_index, 0) + nbytes
+    buffers = activation_buffers(graph, order, scratch, aliases)
     return max(live_bytes_per_step(buffers, len(order)), default=0)
 
 
 def _no_worse(
-    graph: Graph, order: Sequence[int], groups: _Groups, root: int, host: int, offset: int
+    graph: Graph,
+    order: Sequence[int],
+    groups: _Groups,
+    root: int,
+    host: int,
+    offset: int,
+    *,
+    staging: tuple[int, int] | None = None,
 ) -> bool:
-    """Moving `root`'s group into `host` at `offset` keeps the peak live bytes no larger."""
+    """Moving `root`'s group into `host` at `offset` (and giving operator `staging[0]` scratch
+    `staging[1]`) keeps the peak live bytes no larger."""
     trial = dict(groups.aliases)
     trial[root] = (host, offset)
-    return _peak(graph, order, groups, trial) <= _peak(graph, order, groups, groups.aliases)
+    trial_staging = dict(groups.staging)
+    if staging is not None:
+        trial_staging[staging[0]] = staging[1]
+    before = _peak(graph, order, groups, groups.aliases, groups.staging)
+    return _peak(graph, order, groups, trial, trial_staging) <= before

@@ -21,8 +21,8 @@ from types import MappingProxyType
 from mcugen.model.ir import Graph
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
-from mcugen.plan.aliasing import aliases_for
-from mcugen.plan.buffers import activation_buffers
+from mcugen.plan.aliasing import aliases_for, staging_scratch
+from mcugen.plan.buffers import Buffer, activation_buffers
 from mcugen.plan.memory_plan import MemoryPlan
 
 AUTO = "auto"
@@ -41,17 +41,35 @@ def plan_one(
     order_budget: float | None,
     layout_budget: float | None,
 ) -> MemoryPlan:
-    """One order strategy, aliasing for that order (if `in_place`), one layout strategy."""
+    """One order strategy, aliasing for that order (if `in_place`), one layout strategy. Shared
+    storage lowers the live bytes but can fragment the layout, and aliasing is greedy: when the
+    aliases are ours to choose, they are laid out with and without convolutions in place and
+    with nothing shared, and the smallest arena kept (ties: the earlier, more shared)."""
     start = time.perf_counter()
     result = orders.get_order(order_name)(graph, scratch=scratch, time_budget=order_budget)
+    choices: list[Mapping[int, tuple[int, int]] | None] = [aliases]
     if aliases is None and in_place:
-        aliases = aliases_for(graph, result.order, scratch=scratch)
-    buffers = activation_buffers(graph, result.order, scratch, aliases)
-    offsets = layouts.get_layout(layout_name)(buffers, time_budget=layout_budget)
+        choices = [
+            aliases_for(graph, result.order, scratch=scratch),
+            aliases_for(graph, result.order, scratch=scratch, convolutions=False),
+            None,
+        ]
+    layout = layouts.get_layout(layout_name)
+    best: tuple[int, tuple[Buffer, ...], Mapping[int, int]] | None = None
+    for choice in choices:
+        with_staging = staging_scratch(graph, choice, scratch) if choice else scratch
+        buffers = activation_buffers(graph, result.order, with_staging, choice)
+        offsets = layout(
+            buffers, time_budget=layout_budget / len(choices) if layout_budget else None
+        )
+        arena = max((offsets[b.id] + b.size for b in buffers), default=0)
+        if best is None or arena < best[0]:
+            best = (arena, buffers, offsets)
+    assert best is not None
     return MemoryPlan(
         order=result.order,
-        buffers=buffers,
-        offsets=MappingProxyType(dict(offsets)),
+        buffers=best[1],
+        offsets=MappingProxyType(dict(best[2])),
         order_strategy=order_name,
         layout_strategy=layout_name,
         plan_seconds=time.perf_counter() - start,

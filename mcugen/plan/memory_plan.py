@@ -72,6 +72,24 @@ class MemoryPlan:
                     break
                 if a.overlaps_in_time(b):
                     raise PlanInvalid(f"buffers {a.id} and {b.id} overlap in space and time")
+        self._check_in_place_convolutions(graph)
+
+    def _check_in_place_convolutions(self, graph: Graph) -> None:
+        """A convolution whose output shares its input's storage runs in place, which its
+        kernel can do only in the cases of aliasing.py step 5 and with the staging scratch."""
+        from mcugen.plan.aliasing import CONV_IN_PLACE, conv_staging_bytes
+
+        offsets = self.tensor_offsets()
+        scratch = {b.scratch_of: b.size for b in self.buffers if b.scratch_of >= 0}
+        for op in graph.operators:
+            if op.opcode not in CONV_IN_PLACE or not op.outputs or not op.inputs:
+                continue
+            y, x = op.outputs[0], op.inputs[0]
+            if y not in offsets or offsets.get(x) != offsets[y]:
+                continue
+            need = conv_staging_bytes(graph, op)
+            if need is None or scratch.get(op.index, 0) < need:
+                raise PlanInvalid(f"{op.label} runs in place without a staging scratch of {need}")
 
 
 def _check_order(graph: Graph, order: tuple[int, ...]) -> None:

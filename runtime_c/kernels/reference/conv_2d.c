@@ -2,6 +2,8 @@
  * reference_ops::Conv (float32), including grouped convolution (filter depth < input depth). */
 #include "mcu/kernels/conv_2d.h"
 
+#include <string.h>
+
 #include "mcu/quant.h"
 
 typedef struct {
@@ -110,6 +112,69 @@ static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_
   return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
 }
 
+/* In place (the plan put the output over an input that dies here, mcugen/plan/aliasing.py step
+ * 5): a 1x1 stride-1 convolution. Pixel by pixel, the input pixel is staged in the scratch,
+ * then its outputs are written. With no more output than input channels, first pixel first: its
+ * outputs end at or before the end of that input pixel, so no later pixel is touched. With more,
+ * last pixel first: its outputs start at or after the end of that input pixel, past every
+ * earlier one. Sums as in the general path. */
+static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+                                        const void *scratch) {
+  MCU_ENSURE(scratch != NULL && d->k_h == 1 && d->k_w == 1 && d->k_c == d->in_c,
+             MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 && p->pad_w == 0,
+             MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(d->out_h == d->in_h && d->out_w == d->in_w, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* The pixel processed at step `i` of an in-place 1x1 convolution (see above). */
+static int32_t conv_in_place_pixel(const conv_dims_t *d, int32_t pixels, int32_t i) {
+  return d->out_c <= d->in_c ? i : pixels - 1 - i;
+}
+
+static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+                                       int8_t *data, const int8_t *filter, const int32_t *bias,
+                                       int8_t *pixel) {
+  MCU_TRY(conv_in_place_check(p, d, pixel));
+  conv_dims_t one = *d;
+  one.in_h = 1;
+  one.in_w = 1;
+  const conv_window_t origin = {0, 0, 0};
+  int32_t pixels = d->batches * d->in_h * d->in_w;
+  for (int32_t i = 0; i < pixels; ++i) {
+    int32_t k = conv_in_place_pixel(d, pixels, i);
+    memcpy(pixel, data + k * d->in_c, (size_t)d->in_c);
+    for (int32_t oc = 0; oc < d->out_c; ++oc) {
+      int32_t acc = conv_acc_int8(p, &one, pixel, filter + oc * d->k_c, origin);
+      acc += bias != NULL ? bias[oc] : 0;
+      data[k * d->out_c + oc] = conv_requantize(p, acc, oc);
+    }
+  }
+  return MCU_OK;
+}
+
+static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+                                      float *data, const float *filter, const float *bias,
+                                      float *pixel) {
+  MCU_TRY(conv_in_place_check(p, d, pixel));
+  conv_dims_t one = *d;
+  one.in_h = 1;
+  one.in_w = 1;
+  const conv_window_t origin = {0, 0, 0};
+  int32_t pixels = d->batches * d->in_h * d->in_w;
+  for (int32_t i = 0; i < pixels; ++i) {
+    int32_t k = conv_in_place_pixel(d, pixels, i);
+    memcpy(pixel, data + k * d->in_c, (size_t)d->in_c * sizeof(float));
+    for (int32_t oc = 0; oc < d->out_c; ++oc) {
+      float total = conv_acc_f32(p, &one, pixel, filter + oc * d->k_c, origin);
+      float bias_value = bias != NULL ? bias[oc] : 0.0f;
+      data[k * d->out_c + oc] = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+    }
+  }
+  return MCU_OK;
+}
+
 mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
   conv_dims_t d;
@@ -119,6 +184,9 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   int8_t *out = mcu_output(ctx, node, 0);
+  if ((const void *)out == (const void *)input) {
+    return conv_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+  }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
   for (int32_t b = 0; b < d.batches; ++b) {
     const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
@@ -144,6 +212,9 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const float *filter = mcu_input(ctx, node, 1);
   const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   float *out = mcu_output(ctx, node, 0);
+  if ((const void *)out == (const void *)input) {
+    return conv_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+  }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
   for (int32_t b = 0; b < d.batches; ++b) {
     const float *in = input + b * d.in_h * d.in_w * d.in_c;

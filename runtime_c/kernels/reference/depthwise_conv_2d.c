@@ -1,6 +1,8 @@
 /* DEPTHWISE_CONV_2D, bit-exact with TFLM reference_integer_ops::DepthwiseConvPerChannel (int8)
- * and reference_ops::DepthwiseConv (float32), any depth multiplier. */
+ * and reference_ops::DepthwiseConv (float32), any depth multiplier; in place when the plan says. */
 #include "mcu/kernels/depthwise_conv_2d.h"
+
+#include <string.h>
 
 #include "mcu/quant.h"
 
@@ -91,6 +93,65 @@ static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc
   return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
 }
 
+/* In place (the plan put the output over an input that dies here, mcugen/plan/aliasing.py step
+ * 5): depth multiplier 1, batch 1, no more output than input pixels. Channel by channel, the
+ * input plane is staged in the scratch, then that channel's outputs are written: output pixel k
+ * lands on input pixel k of the same channel, already staged, and no other channel is touched. */
+static mcu_status_t dw_in_place_check(const dw_dims_t *d, const void *scratch) {
+  MCU_ENSURE(scratch != NULL && d->batches == 1 && d->out_c == d->in_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(d->out_h * d->out_w <= d->in_h * d->in_w, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+static void dw_stage_plane(void *plane, const uint8_t *data, const dw_dims_t *d, int32_t c,
+                           size_t elem) {
+  uint8_t *dst = plane;
+  int32_t pixels = d->in_h * d->in_w;
+  for (int32_t k = 0; k < pixels; ++k) {
+    memcpy(dst + (size_t)k * elem, data + ((size_t)k * (size_t)d->in_c + (size_t)c) * elem, elem);
+  }
+}
+
+static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+                                     int8_t *data, const int8_t *filter, const int32_t *bias,
+                                     int8_t *plane) {
+  MCU_TRY(dw_in_place_check(d, plane));
+  dw_dims_t one = *d;
+  one.in_c = 1;
+  for (int32_t c = 0; c < d->in_c; ++c) {
+    dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(int8_t));
+    for (int32_t oy = 0; oy < d->out_h; ++oy) {
+      for (int32_t ox = 0; ox < d->out_w; ++ox) {
+        dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
+        int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
+        data[(oy * d->out_w + ox) * d->out_c + c] = dw_requantize(p, acc, c);
+      }
+    }
+  }
+  return MCU_OK;
+}
+
+static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+                                    float *data, const float *filter, const float *bias,
+                                    float *plane) {
+  MCU_TRY(dw_in_place_check(d, plane));
+  dw_dims_t one = *d;
+  one.in_c = 1;
+  for (int32_t c = 0; c < d->in_c; ++c) {
+    dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(float));
+    for (int32_t oy = 0; oy < d->out_h; ++oy) {
+      for (int32_t ox = 0; ox < d->out_w; ++ox) {
+        dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
+        float total = dw_acc_f32(p, &one, plane, filter, w);
+        float bias_value = bias != NULL ? bias[c] : 0.0f;
+        data[(oy * d->out_w + ox) * d->out_c + c] =
+            mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+      }
+    }
+  }
+  return MCU_OK;
+}
+
 mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   dw_dims_t d;
@@ -100,6 +161,9 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   int8_t *out = mcu_output(ctx, node, 0);
+  if ((const void *)out == (const void *)input) {
+    return dw_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+  }
   for (int32_t b = 0; b < d.batches; ++b) {
     const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
     for (int32_t oy = 0; oy < d.out_h; ++oy) {
@@ -125,6 +189,9 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
   const float *filter = mcu_input(ctx, node, 1);
   const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   float *out = mcu_output(ctx, node, 0);
+  if ((const void *)out == (const void *)input) {
+    return dw_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+  }
   for (int32_t b = 0; b < d.batches; ++b) {
     const float *in = input + b * d.in_h * d.in_w * d.in_c;
     for (int32_t oy = 0; oy < d.out_h; ++oy) {
