@@ -28,7 +28,7 @@ from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
 from mcugen.plan.layout.greedy import greedy_by_size
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.order import get_order
-from support import assert_matches_tflm
+from support import SHARED_MODELS, assert_matches_tflm
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU6 = 0, 1, 3
@@ -579,3 +579,55 @@ def test_convolutions_that_cannot_run_in_place_are_left_alone() -> None:
     plan = generate_optimized(graph, rewrites=False).plan
     offsets = plan.tensor_offsets()
     assert all(offsets[op.outputs[0]] != offsets[op.inputs[0]] for op in graph.operators[:3])
+
+
+def _profile_by_recomputing(graph, order, groups, root, host, offset, staging) -> list[int]:  # type: ignore[no-untyped-def]
+    """What `_trial_profile` computes incrementally: rebuild every buffer after the move."""
+    scratch = dict(groups.scratch)
+    extra = dict(groups.staging)
+    if staging is not None:
+        extra[staging[0]] = staging[1]
+    for op_index, nbytes in extra.items():
+        scratch[op_index] = scratch.get(op_index, 0) + nbytes
+    buffers = activation_buffers(graph, order, scratch, {**groups.aliases, root: (host, offset)})
+    return live_bytes_per_step(buffers, len(order))
+
+
+REAL_FOR_PEAK_CHECK = [
+    "mlperf_kws_dscnn_int8",
+    "mlperf_vww_mbv1_int8",
+    "tflm_person_detect_int8",
+    "mcunet_vww_mixed",
+    "st_yamnet_aed_int8",
+]
+
+
+def _graph_for_peak_check(name: str) -> Graph:
+    if name in REAL_FOR_PEAK_CHECK:
+        if not SHARED_MODELS.is_dir():
+            pytest.skip("../shared/models not present")
+        return import_model((SHARED_MODELS / f"{name}.tflite").read_bytes(), source=name)
+    return dict(benchmark_suite())[name]()
+
+
+@pytest.mark.parametrize("name", [n for n, _ in benchmark_suite()] + REAL_FOR_PEAK_CHECK)
+def test_incremental_peak_check_equals_recomputing(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mcugen.plan.aliasing as aliasing
+
+    graph = _graph_for_peak_check(name)
+    incremental = aliasing._trial_profile
+    trials = []
+
+    def checked(order, groups, root, host, offset, staging) -> list[int]:  # type: ignore[no-untyped-def]
+        fast = incremental(order, groups, root, host, offset, staging)
+        slow = _profile_by_recomputing(graph, order, groups, root, host, offset, staging)
+        trials.append(staging is not None)
+        assert fast == slow, f"move {root} -> {host}+{offset}, staging {staging}"
+        return fast
+
+    monkeypatch.setattr(aliasing, "_trial_profile", checked)
+    for order in (tuple(range(len(graph.operators))), highest_ready_first(graph)):
+        aliases_for(graph, order)
+    assert trials

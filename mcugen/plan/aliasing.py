@@ -59,7 +59,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mcugen.model.ir import Graph, Operator, element_size
-from mcugen.plan.buffers import activation_buffers, live_bytes_per_step, tensor_lifetimes
+from mcugen.plan.buffers import (
+    activation_buffers,
+    align_up,
+    live_bytes_per_step,
+    tensor_lifetimes,
+)
 
 Aliases = dict[int, tuple[int, int]]
 
@@ -92,6 +97,7 @@ class _Groups:
     scratch: Mapping[int, int] = field(default_factory=dict)
     staging: dict[int, int] = field(default_factory=dict)  # in-place convolutions' scratch
     aliases: Aliases = field(default_factory=dict)
+    _profile: list[int] | None = None
     members: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     def root(self, t: int) -> tuple[int, int]:
@@ -106,8 +112,27 @@ class _Groups:
         root, _ = self.root(t)
         return self.members.get(root, [(root, 0)])
 
+    def profile(self, order: Sequence[int]) -> list[int]:
+        """Live bytes per step with the current groups and staging: built once, then kept up
+        to date by `place` and `stage`."""
+        if self._profile is None:
+            scratch = dict(self.scratch)
+            for op_index, nbytes in self.staging.items():
+                scratch[op_index] = scratch.get(op_index, 0) + nbytes
+            buffers = activation_buffers(self.graph, order, scratch, self.aliases)
+            self._profile = live_bytes_per_step(buffers, len(order))
+        return self._profile
+
+    def stage(self, order: Sequence[int], op_index: int, nbytes: int) -> None:
+        """Give operator `op_index` `nbytes` of staging scratch (replacing what it had)."""
+        if self._profile is not None:
+            _apply_staging(self, self._profile, order, op_index, nbytes)
+        self.staging[op_index] = nbytes
+
     def place(self, t: int, host: int, offset: int) -> None:
         """Move the whole group rooted at `t` into `host`'s group at `offset` from `host`."""
+        if self._profile is not None:
+            _apply_move(self, self._profile, t, host, offset)
         host_root, host_offset = self.root(host)
         moved = [(m, off + offset + host_offset) for m, off in self.members.pop(t, [(t, 0)])]
         self.members.setdefault(host_root, [(host_root, 0)]).extend(moved)
@@ -208,7 +233,7 @@ def _alias_conv(
         return  # the output would run over whatever follows the input in its buffer
     if _no_worse(graph, order, groups, y, x, 0, staging=(op.index, staging)):
         groups.place(y, x, 0)
-        groups.staging[op.index] = staging
+        groups.stage(order, op.index, staging)
 
 
 def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: _Groups) -> None:
@@ -311,14 +336,18 @@ def _alias_concatenation(
         offset += nbytes
 
 
-def _peak(
-    graph: Graph, order: Sequence[int], groups: _Groups, aliases: Aliases, staging: dict[int, int]
-) -> int:
-    scratch = dict(groups.scratch)
-    for op_index, nbytes in staging.items():
-        scratch[op_index] = scratch.get(op_index, 0) + nbytes
-    buffers = activation_buffers(graph, order, scratch, aliases)
-    return max(live_bytes_per_step(buffers, len(order)), default=0)
+def _span(groups: _Groups, members: Sequence[tuple[int, int]]) -> tuple[int, int, int] | None:
+    """(aligned size, first step, last step) of the buffer holding `members`, exactly as
+    `activation_buffers` builds it; None when it would get no buffer."""
+    placed = [
+        (t, off) for t, off in members if groups.graph.tensors[t].nbytes > 0 and t in groups.life
+    ]
+    if not placed:
+        return None
+    size = max(off + groups.graph.tensors[t].nbytes for t, off in placed)
+    first = min(groups.life[t][0] for t, _ in placed)
+    last = max(groups.life[t][1] for t, _ in placed)
+    return align_up(size), first, last
 
 
 def _no_worse(
@@ -333,10 +362,44 @@ def _no_worse(
 ) -> bool:
     """Moving `root`'s group into `host` at `offset` (and giving operator `staging[0]` scratch
     `staging[1]`) keeps the peak live bytes no larger."""
-    trial = dict(groups.aliases)
-    trial[root] = (host, offset)
-    trial_staging = dict(groups.staging)
+    trial = _trial_profile(order, groups, root, host, offset, staging)
+    return max(trial, default=0) <= max(groups.profile(order), default=0)
+
+
+def _trial_profile(
+    order: Sequence[int],
+    groups: _Groups,
+    root: int,
+    host: int,
+    offset: int,
+    staging: tuple[int, int] | None,
+) -> list[int]:
+    """The live bytes per step after the move `_no_worse` considers, computed incrementally: the
+    profile of the current groups changes only by the two merged buffers and one scratch."""
+    live = list(groups.profile(order))
+    _apply_move(groups, live, root, host, offset)
     if staging is not None:
-        trial_staging[staging[0]] = staging[1]
-    before = _peak(graph, order, groups, groups.aliases, groups.staging)
-    return _peak(graph, order, groups, trial, trial_staging) <= before
+        _apply_staging(groups, live, order, *staging)
+    return live
+
+
+def _apply_move(groups: _Groups, live: list[int], root: int, host: int, offset: int) -> None:
+    """Update the profile `live` for moving `root`'s group into `host`'s at `offset`."""
+    host_root, host_offset = groups.root(host)
+    moving = groups.group(root)
+    staying = groups.group(host_root)
+    merged = [*staying, *((m, off + offset + host_offset) for m, off in moving)]
+    for members, sign in ((moving, -1), (staying, -1), (merged, 1)):
+        span = _span(groups, members)
+        if span is not None:
+            for step in range(span[1], span[2] + 1):
+                live[step] += sign * span[0]
+
+
+def _apply_staging(
+    groups: _Groups, live: list[int], order: Sequence[int], op_index: int, nbytes: int
+) -> None:
+    """Update the profile `live` for giving operator `op_index` `nbytes` of staging scratch."""
+    base = groups.scratch.get(op_index, 0)
+    old = base + groups.staging.get(op_index, 0)
+    live[order.index(op_index) + 1] += align_up(base + nbytes) - (align_up(old) if old > 0 else 0)
