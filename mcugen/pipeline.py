@@ -57,6 +57,7 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
         scratch=scratch_sizes(lowered),
         in_place=options.in_place,
         time_budget=options.time_budget,
+        profiles=options.allocator == dynamic.STATIC,  # dynamic allocators move whole buffers
     )
     return g, lowered, plan
 

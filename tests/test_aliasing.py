@@ -589,7 +589,8 @@ def _profile_by_recomputing(graph, order, groups, root, host, offset, staging) -
         extra[staging[0]] = staging[1]
     for op_index, nbytes in extra.items():
         scratch[op_index] = scratch.get(op_index, 0) + nbytes
-    buffers = activation_buffers(graph, order, scratch, {**groups.aliases, root: (host, offset)})
+    aliases = {**groups.aliases, root: (host, offset)}
+    buffers = activation_buffers(graph, order, scratch, aliases, profiles=groups.profiles)
     return live_bytes_per_step(buffers, len(order))
 
 
@@ -610,9 +611,10 @@ def _graph_for_peak_check(name: str) -> Graph:
     return dict(benchmark_suite())[name]()
 
 
+@pytest.mark.parametrize("profiles", [False, True])
 @pytest.mark.parametrize("name", [n for n, _ in benchmark_suite()] + REAL_FOR_PEAK_CHECK)
 def test_incremental_peak_check_equals_recomputing(
-    name: str, monkeypatch: pytest.MonkeyPatch
+    name: str, profiles: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import mcugen.plan.aliasing as aliasing
 
@@ -629,5 +631,5 @@ def test_incremental_peak_check_equals_recomputing(
 
     monkeypatch.setattr(aliasing, "_trial_profile", checked)
     for order in (tuple(range(len(graph.operators))), highest_ready_first(graph)):
-        aliases_for(graph, order)
+        aliases_for(graph, order, profiles=profiles)
     assert trials

@@ -205,7 +205,7 @@ def test_planned_allocator_performs_suite_plans(driver: Path, tmp_path: Path) ->
     suite = dict(benchmark_suite(quick=False))
     records = []
     for name in SUITE_GRAPHS:
-        graph, _, mem = prepare(suite[name](), PlanOptions())
+        graph, _, mem = prepare(suite[name](), PlanOptions(allocator=PLANNED))
         outputs = frozenset(
             b.id for b in mem.buffers for t, _ in b.tensor_placements() if t in graph.outputs
         )

@@ -117,7 +117,7 @@ def test_random_graphs_plan_at_the_peak(graph: Graph) -> None:
 
 def test_planned_moves_less_than_compacting_on_the_suite() -> None:
     for name, build in SUITE:
-        _, _, plan = prepare(build(), PlanOptions())
+        _, _, plan = prepare(build(), PlanOptions(allocator=PLANNED))
         c = plan_dynamic(COMPACTING, plan.buffers, len(plan.order))
         p = plan_dynamic(PLANNED, plan.buffers, len(plan.order), plan.offsets)
         assert c.arena_bytes == p.arena_bytes == plan.lower_bound, name
@@ -127,7 +127,7 @@ def test_planned_moves_less_than_compacting_on_the_suite() -> None:
 def planned_without_static_hint(graph: Graph) -> Generated:
     """The planned allocator from an empty start, so that it moves buffers (the static layout of
     these graphs already reaches the lower bound, and `planned` would then move nothing)."""
-    g, lowered, plan = prepare(graph, PlanOptions())
+    g, lowered, plan = prepare(graph, PlanOptions(allocator=PLANNED))
     dyn = plan_allocator(plan, PLANNED, g.outputs)
     assert dyn is not None
     dyn = plan_dynamic(PLANNED, plan.buffers, len(plan.order), None, dyn.outputs)

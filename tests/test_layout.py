@@ -25,22 +25,51 @@ QUICK = 0.05
 
 @st.composite
 def buffer_sets(
-    draw: st.DrawFn, max_buffers: int = 14, max_size: int = 100_000, aligned: bool = True
+    draw: st.DrawFn,
+    max_buffers: int = 14,
+    max_size: int = 100_000,
+    aligned: bool = True,
+    profiles: bool = False,
 ) -> list[Buffer]:
     """Random lifetimes and sizes (0..max_size), with repeated sizes and lifetimes for ties.
-    `aligned` rounds sizes up to 16 bytes, as `activation_buffers` does for every arena buffer."""
+    `aligned` rounds sizes up to 16 bytes, as `activation_buffers` does for every arena buffer.
+    `profiles` gives some buffers two runs of different extents (a convolution in place growing
+    or shrinking its input's buffer), as `activation_buffers(profiles=True)` does."""
     common_sizes = draw(st.lists(st.integers(0, max_size), min_size=1, max_size=3))
     buffers: list[Buffer] = []
     for i in range(draw(st.integers(0, max_buffers))):
         if buffers and draw(st.integers(0, 5)) == 0:  # an exact twin of an earlier buffer
             twin = draw(st.sampled_from(buffers))
-            buffers.append(Buffer(i, twin.size, twin.first, twin.last))
+            buffers.append(Buffer(i, twin.size, twin.first, twin.last, profile=twin.profile))
             continue
         first = draw(st.integers(0, 10))
         last = first + draw(st.integers(0, 5))
         size = draw(st.one_of(st.integers(0, max_size), st.sampled_from(common_sizes)))
-        buffers.append(Buffer(i, -(-size // 16) * 16 if aligned else size, first, last))
+        size = -(-size // 16) * 16 if aligned else size
+        profile: tuple[tuple[int, int, int], ...] = ()
+        if profiles and last > first and size > 16 and draw(st.booleans()):
+            split = draw(st.integers(first + 1, last))
+            other = draw(st.integers(1, size - 1))
+            other = -(-other // 16) * 16 if aligned else other
+            runs = [(first, split - 1, size), (split, last, other)]
+            profile = tuple(
+                runs if draw(st.booleans()) else [(first, split - 1, other), (split, last, size)]
+            )
+            if other == size:
+                profile = ()
+        buffers.append(Buffer(i, size, first, last, profile=profile))
     return buffers
+
+
+def overlap(a: Buffer, b: Buffer, lo_a: int, lo_b: int) -> bool:
+    """Whether two placed buffers share a byte at a step, run by run (independent of
+    `Buffer.extent_during`)."""
+    return any(
+        fa <= lb and fb <= la and lo_a < lo_b + sb and lo_b < lo_a + sa
+        for fa, la, sa in a.segments()
+        for fb, lb, sb in b.segments()
+        if sa and sb
+    )
 
 
 def arena(buffers: Sequence[Buffer], offsets: Mapping[int, int]) -> int:
@@ -60,9 +89,8 @@ def assert_valid(buffers: Sequence[Buffer], offsets: Mapping[int, int]) -> None:
         assert offsets[b.id] >= 0 and offsets[b.id] % b.align == 0, (b, offsets[b.id])
     for i, a in enumerate(buffers):
         for b in buffers[i + 1 :]:
-            if a.overlaps_in_time(b) and a.size and b.size:
-                lo_a, lo_b = offsets[a.id], offsets[b.id]
-                assert lo_a + a.size <= lo_b or lo_b + b.size <= lo_a, (a, b, lo_a, lo_b)
+            lo_a, lo_b = offsets[a.id], offsets[b.id]
+            assert not overlap(a, b, lo_a, lo_b), (a, b, lo_a, lo_b)
 
 
 def stacked(buffers: Sequence[Buffer]) -> dict[int, int]:
@@ -88,12 +116,7 @@ def exhaustive_minimum(buffers: Sequence[Buffer], align: int = 16) -> int:
             return
         b = sized[k]
         for offset in range(0, best - b.size, align):
-            clash = any(
-                o.overlaps_in_time(b)
-                and offset < chosen[o.id] + o.size
-                and chosen[o.id] < offset + b.size
-                for o in sized[:k]
-            )
+            clash = any(overlap(o, b, chosen[o.id], offset) for o in sized[:k])
             if not clash:
                 chosen[b.id] = offset
                 search(k + 1, max(top, offset + b.size))
@@ -113,6 +136,31 @@ def test_every_layout_is_valid_deterministic_and_above_the_bound(buffers: list[B
         assert_valid(buffers, offsets)
         assert arena(buffers, offsets) >= bound, name
         assert layout(buffers, time_budget=QUICK) == offsets, f"{name} is not deterministic"
+
+
+@settings(max_examples=120, deadline=None)
+@given(buffer_sets(profiles=True))
+def test_every_layout_packs_profiled_buffers(buffers: list[Buffer]) -> None:
+    """Buffers whose extent changes over their lifetime: every layout valid run by run, above
+    the live bound (which counts each run's extent), and no worse than treating them as flat."""
+    bound = live_lower_bound(buffers)
+    assert bound == peak_live(buffers)
+    flat = [Buffer(b.id, b.size, b.first, b.last) for b in buffers]
+    assert bound <= live_lower_bound(flat)
+    for name, layout in LAYOUTS.items():
+        offsets = layout(buffers, time_budget=QUICK)
+        assert_valid(buffers, offsets)
+        assert arena(buffers, offsets) >= bound, name
+        assert layout(buffers, time_budget=QUICK) == offsets, f"{name} is not deterministic"
+
+
+@settings(max_examples=60, deadline=None)
+@given(buffer_sets(max_buffers=6, max_size=64, aligned=False, profiles=True))
+def test_cpsat_equals_exhaustive_search_on_tiny_profiled_sets(buffers: list[Buffer]) -> None:
+    result = solve_cpsat(buffers, time_budget=5.0, start=stacked(buffers))
+    assert_valid(buffers, result.offsets)
+    assert result.proven_optimal
+    assert result.arena == result.lower_bound == exhaustive_minimum(buffers)
 
 
 @settings(max_examples=60, deadline=None)

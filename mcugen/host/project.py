@@ -104,7 +104,7 @@ def check_fits(gen: Generated, target: Target) -> None:
     """Fail before compiling when arena + stack alone exceed the board's RAM."""
     if target.board.is_host:
         return
-    arena = gen.plan.arena_bytes
+    arena = gen.view_model.arena_bytes  # the arena the firmware declares (dynamic: the peak)
     stack = target.board.stack_bytes
     need = arena + stack + APP_RAM_BYTES
     if need > target.ram.size:
@@ -112,7 +112,8 @@ def check_fits(gen: Generated, target: Target) -> None:
             f"model does not fit {target.board.name}: RAM needs at least {need} bytes "
             f"(arena {arena}, stack {stack}, runtime {APP_RAM_BYTES}), the board has "
             f"{target.ram.size}; over by {need - target.ram.size} bytes",
-            hint="the arena is the largest part: try a smaller model or input resolution",
+            hint="the arena is the largest part: try --allocator planned, a smaller model or "
+            "input resolution",
         )
     weights = sum(len(c.data) for c in gen.view_model.constants)
     if weights > target.flash.size:

@@ -41,8 +41,10 @@ the last two "identity graph rewriting"; TFLM does the first for RESHAPE only):
    a time and writes that pixel's outputs: first pixel first when it has no more output than
    input channels (the outputs end before the next input pixel starts), last pixel first when
    it has more (the outputs start after every earlier input pixel ends). Arithmetic and order of
-   the sums are unchanged, so the outputs stay bit-exact. The shared buffer has the larger size
-   for the lifetimes of both, so this too is accepted only when the peak live bytes (staging
+   the sums are unchanged, so the outputs stay bit-exact. Without `profiles` the shared buffer
+   has the larger size for the lifetimes of both; with them it is the input's size until the
+   output is born and the output's after the input dies (`Buffer.profile`, which the layouts
+   pack run by run). Either way this is accepted only when the peak live bytes (staging
    scratch included) do not grow. `staging_scratch` adds the staging bytes to the operator's
    scratch for the chosen aliases; `convolutions=False` leaves this step out (an early choice
    here can block a better one later, so the planner tries both).
@@ -62,6 +64,7 @@ from mcugen.model.ir import Graph, Operator, element_size
 from mcugen.plan.buffers import (
     activation_buffers,
     align_up,
+    group_extent,
     live_bytes_per_step,
     tensor_lifetimes,
 )
@@ -97,6 +100,7 @@ class _Groups:
     scratch: Mapping[int, int] = field(default_factory=dict)
     staging: dict[int, int] = field(default_factory=dict)  # in-place convolutions' scratch
     aliases: Aliases = field(default_factory=dict)
+    profiles: bool = False  # buffers' bytes follow their live members (buffers.group_extent)
     _profile: list[int] | None = None
     members: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
@@ -119,7 +123,9 @@ class _Groups:
             scratch = dict(self.scratch)
             for op_index, nbytes in self.staging.items():
                 scratch[op_index] = scratch.get(op_index, 0) + nbytes
-            buffers = activation_buffers(self.graph, order, scratch, self.aliases)
+            buffers = activation_buffers(
+                self.graph, order, scratch, self.aliases, profiles=self.profiles
+            )
             self._profile = live_bytes_per_step(buffers, len(order))
         return self._profile
 
@@ -159,11 +165,16 @@ def aliases_for(
     concatenation: bool = True,
     convolutions: bool = True,
     scratch: Mapping[int, int] | None = None,
+    profiles: bool = False,
 ) -> Aliases:
     """Tensor -> (host tensor, byte offset) for the order `order`; see the module docstring.
-    `scratch` (operator -> bytes) only sharpens the peak comparisons of steps 3 and 4."""
+    `scratch` (operator -> bytes) only sharpens the peak comparisons of steps 3 to 5; with
+    `profiles` they count a shared buffer's bytes as its live members reach them step by step
+    (the layout then packs `Buffer.profile`s), else its full size over its whole lifetime."""
     arena = set(graph.activation_tensors())
-    groups = _Groups(graph, tensor_lifetimes(graph, order), scratch=scratch or {})
+    groups = _Groups(
+        graph, tensor_lifetimes(graph, order), scratch=scratch or {}, profiles=profiles
+    )
     for step, op_index in enumerate(order, start=1):
         op = graph.operators[op_index]
         if views and op.opcode in VIEW_OPS:
@@ -336,18 +347,18 @@ def _alias_concatenation(
         offset += nbytes
 
 
-def _span(groups: _Groups, members: Sequence[tuple[int, int]]) -> tuple[int, int, int] | None:
-    """(aligned size, first step, last step) of the buffer holding `members`, exactly as
-    `activation_buffers` builds it; None when it would get no buffer."""
+def _segments(
+    groups: _Groups, members: Sequence[tuple[int, int]]
+) -> tuple[tuple[int, int, int], ...]:
+    """(first, last, bytes) runs of the buffer holding `members`, exactly as
+    `activation_buffers` builds it; () when it would get no buffer."""
     placed = [
         (t, off) for t, off in members if groups.graph.tensors[t].nbytes > 0 and t in groups.life
     ]
     if not placed:
-        return None
-    size = max(off + groups.graph.tensors[t].nbytes for t, off in placed)
-    first = min(groups.life[t][0] for t, _ in placed)
-    last = max(groups.life[t][1] for t, _ in placed)
-    return align_up(size), first, last
+        return ()
+    size, first, last, profile = group_extent(groups.graph, groups.life, placed, groups.profiles)
+    return profile or ((first, last, size),)
 
 
 def _no_worse(
@@ -390,10 +401,9 @@ def _apply_move(groups: _Groups, live: list[int], root: int, host: int, offset: 
     staying = groups.group(host_root)
     merged = [*staying, *((m, off + offset + host_offset) for m, off in moving)]
     for members, sign in ((moving, -1), (staying, -1), (merged, 1)):
-        span = _span(groups, members)
-        if span is not None:
-            for step in range(span[1], span[2] + 1):
-                live[step] += sign * span[0]
+        for first, last, size in _segments(groups, members):
+            for step in range(first, last + 1):
+                live[step] += sign * size
 
 
 def _apply_staging(

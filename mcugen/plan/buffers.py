@@ -35,6 +35,10 @@ class Buffer:
     #: tensors stored in this buffer and their byte offsets in it; () means just `tensor` at 0.
     #: Several entries when tensors alias (views, in-place operators, concatenation slices).
     members: tuple[tuple[int, int], ...] = ()
+    #: (first, last, bytes) segments when the bytes in use from the buffer's start change over
+    #: its lifetime (a convolution in place growing or shrinking its input's buffer); () means
+    #: `size` bytes from `first` to `last`. `size` is the largest extent.
+    profile: tuple[tuple[int, int, int], ...] = ()
 
     def tensor_placements(self) -> tuple[tuple[int, int], ...]:
         if self.members:
@@ -43,6 +47,29 @@ class Buffer:
 
     def overlaps_in_time(self, other: Buffer) -> bool:
         return self.first <= other.last and other.first <= self.last
+
+    def segments(self) -> tuple[tuple[int, int, int], ...]:
+        """(first, last, bytes) runs of steps with the bytes in use from the buffer's start."""
+        return self.profile or ((self.first, self.last, self.size),)
+
+    def extent_during(self, other: Buffer) -> int:
+        """Bytes from this buffer's start in use at some step where `other` uses bytes too: two
+        buffers at offsets a and b conflict exactly when a < b + other.extent_during(self) and
+        b < a + self.extent_during(other) (both segment profiles start at the buffer's start).
+        0 when they never share a step."""
+        if not self.overlaps_in_time(other):
+            return 0
+        if not self.profile and not other.profile:
+            return self.size
+        return max(
+            (
+                size
+                for first, last, size in self.segments()
+                for o_first, o_last, o_size in other.segments()
+                if first <= o_last and o_first <= last and o_size > 0
+            ),
+            default=0,
+        )
 
 
 def tensor_lifetimes(graph: Graph, order: Sequence[int]) -> dict[int, tuple[int, int]]:
@@ -77,17 +104,56 @@ def _alias_root(t: int, aliases: Mapping[int, tuple[int, int]]) -> tuple[int, in
     raise ValueError("alias cycle")
 
 
+def group_extent(
+    graph: Graph,
+    life: Mapping[int, tuple[int, int]],
+    members: Sequence[tuple[int, int]],
+    profiles: bool,
+) -> tuple[int, int, int, tuple[tuple[int, int, int], ...]]:
+    """(size, first, last, profile) of the buffer holding `members` (tensor, offset in it), all
+    with bytes and lifetimes. Without `profiles` the buffer is `size` bytes for its lifetime;
+    with them, the profile follows the bytes the live members reach at each step, when that
+    changes. O(lifetime x members) with profiles, O(members) without."""
+    size = align_up(max(off + graph.tensors[t].nbytes for t, off in members))
+    first = min(life[t][0] for t, _ in members)
+    last = max(life[t][1] for t, _ in members)
+    if not profiles or len(members) < 2:
+        return size, first, last, ()
+    runs: list[tuple[int, int, int]] = []
+    for step in range(first, last + 1):
+        reach = max(
+            (
+                off + graph.tensors[t].nbytes
+                for t, off in members
+                if life[t][0] <= step <= life[t][1]
+            ),
+            default=0,
+        )
+        extent = align_up(reach)
+        if runs and runs[-1][2] == extent and runs[-1][1] == step - 1:
+            runs[-1] = (runs[-1][0], step, extent)
+        elif extent > 0:
+            runs.append((step, step, extent))
+    if len(runs) == 1 and runs[0] == (first, last, size):
+        return size, first, last, ()
+    return size, first, last, tuple(runs)
+
+
 def activation_buffers(
     graph: Graph,
     order: Sequence[int],
     scratch: Mapping[int, int] | None = None,
     aliases: Mapping[int, tuple[int, int]] | None = None,
+    *,
+    profiles: bool = False,
 ) -> tuple[Buffer, ...]:
     """The buffers to place, in TFLM's id order: tensors by index, then scratch by operator step.
 
     Sizes are the tensor bytes rounded up to `ARENA_ALIGNMENT`. Zero-byte tensors get no buffer.
     `aliases` maps a tensor to (host tensor, byte offset): it then lives inside the host's buffer,
-    whose lifetime and size grow to cover it. Complexity O(tensors + operator inputs/outputs).
+    whose lifetime and size grow to cover it; with `profiles`, its bytes in use follow its live
+    members step by step (`Buffer.profile`). Complexity O(tensors + operator inputs/outputs),
+    plus O(lifetime x members) per shared buffer with `profiles`.
     """
     life = tensor_lifetimes(graph, order)
     groups: dict[int, list[tuple[int, int]]] = {}
@@ -99,18 +165,17 @@ def activation_buffers(
     buffers: list[Buffer] = []
     for root in sorted(groups):
         members = groups[root]
-        first = min(life[t][0] for t, _ in members)
-        last = max(life[t][1] for t, _ in members)
-        size = max(off + graph.tensors[t].nbytes for t, off in members)
+        size, first, last, profile = group_extent(graph, life, members, profiles)
         listed = tuple(sorted(members)) if len(members) > 1 else ()
         buffers.append(
             Buffer(
                 id=len(buffers),
-                size=align_up(size),
+                size=size,
                 first=first,
                 last=last,
                 tensor=root,
                 members=listed,
+                profile=profile,
             )
         )
     for step, op_index in enumerate(order, start=1):
@@ -146,6 +211,7 @@ def live_bytes_per_step(buffers: Sequence[Buffer], steps: int) -> list[int]:
     """Sum of the sizes of the buffers live at each step 0..steps."""
     live = [0] * (steps + 1)
     for b in buffers:
-        for s in range(b.first, b.last + 1):
-            live[s] += b.size
+        for first, last, size in b.segments():
+            for s in range(first, last + 1):
+                live[s] += size
     return live

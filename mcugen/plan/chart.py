@@ -67,15 +67,22 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
 
 def _draw_buffer(ax: object, b: Buffer, offset: int, font: float) -> None:
     colour = "#dddddd" if b.scratch_of >= 0 else _COLOURS[b.id % len(_COLOURS)]
-    x, width = b.first - 0.45, b.last - b.first + 0.9
-    ax.add_patch(  # type: ignore[attr-defined]
-        Rectangle(
-            (x, offset), width, b.size, facecolor=colour, edgecolor="black", lw=0.4, alpha=0.8
+    for first, last, size in b.segments():  # one rectangle per run of equal extent
+        ax.add_patch(  # type: ignore[attr-defined]
+            Rectangle(
+                (first - 0.45, offset),
+                last - first + 0.9,
+                size,
+                facecolor=colour,
+                edgecolor="black",
+                lw=0.4,
+                alpha=0.8,
+            )
         )
-    )
+    x, width = b.first - 0.45, b.last - b.first + 0.9
     ax.text(  # type: ignore[attr-defined]
         x + width / 2,
-        offset + b.size / 2,
+        offset + min(size for _, _, size in b.segments()) / 2,
         buffer_label(b),
         ha="center",
         va="center",

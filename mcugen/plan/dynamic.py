@@ -25,7 +25,7 @@ a time; it does not look ahead to place a buffer where it will not need to move 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mcugen.plan.buffers import Buffer, live_bytes_per_step
 
@@ -123,7 +123,8 @@ def plan_dynamic(
     buffers that hold graph outputs."""
     if mode not in (COMPACTING, PLANNED):
         raise ValueError(f"unknown dynamic allocator {mode!r}")
-    bufs = tuple(buffers)
+    # Buffers move whole: a profiled buffer (static offsets only) counts its full size throughout.
+    bufs = tuple(replace(b, profile=()) for b in buffers)
     if [b.id for b in bufs] != list(range(len(bufs))):
         raise ValueError("buffer ids must be 0..n-1")
     arena = max(live_bytes_per_step(bufs, steps), default=0)

@@ -40,6 +40,7 @@ def plan_one(
     aliases: Mapping[int, tuple[int, int]] | None,
     order_budget: float | None,
     layout_budget: float | None,
+    profiles: bool = True,
 ) -> MemoryPlan:
     """One order strategy, aliasing for that order (if `in_place`), one layout strategy. Shared
     storage lowers the live bytes but can fragment the layout, and aliasing is greedy: when the
@@ -50,15 +51,17 @@ def plan_one(
     choices: list[Mapping[int, tuple[int, int]] | None] = [aliases]
     if aliases is None and in_place:
         choices = [
-            aliases_for(graph, result.order, scratch=scratch),
-            aliases_for(graph, result.order, scratch=scratch, convolutions=False),
+            aliases_for(graph, result.order, scratch=scratch, profiles=profiles),
+            aliases_for(
+                graph, result.order, scratch=scratch, convolutions=False, profiles=profiles
+            ),
             None,
         ]
     layout = layouts.get_layout(layout_name)
     best: tuple[int, tuple[Buffer, ...], Mapping[int, int]] | None = None
     for choice in choices:
         with_staging = staging_scratch(graph, choice, scratch) if choice else scratch
-        buffers = activation_buffers(graph, result.order, with_staging, choice)
+        buffers = activation_buffers(graph, result.order, with_staging, choice, profiles=profiles)
         offsets = layout(
             buffers, time_budget=layout_budget / len(choices) if layout_budget else None
         )
@@ -87,6 +90,7 @@ def plan_jointly(
     in_place: bool,
     time_budget: float | None,
     candidates: tuple[str, ...] = CANDIDATES,
+    profiles: bool = True,
 ) -> MemoryPlan:
     """The candidate order whose plan has the smallest arena (see the module docstring)."""
     start = time.perf_counter()
@@ -105,6 +109,7 @@ def plan_jointly(
             aliases=None,
             order_budget=budget / 2,
             layout_budget=layout_budget,
+            profiles=profiles,
         )
         bound = max(bound, plan.order_lower_bound)
         if plan.order in seen:

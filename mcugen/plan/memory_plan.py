@@ -70,7 +70,10 @@ class MemoryPlan:
             for b in ranked[i + 1 :]:
                 if self.offsets[b.id] >= end:
                     break
-                if a.overlaps_in_time(b):
+                # b starts at or above a: they overlap when b starts below what a reaches at
+                # their shared steps (a's size for plain buffers) and b uses bytes there.
+                reach = a.extent_during(b)
+                if self.offsets[b.id] < self.offsets[a.id] + reach and b.extent_during(a) > 0:
                     raise PlanInvalid(f"buffers {a.id} and {b.id} overlap in space and time")
         self._check_in_place_convolutions(graph)
 
@@ -113,18 +116,26 @@ def plan_memory(
     aliases: Mapping[int, tuple[int, int]] | None = None,
     in_place: bool = False,
     time_budget: float | None = None,
+    profiles: bool = True,
 ) -> MemoryPlan:
     """Choose an order and a layout by name, and return the validated plan.
 
     `order="auto"` runs the joint search (plan/joint.py). `in_place` lets tensors share storage
     (views, element-wise in place, concatenation slices) as the chosen order allows; explicit
-    `aliases` override that.
+    `aliases` override that. `profiles`: a shared buffer occupies, at each step, only the bytes
+    its live members reach (`Buffer.profile`; static offsets); off for the dynamic allocators,
+    which move whole buffers.
     """
     from mcugen.plan import joint
 
     if order == joint.AUTO:
         plan = joint.plan_jointly(
-            graph, layout, scratch=scratch, in_place=in_place, time_budget=time_budget
+            graph,
+            layout,
+            scratch=scratch,
+            in_place=in_place,
+            time_budget=time_budget,
+            profiles=profiles,
         )
     else:
         plan = joint.plan_one(
@@ -136,6 +147,7 @@ def plan_memory(
             aliases=aliases,
             order_budget=time_budget,
             layout_budget=time_budget,
+            profiles=profiles,
         )
     plan.validate(graph)
     return plan

@@ -58,7 +58,10 @@ def best_fit(buffers: Sequence[Buffer], *, time_budget: float | None = None) -> 
         offset = align_to(heights[chosen.first], chosen.align)
         offsets[chosen.id] = offset
         for s in range(chosen.first, chosen.last + 1):
-            heights[s] = offset + chosen.size
+            heights[s] = offset
+        for first_step, last_step, size in chosen.segments():
+            for s in range(first_step, last_step + 1):
+                heights[s] = offset + size
     return offsets
 
 

@@ -56,17 +56,32 @@ class CpSatLayout:
     start: Mapping[int, int] = field(default_factory=dict)
 
 
-def _maximal_live_sets(buffers: Sequence[Buffer]) -> list[list[Buffer]]:
+#: One rectangle of a buffer: (buffer id, segment number, first step, last step, bytes).
+_Piece = tuple[int, int, int, int, int]
+
+
+def _pieces(buffers: Sequence[Buffer]) -> list[_Piece]:
+    """The rectangles to keep apart: one per buffer, or one per segment of a profiled buffer
+    (all at the buffer's offset)."""
+    return [
+        (b.id, k, first, last, size)
+        for b in buffers
+        for k, (first, last, size) in enumerate(b.segments())
+        if size > 0
+    ]
+
+
+def _maximal_live_sets(pieces: Sequence[_Piece]) -> list[list[_Piece]]:
     """The live sets of the steps that are not contained in another step's live set."""
-    events = sorted({b.first for b in buffers})
-    sets = [[b for b in buffers if b.first <= s <= b.last] for s in events]
-    ids = [frozenset(b.id for b in group) for group in sets]
+    events = sorted({p[2] for p in pieces})
+    sets = [[p for p in pieces if p[2] <= s <= p[3]] for s in events]
+    ids = [frozenset(p[:2] for p in group) for group in sets]
     return [g for g, key in zip(sets, ids, strict=True) if not any(key < other for other in ids)]
 
 
 def _grid_unit(buffers: Sequence[Buffer]) -> int:
     align = math.lcm(*(b.align for b in buffers))
-    return math.gcd(*(align_to(b.size, align) for b in buffers))
+    return math.gcd(*(align_to(size, align) for b in buffers for _, _, size in b.segments()))
 
 
 def _build(
@@ -81,18 +96,22 @@ def _build(
     model = cp_model.CpModel()
     arena = model.new_int_var(lower, upper, "arena")
     offset = {}
-    interval = {}
     for b in buffers:
-        width = -(-b.size // unit)
         offset[b.id] = model.new_int_var(0, (upper - b.size) // unit, f"x{b.id}")
-        interval[b.id] = model.new_fixed_size_interval_var(offset[b.id], width, f"i{b.id}")
         model.add(unit * offset[b.id] + b.size <= arena)
         if start is not None and start[b.id] % unit == 0:
             model.add_hint(offset[b.id], start[b.id] // unit)
-    for group in _maximal_live_sets(buffers):
-        model.add_no_overlap([interval[b.id] for b in group])
+    pieces = _pieces(buffers)
+    interval = {
+        p[:2]: model.new_fixed_size_interval_var(offset[p[0]], -(-p[4] // unit), f"i{p[0]}_{p[1]}")
+        for p in pieces
+    }
+    for group in _maximal_live_sets(pieces):
+        model.add_no_overlap([interval[p[:2]] for p in group])
     twins: dict[tuple[int, int, int, int], Buffer] = {}
     for b in sorted(buffers, key=lambda b: b.id):
+        if b.profile:
+            continue  # symmetry breaking below is for interchangeable plain buffers
         key = (b.first, b.last, b.size, b.align)
         if key in twins:
             model.add(offset[twins[key].id] + -(-b.size // unit) <= offset[b.id])

@@ -78,6 +78,12 @@ class _Orders:
         index = {b.id: i for i, b in enumerate(self.buffers)}
         conflicts = time_conflicts(self.buffers)
         self.conflicts = [[index[c.id] for c in conflicts[b.id]] for b in self.buffers]
+        # (other, bytes this buffer needs below it, bytes it reaches above its offset): the
+        # buffers' sizes, or their extents at shared steps for profiled buffers.
+        self.spans = [
+            [(index[c.id], b.extent_during(c), c.extent_during(b)) for c in conflicts[b.id]]
+            for b in self.buffers
+        ]
         self.sizes = [b.size for b in self.buffers]
         self.aligns = [b.align for b in self.buffers]
         self.work = 0  # buffers placed so far, plus one per move tried
@@ -93,13 +99,13 @@ class _Orders:
         for position in range(start, len(order)):
             i = order[position]
             placed = sorted(
-                (offsets[c], offsets[c] + self.sizes[c])
-                for c in self.conflicts[i]
-                if rank[c] < position
+                (offsets[c] - need, offsets[c] + reach)
+                for c, need, reach in self.spans[i]
+                if rank[c] < position and need
             )
             candidate = 0
             for low, end in placed:
-                if low - candidate >= self.sizes[i]:
+                if low >= candidate:
                     break
                 candidate = max(candidate, align_to(end, self.aligns[i]))
             offsets[i] = candidate

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 from mcugen.plan.buffers import Buffer
 
-#: (offset, end) of the already placed buffers that share a step with the one being placed.
+#: Offsets the buffer being placed may not take, one open interval (low, high) per placed buffer
+#: it shares a step with, sorted: a buffer `b` at offset o forbids (o - need, o + reach) where
+#: need = new.extent_during(b) and reach = b.extent_during(new) (plain buffers: their sizes).
 Intervals = list[tuple[int, int]]
 FitRule = Callable[[Buffer, Intervals], int]
 
@@ -28,8 +30,10 @@ def live_lower_bound(buffers: Sequence[Buffer]) -> int:
 
     A sweep over lifetime events, O(n log n) for n buffers.
     """
+    segments = [seg for b in buffers for seg in b.segments()]
     events = sorted(
-        [(b.first, b.size) for b in buffers] + [(b.last + 1, -b.size) for b in buffers],
+        [(first, size) for first, _, size in segments]
+        + [(last + 1, -size) for _, last, size in segments],
         key=lambda e: (e[0], e[1]),
     )
     live = peak = 0
@@ -57,13 +61,23 @@ def time_conflicts(buffers: Sequence[Buffer]) -> dict[int, tuple[Buffer, ...]]:
     return {k: tuple(sorted(v, key=lambda b: b.id)) for k, v in found.items()}
 
 
+def forbidden(buf: Buffer, placed: Sequence[tuple[Buffer, int]]) -> Intervals:
+    """The sorted `Intervals` of offsets `buf` may not take among `placed` (buffer, offset)."""
+    spans = []
+    for other, offset in placed:
+        need = buf.extent_during(other)
+        if need:
+            spans.append((offset - need, offset + other.extent_during(buf)))
+    return sorted(spans)
+
+
 def first_fit(buf: Buffer, placed: Intervals) -> int:
-    """Lowest aligned offset where `buf` fits below, between or above `placed` (sorted)."""
+    """Lowest aligned offset where `buf` fits below, between or above the placed buffers."""
     candidate = 0
-    for offset, end in placed:
-        if offset - candidate >= buf.size:
+    for low, high in placed:
+        if low >= candidate:
             break
-        candidate = max(candidate, align_to(end, buf.align))
+        candidate = max(candidate, align_to(high, buf.align))
     return candidate
 
 
@@ -71,11 +85,11 @@ def best_fit(buf: Buffer, placed: Intervals) -> int:
     """The gap that holds `buf` with the least room to spare (lowest on ties); else the top."""
     candidate = 0
     best: tuple[int, int] | None = None
-    for offset, end in placed:
-        room = offset - candidate
-        if room >= buf.size and (best is None or room - buf.size < best[0]):
-            best = (room - buf.size, candidate)
-        candidate = max(candidate, align_to(end, buf.align))
+    for low, high in placed:
+        spare = low - candidate
+        if spare >= 0 and (best is None or spare < best[0]):
+            best = (spare, candidate)
+        candidate = max(candidate, align_to(high, buf.align))
     return candidate if best is None else best[1]
 
 
@@ -89,10 +103,8 @@ def place_in_order(
     conflicts = time_conflicts(ordered) if conflicts is None else conflicts
     offsets: dict[int, int] = {}
     for buf in ordered:
-        placed = sorted(
-            (offsets[c.id], offsets[c.id] + c.size) for c in conflicts[buf.id] if c.id in offsets
-        )
-        offsets[buf.id] = fit(buf, placed)
+        placed = [(c, offsets[c.id]) for c in conflicts[buf.id] if c.id in offsets]
+        offsets[buf.id] = fit(buf, forbidden(buf, placed))
     return offsets
 
 
@@ -110,8 +122,8 @@ def overlapping_pair(
     conflicts = time_conflicts(buffers)
     for a in buffers:
         for b in conflicts[a.id]:
-            if b.id > a.id and a.size and b.size:
+            if b.id > a.id and a.extent_during(b) and b.extent_during(a):
                 lo_a, lo_b = offsets[a.id], offsets[b.id]
-                if lo_a < lo_b + b.size and lo_b < lo_a + a.size:
+                if lo_a < lo_b + b.extent_during(a) and lo_b < lo_a + a.extent_during(b):
                     return a, b
     return None
