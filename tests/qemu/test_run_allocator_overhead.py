@@ -1,5 +1,5 @@
 """`mcugen run --emulate --allocator compacting|planned` also runs static offsets for the same
-order on the twin and reports the instruction overhead of the moves against them."""
+order and buffers on the twin and reports the instruction overhead of the moves against them."""
 
 from __future__ import annotations
 
@@ -29,11 +29,13 @@ def test_run_reports_overhead_against_static(
     assert cli.main([*RUN, "--allocator", "static", "--json"]) == 0
     static = json.loads(capsys.readouterr().out)
     assert "static_per_inference" not in static  # nothing to compare static with
-    # -icount makes counts exact: the baseline is the static firmware's own count.
-    assert dynamic["static_per_inference"] == static["per_inference"]
-    extra = dynamic["per_inference"] - static["per_inference"]
+    # The baseline runs the dynamic plan's own order and buffers with static offsets (a plain
+    # static build may share more storage, e.g. convolutions in place, and so differ a little).
+    base = dynamic["static_per_inference"]
+    assert abs(base - static["per_inference"]) < 0.05 * static["per_inference"]
+    extra = dynamic["per_inference"] - base
     assert dynamic["allocator_overhead"] == extra > 0  # the bookkeeping is never free
-    assert dynamic["allocator_overhead_percent"] == round(100 * extra / static["per_inference"], 3)
+    assert dynamic["allocator_overhead_percent"] == round(100 * extra / base, 3)
     assert dynamic["outputs"] == static["outputs"]
 
 
