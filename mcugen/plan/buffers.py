@@ -113,27 +113,21 @@ def group_extent(
     """(size, first, last, profile) of the buffer holding `members` (tensor, offset in it), all
     with bytes and lifetimes. Without `profiles` the buffer is `size` bytes for its lifetime;
     with them, the profile follows the bytes the live members reach at each step, when that
-    changes. O(lifetime x members) with profiles, O(members) without."""
+    changes. O(members^2) with profiles, O(members) without."""
     size = align_up(max(off + graph.tensors[t].nbytes for t, off in members))
     first = min(life[t][0] for t, _ in members)
     last = max(life[t][1] for t, _ in members)
     if not profiles or len(members) < 2:
         return size, first, last, ()
+    ends = [(life[t][0], life[t][1], off + graph.tensors[t].nbytes) for t, off in members]
+    cuts = sorted({f for f, _, _ in ends} | {la + 1 for _, la, _ in ends})
     runs: list[tuple[int, int, int]] = []
-    for step in range(first, last + 1):
-        reach = max(
-            (
-                off + graph.tensors[t].nbytes
-                for t, off in members
-                if life[t][0] <= step <= life[t][1]
-            ),
-            default=0,
-        )
-        extent = align_up(reach)
-        if runs and runs[-1][2] == extent and runs[-1][1] == step - 1:
-            runs[-1] = (runs[-1][0], step, extent)
+    for start, stop in zip(cuts, cuts[1:], strict=False):  # the live members change only at cuts
+        extent = align_up(max((e for f, la, e in ends if f <= start <= la), default=0))
+        if runs and runs[-1][2] == extent and runs[-1][1] == start - 1:
+            runs[-1] = (runs[-1][0], stop - 1, extent)
         elif extent > 0:
-            runs.append((step, step, extent))
+            runs.append((start, stop - 1, extent))
     if len(runs) == 1 and runs[0] == (first, last, size):
         return size, first, last, ()
     return size, first, last, tuple(runs)
@@ -153,7 +147,7 @@ def activation_buffers(
     `aliases` maps a tensor to (host tensor, byte offset): it then lives inside the host's buffer,
     whose lifetime and size grow to cover it; with `profiles`, its bytes in use follow its live
     members step by step (`Buffer.profile`). Complexity O(tensors + operator inputs/outputs),
-    plus O(lifetime x members) per shared buffer with `profiles`.
+    plus O(members^2) per shared buffer with `profiles`.
     """
     life = tensor_lifetimes(graph, order)
     groups: dict[int, list[tuple[int, int]]] = {}
