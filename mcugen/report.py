@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcugen.model.ir import Graph
@@ -127,6 +127,13 @@ def plan_text(
     for step, op_index in enumerate(plan.order, start=1):
         op = graph.operators[op_index]
         marker = " <- peak" if step == plan.peak_step else ""
-        outs = " ".join(f"t{t}@{offsets.get(t, '-')}" for t in op.outputs)
+        outs = " ".join(_placed(t, op.inputs, offsets) for t in op.outputs)
         lines.append(f"{step:>4}  {op.index:>3} {op.opcode:<24} {live[step]:>10}  {outs}{marker}")
     return "\n".join(lines)
+
+
+def _placed(t: int, inputs: Sequence[int], offsets: Mapping[int, int]) -> str:
+    """`tN@offset`, and which input it overwrites when the operator runs in place."""
+    text = f"t{t}@{offsets.get(t, '-')}"
+    over = [x for x in inputs if x >= 0 and x in offsets and offsets[x] == offsets.get(t)]
+    return text + (f" (over t{over[0]})" if over else "")
