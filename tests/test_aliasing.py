@@ -23,11 +23,12 @@ from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated
-from mcugen.plan.aliasing import aliases_for, conv_staging_bytes, staging_scratch
+from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
 from mcugen.plan.layout.greedy import greedy_by_size
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.order import get_order
+from mcugen.plan.staging import conv_staging_bytes, staging_scratch
 from support import SHARED_MODELS, assert_matches_tflm
 
 SAME, VALID = 0, 1

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
-from mcugen.plan.aliasing import aliases_for, staging_scratch
+from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
+from mcugen.plan.staging import staging_scratch
 
 #: Conv option holding a padding fused from a PAD that SAME/VALID cannot express (codegen only).
 EXPLICIT_PADDING = "mcugen_explicit_padding"

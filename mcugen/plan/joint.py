@@ -21,9 +21,10 @@ from types import MappingProxyType
 from mcugen.model.ir import Graph
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
-from mcugen.plan.aliasing import aliases_for, staging_scratch
+from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import Buffer, activation_buffers
 from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.staging import staging_scratch
 
 AUTO = "auto"
 CANDIDATES = orders.AUTO_CANDIDATES

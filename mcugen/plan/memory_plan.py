@@ -80,7 +80,7 @@ class MemoryPlan:
     def _check_in_place_convolutions(self, graph: Graph) -> None:
         """A convolution whose output shares its input's storage runs in place, which its
         kernel can do only in the cases of aliasing.py step 5 and with the staging scratch."""
-        from mcugen.plan.aliasing import CONV_IN_PLACE, conv_staging_bytes
+        from mcugen.plan.staging import CONV_IN_PLACE, conv_staging_bytes
 
         offsets = self.tensor_offsets()
         scratch = {b.scratch_of: b.size for b in self.buffers if b.scratch_of >= 0}
