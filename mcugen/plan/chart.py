@@ -47,7 +47,11 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
     for y, style, label in (
         (plan.arena_bytes, "-", f"arena {plan.arena_bytes} B"),
         (plan.lower_bound, "--", f"peak live bytes of this order {plan.lower_bound} B"),
-        (plan.order_lower_bound, ":", f"lower bound, any order {plan.order_lower_bound} B"),
+        (
+            plan.order_lower_bound,
+            ":",
+            f"lower bound, any order, no sharing {plan.order_lower_bound} B",
+        ),
     ):
         if y > 0:
             ax.axhline(y, color="black", linestyle=style, linewidth=1.0, label=label)
