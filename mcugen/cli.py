@@ -52,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="plan the arena of a model and report it")
     _model_options(plan, board=False)
+    plan.add_argument(
+        "--board",
+        default=None,
+        help="also say whether arena and weights fit this board (exit 3 if not)",
+    )
     plan.add_argument("--json", action="store_true", help="print one JSON object")
     _plan_report_options(plan)
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from mcugen.commands import plan_options
 from mcugen.errors import McugenError, UnsupportedError
+from mcugen.host.project import Fit
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.optimize import write_atomic
@@ -71,12 +72,38 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"
         )
         write_atomic(chart, memory_chart(plan, fmt, title=title))
+    fit = board_fit(args, graph, plan)
     if args.json:
-        print(json.dumps(plan_json(graph, plan, runs)))
+        report = plan_json(graph, plan, runs)
+        if fit is not None:
+            report["fit"] = {**asdict(fit), "ram_need": fit.ram_need, "fits": fit.fits}
+        print(json.dumps(report))
     else:
         print(plan_text(graph, plan, str(args.model), runs))
         if note:
             print(f"\nnote: {note}")
         if chart is not None:
             print(f"\nchart written to {chart}")
+        if fit is not None:
+            print(f"\n{fit.summary()}")
+    problem = fit.problem() if fit is not None else None
+    if problem is not None:
+        raise problem
     return 0
+
+
+def board_fit(args: argparse.Namespace, graph: Graph, plan: MemoryPlan) -> Fit | None:
+    """The plan against `--board`'s RAM and flash, or None without `--board`. The arena is the
+    static layout's, or with a dynamic allocator the peak live bytes it runs in."""
+    if getattr(args, "board", None) is None:
+        return None
+    from mcugen.boards import load_board, resolve_target
+    from mcugen.host.project import fit_of
+
+    target = resolve_target(load_board(args.board), emulate=False)
+    if target.board.is_host:
+        raise McugenError("the host board has no memory limits to check", hint="name a board")
+    used = {t for op in graph.operators for t in op.inputs if t >= 0}
+    weights = sum(len(graph.tensors[t].data or b"") for t in used if graph.tensors[t].is_constant)
+    dynamic = getattr(args, "allocator", "static") != "static"
+    return fit_of(plan.lower_bound if dynamic else plan.arena_bytes, weights, target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcugen.cli import main
+from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.buffers import activation_buffers
@@ -120,3 +122,34 @@ def test_lower_bound_is_peak_of_live_sizes(graph: Graph) -> None:
     for step in range(len(plan.order) + 1):
         live = sum(b.size for b in buffers if b.first <= step <= b.last)
         assert live <= plan.lower_bound
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_cnn_int8.tflite"
+
+
+def test_plan_says_whether_it_fits_a_board(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--no-strategies"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("fits nucleo-f767: RAM ") and "free" in line and "over by" not in line
+    assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["fit"]
+    assert fit["fits"] and fit["ram_need"] == fit["arena"] + fit["stack"] + 1280
+    assert fit["ram_size"] == 512 * 1024 and fit["weights"] > 0
+
+
+def test_plan_of_a_model_too_big_for_the_board_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = GraphBuilder()
+    x = b.input((1, 256, 256, 8), "int8", scale=0.1, zero_point=0)
+    y = b.activation((1, 256, 256, 8), "int8", scale=0.1, zero_point=0)
+    b.op("RELU", [x], [y])
+    b.output(y)
+    model = tmp_path / "big.tflite"
+    model.write_bytes(b.tflite())
+    assert main(["plan", str(model), "--board", "nucleo-f767", "--no-strategies"]) == 3
+    out, err = capsys.readouterr()
+    assert "does NOT fit nucleo-f767" in out and "over by" in out
+    assert err.count("\n") == 1 and err.startswith("mcugen: error: model does not fit nucleo-f767")
+    assert main(["plan", str(model), "--board", "nosuch"]) == 2
+    assert "unknown board 'nosuch'" in capsys.readouterr().err

@@ -100,28 +100,81 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
     return files
 
 
+@dataclass(frozen=True)
+class Fit:
+    """Whether a plan fits a board before anything is compiled: RAM for arena, stack and the
+    runtime's own state, flash for the weights (code comes on top; `build` measures it)."""
+
+    board: str
+    arena: int
+    stack: int
+    ram_size: int
+    weights: int
+    flash_size: int
+
+    @property
+    def ram_need(self) -> int:
+        return self.arena + self.stack + APP_RAM_BYTES
+
+    @property
+    def fits(self) -> bool:
+        return self.ram_need <= self.ram_size and self.weights <= self.flash_size
+
+    def problem(self) -> BuildError | None:
+        """The one-line error when it does not fit, else None."""
+        if self.ram_need > self.ram_size:
+            return BuildError(
+                f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
+                f"(arena {self.arena}, stack {self.stack}, runtime {APP_RAM_BYTES}), the board "
+                f"has {self.ram_size}; over by {self.ram_need - self.ram_size} bytes",
+                hint="the arena is the largest part: try a smaller model or input resolution",
+            )
+        if self.weights > self.flash_size:
+            return BuildError(
+                f"model does not fit {self.board}: weights need {self.weights} bytes of flash, "
+                f"the board has {self.flash_size}; over by {self.weights - self.flash_size} bytes",
+                hint="quantize the weights to int8 or prune the model",
+            )
+        return None
+
+    def summary(self) -> str:
+        """One line: fits or not, and by how much, RAM and flash."""
+        ram = (
+            f"RAM {self.ram_need:,} of {self.ram_size:,} bytes (arena {self.arena:,}, stack "
+            f"{self.stack:,}, runtime {APP_RAM_BYTES:,}), {_room(self.ram_size - self.ram_need)}"
+        )
+        flash = (
+            f"weights {self.weights:,} of {self.flash_size:,} bytes of flash, "
+            f"{_room(self.flash_size - self.weights)}"
+        )
+        verdict = "fits" if self.fits else "does NOT fit"
+        return f"{verdict} {self.board}: {ram}; {flash}"
+
+
+def _room(spare: int) -> str:
+    return f"{spare:,} free" if spare >= 0 else f"over by {-spare:,}"
+
+
+def fit_of(arena: int, weights: int, target: Target) -> Fit:
+    return Fit(
+        target.board.name,
+        arena,
+        target.board.stack_bytes,
+        target.ram.size,
+        weights,
+        target.flash.size,
+    )
+
+
 def check_fits(gen: Generated, target: Target) -> None:
     """Fail before compiling when arena + stack alone exceed the board's RAM."""
     if target.board.is_host:
         return
-    arena = gen.view_model.arena_bytes  # the arena the firmware declares (dynamic: the peak)
-    stack = target.board.stack_bytes
-    need = arena + stack + APP_RAM_BYTES
-    if need > target.ram.size:
-        raise BuildError(
-            f"model does not fit {target.board.name}: RAM needs at least {need} bytes "
-            f"(arena {arena}, stack {stack}, runtime {APP_RAM_BYTES}), the board has "
-            f"{target.ram.size}; over by {need - target.ram.size} bytes",
-            hint="the arena is the largest part: try --allocator planned, a smaller model or "
-            "input resolution",
-        )
+    # The arena the firmware declares (dynamic allocators: the peak).
     weights = sum(len(c.data) for c in gen.view_model.constants)
-    if weights > target.flash.size:
-        raise BuildError(
-            f"model does not fit {target.board.name}: weights need {weights} bytes of flash, the "
-            f"board has {target.flash.size}; over by {weights - target.flash.size} bytes",
-            hint="quantize the weights to int8 or prune the model",
-        )
+    problem = fit_of(gen.view_model.arena_bytes, weights, target).problem()
+    if problem is not None:
+        raise problem
 
 
 def write_tree(files: dict[str, bytes], directory: Path) -> None:
