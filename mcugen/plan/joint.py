@@ -58,6 +58,7 @@ def plan_one(
             ),
             None,
         ]
+        choices = [c for k, c in enumerate(choices) if c not in choices[:k]]  # once each
     layout = layouts.get_layout(layout_name)
     best: tuple[int, tuple[Buffer, ...], Mapping[int, int]] | None = None
     for choice in choices:
