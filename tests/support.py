@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from mcugen import reference
 from mcugen.boards import load_board, resolve_target
@@ -18,6 +21,29 @@ from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+ROOT = Path(__file__).resolve().parents[1]
+#: Host C test drivers: strict warnings, AddressSanitizer and UBSan, stop at the first report.
+SANITIZED_FLAGS = [
+    "-std=c11",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-g",
+]
+
+
+def build_allocator_driver(driver_source: str, exe: Path) -> Path:
+    """Compile tests/c/`driver_source` with runtime_c/src/allocator.c under the sanitizers;
+    skips the test when the machine has no gcc."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    sources = [ROOT / "tests/c" / driver_source, ROOT / "runtime_c/src/allocator.c"]
+    include = f"-I{ROOT / 'runtime_c/include'}"
+    cmd = ["gcc", *SANITIZED_FLAGS, include, *map(str, sources), "-o", str(exe)]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return exe
 
 
 @dataclass(frozen=True)

@@ -4,33 +4,18 @@ compaction, no overlap, aligned offsets, arena within the peak live bytes, moved
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-FLAGS = [
-    "-std=c11",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-fsanitize=address,undefined",
-    "-fno-sanitize-recover=all",
-    "-g",
-]
+from support import build_allocator_driver
 
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
     exe = tmp_path_factory.mktemp("allocator") / "test_allocator"
-    sources = [ROOT / "tests/c/test_allocator.c", ROOT / "runtime_c/src/allocator.c"]
-    cmd = ["gcc", *FLAGS, f"-I{ROOT / 'runtime_c/include'}", *map(str, sources), "-o", str(exe)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return exe
+    return build_allocator_driver("test_allocator.c", exe)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 17, 2026])

@@ -15,7 +15,6 @@ and the bytes moved are the plan's `moved_bytes` (see the C file for the full li
 from __future__ import annotations
 
 import random
-import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -29,17 +28,8 @@ from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan.buffers import ARENA_ALIGNMENT, Buffer, activation_buffers
 from mcugen.plan.dynamic import PLANNED, DynamicPlan, DynamicPlanInvalid, plan_dynamic
 from mcugen.plan.layout import LAYOUTS
+from support import build_allocator_driver
 
-ROOT = Path(__file__).resolve().parents[1]
-FLAGS = [
-    "-std=c11",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-fsanitize=address,undefined",
-    "-fno-sanitize-recover=all",
-    "-g",
-]
 SEEDS = (1, 2, 3, 4, 5, 6)
 PLANS_PER_SEED = 50
 #: Generated graphs of the benchmark suite small enough to keep the test fast.
@@ -65,13 +55,8 @@ RUNTIME_TABLES = (
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
     exe = tmp_path_factory.mktemp("allocator_planned") / "test_allocator_planned"
-    sources = [ROOT / "tests/c/test_allocator_planned.c", ROOT / "runtime_c/src/allocator.c"]
-    cmd = ["gcc", *FLAGS, f"-I{ROOT / 'runtime_c/include'}", *map(str, sources), "-o", str(exe)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return exe
+    return build_allocator_driver("test_allocator_planned.c", exe)
 
 
 def random_graph(rng: random.Random) -> tuple[Graph, dict[int, int], dict[int, tuple[int, int]]]:
