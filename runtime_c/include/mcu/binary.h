@@ -1,5 +1,6 @@
-/* Shared by the broadcasting binary kernels (ADD, SUB, MUL): the operand tensors, checked to
- * broadcast (numpy rules) to the output, and the flat element offset of an operand. */
+/* Shared by the broadcasting binary kernels (ADD, SUB, MUL, MAXIMUM, MINIMUM, PRELU): the operand
+ * tensors, checked to broadcast (numpy rules) to the output, and the flat element offset of an
+ * operand. */
 #ifndef MCU_BINARY_H
 #define MCU_BINARY_H
 
