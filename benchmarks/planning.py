@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcugen.codegen.lower import op_traits
 from mcugen.errors import McugenError
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
@@ -97,7 +98,8 @@ def measure(
         runs = compare_strategies(graph, pairs, scratch=scratch)
         entry.runs = {(r.order, r.layout): r for r in runs}
         default = (orders.DEFAULT, layouts.DEFAULT)
-        entry.in_place, _ = run_pair(graph, *default, scratch=scratch, in_place=True)
+        traits = op_traits(graph)
+        entry.in_place, _ = run_pair(graph, *default, scratch=scratch, traits=traits)
         entry.best = best_run([*runs, entry.in_place])
     except Exception as exc:  # one broken model must not stop the table
         entry.error = _short(exc)

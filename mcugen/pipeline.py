@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcugen.codegen.lower import Lowered
+from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
 from mcugen.errors import UnsupportedError
@@ -15,6 +15,8 @@ from mcugen.model.tflite_import import load_model
 from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan.aliasing import shared_peak
+from mcugen.plan.dynamic import Allocator
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 
 
@@ -38,7 +40,7 @@ class PlanOptions:
     in_place: bool = True  # views, element-wise in place, concatenation slices
     rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
     time_budget: float | None = None
-    allocator: str = dynamic.DEFAULT  # static offsets, or buffers that move: compacting, planned
+    allocator: Allocator = dynamic.DEFAULT  # static offsets, or buffers that move
 
     @classmethod
     def tflm(cls) -> PlanOptions:
@@ -46,9 +48,20 @@ class PlanOptions:
         return cls(order="stored", layout="greedy_by_size", in_place=False, rewrites=False)
 
 
+def stored_order_peak(graph: Graph) -> int:
+    """The planner's judgement of a rewrite: peak live bytes of the stored order with everything
+    the operators' traits let share."""
+    return shared_peak(graph, tuple(range(len(graph.operators))), op_traits(graph))
+
+
+def rewritten(graph: Graph, *, portable: bool = False) -> Graph:
+    """`graph` after every safe rewrite, the judged ones kept where the planner prefers them."""
+    return rewrite(graph, stored_order_peak, portable=portable)
+
+
 def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
     """Rewrite, lower and plan; `UnsupportedError` names the first unsupported operator."""
-    g = rewrite(graph) if options.rewrites else graph
+    g = rewritten(graph) if options.rewrites else graph
     lowered = lower_all(g, tuple(range(len(g.operators))))
     plan = plan_memory(
         g,
@@ -56,8 +69,9 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
         layout=options.layout,
         scratch=scratch_sizes(lowered),
         in_place=options.in_place,
+        traits=op_traits(g),
         time_budget=options.time_budget,
-        profiles=options.allocator == dynamic.STATIC,  # dynamic allocators move whole buffers
+        profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move whole buffers
     )
     return g, lowered, plan
 
@@ -73,7 +87,7 @@ def generate(
     return Generated(g, plan, lowered, vm, render_model(vm), dynamic=dyn)
 
 
-def with_allocator(gen: Generated, allocator: str) -> Generated:
+def with_allocator(gen: Generated, allocator: Allocator) -> Generated:
     """The same graph, order and buffers as `gen` with another allocator mode: a like-for-like
     baseline (re-planning could pick another order when a time budget runs out)."""
     dyn = plan_allocator(gen.plan, allocator, gen.graph.outputs)
@@ -82,10 +96,10 @@ def with_allocator(gen: Generated, allocator: str) -> Generated:
 
 
 def plan_allocator(
-    plan: MemoryPlan, allocator: str, graph_outputs: tuple[int, ...] = ()
+    plan: MemoryPlan, allocator: Allocator, graph_outputs: tuple[int, ...] = ()
 ) -> dynamic.DynamicPlan | None:
     """The moves of a dynamic allocator for `plan`'s order and buffers; None for static."""
-    if allocator == dynamic.STATIC:
+    if dynamic.ALLOCATORS.get(allocator) is None:
         return None
     outputs = frozenset(
         b.id for b in plan.buffers for t, _ in b.tensor_placements() if t in graph_outputs

@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from mcugen.codegen.lower import op_traits
 from mcugen.commands import plan_options
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.host.project import Fit
@@ -66,7 +67,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         in_place = not note and not getattr(args, "no_inplace", False)
         # TFLM's row is TFLM's plan of the file as it is: no rewrites, scratch or sharing.
         tflm = plan_memory(original, order=TFLM_BASELINE[0], layout=TFLM_BASELINE[1])
-        runs = compare_strategies(graph, known=[plan, tflm], scratch=scratch, in_place=in_place)
+        traits = op_traits(graph) if in_place else None
+        runs = compare_strategies(graph, known=[plan, tflm], scratch=scratch, traits=traits)
     if chart is not None:
         title = (
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"

@@ -14,21 +14,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcugen.codegen.lower import op_traits
+from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph, Operator, Tensor
-from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated
+from mcugen.pipeline import Generated, rewritten
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
 from mcugen.plan.layout.greedy import greedy_by_size
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.order import get_order
-from mcugen.plan.staging import conv_staging_bytes, staging_scratch
+from mcugen.plan.staging import staging_scratch
 from support import SHARED_MODELS, assert_matches_tflm
 
 SAME, VALID = 0, 1
@@ -44,20 +45,27 @@ def generate_optimized(
 ) -> Generated:
     """As `pipeline.generate`, after `rewrite` and with `aliases_for` (greedy-by-size layout).
     `order` names an order strategy, or gives the order itself (of the graph after rewrites)."""
-    g = rewrite(graph) if rewrites else graph
+    g = rewritten(graph) if rewrites else graph
+    traits = op_traits(g)
     lowered = lower_all(g, tuple(range(len(g.operators))))
     scratch = scratch_sizes(lowered)
     if isinstance(order, str):
         chosen = get_order(order)(g, scratch=scratch).order
-        aliases = aliases_for(g, chosen, scratch=scratch) if aliasing else None
+        aliases = aliases_for(g, chosen, traits, scratch=scratch) if aliasing else None
         plan = plan_memory(
-            g, order=order, layout="greedy_by_size", scratch=scratch, aliases=aliases
+            g,
+            order=order,
+            layout="greedy_by_size",
+            scratch=scratch,
+            aliases=aliases,
+            traits=traits,
         )
     else:
-        aliases = aliases_for(g, order, scratch=scratch) if aliasing else None
-        buffers = activation_buffers(g, order, staging_scratch(g, aliases or {}, scratch), aliases)
+        aliases = aliases_for(g, order, traits, scratch=scratch) if aliasing else None
+        staged = staging_scratch(g, aliases or {}, scratch, traits)
+        buffers = activation_buffers(g, order, staged, aliases)
         plan = MemoryPlan(order, buffers, greedy_by_size(buffers), "given", "greedy_by_size")
-        plan.validate(g)
+        plan.validate(g, traits)
     vm = build_view_model(g, plan, lowered, "model")
     return Generated(g, plan, lowered, vm, render_model(vm))
 
@@ -218,9 +226,9 @@ def assert_no_clobbering(graph: Graph, order: Sequence[int], offsets: dict[int, 
 def checked_plan(graph: Graph, order: Sequence[int]) -> tuple[int, int]:
     """(peak live bytes without aliasing, with); asserts the aliased plan is valid and sound."""
     plain = activation_buffers(graph, order)
-    buffers = activation_buffers(graph, order, aliases=aliases_for(graph, order))
+    buffers = activation_buffers(graph, order, aliases=aliases_for(graph, order, op_traits(graph)))
     plan = MemoryPlan(tuple(order), buffers, greedy_by_size(buffers), "given", "greedy_by_size")
-    plan.validate(graph)
+    plan.validate(graph, op_traits(graph))
     assert_no_clobbering(graph, order, plan.tensor_offsets())
     return max(live_bytes_per_step(plain, len(order))), plan.lower_bound
 
@@ -291,8 +299,8 @@ def _chain(*opcodes: str, sizes: Sequence[int] = (32,)) -> Graph:
 
 def test_views_alias_their_input_even_graph_io() -> None:
     graph = _chain("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
-    assert aliases_for(graph, (0, 1, 2, 3)) == {2: (1, 0), 3: (2, 0), 4: (3, 0)}
-    assert aliases_for(graph, (0, 1, 2, 3), views=False) == {}
+    assert aliases_for(graph, (0, 1, 2, 3), op_traits(graph)) == {2: (1, 0), 3: (2, 0), 4: (3, 0)}
+    assert aliases_for(graph, (0, 1, 2, 3), op_traits(graph), views=False) == {}
 
 
 def test_in_place_needs_the_input_to_die_there() -> None:
@@ -305,9 +313,9 @@ def test_in_place_needs_the_input_to_die_there() -> None:
     )
     graph = Graph(tuple(tensors), ops, (0,), (4,))
     # t1 is read again by operator 2 after the RELU: no in place there; the ADD writes over t2.
-    assert aliases_for(graph, (0, 1, 2, 3)) == {4: (2, 0)}
+    assert aliases_for(graph, (0, 1, 2, 3), op_traits(graph)) == {4: (2, 0)}
     # with operator 2 first, the RELU is t1's last use and may overwrite it
-    assert aliases_for(graph, (0, 2, 1, 3)) == {2: (1, 0), 4: (2, 0)}
+    assert aliases_for(graph, (0, 2, 1, 3), op_traits(graph)) == {2: (1, 0), 4: (2, 0)}
 
 
 def test_in_place_refuses_broadcast_graph_inputs_and_shared_operands() -> None:
@@ -320,7 +328,7 @@ def test_in_place_refuses_broadcast_graph_inputs_and_shared_operands() -> None:
         Operator(3, "MUL", 1, (2, 3), (4,)),  # t2 and t3 share storage: neither is overwritten
     )
     graph = Graph(tuple(tensors), ops, (0,), (4,))
-    assert aliases_for(graph, (0, 1, 2, 3)) == {3: (2, 0)}
+    assert aliases_for(graph, (0, 1, 2, 3), op_traits(graph)) == {3: (2, 0)}
 
 
 def test_concatenation_places_inputs_side_by_side() -> None:
@@ -333,7 +341,7 @@ def test_concatenation_places_inputs_side_by_side() -> None:
         Operator(3, "FC", 1, (3,), (4,)),
     )
     graph = Graph(tuple(tensors), ops, (0,), (4,))
-    assert aliases_for(graph, (0, 1, 2, 3)) == {1: (3, 0), 2: (3, 8)}
+    assert aliases_for(graph, (0, 1, 2, 3), op_traits(graph)) == {1: (3, 0), 2: (3, 8)}
     plain, aliased = checked_plan(graph, (0, 1, 2, 3))
     assert (plain, aliased) == (48, 32)
 
@@ -347,7 +355,7 @@ def test_concatenation_of_a_graph_input_or_on_an_inner_axis_is_copied() -> None:
         Operator(2, "FC", 1, (2,), (3,)),
     )
     graph = Graph(tuple(tensors), ops, (0,), (3,))
-    assert aliases_for(graph, (0, 1, 2)) == {}
+    assert aliases_for(graph, (0, 1, 2), op_traits(graph)) == {}
 
 
 # --- generated C against TFLM ------------------------------------------------------------------
@@ -632,5 +640,5 @@ def test_incremental_peak_check_equals_recomputing(
 
     monkeypatch.setattr(aliasing, "_trial_profile", checked)
     for order in (tuple(range(len(graph.operators))), highest_ready_first(graph)):
-        aliases_for(graph, order, profiles=profiles)
+        aliases_for(graph, order, op_traits(graph), profiles=profiles)
     assert trials

@@ -102,7 +102,7 @@ def random_plan(rng: random.Random) -> tuple[DynamicPlan, int] | None:
         top = max(1, sum(b.size for b in buffers) // ARENA_ALIGNMENT)
         preferred = {b.id: ARENA_ALIGNMENT * rng.randrange(top) for b in buffers}
     elif hint != "none":
-        preferred = LAYOUTS[hint](buffers)
+        preferred = LAYOUTS[hint](buffers).offsets
     outputs = frozenset(
         b.id for b in buffers for t, _ in b.tensor_placements() if t in graph.outputs
     )

@@ -139,10 +139,10 @@ def assert_every_layout_valid(buffers: Sequence[Buffer]) -> None:
     bound = live_lower_bound(buffers)
     assert bound == peak_live(buffers)
     for name, layout in LAYOUTS.items():
-        offsets = layout(buffers, time_budget=QUICK)
+        offsets = layout(buffers, time_budget=QUICK).offsets
         assert_valid(buffers, offsets)
         assert arena(buffers, offsets) >= bound, name
-        assert layout(buffers, time_budget=QUICK) == offsets, f"{name} is not deterministic"
+        assert layout(buffers, time_budget=QUICK).offsets == offsets, f"{name} is not deterministic"
 
 
 @settings(max_examples=120, deadline=None)
@@ -174,7 +174,7 @@ def test_cpsat_equals_exhaustive_search_on_tiny_profiled_sets(buffers: list[Buff
 @given(buffer_sets(aligned=False))
 def test_unaligned_sizes_still_give_aligned_offsets(buffers: list[Buffer]) -> None:
     for layout in LAYOUTS.values():
-        offsets = layout(buffers, time_budget=QUICK)
+        offsets = layout(buffers, time_budget=QUICK).offsets
         assert_valid(buffers, offsets)
         assert arena(buffers, offsets) >= live_lower_bound(buffers)
 
@@ -242,7 +242,7 @@ def test_cpsat_proves_an_optimum_above_the_live_bound() -> None:
     chosen = choose_layout(buffers, time_budget=1.0)
     assert chosen.arena == 208 and chosen.proven_optimal
     for layout in LAYOUTS.values():
-        assert arena(buffers, layout(buffers, time_budget=QUICK)) >= 208
+        assert arena(buffers, layout(buffers, time_budget=QUICK).offsets) >= 208
 
 
 @settings(max_examples=60, deadline=None)
@@ -273,7 +273,7 @@ def test_auto_is_no_worse_than_any_greedy(buffers: list[Buffer]) -> None:
         assert chosen.arena <= arena(buffers, layout(buffers)), name
     assert chosen.lower_bound >= live_lower_bound(buffers)
     assert chosen.proven_optimal == (chosen.arena <= chosen.lower_bound)
-    searched = LAYOUTS["local_search"](buffers, time_budget=QUICK)
+    searched = LAYOUTS["local_search"](buffers, time_budget=QUICK).offsets
     assert arena(buffers, searched) <= arena(buffers, best_greedy(buffers)[1])
 
 
@@ -287,16 +287,19 @@ def test_first_fit_in_offset_order_never_raises_a_buffer(buffers: list[Buffer]) 
 
 
 def test_ties_and_empty_sets() -> None:
-    assert LAYOUTS["auto"]([]) == {}
+    assert LAYOUTS["auto"]([]).offsets == {}
     twins = [Buffer(i, 4096, 0, 3) for i in range(4)]
     for layout in LAYOUTS.values():
-        offsets = layout(twins, time_budget=QUICK)
+        offsets = layout(twins, time_budget=QUICK).offsets
         assert sorted(offsets.values()) == [0, 4096, 8192, 12288]
 
 
 def test_greedy_by_size_ignores_the_budget() -> None:
     buffers = [Buffer(0, 32, 0, 1), Buffer(1, 48, 1, 2), Buffer(2, 16, 0, 2)]
-    assert LAYOUTS["greedy_by_size"](buffers) == LAYOUTS["greedy_by_size"](buffers, time_budget=3.0)
+    assert (
+        LAYOUTS["greedy_by_size"](buffers).offsets
+        == LAYOUTS["greedy_by_size"](buffers, time_budget=3.0).offsets
+    )
 
 
 # --- real models --------------------------------------------------------------------------------
@@ -317,7 +320,7 @@ def test_every_layout_on_real_models(path) -> None:
     bound = live_lower_bound(buffers)
     arenas = {}
     for name, layout in LAYOUTS.items():
-        offsets = layout(buffers, time_budget=0.5)
+        offsets = layout(buffers, time_budget=0.5).offsets
         assert_valid(buffers, offsets)
         arenas[name] = arena(buffers, offsets)
         assert arenas[name] >= bound
@@ -331,9 +334,9 @@ def test_vww_reaches_its_live_lower_bound() -> None:
     path = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
     buffers = stored_buffers(path)
     assert live_lower_bound(buffers) == 55296
-    assert arena(buffers, LAYOUTS["greedy_by_size"](buffers)) == 73728  # TFLM's planner
+    assert arena(buffers, LAYOUTS["greedy_by_size"](buffers).offsets) == 73728  # TFLM's planner
     for name in ("auto", "local_search", "cpsat"):
-        assert arena(buffers, LAYOUTS[name](buffers)) == 55296, name
+        assert arena(buffers, LAYOUTS[name](buffers).offsets) == 55296, name
     chosen = choose_layout(buffers)
     assert chosen.proven_optimal and chosen.arena == 55296
     plan = plan_memory(load_model(path), layout="auto")

@@ -14,9 +14,10 @@ from test_aliasing import SAME, VALID, Net, arenas, generate_optimized
 
 from mcugen.host.host_run import random_inputs
 from mcugen.model.ir import Graph
-from mcugen.model.rewrite import EXPLICIT_PADDING, fuse_pads, rewrite
+from mcugen.model.rewrite import EXPLICIT_PADDING, fuse_pads
 from mcugen.model.tflite_import import import_model, load_model
 from mcugen.model.tflite_write import write_model
+from mcugen.pipeline import rewritten
 from support import SHARED_MODELS, assert_matches_tflm, tflm_outputs
 
 RELU6 = 3
@@ -109,17 +110,17 @@ def test_pad_fusion_matches_tflm(
     dtype: str, opcode: str, pads: tuple, stride: int, padding: int, portable: bool
 ) -> None:
     model = padded_conv(dtype, opcode, pads, stride=stride, padding=padding)
-    fused = rewrite(graph_of(model))
+    fused = rewritten(graph_of(model))
     assert opcodes(fused) == ["CONV_2D", opcode]
     assert (EXPLICIT_PADDING not in fused.operators[1].options) == portable
-    assert len(rewrite(graph_of(model), portable=True).operators) == (2 if portable else 3)
+    assert len(rewritten(graph_of(model), portable=True).operators) == (2 if portable else 3)
     assert_matches_tflm(model, samples=2, generate_fn=generate_optimized)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 def test_padv2_and_dilation_fuse(dtype: str) -> None:
     model = padded_conv(dtype, "DEPTHWISE_CONV_2D", (2, 1, 2, 2), pad_op="PADV2", dilation=2)
-    assert opcodes(rewrite(graph_of(model))) == ["CONV_2D", "DEPTHWISE_CONV_2D"]
+    assert opcodes(rewritten(graph_of(model))) == ["CONV_2D", "DEPTHWISE_CONV_2D"]
     assert_matches_tflm(model, samples=2, generate_fn=generate_optimized)
 
 
@@ -132,15 +133,15 @@ def test_pad_fusion_shrinks_the_arena() -> None:
 def test_portable_pad_fusion_writes_a_model_tflm_runs_identically() -> None:
     model = padded_conv("int8", "DEPTHWISE_CONV_2D", (1, 1, 1, 1))
     graph = graph_of(model)
-    rewritten = write_model(rewrite(graph, portable=True))
-    assert opcodes(graph_of(rewritten)) == ["CONV_2D", "DEPTHWISE_CONV_2D"]
-    assert_tflm_runs_both_alike(rewritten, model, samples=3)
+    portable = write_model(rewritten(graph, portable=True))
+    assert opcodes(graph_of(portable)) == ["CONV_2D", "DEPTHWISE_CONV_2D"]
+    assert_tflm_runs_both_alike(portable, model, samples=3)
 
 
 def test_explicit_padding_is_refused_by_the_tflite_writer() -> None:
     model = padded_conv("int8", "CONV_2D", (1, 1, 1, 1), stride=2)
     with pytest.raises(ValueError, match=EXPLICIT_PADDING):
-        write_model(rewrite(graph_of(model)))
+        write_model(rewritten(graph_of(model)))
 
 
 @pytest.mark.parametrize(
@@ -165,7 +166,7 @@ def test_pad_that_is_not_neutral_stays(case: dict[str, Any]) -> None:
     else:
         model = padded_conv(dtype, "CONV_2D", (1, 1, 1, 1), pad_op="PADV2", value=case["value"])
     graph = graph_of(model)
-    assert rewrite(graph) is graph
+    assert rewritten(graph) is graph
 
 
 def test_pad_read_twice_or_on_channels_stays() -> None:
@@ -206,7 +207,7 @@ def concat_depthwise(dtype: str, stride: int, per_channel: bool = True) -> bytes
 def test_depthwise_split_matches_tflm(dtype: str, per_channel: bool) -> None:
     model = concat_depthwise(dtype, stride=2, per_channel=per_channel)
     graph = graph_of(model)
-    split = rewrite(graph)
+    split = rewritten(graph)
     assert opcodes(split).count("DEPTHWISE_CONV_2D") == 3
     assert opcodes(split)[-1] == "CONCATENATION"
     plain, optimized = arenas(model)
@@ -218,7 +219,7 @@ def test_depthwise_split_matches_tflm(dtype: str, per_channel: bool) -> None:
 
 def test_depthwise_split_only_where_it_lowers_the_peak() -> None:
     graph = graph_of(concat_depthwise("int8", stride=1))
-    assert rewrite(graph) is graph
+    assert rewritten(graph) is graph
 
 
 # --- real models -------------------------------------------------------------------------------
@@ -275,7 +276,7 @@ def test_real_model_portable_rewrite_round_trips_through_tflm(name: str) -> None
     """The .tflite-expressible rewrites written back out: TFLM's outputs do not change."""
     path = _real(name)
     graph = load_model(path)
-    rewritten = rewrite(graph, portable=True)
-    fused = opcodes(graph).count("PAD") - opcodes(rewritten).count("PAD")
+    fused_graph = rewritten(graph, portable=True)
+    fused = opcodes(graph).count("PAD") - opcodes(fused_graph).count("PAD")
     assert fused == PORTABLE_PAD_FUSIONS[name]
-    assert_tflm_runs_both_alike(write_model(rewritten), path.read_bytes(), samples=2)
+    assert_tflm_runs_both_alike(write_model(fused_graph), path.read_bytes(), samples=2)

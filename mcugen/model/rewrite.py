@@ -16,7 +16,10 @@
    filter, bias and per-channel quantization) followed by a concatenation of their outputs. Each
    output channel of a depthwise convolution depends on its own channel only, so the result is
    identical; the concatenated input never exists and the inputs can die at their own convolution.
-   Applied only where it lowers the peak live bytes of the stored order (with aliasing).
+   Proposed here, judged by the caller: `rewrite(graph, judge)` keeps a split only where
+   `judge` (a cost of a whole graph: the pipeline passes the planner's peak live bytes of the
+   stored order with sharing, plan/aliasing.py `shared_peak`) gets smaller. This module never
+   imports the planner.
 
 After a rewrite, tensors no longer used are dropped and indices renumbered (operators keep their
 relative order); a graph nothing applies to is returned unchanged. An `OfflineMemoryAllocation`
@@ -28,7 +31,7 @@ scheduler would pick for the rewritten graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
@@ -36,20 +39,20 @@ from typing import Any
 import numpy as np
 
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
-from mcugen.plan.aliasing import aliases_for
-from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
-from mcugen.plan.staging import staging_scratch
 
 #: Conv option holding a padding fused from a PAD that SAME/VALID cannot express (codegen only).
 EXPLICIT_PADDING = "mcugen_explicit_padding"
 SAME, VALID = 0, 1
 CONVOLUTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D")
 OFFLINE_PLAN = "OfflineMemoryAllocation"
+#: A cost of a whole graph (smaller is better); proposals are kept only when they lower it.
+Judge = Callable[[Graph], int]
 
 
-def rewrite(graph: Graph, *, portable: bool = False) -> Graph:
-    """Every safe rewrite; `portable=True` keeps the result writable as a .tflite."""
-    return split_depthwise_over_concatenation(fuse_pads(graph, portable=portable))
+def rewrite(graph: Graph, judge: Judge, *, portable: bool = False) -> Graph:
+    """Every safe rewrite, the judged ones kept where `judge` prefers them; `portable=True` keeps
+    the result writable as a .tflite."""
+    return split_depthwise_over_concatenation(fuse_pads(graph, portable=portable), judge)
 
 
 # --- shared editing ----------------------------------------------------------------------------
@@ -227,27 +230,22 @@ def _expressible(
 # --- depthwise split over a concatenation ------------------------------------------------------
 
 
-def split_depthwise_over_concatenation(graph: Graph) -> Graph:
-    """Split each channel concatenation feeding a depthwise convolution where that lowers the peak
-    (module docstring, item 2). Candidates are tried in operator order, each on the graph so far."""
-    best = _stored_peak(graph)
+def split_depthwise_over_concatenation(graph: Graph, judge: Judge) -> Graph:
+    """Split each channel concatenation feeding a depthwise convolution where `judge` says that
+    is better (module docstring, item 2). Candidates are tried in operator order, each on the
+    graph so far; `judge` runs only when there is a candidate."""
+    best: int | None = None
     current = graph
     position = 0
     while position < len(current.operators):
         candidate = _split_at(current, current.operators[position])
         if candidate is not None:
-            peak = _stored_peak(candidate)
-            if peak < best:
-                current, best = candidate, peak
+            best = judge(current) if best is None else best
+            cost = judge(candidate)
+            if cost < best:
+                current, best = candidate, cost
         position += 1
     return current
-
-
-def _stored_peak(graph: Graph) -> int:
-    order = tuple(range(len(graph.operators)))
-    aliases = aliases_for(graph, order)
-    buffers = activation_buffers(graph, order, staging_scratch(graph, aliases, None), aliases)
-    return max(live_bytes_per_step(buffers, len(order)), default=0)
 
 
 def _split_at(graph: Graph, cat: Operator) -> Graph | None:

@@ -7,49 +7,43 @@ one alias group live in one buffer whose lifetime is the union of theirs.
 
 Steps (one pass over the operators in the given order; SERENITY, Ahn et al. 2020, section 3.3 calls
 the last two "identity graph rewriting"; TFLM does the first for RESHAPE only):
-1. Views. RESHAPE, SQUEEZE and EXPAND_DIMS copy bytes unchanged, so the output aliases its input at
-   offset 0 (the kernel skips its copy when the pointers are equal). Views never write, so they are
-   allowed on graph inputs and outputs too; a non-constant input is required.
-2. In place. An element-wise operator (`IN_PLACE_INPUTS`) writes its output over input k when: the
+What each operator allows is plain data its lowering declares (`OpTraits`, mcugen/model/traits.py,
+handed over as `traits`: operator index -> traits); this module names no operator.
+1. Views (`view`: RESHAPE, SQUEEZE, EXPAND_DIMS copy bytes unchanged), so the output aliases its
+   input at offset 0 (the kernel skips its copy when the pointers are equal). Views never write, so
+   they are allowed on graph inputs and outputs too; a non-constant input is required.
+2. In place (`overwrites`: the element-wise kernels). The output goes over input k when: the
    input has as many elements as the output and the same element size (so it is not broadcast and
    element i of both occupies the same bytes), every tensor of the input's group is last used at
    this step, no tensor of that group is a graph input or output, and no other input of the operator
-   lives in that group. Each kernel in `IN_PLACE_INPUTS` reads element i of the aliased input before
-   it writes element i and never reads another element of it (checked in
-   runtime_c/kernels/reference/: the binary kernels index a non-broadcast input by the output's flat
-   index). Which input dies where depends on the order, hence `aliases_for(graph, order)`.
-3. Concatenation as a no-op. When every dimension of the output before the axis is 1, each input is
-   one contiguous block of the output. An input whose whole group is produced by operators, used by
-   nothing after this step, holds no graph input or output, and fits exactly the input's bytes is
-   moved into the output's buffer at its block's offset; its producer then writes in place and the
-   kernel skips the copy. The merged buffer lives from the first producer to the last consumer of
-   the output, which can raise the peak between the producers, so each input is accepted only when
-   the peak live bytes do not grow (a tie is accepted: it can enable an enclosing concatenation).
+   lives in that group. Which input dies where depends on the order, hence
+   `aliases_for(graph, order, traits)`.
+3. Concatenation as a no-op (`input_blocks`: each input is one contiguous block of the output, as
+   CONCATENATION when every output dimension before the axis is 1). An input whose whole group is
+   produced by operators, used by nothing after this step, holds no graph input or output, and fits
+   exactly the input's bytes is moved into the output's buffer at its block's offset; its producer
+   then writes in place and the kernel skips the copy. The merged buffer lives from the first
+   producer to the last consumer of the output, which can raise the peak between the producers, so
+   each input is accepted only when the peak live bytes do not grow (a tie is accepted: it can
+   enable an enclosing concatenation).
 
-4. PAD in place. The PAD kernel writes its output from the last byte to the first, and each output
-   element lies at or after the input element it copies when the input starts the output's buffer;
-   so a PAD whose input dies there (conditions as in step 2) gets its input's buffer, grown to the
-   output's size. The grown buffer exists from the input's producer on, so, as in step 3, this is
-   accepted only when the peak live bytes do not grow.
+4. Growing in place (`grows_over_input`: PAD writes its output from the last byte to the first,
+   and each output element lies at or after the input element it copies when the input starts the
+   output's buffer); so an operator whose input dies there (conditions as in step 2) gets its
+   input's buffer, grown to the output's size. The grown buffer exists from the input's producer
+   on, so, as in step 3, this is accepted only when the peak live bytes do not grow.
 
-5. Convolutions in place (TinyEngine's in-place depthwise, Lin et al. 2020, and its pointwise
-   analogue). The output goes over an input that dies there when the kernel can stage what it
-   still needs in a small scratch (`staging.conv_staging_bytes`): a depthwise convolution with depth
-   multiplier 1 and no more output than input pixels copies one input channel plane at a time
-   and writes that channel's outputs, which land on that channel's own input positions (output
-   pixel k sits where input pixel k was); a 1x1 stride-1 convolution copies one input pixel at
-   a time and writes that pixel's outputs: first pixel first when it has no more output than
-   input channels (the outputs end before the next input pixel starts), last pixel first when
-   it has more (the outputs start after every earlier input pixel ends). Arithmetic and order of
-   the sums are unchanged, so the outputs stay bit-exact. Without `profiles` the shared buffer
-   has the larger size for the lifetimes of both; with them it is the input's size until the
-   output is born and the output's after the input dies (`Buffer.profile`, which the layouts
-   pack run by run). Either way this is accepted only when the peak live bytes (staging
-   scratch included) do not grow. `staging_scratch` adds the staging bytes to the operator's
-   scratch for the chosen aliases; `convolutions=False` leaves this step out (an early choice
-   here can block a better one later, so the planner tries both).
+5. In place with staging (`staging_bytes`: TinyEngine's in-place depthwise, Lin et al. 2020, and
+   its pointwise analogue, mcugen/codegen/lower/conv_2d.py). The output goes over an input that
+   dies there when the kernel can stage what it still needs in a small scratch of the declared
+   size. Without `profiles` the shared buffer has the larger size for the lifetimes of both; with
+   them it is the input's size until the output is born and the output's after the input dies
+   (`Buffer.profile`, which the layouts pack run by run). Either way this is accepted only when
+   the peak live bytes (staging scratch included) do not grow. `staging_scratch` adds the staging
+   bytes to the operator's scratch for the chosen aliases; `convolutions=False` leaves this step
+   out (an early choice here can block a better one later, so the planner tries both).
 
-Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each candidate
+Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each
 candidate, O(candidates x (tensors + steps x buffers)). Weaknesses: greedy in the order of the
 operators (an early in-place choice can block a later, better concatenation), conservative on graph
 inputs/outputs, and judged on live bytes rather than on the arena a layout reaches.
@@ -61,6 +55,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mcugen.model.ir import Graph, Operator, element_size
+from mcugen.model.traits import NO_TRAITS, Traits
 from mcugen.plan.buffers import (
     activation_buffers,
     align_up,
@@ -68,28 +63,9 @@ from mcugen.plan.buffers import (
     live_bytes_per_step,
     tensor_lifetimes,
 )
-from mcugen.plan.staging import CONV_IN_PLACE, conv_staging_bytes
+from mcugen.plan.staging import staging_scratch
 
 Aliases = dict[int, tuple[int, int]]
-
-VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
-
-#: Element-wise operators and the inputs they may overwrite (kernels checked, see step 2).
-IN_PLACE_INPUTS: Mapping[str, tuple[int, ...]] = {
-    "ADD": (0, 1),
-    "SUB": (0, 1),
-    "MUL": (0, 1),
-    "MAXIMUM": (0, 1),
-    "MINIMUM": (0, 1),
-    "RELU": (0,),
-    "RELU6": (0,),
-    "LEAKY_RELU": (0,),
-    "HARD_SWISH": (0,),
-    "LOGISTIC": (0,),
-    "TANH": (0,),
-    "PRELU": (0,),
-    "QUANTIZE": (0,),  # requantization int8 -> int8 (or int16 -> int16): same element size
-}
 
 
 @dataclass
@@ -160,6 +136,7 @@ class _Groups:
 def aliases_for(
     graph: Graph,
     order: Sequence[int],
+    traits: Traits,
     *,
     views: bool = True,
     in_place: bool = True,
@@ -168,7 +145,8 @@ def aliases_for(
     scratch: Mapping[int, int] | None = None,
     profiles: bool = False,
 ) -> Aliases:
-    """Tensor -> (host tensor, byte offset) for the order `order`; see the module docstring.
+    """Tensor -> (host tensor, byte offset) for the order `order`, with what each operator's
+    `traits` allow; see the module docstring.
     `scratch` (operator -> bytes) only sharpens the peak comparisons of steps 3 to 5; with
     `profiles` they count a shared buffer's bytes as its live members reach them step by step
     (the layout then packs `Buffer.profile`s), else its full size over its whole lifetime."""
@@ -178,25 +156,41 @@ def aliases_for(
     )
     for step, op_index in enumerate(order, start=1):
         op = graph.operators[op_index]
-        if views and op.opcode in VIEW_OPS:
+        kind = traits.get(op_index, NO_TRAITS)
+        if views and kind.view:
             _alias_view(graph, op, arena, groups)
-        elif in_place and op.opcode in IN_PLACE_INPUTS:
-            _alias_in_place(graph, op, step, arena, groups)
-        elif concatenation and op.opcode == "CONCATENATION":
+        elif in_place and kind.overwrites:
+            _alias_in_place(graph, op, kind.overwrites, step, arena, groups)
+        elif concatenation and kind.input_blocks:
             _alias_concatenation(graph, order, op, step, arena, groups)
-        elif in_place and op.opcode in ("PAD", "PADV2"):
+        elif in_place and kind.grows_over_input:
             _alias_pad(graph, order, op, step, arena, groups)
-        elif in_place and convolutions and op.opcode in CONV_IN_PLACE:
-            _alias_conv(graph, order, op, step, arena, groups)
+        elif in_place and convolutions and kind.staging_bytes is not None:
+            _alias_conv(graph, order, op, kind.staging_bytes, step, arena, groups)
     return dict(sorted(groups.aliases.items()))
 
 
+def shared_peak(graph: Graph, order: Sequence[int], traits: Traits) -> int:
+    """Peak live bytes of `order` with everything `traits` let share (staging included, no kernel
+    scratch): how a proposed rewrite is judged."""
+    aliases = aliases_for(graph, order, traits)
+    scratch = staging_scratch(graph, aliases, None, traits)
+    buffers = activation_buffers(graph, order, scratch, aliases)
+    return max(live_bytes_per_step(buffers, len(order)), default=0)
+
+
 def _alias_conv(
-    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
+    graph: Graph,
+    order: Sequence[int],
+    op: Operator,
+    staging: int,
+    step: int,
+    arena: set[int],
+    groups: _Groups,
 ) -> None:
-    """The convolution writes over its input (step 5) when that does not raise the peak."""
-    staging = conv_staging_bytes(graph, op)
-    if staging is None or groups.scratch.get(op.index, 0) > 0:
+    """The operator writes over its input with `staging` bytes of scratch (step 5) when that does
+    not raise the peak."""
+    if groups.scratch.get(op.index, 0) > 0:
         return  # a kernel scratch of its own would share the scratch pointer
     x, y = op.inputs[0], op.outputs[0]
     if x not in arena or y not in arena or y in groups.aliases or x in graph.outputs:
@@ -224,7 +218,12 @@ def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: _Groups) ->
 
 
 def _alias_in_place(
-    graph: Graph, op: Operator, step: int, arena: set[int], groups: _Groups
+    graph: Graph,
+    op: Operator,
+    overwrites: tuple[int, ...],
+    step: int,
+    arena: set[int],
+    groups: _Groups,
 ) -> None:
     if len(op.outputs) != 1:
         return
@@ -232,7 +231,7 @@ def _alias_in_place(
     out = graph.tensors[y]
     if y not in arena or out.nbytes == 0 or y in groups.aliases:
         return
-    for k in IN_PLACE_INPUTS[op.opcode]:
+    for k in overwrites:
         if k >= len(op.inputs) or op.inputs[k] not in arena:
             continue
         x = op.inputs[k]
@@ -275,20 +274,10 @@ def _alias_pad(
         groups.place(y, x, 0)
 
 
-def _concat_axis(graph: Graph, op: Operator) -> int | None:
-    """The axis when every output dimension before it is 1 (each input is one block), else None."""
-    shape = graph.tensors[op.outputs[0]].shape
-    axis = int(op.options.get("axis", 0))
-    axis = axis + len(shape) if axis < 0 else axis
-    if not 0 <= axis < len(shape) or any(d != 1 for d in shape[:axis]):
-        return None
-    return axis
-
-
 def _alias_concatenation(
     graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
 ) -> None:
-    if len(op.outputs) != 1 or op.outputs[0] not in arena or _concat_axis(graph, op) is None:
+    if len(op.outputs) != 1 or op.outputs[0] not in arena:
         return
     z = op.outputs[0]
     consumers = graph.consumers()

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mcugen.model.ir import Graph
+from mcugen.model.traits import Traits
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
@@ -67,10 +68,11 @@ def run_pair(
     *,
     scratch: Mapping[int, int] | None = None,
     time_budget: float | None = None,
-    in_place: bool = False,
+    traits: Traits | None = None,
 ) -> tuple[StrategyRun, MemoryPlan | None]:
     """Plan `graph` with one pair; a failing strategy gives a run with `error`, not an exception.
-    TFLM's baseline pair never shares storage (`in_place` is ignored for it)."""
+    Storage is shared as the operators' `traits` allow (None: nothing shared); TFLM's baseline
+    pair never shares."""
     start = time.perf_counter()
     try:
         plan = plan_memory(
@@ -79,7 +81,8 @@ def run_pair(
             layout=layout,
             scratch=scratch,
             time_budget=time_budget,
-            in_place=in_place and (order, layout) != TFLM_BASELINE,
+            in_place=traits is not None and (order, layout) != TFLM_BASELINE,
+            traits=traits,
         )
     except Exception as exc:  # one strategy's bug must not hide the others' results
         seconds = time.perf_counter() - start
@@ -111,7 +114,7 @@ def compare_strategies(
     scratch: Mapping[int, int] | None = None,
     time_budget: float | None = None,
     known: Sequence[MemoryPlan] = (),
-    in_place: bool = False,
+    traits: Traits | None = None,
 ) -> tuple[StrategyRun, ...]:
     """One run per pair (default `strategy_pairs()`); plans in `known` are reused, not re-run.
     A known plan of the joint search ("auto(stored)") stands for the pair ("auto", layout)."""
@@ -122,7 +125,7 @@ def compare_strategies(
             runs.append(run_of(done[(order, layout)]))
         else:
             run, _ = run_pair(
-                graph, order, layout, scratch=scratch, time_budget=time_budget, in_place=in_place
+                graph, order, layout, scratch=scratch, time_budget=time_budget, traits=traits
             )
             runs.append(run)
     return tuple(runs)

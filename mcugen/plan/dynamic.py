@@ -24,16 +24,23 @@ a time; it does not look ahead to place a buffer where it will not need to move 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from mcugen.plan.buffers import Buffer, live_bytes_per_step
+from mcugen.registry import Registry
 
-STATIC = "static"
-COMPACTING = "compacting"
-PLANNED = "planned"
-ALLOCATORS = (STATIC, COMPACTING, PLANNED)
-DEFAULT = STATIC
+
+class Allocator(StrEnum):
+    """How the firmware places buffers: fixed offsets, or moved between operators."""
+
+    STATIC = "static"
+    COMPACTING = "compacting"
+    PLANNED = "planned"
+
+
+STATIC, COMPACTING, PLANNED = Allocator.STATIC, Allocator.COMPACTING, Allocator.PLANNED
 
 
 class DynamicPlanInvalid(AssertionError):
@@ -48,7 +55,7 @@ class Move:
 
 @dataclass(frozen=True)
 class DynamicPlan:
-    mode: str
+    mode: Allocator
     buffers: tuple[Buffer, ...]  # ids are 0..n-1, as activation_buffers numbers them
     steps: int  # number of operators
     birth_offsets: tuple[int, ...]  # per buffer id: offset when created (step 0: invoke start)
@@ -110,7 +117,7 @@ class DynamicPlan:
 
 
 def plan_dynamic(
-    mode: str,
+    mode: Allocator | str,
     buffers: Sequence[Buffer],
     steps: int,
     preferred: Mapping[int, int] | None = None,
@@ -121,8 +128,10 @@ def plan_dynamic(
     `planned` places a buffer at its `preferred` offset (a static layout's) when that is free and
     inside the arena, so a static layout that reaches the lower bound moves nothing. `outputs`: the
     buffers that hold graph outputs."""
-    if mode not in (COMPACTING, PLANNED):
-        raise ValueError(f"unknown dynamic allocator {mode!r}")
+    step_moves_of = ALLOCATORS.get(mode)
+    if step_moves_of is None:
+        raise ValueError(f"allocator {mode!r} moves nothing: there is no dynamic plan")
+    mode = Allocator(mode)
     # Buffers move whole: a profiled buffer (static offsets only) counts its full size throughout.
     bufs = tuple(replace(b, profile=()) for b in buffers)
     if [b.id for b in bufs] != list(range(len(bufs))):
@@ -144,13 +153,7 @@ def plan_dynamic(
             if dead.last == step - 1 and step - 1 < steps:
                 offsets.pop(dead.id, None)
         new = [b.id for b in bufs if b.first == step] if step <= steps else []
-        if mode == COMPACTING:
-            step_moves = _compact_down(bufs, offsets, 0)
-            top = sum(bufs[b].size for b in offsets)
-            for b in new:
-                births[b], top = top, top + bufs[b].size
-        else:
-            step_moves = _planned_step(bufs, offsets, new, arena, births, preferred or {})
+        step_moves = step_moves_of(bufs, offsets, new, arena, births, preferred or {})
         for m in step_moves:
             offsets[m.buffer] = m.dst
         for b in new:
@@ -275,3 +278,32 @@ def _fit_preferred(
 
 def _clashes(start: int, end: int, taken: list[tuple[int, int]], arena: int) -> bool:
     return end > arena or any(s < end and start < e for s, e in taken)
+
+
+def _compacting_step(
+    bufs: Sequence[Buffer],
+    offsets: dict[int, int],
+    new: list[int],
+    arena: int,
+    births: list[int],
+    preferred: Mapping[int, int],
+) -> list[Move]:
+    """Compacting: slide every live buffer down, lowest first; new buffers go on top."""
+    step_moves = _compact_down(bufs, offsets, 0)
+    top = sum(bufs[b].size for b in offsets)
+    for b in new:
+        births[b], top = top, top + bufs[b].size
+    return step_moves
+
+
+#: One step of a dynamic allocator: the moves before an operator, and the births of its new
+#: buffers (written into `births`), given the live buffers' current offsets.
+StepPolicy = Callable[
+    [Sequence[Buffer], dict[int, int], list[int], int, list[int], Mapping[int, int]], list[Move]
+]
+#: Allocator modes by name; static offsets have no step policy (nothing moves).
+ALLOCATORS: Registry[StepPolicy | None] = Registry("allocator", default=Allocator.STATIC)
+ALLOCATORS.add(Allocator.STATIC, None)
+ALLOCATORS.add(Allocator.COMPACTING, _compacting_step)
+ALLOCATORS.add(Allocator.PLANNED, _planned_step)
+DEFAULT = Allocator(ALLOCATORS.default)

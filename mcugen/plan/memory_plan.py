@@ -1,14 +1,29 @@
-"""The memory plan of one graph: operator order, buffers, offsets, and the gap to optimal."""
+"""The memory plan of one graph: operator order, buffers, offsets, and the gap to optimal.
+
+`plan_memory` chooses an order by name (plan/order), lets tensors share storage as the operators'
+traits allow for that order (plan/aliasing.py), lays the buffers out by name (plan/layout) and
+validates the result. The order strategy may evaluate candidate orders through the same sharing and
+layout (`auto`, the joint search: the order is chosen for the arena it leads to, not only for its
+live bytes). Complexity: the order search plus one layout per distinct sharing choice per
+evaluated order; weaknesses are those of the strategies chosen.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mcugen.model.ir import Graph
+from mcugen.model.ir import Graph, Operator
+from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
-from mcugen.plan.buffers import Buffer, live_bytes_per_step
+from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
+from mcugen.plan.layout import LayoutResult, LayoutStrategy
+from mcugen.plan.staging import staging_scratch
+
+Aliases = Mapping[int, tuple[int, int]]
 
 
 class PlanInvalid(AssertionError):
@@ -26,6 +41,8 @@ class MemoryPlan:
     order_lower_bound: int = 0  # no order of this graph has a smaller peak (without aliasing)
     order_proven_optimal: bool = False
     note: str = ""
+    layout_chosen: str = ""  # the strategy whose layout was kept (auto: one of its steps)
+    layout_proven_optimal: bool = False  # no layout of these buffers is smaller
 
     @property
     def arena_bytes(self) -> int:
@@ -57,8 +74,10 @@ class MemoryPlan:
     def scratch_offsets(self) -> dict[int, int]:
         return {b.scratch_of: self.offsets[b.id] for b in self.buffers if b.scratch_of >= 0}
 
-    def validate(self, graph: Graph) -> None:
-        """Raise `PlanInvalid` on a dependency violation, overlap or misalignment."""
+    def validate(self, graph: Graph, traits: Traits | None = None) -> None:
+        """Raise `PlanInvalid` on a dependency violation, overlap or misalignment, and, given the
+        operators' `traits`, on an output that shares bytes with an input in a way its kernel
+        does not declare (or without the staging scratch it declares)."""
         _check_order(graph, self.order)
         for b in self.buffers:
             off = self.offsets.get(b.id)
@@ -75,24 +94,56 @@ class MemoryPlan:
                 reach = a.extent_during(b)
                 if self.offsets[b.id] < self.offsets[a.id] + reach and b.extent_during(a) > 0:
                     raise PlanInvalid(f"buffers {a.id} and {b.id} overlap in space and time")
-        self._check_in_place_convolutions(graph)
+        if traits is not None:
+            offsets = self.tensor_offsets()
+            scratch = {b.scratch_of: b.size for b in self.buffers if b.scratch_of >= 0}
+            for op in graph.operators:
+                _check_sharing(graph, op, traits.get(op.index, NO_TRAITS), offsets, scratch)
 
-    def _check_in_place_convolutions(self, graph: Graph) -> None:
-        """A convolution whose output shares its input's storage runs in place, which its
-        kernel can do only in the cases of aliasing.py step 5 and with the staging scratch."""
-        from mcugen.plan.staging import CONV_IN_PLACE, conv_staging_bytes
 
-        offsets = self.tensor_offsets()
-        scratch = {b.scratch_of: b.size for b in self.buffers if b.scratch_of >= 0}
-        for op in graph.operators:
-            if op.opcode not in CONV_IN_PLACE or not op.outputs or not op.inputs:
-                continue
-            y, x = op.outputs[0], op.inputs[0]
-            if y not in offsets or offsets.get(x) != offsets[y]:
-                continue
-            need = conv_staging_bytes(graph, op)
-            if need is None or scratch.get(op.index, 0) < need:
-                raise PlanInvalid(f"{op.label} runs in place without a staging scratch of {need}")
+def _check_sharing(
+    graph: Graph,
+    op: Operator,
+    kind: OpTraits,
+    offsets: Mapping[int, int],
+    scratch: Mapping[int, int],
+) -> None:
+    """Every input whose bytes meet an output's is shared the way the kernel declares."""
+    for y in op.outputs:
+        size = graph.tensors[y].nbytes if y >= 0 else 0
+        if y not in offsets or size == 0:
+            continue
+        block = 0  # where input k starts in the output when the inputs are its blocks
+        for k, x in enumerate(op.inputs):
+            x_size = graph.tensors[x].nbytes if x >= 0 else 0
+            start = offsets.get(x)
+            meets = start is not None and x_size > 0
+            if meets and start < offsets[y] + size and offsets[y] < start + x_size:
+                at = start - offsets[y]
+                if not _declared(kind, k, at, block, scratch.get(op.index, 0)):
+                    raise PlanInvalid(
+                        f"{op.label} writes tensor {y} over input {x} (at {at:+} bytes), which its "
+                        "kernel does not allow"
+                        + (
+                            f" without a staging scratch of {kind.staging_bytes}"
+                            if kind.staging_bytes is not None and k == 0 and at == 0
+                            else ""
+                        )
+                    )
+            block += x_size
+
+
+def _declared(kind: OpTraits, k: int, at: int, block: int, scratch: int) -> bool:
+    """Input k at `at` bytes from the output's start is a sharing the traits allow."""
+    if kind.input_blocks and at == block:
+        return True
+    if at != 0:
+        return False
+    if k == 0 and (kind.view or kind.grows_over_input):
+        return True
+    if k in kind.overwrites:
+        return True
+    return k == 0 and kind.staging_bytes is not None and scratch >= kind.staging_bytes
 
 
 def _check_order(graph: Graph, order: tuple[int, ...]) -> None:
@@ -113,41 +164,94 @@ def plan_memory(
     order: str = orders.DEFAULT,
     layout: str = layouts.DEFAULT,
     scratch: Mapping[int, int] | None = None,
-    aliases: Mapping[int, tuple[int, int]] | None = None,
+    aliases: Aliases | None = None,
     in_place: bool = False,
+    traits: Traits | None = None,
     time_budget: float | None = None,
     profiles: bool = True,
 ) -> MemoryPlan:
     """Choose an order and a layout by name, and return the validated plan.
 
-    `order="auto"` runs the joint search (plan/joint.py). `in_place` lets tensors share storage
-    (views, element-wise in place, concatenation slices) as the chosen order allows; explicit
-    `aliases` override that. `profiles`: a shared buffer occupies, at each step, only the bytes
-    its live members reach (`Buffer.profile`; static offsets); off for the dynamic allocators,
-    which move whole buffers.
+    `in_place` lets tensors share storage as the operators' `traits` (codegen.lower.op_traits)
+    allow for the chosen order; explicit `aliases` override that (with `traits`, the operators
+    running in place get their staging scratch, and the plan is checked against them).
+    `profiles`: a shared buffer occupies, at each step, only the bytes its live members reach
+    (`Buffer.profile`; static offsets); off for the dynamic allocators, which move whole buffers.
     """
-    from mcugen.plan import joint
+    if in_place and aliases is None and traits is None:
+        raise ValueError("sharing storage needs the operators' traits (codegen.lower.op_traits)")
+    start = time.perf_counter()
+    strategy = orders.get_order(order)
+    lay = layouts.get_layout(layout)
+    laid: dict[tuple[int, ...], _Laid] = {}
 
-    if order == joint.AUTO:
-        plan = joint.plan_jointly(
-            graph,
-            layout,
-            scratch=scratch,
-            in_place=in_place,
-            time_budget=time_budget,
-            profiles=profiles,
+    def lay_out(chosen: tuple[int, ...], budget: float | None) -> _Laid:
+        found = _lay_out(
+            graph, chosen, lay, scratch, aliases, in_place, traits or {}, budget, profiles
         )
-    else:
-        plan = joint.plan_one(
-            graph,
-            order,
-            layout,
-            scratch=scratch,
-            in_place=in_place,
-            aliases=aliases,
-            order_budget=time_budget,
-            layout_budget=time_budget,
-            profiles=profiles,
-        )
-    plan.validate(graph)
+        laid.setdefault(chosen, found)
+        return found
+
+    def evaluate(chosen: tuple[int, ...], budget: float | None) -> tuple[int, int]:
+        found = lay_out(chosen, budget)
+        return found.layout.arena, max(live_bytes_per_step(found.buffers, len(chosen)), default=0)
+
+    result = strategy(graph, scratch=scratch, time_budget=time_budget, evaluate=evaluate)
+    best = laid.get(result.order) or lay_out(result.order, time_budget)
+    plan = MemoryPlan(
+        order=result.order,
+        buffers=best.buffers,
+        offsets=best.layout.offsets,
+        order_strategy=f"{order}({result.chosen})" if result.chosen else order,
+        layout_strategy=layout,
+        plan_seconds=time.perf_counter() - start,
+        order_lower_bound=result.lower_bound,
+        order_proven_optimal=result.proven_optimal,
+        note=result.note,
+        layout_chosen=best.layout.strategy,
+        layout_proven_optimal=best.layout.proven_optimal,
+    )
+    plan.validate(graph, traits)
     return plan
+
+
+@dataclass(frozen=True)
+class _Laid:
+    buffers: tuple[Buffer, ...]
+    layout: LayoutResult
+
+
+def _lay_out(
+    graph: Graph,
+    order: tuple[int, ...],
+    layout: LayoutStrategy,
+    scratch: Mapping[int, int] | None,
+    aliases: Aliases | None,
+    in_place: bool,
+    traits: Traits,
+    budget: float | None,
+    profiles: bool,
+) -> _Laid:
+    """Sharing for `order`, then the layout. Shared storage lowers the live bytes but can fragment
+    the layout, and aliasing is greedy: when the aliases are ours to choose, they are laid out with
+    and without running in place with staging, and with nothing shared, and the smallest arena kept
+    (ties: the earlier, more shared). Each distinct choice is laid out once."""
+    choices: list[Aliases | None] = [aliases]
+    if aliases is None and in_place:
+        choices = [
+            aliases_for(graph, order, traits, scratch=scratch, profiles=profiles),
+            aliases_for(
+                graph, order, traits, scratch=scratch, convolutions=False, profiles=profiles
+            ),
+            None,
+        ]
+        choices = [c for k, c in enumerate(choices) if c not in choices[:k]]
+    best: _Laid | None = None
+    for choice in choices:
+        with_staging = staging_scratch(graph, choice, scratch, traits) if choice else scratch
+        buffers = activation_buffers(graph, order, with_staging, choice, profiles=profiles)
+        found = layout(buffers, time_budget=budget / len(choices) if budget else None)
+        if best is None or found.arena < best.layout.arena:
+            best = _Laid(buffers, found)
+    assert best is not None
+    return best

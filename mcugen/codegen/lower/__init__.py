@@ -1,9 +1,15 @@
 """Lowering: one TFLite operator -> the C kernel that runs it and its build-time parameters.
 
-Each module in this package registers lowerings with `@register("OPCODE", ...)`. A lowering is a
-pure function `(graph, op) -> Lowered` that checks the operator is supported (raising
+Each module in this package registers lowerings with `@register("OPCODE", ..., traits=...)`. A
+lowering is a pure function `(graph, op) -> Lowered` that checks the operator is supported (raising
 `UnsupportedError` naming the operator otherwise) and computes everything TFLM computes in Prepare:
 multipliers, shifts, paddings, activation ranges. Kernels then only compute.
+
+The same registration declares the operator's `OpTraits` (mcugen/model/traits.py): what its kernel
+lets the memory planner share (a view, inputs it may overwrite, staging for running in place).
+`op_traits(graph)` hands them to the planner as plain data, so the planner names no operator and
+adding one never edits it. Traits never raise: an operator the runtime cannot run still gets
+planned (`mcugen plan` on a model with unsupported operators).
 """
 
 from __future__ import annotations
@@ -12,9 +18,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph, Operator
+from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
+from mcugen.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -38,16 +47,39 @@ class Lowered:
 
 
 Lowering = Callable[[Graph, Operator], Lowered]
-LOWERINGS: dict[str, Lowering] = {}
+#: An operator's traits: constant for the opcode, or computed from its shapes and options.
+TraitsFn = Callable[[Graph, Operator], OpTraits]
+
+
+@dataclass(frozen=True)
+class OperatorEntry:
+    """What the registry holds per opcode: the lowering and the kernel's sharing traits."""
+
+    lower: Lowering
+    traits: TraitsFn
+
+
+LOWERINGS: Registry[OperatorEntry] = Registry("operator")
 _loaded = False
 
 
-def register(*opcodes: str) -> Callable[[Lowering], Lowering]:
+def _constant(traits: OpTraits) -> TraitsFn:
+    def same(graph: Graph, op: Operator) -> OpTraits:
+        return traits
+
+    return same
+
+
+def register(
+    *opcodes: str, traits: OpTraits | TraitsFn = NO_TRAITS
+) -> Callable[[Lowering], Lowering]:
+    """Register the decorated lowering for `opcodes`, with the kernel's `traits` (a constant, or a
+    function of the graph and operator that never raises)."""
+    traits_fn = traits if callable(traits) else _constant(traits)
+
     def wrap(fn: Lowering) -> Lowering:
         for code in opcodes:
-            if code in LOWERINGS:
-                raise RuntimeError(f"two lowerings registered for {code}")
-            LOWERINGS[code] = fn
+            LOWERINGS.add(code, OperatorEntry(fn, traits_fn))
         return fn
 
     return wrap
@@ -65,7 +97,21 @@ def _load_all() -> None:
 
 def supported_opcodes() -> list[str]:
     _load_all()
-    return sorted(LOWERINGS)
+    return list(LOWERINGS.names())
+
+
+def op_traits(graph: Graph) -> Traits:
+    """Operator index -> the traits its kernel declares, for every operator that shares something
+    (custom and unsupported operators share nothing)."""
+    _load_all()
+    found: dict[int, OpTraits] = {}
+    for op in graph.operators:
+        if op.custom_code is not None or op.opcode not in LOWERINGS:
+            continue
+        traits = LOWERINGS[op.opcode].traits(graph, op)
+        if traits.shares:
+            found[op.index] = traits
+    return MappingProxyType(found)
 
 
 def lower(graph: Graph, op: Operator) -> Lowered:
@@ -76,10 +122,9 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             f"{op.label}: custom operators are not supported",
             hint="replace it with builtin operators or run it outside the model",
         )
-    fn = LOWERINGS.get(op.opcode)
-    if fn is None:
+    if op.opcode not in LOWERINGS:
         raise UnsupportedError(
             f"{op.label}: operator {op.opcode} is not supported by the mcugen runtime",
             hint=f"supported: {', '.join(supported_opcodes())}",
         )
-    return fn(graph, op)
+    return LOWERINGS[op.opcode].lower(graph, op)

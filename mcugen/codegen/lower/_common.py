@@ -6,6 +6,18 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Array
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
+from mcugen.model.traits import OpTraits
+
+# Sharing traits of kernels that many lowerings register (model/traits.py says what each promises;
+# each kernel listed with one was checked for that property in runtime_c/kernels/reference/).
+#: RESHAPE, SQUEEZE, EXPAND_DIMS: a byte copy skipped when input and output coincide.
+VIEW = OpTraits(view=True)
+#: Unary element-wise kernels: read element i, then write element i.
+OVERWRITES_INPUT = OpTraits(overwrites=(0,))
+#: Binary element-wise kernels: a non-broadcast input is indexed by the output's flat index.
+OVERWRITES_EITHER = OpTraits(overwrites=(0, 1))
+#: PAD: writes from the last byte to the first, so its input may start its output's buffer.
+GROWS_OVER_INPUT = OpTraits(grows_over_input=True)
 
 
 def unsupported(op: Operator, what: str) -> UnsupportedError:

@@ -6,7 +6,14 @@ import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    OVERWRITES_INPUT,
+    check_dtype,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_activations_params_t"
@@ -49,7 +56,7 @@ def relu6_int8_params(op: Operator, x: Tensor) -> tuple[tuple[str, int], ...]:
     return (("act_min", qx.zero_point), ("act_max", six))
 
 
-@register("RELU", "RELU6")
+@register("RELU", "RELU6", traits=OVERWRITES_INPUT)
 def lower_relu(graph: Graph, op: Operator) -> Lowered:
     x, y, dtype = unary_operands(graph, op, "int8", "float32")
     name = op.opcode.lower()

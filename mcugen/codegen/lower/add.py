@@ -11,6 +11,7 @@ import numpy as np
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
+    OVERWRITES_EITHER,
     activation_params,
     check_dtype,
     out,
@@ -85,7 +86,7 @@ def add_rescales(s1: float, s2: float, s_out: float) -> tuple[float, float, floa
     return s1 / twice_max, s2 / twice_max, twice_max / ((1 << LEFT_SHIFT_INT8) * s_out)
 
 
-@register("ADD")
+@register("ADD", traits=OVERWRITES_EITHER)
 def lower_add(graph: Graph, op: Operator) -> Lowered:
     a, b, y, dtype = binary_operands(graph, op, "int8", "float32")
     if dtype == "float32":

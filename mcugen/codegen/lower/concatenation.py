@@ -10,6 +10,7 @@ from __future__ import annotations
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import check_dtype, fused_activation, out, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
+from mcugen.model.traits import NO_TRAITS, OpTraits
 
 PARAMS = "mcu_concatenation_params_t"
 TYPES = ("float32", "int8", "int16", "int32", "int64", "bool")
@@ -47,7 +48,20 @@ def check_shapes(op: Operator, inputs: list[Tensor], y: Tensor, axis: int) -> No
         raise unsupported(op, f"input sizes along axis {axis} do not add up to {y.shape[axis]}")
 
 
-@register("CONCATENATION")
+def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
+    """Each input is one contiguous block of the output when every output dimension before the
+    axis is 1; the kernel then skips the copy of an input already at its block."""
+    if len(op.outputs) != 1 or any(t < 0 for t in op.inputs):
+        return NO_TRAITS
+    shape = graph.tensors[op.outputs[0]].shape
+    axis = int(op.options.get("axis", 0))
+    axis = axis + len(shape) if axis < 0 else axis
+    if not 0 <= axis < len(shape) or any(d != 1 for d in shape[:axis]):
+        return NO_TRAITS
+    return OpTraits(input_blocks=True)
+
+
+@register("CONCATENATION", traits=concatenation_traits)
 def lower_concatenation(graph: Graph, op: Operator) -> Lowered:
     """Axis made non-negative against the output rank, as TFLM's CalculatePositiveAxis."""
     y = out(graph, op)

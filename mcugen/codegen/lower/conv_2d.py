@@ -19,8 +19,9 @@ from mcugen.codegen.lower._common import (
     req,
     unsupported,
 )
-from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.ir import Graph, Operator, Tensor, element_size
 from mcugen.model.rewrite import EXPLICIT_PADDING
+from mcugen.model.traits import NO_TRAITS, OpTraits
 
 PARAMS = "mcu_conv_2d_params_t"
 Params = tuple[tuple[str, Value], ...]
@@ -163,7 +164,43 @@ def check_bias(op: Operator, bias: Tensor | None, channels: int) -> None:
         raise unsupported(op, f"bias has {bias.num_elements} elements; expected {channels}")
 
 
-@register("CONV_2D")
+def conv_staging_bytes(graph: Graph, op: Operator) -> int | None:
+    """Scratch bytes the kernel needs to run `op` with its output over its input, or None when it
+    cannot: int8 or float32, 4D, batch 1, and
+    - DEPTHWISE_CONV_2D with depth multiplier 1 and no more output than input pixels: it copies one
+      input channel plane at a time into the scratch and writes that channel's outputs, which land
+      on that channel's own input positions (output pixel k sits where input pixel k was);
+    - CONV_2D 1x1 stride 1 over the same grid: it copies one input pixel at a time and writes that
+      pixel's outputs, first pixel first when it has no more output than input channels, last
+      pixel first when it has more (runtime_c/kernels/reference/conv_2d.c, depthwise_conv_2d.c).
+    Arithmetic and order of the sums are unchanged, so outputs stay bit-exact. Never raises."""
+    if len(op.inputs) < 2 or len(op.outputs) != 1 or min(*op.inputs[:2], op.outputs[0]) < 0:
+        return None
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    if x.dtype != y.dtype or x.dtype not in ("int8", "float32") or w.data is None:
+        return None
+    if len(x.shape) != 4 or len(y.shape) != 4 or len(w.shape) != 4 or x.shape[0] != 1:
+        return None
+    size = element_size(x.dtype)
+    if op.opcode == "DEPTHWISE_CONV_2D":
+        if y.shape[3] != x.shape[3] or y.shape[1] * y.shape[2] > x.shape[1] * x.shape[2]:
+            return None
+        return x.shape[1] * x.shape[2] * size
+    pointwise = w.shape[1] == w.shape[2] == 1 and w.shape[3] == x.shape[3]
+    same_grid = y.shape[1:3] == x.shape[1:3]
+    strides = (int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1)))
+    if not pointwise or not same_grid or strides != (1, 1):
+        return None
+    return x.shape[3] * size
+
+
+def conv_in_place_traits(graph: Graph, op: Operator) -> OpTraits:
+    """CONV_2D and DEPTHWISE_CONV_2D may write over their input with a staging scratch."""
+    staging = conv_staging_bytes(graph, op)
+    return NO_TRAITS if staging is None else OpTraits(staging_bytes=staging)
+
+
+@register("CONV_2D", traits=conv_in_place_traits)
 def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)

@@ -6,14 +6,14 @@ import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import qparams, unsupported
+from mcugen.codegen.lower._common import OVERWRITES_INPUT, qparams, unsupported
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_leaky_relu_params_t"
 
 
-@register("LEAKY_RELU")
+@register("LEAKY_RELU", traits=OVERWRITES_INPUT)
 def lower_leaky_relu(graph: Graph, op: Operator) -> Lowered:
     """Factors double(s_in) / double(s_out) and double(s_in) * double(alpha) / double(s_out) (the
     pip interpreter computes both in double), each through QuantizeMultiplier."""

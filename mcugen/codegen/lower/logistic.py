@@ -6,7 +6,14 @@ import math
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    OVERWRITES_INPUT,
+    check_dtype,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_logistic_params_t"
@@ -38,7 +45,7 @@ def q4_input_params(op: Operator, x: Tensor) -> tuple[tuple[str, int], ...]:
     )
 
 
-@register("LOGISTIC")
+@register("LOGISTIC", traits=OVERWRITES_INPUT)
 def lower_logistic(graph: Graph, op: Operator) -> Lowered:
     """float32: 1 / (1 + exp(-x)) with TFLM's cut-offs; int8: fixed point, output zp -128."""
     x, y = req(graph, op, 0), out(graph, op)

@@ -7,13 +7,14 @@ the same (converters give inputs and output one quantization, where raw and real
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower._common import OVERWRITES_EITHER
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
 SUFFIX = {"int8": "int8", "float32": "f32"}
 
 
-@register("MAXIMUM", "MINIMUM")
+@register("MAXIMUM", "MINIMUM", traits=OVERWRITES_EITHER)
 def lower_maximum_minimum(graph: Graph, op: Operator) -> Lowered:
     _, _, _, dtype = binary_operands(graph, op, "int8", "float32")
     function = f"mcu_{op.opcode.lower()}_{SUFFIX[dtype]}"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import activation_params, qparams
+from mcugen.codegen.lower._common import OVERWRITES_EITHER, activation_params, qparams
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_mul_params_t"
 
 
-@register("MUL")
+@register("MUL", traits=OVERWRITES_EITHER)
 def lower_mul(graph: Graph, op: Operator) -> Lowered:
     """mul_common.cc: QuantizeMultiplier(double(s1) * double(s2) / double(s_out))."""
     a, b, y, dtype = binary_operands(graph, op, "int8", "float32")

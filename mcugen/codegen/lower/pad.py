@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Array, Lowered, register
-from mcugen.codegen.lower._common import check_dtype, inp, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    GROWS_OVER_INPUT,
+    check_dtype,
+    inp,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_pad_params_t"
@@ -43,7 +51,7 @@ def _pad_value(op: Operator, value: Tensor | None, x: Tensor, y: Tensor) -> int:
     return qparams(op, y).zero_point if x.dtype == "int8" else 0
 
 
-@register("PAD", "PADV2")
+@register("PAD", "PADV2", traits=GROWS_OVER_INPUT)
 def lower_pad(graph: Graph, op: Operator) -> Lowered:
     x, paddings, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     value = inp(graph, op, 2)  # TFLM runs PAD and PADV2 alike: the value input is optional

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import qparams, unsupported
+from mcugen.codegen.lower._common import OVERWRITES_INPUT, qparams, unsupported
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
@@ -12,7 +12,7 @@ PARAMS = "mcu_prelu_params_t"
 FLOAT_MAX_RANK = 4  # TFLM's float kernel extends every shape to 4-D
 
 
-@register("PRELU")
+@register("PRELU", traits=OVERWRITES_INPUT)
 def lower_prelu(graph: Graph, op: Operator) -> Lowered:
     """prelu_common.cc: identity factor s_in / s_out and alpha factor s_in * s_alpha / s_out, both
     in double, through QuantizeMultiplier."""

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    OVERWRITES_INPUT,
+    check_dtype,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 
 PARAMS = "mcu_quantize_params_t"
@@ -53,7 +60,7 @@ def _requantize(op: Operator, x: Tensor, y: Tensor, qy: Quantization) -> Lowered
     return Lowered("quantize", "mcu_quantize_requantize", PARAMS, params)
 
 
-@register("QUANTIZE")
+@register("QUANTIZE", traits=OVERWRITES_INPUT)
 def lower_quantize(graph: Graph, op: Operator) -> Lowered:
     """float32 input: round(x / scale) + zero point; integer input: rescale between types."""
     if len(op.inputs) != 1 or len(op.outputs) != 1:

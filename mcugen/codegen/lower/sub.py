@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import activation_params, qparams
+from mcugen.codegen.lower._common import OVERWRITES_EITHER, activation_params, qparams
 from mcugen.codegen.lower.add import add_rescales, add_sub_params, binary_operands
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_sub_params_t"
 
 
-@register("SUB")
+@register("SUB", traits=OVERWRITES_EITHER)
 def lower_sub(graph: Graph, op: Operator) -> Lowered:
     """Same rescale factors as ADD, in double: some TFLM sources compute them in float32, but the
     interpreter the tests compare with (pip tflite_micro) widens to double first, like ADD."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req
+from mcugen.codegen.lower._common import OVERWRITES_INPUT, check_dtype, out, req
 from mcugen.codegen.lower.logistic import q4_input_params
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_tanh_params_t"
 
 
-@register("TANH")
+@register("TANH", traits=OVERWRITES_INPUT)
 def lower_tanh(graph: Graph, op: Operator) -> Lowered:
     """float32: tanhf; int8: fixed point. Like TFLM, the int8 output's quantization is not read:
     the kernel always produces scale 1/128, zero point 0 (what converters emit)."""

@@ -18,14 +18,13 @@ optimality, and importing OR-Tools costs about half a second the first time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from types import MappingProxyType
 
 from mcugen.plan.buffers import Buffer
 from mcugen.plan.layout.cpsat import solve_cpsat
 from mcugen.plan.layout.local_search import GREEDIES, PLACEMENTS_PER_SECOND, improve
-from mcugen.plan.layout.placement import arena_of, live_lower_bound
+from mcugen.plan.layout.placement import LayoutResult, arena_of, live_lower_bound
 
 DEFAULT_BUDGET = 0.5
 LOCAL_SEARCH_SHARE = 0.2
@@ -34,17 +33,7 @@ LOCAL_SEARCH_SHARE = 0.2
 CPSAT_MAX_BUFFERS = 300
 
 
-@dataclass(frozen=True)
-class AutoLayout:
-    offsets: Mapping[int, int]
-    arena: int
-    lower_bound: int  # no layout of these buffers is smaller
-    proven_optimal: bool
-    strategy: str  # the strategy whose layout was kept
-    tried: tuple[tuple[str, int], ...]  # (strategy, arena) in the order they ran
-
-
-def choose_layout(buffers: Sequence[Buffer], *, time_budget: float | None = None) -> AutoLayout:
+def choose_layout(buffers: Sequence[Buffer], *, time_budget: float | None = None) -> LayoutResult:
     """The smallest layout found by the greedies, then local search, then CP-SAT."""
     bound = live_lower_bound(buffers)
     tried: list[tuple[str, int]] = []
@@ -79,13 +68,8 @@ def _result(
     best: tuple[str, dict[int, int]],
     bound: int,
     tried: list[tuple[str, int]],
-) -> AutoLayout:
+) -> LayoutResult:
     arena = arena_of(buffers, best[1])
-    return AutoLayout(
+    return LayoutResult(
         MappingProxyType(dict(best[1])), arena, bound, arena <= bound, best[0], tuple(tried)
     )
-
-
-def auto(buffers: Sequence[Buffer], *, time_budget: float | None = None) -> dict[int, int]:
-    """Buffer id -> byte offset chosen by `choose_layout`."""
-    return dict(choose_layout(buffers, time_budget=time_budget).offsets)

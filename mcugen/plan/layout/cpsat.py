@@ -183,8 +183,3 @@ def solve_cpsat(
     arena = arena_of(buffers, offsets)
     bound = max(lower, bound) if exact else live_lower_bound(buffers)
     return CpSatLayout(MappingProxyType(offsets), arena, bound, arena <= bound, status, start)
-
-
-def cpsat(buffers: Sequence[Buffer], *, time_budget: float | None = None) -> dict[int, int]:
-    """Buffer id -> byte offset: the best layout CP-SAT finds within the budget."""
-    return dict(solve_cpsat(buffers, time_budget=time_budget).offsets)

@@ -11,6 +11,8 @@ searching over placement orders loses nothing (see `order_of`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from mcugen.plan.buffers import Buffer
 
@@ -19,6 +21,32 @@ from mcugen.plan.buffers import Buffer
 #: need = new.extent_during(b) and reach = b.extent_during(new) (plain buffers: their sizes).
 Intervals = list[tuple[int, int]]
 FitRule = Callable[[Buffer, Intervals], int]
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    """What every layout strategy returns: the offsets, and how far from optimal they are."""
+
+    offsets: Mapping[int, int]  # buffer id -> byte offset
+    arena: int
+    lower_bound: int  # no layout of these buffers is smaller
+    proven_optimal: bool
+    strategy: str  # the strategy whose layout this is (auto: the one it kept)
+    tried: tuple[tuple[str, int], ...] = ()  # auto: (strategy, arena) in the order they ran
+
+    @classmethod
+    def of(
+        cls,
+        strategy: str,
+        buffers: Sequence[Buffer],
+        offsets: Mapping[int, int],
+        lower_bound: int | None = None,
+    ) -> LayoutResult:
+        """A result for `offsets`, proven optimal when the arena meets the bound (by default the
+        live-bytes lower bound)."""
+        arena = arena_of(buffers, offsets)
+        bound = live_lower_bound(buffers) if lower_bound is None else lower_bound
+        return cls(MappingProxyType(dict(offsets)), arena, bound, arena <= bound, strategy)
 
 
 def align_to(n: int, align: int) -> int:

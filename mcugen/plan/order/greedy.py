@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from mcugen.model.ir import Graph
-from mcugen.plan.order import OrderResult, register
+from mcugen.plan.order import ORDERS, ArenaOf, OrderResult
 from mcugen.plan.order.cuts import Piece, split_into_pieces
 from mcugen.plan.order.state import ScheduleModel, build_model, iter_bits
 
@@ -133,9 +133,13 @@ def best_heuristic_order(model: ScheduleModel, piece: Piece) -> tuple[tuple[int,
     return candidates[best], peak
 
 
-@register("greedy")
+@ORDERS.register("greedy")
 def greedy_order(
-    graph: Graph, *, scratch: Mapping[int, int] | None = None, time_budget: float | None = None
+    graph: Graph,
+    *,
+    scratch: Mapping[int, int] | None = None,
+    time_budget: float | None = None,
+    evaluate: ArenaOf | None = None,
 ) -> OrderResult:
     """Greedy order, piece by piece: never worse than the stored order. Fast (no search)."""
     del time_budget

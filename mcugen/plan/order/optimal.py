@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from mcugen.model.ir import Graph
-from mcugen.plan.order import OrderResult, register
+from mcugen.plan.order import ORDERS, ArenaOf, OrderResult
 from mcugen.plan.order.beam import widening_beam
 from mcugen.plan.order.cuts import Piece, split_into_pieces
 from mcugen.plan.order.greedy import RULES, best_heuristic_order, complete_greedily
@@ -196,9 +196,13 @@ def solve_piece(
     return exact, transitions
 
 
-@register("optimal")
+@ORDERS.register("optimal")
 def optimal_order(
-    graph: Graph, *, scratch: Mapping[int, int] | None = None, time_budget: float | None = None
+    graph: Graph,
+    *,
+    scratch: Mapping[int, int] | None = None,
+    time_budget: float | None = None,
+    evaluate: ArenaOf | None = None,
 ) -> OrderResult:
     """Minimum-peak order (steps 1-2 of the module); `time_budget` seconds of search (default 1)."""
     started = time.perf_counter()

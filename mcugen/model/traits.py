@@ -1,0 +1,47 @@
+"""What an operator's kernel lets the memory planner share: plain data, declared by its lowering.
+
+The planner (mcugen/plan/aliasing.py) turns these facts into aliases for a given order; it knows no
+operator by name. Each fact is a promise about the kernel in runtime_c/kernels/, and adding one to a
+lowering needs that property checked in the kernel and a test against TFLM with sharing on
+(docs/adding-a-kernel.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpTraits:
+    """Sharing an operator's kernel allows (all off: nothing shared)."""
+
+    #: The output is input 0's bytes unchanged; the kernel skips its copy when they coincide.
+    view: bool = False
+    #: Inputs the output may overwrite element for element: the kernel reads element i of every
+    #: input before it writes element i, and never reads another element of an overwritten input.
+    overwrites: tuple[int, ...] = ()
+    #: The output may start at input 0's bytes and extend past them: the kernel writes from the
+    #: last byte to the first, and each output element lies at or after the input element it reads.
+    grows_over_input: bool = False
+    #: Each input is one contiguous block of the output, in input order, and the kernel skips the
+    #: copy of an input already at its block.
+    input_blocks: bool = False
+    #: The output may go over input 0 at the same address when the kernel gets this much staging
+    #: scratch (it detects the shared pointer and stages what it still needs); None: never.
+    staging_bytes: int | None = None
+
+    @property
+    def shares(self) -> bool:
+        return (
+            self.view
+            or bool(self.overwrites)
+            or self.grows_over_input
+            or self.input_blocks
+            or self.staging_bytes is not None
+        )
+
+
+NO_TRAITS = OpTraits()
+#: Operator index -> its traits; operators absent share nothing.
+Traits = Mapping[int, OpTraits]
