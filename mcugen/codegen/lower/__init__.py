@@ -128,3 +128,8 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             hint=f"supported: {', '.join(supported_opcodes())}",
         )
     return LOWERINGS[op.opcode].lower(graph, op)
+
+
+# Every lowering module registers itself on import; load them all now, so that `LOWERINGS` is
+# complete for anyone who reads it.
+_load_all()
