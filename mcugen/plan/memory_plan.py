@@ -116,8 +116,8 @@ def _check_sharing(
         block = 0  # where input k starts in the output when the inputs are its blocks
         for k, x in enumerate(op.inputs):
             x_size = graph.tensors[x].nbytes if x >= 0 else 0
-            start = offsets.get(x)
-            meets = start is not None and x_size > 0
+            start = offsets.get(x, -1)
+            meets = start >= 0 and x_size > 0
             if meets and start < offsets[y] + size and offsets[y] < start + x_size:
                 at = start - offsets[y]
                 if not _declared(kind, k, at, block, scratch.get(op.index, 0)):

@@ -17,8 +17,6 @@ budget; beam search over partial schedules is a standard baseline in the schedul
 
 from __future__ import annotations
 
-import time
-
 from mcugen.plan.order.cuts import Piece
 from mcugen.plan.order.state import ScheduleModel, iter_bits
 
@@ -27,9 +25,9 @@ MAX_WIDTH = 4096
 
 
 def beam_order(
-    model: ScheduleModel, piece: Piece, *, floor: int, width: int, deadline: float
-) -> tuple[tuple[int, ...], int, int] | None:
-    """One beam run of `width` over `piece`: (order, peak, transitions), or None past `deadline`."""
+    model: ScheduleModel, piece: Piece, *, floor: int, width: int
+) -> tuple[tuple[int, ...], int, int]:
+    """One beam run of `width` over `piece`: (order, peak, transitions)."""
     ready0 = 0
     for v in iter_bits(piece.ops):
         if model.preds[v] & ~piece.before == 0:
@@ -38,8 +36,6 @@ def beam_order(
     history: list[dict[int, tuple[int, int]]] = []  # per level: set -> (previous set, operator)
     transitions = 0
     for _ in range(piece.size):
-        if time.perf_counter() > deadline:
-            return None
         found: dict[int, tuple[int, int, int, int, int]] = {}  # set -> key, resident, ready, ...
         for mask, (key, resident, ready) in level.items():
             for v in model.moves(mask, resident, ready, key):
@@ -65,17 +61,14 @@ def beam_order(
 
 
 def widening_beam(
-    model: ScheduleModel, piece: Piece, *, floor: int, transitions: int, deadline: float
+    model: ScheduleModel, piece: Piece, *, floor: int, transitions: int
 ) -> tuple[tuple[int, ...], int] | None:
     """Beam runs of doubling width while the next one (about twice the last) fits in
     `transitions`; the best (order, peak) found, or None if not even width 1 ran."""
     best: tuple[tuple[int, ...], int] | None = None
     width, used, last = 1, 0, 0
     while width <= MAX_WIDTH and used + 2 * last <= transitions:
-        run = beam_order(model, piece, floor=floor, width=width, deadline=deadline)
-        if run is None:
-            break
-        order, peak, cost = run
+        order, peak, cost = beam_order(model, piece, floor=floor, width=width)
         if best is None or peak < best[1]:
             best = (order, peak)
         if peak <= floor:

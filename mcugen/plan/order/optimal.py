@@ -31,7 +31,6 @@ HMCOS (Wang et al. 2022) decomposes hierarchically to go further.
 from __future__ import annotations
 
 import heapq
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -45,9 +44,9 @@ from mcugen.plan.order.state import ScheduleModel, build_model, iter_bits
 #: Seconds of search when the caller gives no budget.
 DEFAULT_TIME_BUDGET = 1.0
 #: State transitions evaluated per second of budget (about half of what one core does unloaded):
-#: the budget is spent as a deterministic amount of work, so re-runs give the same order. The
-#: wall clock stops the search only if that work takes longer than the budget (a slow or loaded
-#: machine); only then can two runs differ.
+#: the budget is spent as a fixed amount of work, never read from a clock, so the same graph and
+#: budget give the same order on any machine and under any load (a slow or loaded machine only
+#: takes longer).
 TRANSITIONS_PER_SECOND = 300_000
 
 
@@ -56,17 +55,16 @@ class PieceOutcome:
     order: tuple[int, ...]
     peak: int
     lower: int  # proven: max(optimum of the piece, floor) >= lower
-    complete: bool  # False when the work or time budget ran out
+    complete: bool  # False when the work budget ran out
     transitions: int
 
 
 @dataclass
 class _Limits:
     transitions: int
-    deadline: float
 
     def exceeded(self, used: int) -> bool:
-        return used >= self.transitions or time.perf_counter() > self.deadline
+        return used >= self.transitions
 
 
 def search_piece(
@@ -180,17 +178,16 @@ def solve_piece(
     floor: int,
     greedy: tuple[tuple[int, ...], int],
     transitions: int,
-    deadline: float,
 ) -> tuple[PieceOutcome, int]:
     """Exact search with half of `transitions`; if it does not finish, a widening beam search
     with the rest, keeping the better order. Returns the outcome and the transitions spent."""
     exact = search_piece(
-        model, piece, floor=floor, greedy=greedy, limits=_Limits(transitions // 2, deadline)
+        model, piece, floor=floor, greedy=greedy, limits=_Limits(transitions // 2)
     )
     if exact.complete:
         return exact, exact.transitions
     left = transitions - exact.transitions
-    beam = widening_beam(model, piece, floor=floor, transitions=left, deadline=deadline)
+    beam = widening_beam(model, piece, floor=floor, transitions=left)
     if beam is not None and beam[1] < exact.peak:
         exact = PieceOutcome(beam[0], beam[1], exact.lower, False, exact.transitions)
     return exact, transitions
@@ -205,13 +202,12 @@ def optimal_order(
     evaluate: ArenaOf | None = None,
 ) -> OrderResult:
     """Minimum-peak order (steps 1-2 of the module); `time_budget` seconds of search (default 1)."""
-    started = time.perf_counter()
     budget = DEFAULT_TIME_BUDGET if time_budget is None else time_budget
     model = build_model(graph, scratch)
     pieces = split_into_pieces(model)
     results = [best_heuristic_order(model, piece) for piece in pieces]
     floor = max([model.lower_bound, *(p.lower_bound(model) for p in pieces)])
-    work, deadline = int(budget * TRANSITIONS_PER_SECOND), started + 0.95 * budget
+    work = int(budget * TRANSITIONS_PER_SECOND)
     stopped = 0
     todo = sorted(range(len(pieces)), key=lambda i: (-results[i][1], i))
     for rank, i in enumerate(todo):
@@ -224,7 +220,6 @@ def optimal_order(
             floor=floor,
             greedy=results[i],
             transitions=work // waiting,
-            deadline=deadline,
         )
         work -= spent
         results[i] = (outcome.order, outcome.peak)
