@@ -236,7 +236,7 @@ def test_beam_orders_are_valid_and_never_below_optimal(
     order: list[int] = []
     peak = model.start_bytes
     for piece in split_into_pieces(model):
-        run = beam_order(model, piece, floor=0, width=width, deadline=float("inf"))
+        run = beam_order(model, piece, floor=0, width=width)
         assert run is not None
         order.extend(run[0])
         peak = max(peak, run[1])
