@@ -15,6 +15,7 @@ Run: python benchmarks/allocators.py [--board B] [--no-generated | --full-suite]
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import tempfile
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated, PlanOptions, generate, with_allocator
-from mcugen.plan.dynamic import ALLOCATORS, STATIC
+from mcugen.plan.dynamic import ALLOCATORS, STATIC, Allocator
 
 DYNAMIC = [a for a in ALLOCATORS if a != STATIC]
 
@@ -58,7 +59,8 @@ def measure_row(name: str, graph: Graph, target: Target, workdir: Path) -> str:
     instr: dict[str, int] = {}
     base: dict[str, int] = {}
     for allocator in ALLOCATORS:
-        gen = generate(graph, model_name=name, options=PlanOptions(allocator=allocator))
+        mode = Allocator(allocator)
+        gen = generate(graph, model_name=name, options=PlanOptions(allocator=mode))
         arena[allocator] = gen.view_model.arena_bytes
         moved[allocator] = gen.dynamic.moved_bytes if gen.dynamic else 0
         if allocator == STATIC:
@@ -81,7 +83,9 @@ def models(args: argparse.Namespace) -> list[tuple[str, Callable[[], Graph]]]:
     paths = args.models or [
         p for p in (SHARED / "models" / f"{m}.tflite" for m in REAL_MODELS) if p.is_file()
     ]
-    chosen = [(p.stem, lambda p=p: load_model(p)) for p in paths]
+    chosen: list[tuple[str, Callable[[], Graph]]] = [
+        (p.stem, functools.partial(load_model, p)) for p in paths
+    ]
     if not args.no_generated and not args.models:
         chosen += benchmark_suite(quick=not args.full_suite)
     return chosen

@@ -3,6 +3,8 @@ float32 close."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from test_add import lower_only
@@ -20,7 +22,7 @@ def unary_model(
     shape: tuple[int, ...],
     in_quant: Quant | None = None,
     out_quant: Quant | None = None,
-    **options: object,
+    **options: Any,
 ) -> bytes:
     """A one-operator model `opcode(x)`; quantizations are (scale, zero point) or None."""
     b = GraphBuilder()

@@ -4,6 +4,7 @@ float32 close. Also the model builder shared by the other binary-operator tests.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,7 +36,7 @@ def binary_model(
     out_quant: Quant = (0.1, 0),
     *,
     seed: int = 0,
-    **options: object,
+    **options: Any,
 ) -> bytes:
     """A one-operator model `opcode(a, b)`; constant operands get seeded random data."""
     rng = np.random.default_rng(seed)
