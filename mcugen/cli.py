@@ -1,18 +1,20 @@
 """mcugen: fit and run TensorFlow Lite models on microcontrollers.
 
-Command line: argument parsing only; the commands live in mcugen/commands.py.
+Command line: argument parsing only; sub-command NAME runs mcugen.commands.NAME.cmd_NAME.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mcugen import __version__
 from mcugen.errors import McugenError
+from mcugen.host.flash import TOOLS as FLASH_TOOLS
 from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
@@ -22,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        return int(command(args.command)(args))
     except McugenError as err:
         print(f"mcugen: error: {err.line()}", file=sys.stderr)
         return err.exit_code
@@ -43,9 +45,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 70
 
 
-def _parser() -> argparse.ArgumentParser:
-    from mcugen import commands as c
+def command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs sub-command `name`: `mcugen.commands.<name>.cmd_<name>`, imported
+    only for the sub-command that runs."""
+    module = importlib.import_module(f"mcugen.commands.{name}")
+    run: Callable[[argparse.Namespace], int] = getattr(module, f"cmd_{name}")
+    return run
 
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mcugen", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"mcugen {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -63,7 +71,6 @@ def _parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="generate C and compile it for a board")
     _model_options(build)
     build.add_argument("-o", "--output", type=Path, default=None, help="project directory")
-    build.set_defaults(func=c.cmd_build)
 
     run = sub.add_parser("run", help="build, run on the board or its emulator, print outputs")
     _model_options(run)
@@ -72,26 +79,22 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output", type=Path, default=None, help="write outputs (.npy or .npz)")
     run.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
     run.add_argument("--json", action="store_true", help="print one JSON object")
-    run.set_defaults(func=c.cmd_run)
 
     verify = sub.add_parser("verify", help="compare device outputs with TFLM's interpreter")
     _model_options(verify)
     _device_options(verify)
     verify.add_argument("--samples", type=int, default=5, help="seeded random inputs to compare")
-    verify.set_defaults(func=c.cmd_verify, input=None)
+    verify.set_defaults(input=None)
 
     _optimize_parser(sub)
     _measure_parser(sub)
     _flash_parser(sub)
 
-    boards = sub.add_parser("boards", help="list the boards and their limits")
-    boards.set_defaults(func=c.cmd_boards)
+    sub.add_parser("boards", help="list the boards and their limits")
     return p
 
 
 def _plan_report_options(p: argparse.ArgumentParser) -> None:
-    from mcugen import plan_command
-
     p.add_argument(
         "--chart", type=Path, default=None, help="write a memory-over-time chart (.png or .svg)"
     )
@@ -101,12 +104,9 @@ def _plan_report_options(p: argparse.ArgumentParser) -> None:
         default=True,
         help="compare every registered order and layout strategy (default: on)",
     )
-    p.set_defaults(func=plan_command.cmd_plan)
 
 
 def _optimize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from mcugen import optimize
-
     p = sub.add_parser(
         "optimize", help="write the model in mcugen's order with its offsets for stock TFLM"
     )
@@ -120,12 +120,9 @@ def _optimize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument(
         "--measure", action="store_true", help="measure TFLM's head before and after (tflite_micro)"
     )
-    p.set_defaults(func=optimize.cmd_optimize)
 
 
 def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from mcugen import measure
-
     p = sub.add_parser("measure", help="latency, operators and memory on a board or its QEMU twin")
     _model_options(p)
     _device_options(p)
@@ -145,22 +142,18 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--warmup", type=_non_negative, default=None, help="warm-up inferences with --mlperf"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=measure.cmd_measure)
 
 
 def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from mcugen import flash
-
     p = sub.add_parser("flash", help="build for a real board and write it through its probe")
     _model_options(p, emulate=False)
     p.add_argument(
         "--probe",
-        choices=flash.TOOLS,
+        choices=FLASH_TOOLS,
         default=None,
         help="flash tool (default: the first installed of pyocd, the board's, st-flash, openocd)",
     )
     p.add_argument("-o", "--output", type=Path, default=None, help="keep the project here")
-    p.set_defaults(func=flash.cmd_flash)
 
 
 def _positive(text: str) -> int:

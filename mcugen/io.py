@@ -1,7 +1,9 @@
-"""Reading user inputs (.npy/.npz) and writing outputs atomically."""
+"""Reading user inputs (.npy/.npz) and writing outputs atomically (`write_atomic`, the one writer
+of every file mcugen hands the user)."""
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 import zipfile
@@ -55,14 +57,31 @@ def save_outputs(path: Path, graph: Graph, outputs: list[np.ndarray]) -> None:
     """.npy for one output, .npz (named out0, out1, ...) for several; written atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    data = io.BytesIO()
+    if path.suffix == ".npz" or len(outputs) > 1:
+        named: dict[str, np.ndarray] = {f"out{i}": a for i, a in enumerate(outputs)}
+        np.savez(data, **named)  # type: ignore[arg-type]
+    else:
+        np.save(data, outputs[0])
+    write_atomic(path, data.getvalue())
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write `data` (text as UTF-8) to `path` through a temporary file in the same directory and
+    a rename: `path` is either as it was or complete, and the temporary file never stays."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise McugenError(
+            "the output directory does not exist", where=str(parent), hint="create it first"
+        )
+    if path.is_dir():
+        raise McugenError("the output is a directory", where=str(path), hint="give a file name")
+    payload = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            if path.suffix == ".npz" or len(outputs) > 1:
-                named: dict[str, np.ndarray] = {f"out{i}": a for i, a in enumerate(outputs)}
-                np.savez(f, **named)  # type: ignore[arg-type]
-            else:
-                np.save(f, outputs[0])
+            f.write(payload)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mcugen import cli, flash
+from mcugen import cli
 from mcugen.boards import load_board
 from mcugen.errors import McugenError
+from mcugen.host import flash
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_cnn_int8.tflite"
 ELF = Path("/tmp/build/model.elf")

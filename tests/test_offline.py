@@ -15,7 +15,6 @@ from mcugen.model.graphs import inception, randwire
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model, load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.optimize import optimize_model
 from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.compare import best_run, compare_strategies
 from mcugen.plan.layout.greedy import greedy_by_size
@@ -25,6 +24,7 @@ from mcugen.plan.offline import (
     check_offline_offsets,
     decode_offline_allocation,
     encode_offline_allocation,
+    optimize_model,
     reorder_operators,
     reshape_view_aliases,
     with_offline_plan,

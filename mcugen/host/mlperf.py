@@ -16,6 +16,9 @@ EnergyRunner uses in performance mode, which `MlperfRunner` reproduces:
 Every read has a deadline: a silent or dead link is a `RunError` naming the port, never a hang. An
 `e-[...]` reply becomes a `RunError` quoting it, raised only after the command's `m-ready`, so the
 link stays in step and usable.
+
+Also here: how many inferences the runner's scripts time (`RUNNER_INFER`), and how the device's
+three-decimal results are compared with a reference (`compare_results`, `dequantized`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ import re
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import serial
 
 from mcugen.errors import RunError
+from mcugen.model.ir import DTYPES, Graph
 
 #: Bytes of input data per `db` line, as the EnergyRunner sends them.
 DB_BYTES_PER_LINE = 31
@@ -40,6 +45,15 @@ _MODEL = re.compile(r"m-model-\[(.*)\]")
 _NAME = re.compile(r"m-name-dut-\[(.*)\]")
 _PROFILE = re.compile(r"m-profile-\[(.*)\]")
 _LAP = re.compile(r"m-lap-us-(\d+)")
+
+#: `infer N W` in the MLPerf Tiny runner's test scripts, per benchmark.
+RUNNER_INFER = {"ic01": (20, 5), "vww01": (20, 5), "kws01": (70, 10), "ad01": (1500, 10)}
+#: Any other model on a board.
+DEFAULT_INFER = (10, 1)
+#: Under QEMU -icount every inference executes the same instructions: a few suffice.
+EMULATED_INFER = (3, 1)
+#: The device prints results with three decimals, rounded half away from zero.
+RESULT_DECIMALS = 3
 
 
 @dataclass(frozen=True)
@@ -200,3 +214,43 @@ class MlperfRunner:
             return [float(v) for v in body.split(",")] if body else []
         except ValueError:
             raise RunError(f"unreadable m-results line: [{body[:80]}]", where=self.name) from None
+
+
+def default_infer(model_id: str, emulated: bool) -> tuple[int, int]:
+    """(inferences, warm-ups) the runner uses for `model_id` (a few under emulation)."""
+    return EMULATED_INFER if emulated else RUNNER_INFER.get(model_id, DEFAULT_INFER)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Device results against the reference, to RESULT_DECIMALS decimals."""
+
+    agree: bool
+    max_abs_diff: float
+    first_difference: int | None  # flat index of the first element that differs
+    note: str = ""
+
+
+def compare_results(device: list[float], reference: np.ndarray) -> Agreement:
+    """Agree when every device value is the reference rounded to three decimals: within half a
+    unit of the last decimal, plus float32 rounding on the device (about 1e-6 relative)."""
+    ref = np.asarray(reference, dtype=np.float64).ravel()
+    if len(device) != ref.size:
+        return Agreement(False, float("inf"), None, f"{len(device)} values, TFLM has {ref.size}")
+    ours = np.asarray(device, dtype=np.float64)
+    diff = np.abs(ours - ref)
+    both_nan = np.isnan(ours) & np.isnan(ref)
+    tolerance = 0.5 * 10.0**-RESULT_DECIMALS + 1e-6 * (1.0 + np.abs(ref))
+    bad = ~both_nan & ~(diff <= tolerance)
+    worst = float(np.max(np.where(both_nan, 0.0, diff))) if ref.size else 0.0
+    first = int(np.flatnonzero(bad)[0]) if bad.any() else None
+    return Agreement(first is None, worst, first)
+
+
+def dequantized(graph: Graph, output: np.ndarray) -> np.ndarray:
+    """The first output as real numbers: scale * (q - zero_point) for quantized integers."""
+    t = graph.tensors[graph.outputs[0]]
+    values = np.asarray(output, dtype=np.float64).ravel()
+    if t.quant is None or np.dtype(DTYPES[t.dtype][0]).kind == "f":
+        return values
+    return float(np.float32(t.quant.scale)) * (values - t.quant.zero_point)

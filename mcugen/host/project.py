@@ -20,6 +20,8 @@ from mcugen.boards import Target
 from mcugen.codegen.render import environment
 from mcugen.errors import BuildError
 from mcugen.pipeline import Generated
+from mcugen.plan import dynamic
+from mcugen.plan.fit import BoardLimits, fit_of
 from mcugen.resources import boards_dir, runtime_dir
 
 HOST_TARGET = "model"
@@ -100,79 +102,24 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
     return files
 
 
-@dataclass(frozen=True)
-class Fit:
-    """Whether a plan fits a board before anything is compiled: RAM for arena, stack and the
-    runtime's own state, flash for the weights (code comes on top; `build` measures it)."""
-
-    board: str
-    arena: int
-    stack: int
-    ram_size: int
-    weights: int
-    flash_size: int
-
-    @property
-    def ram_need(self) -> int:
-        return self.arena + self.stack + APP_RAM_BYTES
-
-    @property
-    def fits(self) -> bool:
-        return self.ram_need <= self.ram_size and self.weights <= self.flash_size
-
-    def problem(self) -> BuildError | None:
-        """The one-line error when it does not fit, else None."""
-        if self.ram_need > self.ram_size:
-            return BuildError(
-                f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
-                f"(arena {self.arena}, stack {self.stack}, runtime {APP_RAM_BYTES}), the board "
-                f"has {self.ram_size}; over by {self.ram_need - self.ram_size} bytes",
-                hint="the arena is the largest part: try a smaller model or input resolution",
-            )
-        if self.weights > self.flash_size:
-            return BuildError(
-                f"model does not fit {self.board}: weights need {self.weights} bytes of flash, "
-                f"the board has {self.flash_size}; over by {self.weights - self.flash_size} bytes",
-                hint="quantize the weights to int8 or prune the model",
-            )
-        return None
-
-    def summary(self) -> str:
-        """One line: fits or not, and by how much, RAM and flash."""
-        ram = (
-            f"RAM {self.ram_need:,} of {self.ram_size:,} bytes (arena {self.arena:,}, stack "
-            f"{self.stack:,}, runtime {APP_RAM_BYTES:,}), {_room(self.ram_size - self.ram_need)}"
-        )
-        flash = (
-            f"weights {self.weights:,} of {self.flash_size:,} bytes of flash, "
-            f"{_room(self.flash_size - self.weights)}"
-        )
-        verdict = "fits" if self.fits else "does NOT fit"
-        return f"{verdict} {self.board}: {ram}; {flash}"
-
-
-def _room(spare: int) -> str:
-    return f"{spare:,} free" if spare >= 0 else f"over by {-spare:,}"
-
-
-def fit_of(arena: int, weights: int, target: Target) -> Fit:
-    return Fit(
+def board_limits(target: Target) -> BoardLimits:
+    """The target's limits as the fit verdict (mcugen/plan/fit.py) takes them."""
+    return BoardLimits(
         target.board.name,
-        arena,
-        target.board.stack_bytes,
         target.ram.size,
-        weights,
         target.flash.size,
+        target.board.stack_bytes,
+        APP_RAM_BYTES,
     )
 
 
 def check_fits(gen: Generated, target: Target) -> None:
-    """Fail before compiling when arena + stack alone exceed the board's RAM."""
+    """Fail before compiling when the plan does not fit the board (`plan.fit.fit_of`)."""
     if target.board.is_host:
         return
-    # The arena the firmware declares (dynamic allocators: the peak).
+    allocator = gen.dynamic.mode if gen.dynamic is not None else dynamic.STATIC
     weights = sum(len(c.data) for c in gen.view_model.constants)
-    problem = fit_of(gen.view_model.arena_bytes, weights, target).problem()
+    problem = fit_of(gen.plan, allocator, weights, board_limits(target)).problem()
     if problem is not None:
         raise problem
 

@@ -21,6 +21,13 @@ How TFLM treats the offsets (greedy_memory_planner.cc, micro_allocator.cc):
 Stock TFLM kernels are not promised to be safe when an output shares memory with an input, so the
 offsets must not alias, except RESHAPE, whose kernel skips the copy when input and output share
 their data (reshape_common.cc), allowed by `reshape_views`.
+
+`optimize_model` (what `mcugen optimize` writes) plans for that: tensors, weights and operator
+options are unchanged, so outputs are bit-exact, and nothing is rewritten or shared beyond RESHAPE
+views. TFLM's kernels request their scratch at run time and TFLM places it online, first fit into
+the gaps of the offline plan; the plan therefore reserves, at each operator's step, the scratch
+TFLM's kernels will ask for (mcugen/plan/tflm_scratch.py). The offsets of those reservations are
+not written: TFLM finds the gaps itself.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ import numpy as np
 
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
+from mcugen.model.tflite_write import write_model
 from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up, tensor_lifetimes
-from mcugen.plan.memory_plan import MemoryPlan, PlanInvalid
+from mcugen.plan.memory_plan import MemoryPlan, PlanInvalid, plan_memory
+from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 
 OFFLINE_METADATA = "OfflineMemoryAllocation"
 ONLINE = -1  #: TFLM's kOnlinePlannedBuffer
@@ -106,6 +115,30 @@ def with_offline_plan(graph: Graph, plan: MemoryPlan, *, reshape_views: bool = F
     metadata = {k: v for k, v in graph.metadata.items() if k != OFFLINE_METADATA}
     metadata[OFFLINE_METADATA] = encode_offline_allocation(offsets)
     return replace(ordered, metadata=MappingProxyType(metadata), sha256="")
+
+
+def optimize_model(
+    graph: Graph,
+    *,
+    order: str,
+    layout: str,
+    reshape_views: bool = False,
+    time_budget: float | None = None,
+) -> tuple[bytes, MemoryPlan]:
+    """The .tflite bytes of `graph` in the planned order with offline offsets, and the plan.
+    Nothing shares storage (stock TFLM kernels are not alias-safe) except RESHAPE views when
+    `reshape_views`; no rewrite is applied, so tensors and weights are those of `graph`."""
+    aliases = reshape_view_aliases(graph) if reshape_views else None
+    plan = plan_memory(
+        graph,
+        order=order,
+        layout=layout,
+        scratch=tflm_scratch_bytes(graph),
+        aliases=aliases,
+        time_budget=time_budget,
+    )
+    rewritten = with_offline_plan(graph, plan, reshape_views=reshape_views)
+    return write_model(rewritten, description="mcugen optimize: offline memory plan"), plan
 
 
 def check_offline_offsets(

@@ -23,11 +23,10 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import RunError
 from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.mlperf import DB_BYTES_PER_LINE, MlperfRunner
+from mcugen.host.mlperf import DB_BYTES_PER_LINE, MlperfRunner, compare_results, dequantized
 from mcugen.host.project import build
 from mcugen.host.protocol import DeviceLink
 from mcugen.host.qemu import qemu_command, qemu_console
-from mcugen.measure import compare_results, dequantized
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs

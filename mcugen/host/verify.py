@@ -1,4 +1,4 @@
-"""`mcugen verify`: the device's outputs against TFLM's interpreter, sample by sample."""
+"""The device's outputs against TFLM's interpreter, sample by sample (`mcugen verify`)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,20 @@
-"""`mcugen flash`: build the firmware for a real board and write it through its debug probe.
+"""Writing firmware to a real board through its debug probe (`mcugen flash`): which tool, its
+command line, and its failures as one-line errors.
 
 Tools, in the order tried when none is named: pyOCD (the optional extra `mcugen[flash]`, run as
 `python -m pyocd`), the board's own `flash_tool` from board.toml, then `st-flash` (stlink-tools)
 and `openocd` from PATH. Each needs something from board.toml: pyOCD its `probe_target`, st-flash
-an STM32 (a raw .bin written at the flash origin), openocd its `openocd_config`. The tool is chosen
-before anything is built, so a missing tool costs no build.
+an STM32 (a raw .bin written at the flash origin), openocd its `openocd_config`.
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-from mcugen.boards import Board, load_board, resolve_target
+from mcugen.boards import Board
 from mcugen.errors import BuildError, McugenError, RunError
 
 TOOLS = ("pyocd", "st-flash", "openocd")
@@ -139,34 +136,3 @@ def write_firmware(tool: str, board: Board, elf: Path) -> None:
         f"{tool} failed with status {proc.returncode}: {lines[-1] if lines else 'no message'}",
         where=f"board {board.name}",
     )
-
-
-def cmd_flash(args: argparse.Namespace) -> int:
-    from mcugen.commands import generate_for, print_memory
-    from mcugen.host.project import build
-
-    board = load_board(args.board)
-    if board.is_host or board.emulator:
-        raise McugenError(
-            f"board '{board.name}' runs only as {'a process' if board.is_host else 'QEMU'}; "
-            "there is nothing to flash",
-            hint=f"run it with mcugen run --board {board.name}"
-            + ("" if board.is_host else " --emulate"),
-        )
-    target = resolve_target(board, emulate=False)
-    tool = choose_tool(board, args.probe)
-    gen = generate_for(args)
-    with tempfile.TemporaryDirectory(prefix="mcugen-flash-") as tmp:
-        out = args.output or Path(tmp) / "project"
-        result = build(gen, target, out)
-        start = time.perf_counter()
-        write_firmware(tool, board, result.executable)
-        seconds = time.perf_counter() - start
-        print(f"mcugen: flashed {args.model} to {board.name} with {tool} in {seconds:.1f} s")
-        if args.output:
-            print(f"  project:  {result.directory}/")
-        print_memory(gen, target, result)
-    print(
-        f"  next: mcugen measure {args.model} --board {board.name} --port /dev/ttyACM0 [--mlperf]"
-    )
-    return 0

@@ -1,26 +1,25 @@
-"""`mcugen plan`: plan a model, compare every registered strategy, optionally draw the chart.
-
-Lives outside commands.py so the planning reports can grow without touching the build and run
-commands; cli.py points the `plan` sub-command here.
+"""`mcugen plan`: plan a model, compare every registered strategy, optionally draw the chart, and
+with --board say whether it fits (the verdict of mcugen/plan/fit.py; exit 3 when it does not).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from mcugen.codegen.lower import op_traits
-from mcugen.commands import plan_options
+from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError, UnsupportedError
-from mcugen.host.project import Fit
+from mcugen.io import write_atomic
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.optimize import write_atomic
 from mcugen.pipeline import PlanOptions, prepare
+from mcugen.plan import dynamic
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, compare_strategies
+from mcugen.plan.fit import Fit, fit_of, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.report import plan_json, plan_text
 
@@ -78,7 +77,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         report = plan_json(graph, plan, runs)
         if fit is not None:
-            report["fit"] = {**asdict(fit), "ram_need": fit.ram_need, "fits": fit.fits}
+            report["fit"] = fit.as_json()
         print(json.dumps(report))
     else:
         print(plan_text(graph, plan, str(args.model), runs))
@@ -95,17 +94,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def board_fit(args: argparse.Namespace, graph: Graph, plan: MemoryPlan) -> Fit | None:
-    """The plan against `--board`'s RAM and flash, or None without `--board`. The arena is the
-    static layout's, or with a dynamic allocator the peak live bytes it runs in."""
+    """The plan against `--board`'s RAM and flash, or None without `--board`."""
     if getattr(args, "board", None) is None:
         return None
     from mcugen.boards import load_board, resolve_target
-    from mcugen.host.project import fit_of
+    from mcugen.host.project import board_limits
 
     target = resolve_target(load_board(args.board), emulate=False)
     if target.board.is_host:
         raise McugenError("the host board has no memory limits to check", hint="name a board")
-    used = {t for op in graph.operators for t in op.inputs if t >= 0}
-    weights = sum(len(graph.tensors[t].data or b"") for t in used if graph.tensors[t].is_constant)
-    dynamic = getattr(args, "allocator", "static") != "static"
-    return fit_of(plan.lower_bound if dynamic else plan.arena_bytes, weights, target)
+    allocator = getattr(args, "allocator", dynamic.STATIC)
+    return fit_of(plan, allocator, weight_bytes(graph), board_limits(target))

@@ -6,7 +6,8 @@ Two ways to drive the same firmware:
   stack high-water, flash and RAM;
 - with --mlperf, the MLPerf Tiny runner's text protocol as EEMBC's EnergyRunner speaks it (name,
   profile, db load, db, infer, results; mcugen/host/mlperf.py). Latency comes from the device's two
-  m-lap-us timestamps; the device's results are compared with TFLM's dequantized output.
+  m-lap-us timestamps; the device's results are compared with TFLM's dequantized output
+  (`host.mlperf.compare_results`).
 
 Energy needs a power monitor (X-NUCLEO-LPM01A or Nordic PPK2) and energy-mode firmware; neither is
 implemented, and the report says so instead of printing a number.
@@ -18,14 +19,14 @@ import argparse
 import json
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mcugen.boards import Target
-from mcugen.commands import (
+from mcugen.commands._common import (
     device_report,
     generate_for,
     inputs_for,
@@ -36,62 +37,20 @@ from mcugen.commands import (
 )
 from mcugen.errors import McugenError, RunError, UnsupportedError
 from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND
+from mcugen.host.mlperf import RESULT_DECIMALS, compare_results, default_infer, dequantized
 from mcugen.host.project import BuildResult, build
-from mcugen.model.ir import DTYPES, Graph
+from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated
 
 ENERGY_NOTE = (
     "not measured: the firmware runs in performance mode; energy needs a power monitor "
     "(X-NUCLEO-LPM01A or Nordic PPK2), which mcugen does not drive yet"
 )
-#: `infer N W` in the MLPerf Tiny runner's test scripts, per benchmark.
-RUNNER_INFER = {"ic01": (20, 5), "vww01": (20, 5), "kws01": (70, 10), "ad01": (1500, 10)}
-#: Any other model on a board.
-DEFAULT_INFER = (10, 1)
-#: Under QEMU -icount every inference executes the same instructions: a few suffice.
-EMULATED_INFER = (3, 1)
-#: The device prints results with three decimals, rounded half away from zero.
-RESULT_DECIMALS = 3
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """Device results against the reference, to RESULT_DECIMALS decimals."""
-
-    agree: bool
-    max_abs_diff: float
-    first_difference: int | None  # flat index of the first element that differs
-    note: str = ""
-
-
-def compare_results(device: list[float], reference: np.ndarray) -> Agreement:
-    """Agree when every device value is the reference rounded to three decimals: within half a
-    unit of the last decimal, plus float32 rounding on the device (about 1e-6 relative)."""
-    ref = np.asarray(reference, dtype=np.float64).ravel()
-    if len(device) != ref.size:
-        return Agreement(False, float("inf"), None, f"{len(device)} values, TFLM has {ref.size}")
-    ours = np.asarray(device, dtype=np.float64)
-    diff = np.abs(ours - ref)
-    both_nan = np.isnan(ours) & np.isnan(ref)
-    tolerance = 0.5 * 10.0**-RESULT_DECIMALS + 1e-6 * (1.0 + np.abs(ref))
-    bad = ~both_nan & ~(diff <= tolerance)
-    worst = float(np.max(np.where(both_nan, 0.0, diff))) if ref.size else 0.0
-    first = int(np.flatnonzero(bad)[0]) if bad.any() else None
-    return Agreement(first is None, worst, first)
-
-
-def dequantized(graph: Graph, output: np.ndarray) -> np.ndarray:
-    """The first output as real numbers: scale * (q - zero_point) for quantized integers."""
-    t = graph.tensors[graph.outputs[0]]
-    values = np.asarray(output, dtype=np.float64).ravel()
-    if t.quant is None or np.dtype(DTYPES[t.dtype][0]).kind == "f":
-        return values
-    return float(np.float32(t.quant.scale)) * (values - t.quant.zero_point)
 
 
 def infer_counts(args: argparse.Namespace, model_id: str, emulated: bool) -> tuple[int, int]:
     """(inferences, warm-ups): as given, else the runner's figures (a few under emulation)."""
-    default = EMULATED_INFER if emulated else RUNNER_INFER.get(model_id, DEFAULT_INFER)
+    default = default_infer(model_id, emulated)
     count = args.count if args.count is not None else default[0]
     warmup = args.warmup if args.warmup is not None else default[1]
     return count, warmup

@@ -1,0 +1,189 @@
+"""What several commands share: planning options and the target from the arguments, the generated
+firmware, the inputs, and printing memory, allocator and device figures (build, run, measure,
+flash).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, replace
+from typing import Any
+
+import numpy as np
+
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.errors import McugenError
+from mcugen.host.project import BuildResult
+from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.plan import dynamic
+
+
+def target_for(args: argparse.Namespace) -> Target:
+    """The board of `--board`, natively or on its QEMU twin with `--emulate`."""
+    return resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
+
+
+def generate_for(args: argparse.Namespace) -> Generated:
+    """The model of the arguments, planned, lowered and rendered."""
+    return generate_from_file(args.model, plan_options(args))
+
+
+def plan_options(args: argparse.Namespace) -> PlanOptions:
+    """The planning options of the arguments (`--tflm-plan` overrides order, layout, sharing)."""
+    allocator = getattr(args, "allocator", dynamic.STATIC)
+    if getattr(args, "tflm_plan", False):
+        return replace(PlanOptions.tflm(), allocator=allocator)
+    return PlanOptions(
+        order=args.order,
+        layout=args.layout,
+        in_place=not args.no_inplace,
+        rewrites=not args.no_rewrite,
+        time_budget=args.time_budget,
+        allocator=allocator,
+    )
+
+
+def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
+    """Arena, allocator, and flash and RAM use by section of a built project (build, flash)."""
+    plan = gen.plan
+    print(
+        f"  arena:    {gen.view_model.arena_bytes} bytes (lower bound {plan.lower_bound} for this "
+        f"order, peak at step {plan.peak_step})"
+    )
+    print_allocator(gen)
+    if target.board.is_host:
+        weights = sum(len(c.data) for c in gen.view_model.constants)
+        print(f"  weights:  {weights} bytes")
+        return
+    from mcugen.host.sizes import firmware_sizes
+
+    sizes = firmware_sizes(result.executable, target)
+    for name, used, limit, mem in (
+        ("flash", sizes.flash_bytes, sizes.flash_limit, "flash"),
+        ("RAM", sizes.ram_bytes, sizes.ram_limit, "RAM"),
+    ):
+        print(
+            f"  {name + ':':9} {used:>9} of {limit} bytes ({100 * used / limit:.1f} %), "
+            f"{limit - used} free"
+        )
+        for what, size, _, where in sizes.rows():
+            if where == mem:
+                print(f"    {what:24} {size:>9}")
+
+
+def allocator_figures(gen: Generated) -> dict[str, Any]:
+    """Allocator mode, its arena, the static layout's arena and the bytes moved per inference."""
+    dyn = gen.dynamic
+    return {
+        "allocator": dyn.mode if dyn else dynamic.STATIC,
+        "arena_bytes": gen.view_model.arena_bytes,
+        "static_arena_bytes": gen.plan.arena_bytes,
+        "moved_bytes_per_inference": dyn.moved_bytes if dyn else 0,
+    }
+
+
+def print_allocator(gen: Generated) -> None:
+    f = allocator_figures(gen)
+    print(
+        f"  allocator: {f['allocator']}, arena {f['arena_bytes']} bytes (static layout "
+        f"{f['static_arena_bytes']}), {f['moved_bytes_per_inference']} bytes moved per inference"
+    )
+
+
+def inputs_for(args: argparse.Namespace, gen: Generated, count: int) -> list[list[np.ndarray]]:
+    """The `--input` file as one sample, else `count` random samples seeded from `--seed`."""
+    from mcugen.host.host_run import random_inputs
+    from mcugen.io import load_inputs
+
+    if getattr(args, "input", None):
+        return [load_inputs(args.input, gen.graph)]
+    return [random_inputs(gen.graph, args.seed + k) for k in range(count)]
+
+
+def require_location(target: Target, port: str | None) -> None:
+    """A Cortex-M board runs either on its QEMU twin (--emulate) or on a serial port (--port)."""
+    if not target.board.is_host and not target.emulate and not port:
+        raise McugenError(
+            f"say where {target.board.name} runs",
+            hint="add --emulate (its QEMU twin) or --port /dev/ttyACM0",
+        )
+
+
+def device_report(
+    gen: Generated,
+    target: Target,
+    result: BuildResult,
+    samples: list[list[np.ndarray]],
+    port: str | None,
+    profile: bool,
+) -> dict[str, Any]:
+    """Run `samples` on the board or its twin: counts, memory, sizes and outputs (under
+    "_outputs" the arrays themselves, for the caller to save or drop before printing JSON)."""
+    from mcugen.host.device_run import open_device, run_samples
+    from mcugen.host.sizes import firmware_sizes
+
+    with open_device(target, result.executable, None if target.emulate else port) as link:
+        run = run_samples(link, gen.graph, samples, emulated=target.emulate, profile=profile)
+    report: dict[str, Any] = {
+        "board": target.board.name,
+        "emulated": target.emulate,
+        "seconds": run.seconds,
+        "unit": run.unit,
+        "per_inference": run.instructions(run.ticks_per_inference[0]),
+        "arena_bytes": run.arena_bytes,
+        "stack_used": run.stack_used,
+        "stack_bytes": run.stack_bytes,
+        "sizes": asdict(firmware_sizes(result.executable, target)),
+        "outputs": outputs_json(gen, run.outputs[0]),
+        "_outputs": run.outputs[0],
+    }
+    if profile:
+        report["per_operator"] = [
+            {
+                "step": k,
+                "operator": gen.plan.order[k],
+                "opcode": gen.graph.operators[gen.plan.order[k]].opcode,
+                run.unit: run.instructions(t),
+            }
+            for k, t in enumerate(run.node_ticks)
+        ]
+    return report
+
+
+def outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, Any]]:
+    """Name, dtype, shape and values of each graph output, as the JSON reports list them."""
+    result = []
+    for t_index, arr in zip(gen.graph.outputs, outputs, strict=True):
+        t = gen.graph.tensors[t_index]
+        result.append(
+            {
+                "name": t.name,
+                "dtype": t.dtype,
+                "shape": list(t.shape),
+                "values": arr.ravel().tolist(),
+            }
+        )
+    return result
+
+
+def print_device_figures(r: dict[str, Any]) -> None:
+    """Per-inference count, arena, stack high-water and sizes of a `device_report`."""
+    print(f"  per inference: {r['per_inference']:,} {r['unit']}")
+    print(
+        f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
+        f"{r['stack_bytes']} bytes"
+    )
+    s = r["sizes"]
+    print(
+        f"  flash {s['flash_bytes']} of {s['flash_limit']} bytes (weights {s['weights']}, "
+        f"code {s['code']}); RAM {s['ram_bytes']} of {s['ram_limit']}"
+    )
+
+
+def print_operator_table(r: dict[str, Any]) -> None:
+    """The per-operator rows of a profiled `device_report` (nothing if it was not profiled)."""
+    for row in r.get("per_operator", []):
+        print(
+            f"    step {row['step']:>3}  op {row['operator']:>3} {row['opcode']:<24} "
+            f"{row[r['unit']]:>12,}"
+        )

@@ -1,0 +1,22 @@
+"""`mcugen build`: generate the firmware project for a board, compile it, print its sizes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mcugen.commands._common import generate_for, print_memory, target_for
+from mcugen.host.project import build
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    target = target_for(args)
+    gen = generate_for(args)
+    suffix = "-qemu" if target.emulate else ""
+    out = args.output or Path("build") / f"{args.model.stem}-{target.board.name}{suffix}"
+    result = build(gen, target, out)
+    print(f"mcugen: built {args.model} for {target.label} in {result.compile_seconds:.2f} s")
+    print(f"  project:  {result.directory}/ ({len(result.files)} files)")
+    print(f"  output:   {result.executable}")
+    print_memory(gen, target, result)
+    return 0

@@ -1,0 +1,46 @@
+"""`mcugen flash`: build the firmware for a real board and write it through its debug probe.
+
+The tool (mcugen/host/flash.py) is chosen before anything is built, so a missing tool costs no
+build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from mcugen.boards import load_board, resolve_target
+from mcugen.commands._common import generate_for, print_memory
+from mcugen.errors import McugenError
+from mcugen.host.flash import choose_tool, write_firmware
+from mcugen.host.project import build
+
+
+def cmd_flash(args: argparse.Namespace) -> int:
+    board = load_board(args.board)
+    if board.is_host or board.emulator:
+        raise McugenError(
+            f"board '{board.name}' runs only as {'a process' if board.is_host else 'QEMU'}; "
+            "there is nothing to flash",
+            hint=f"run it with mcugen run --board {board.name}"
+            + ("" if board.is_host else " --emulate"),
+        )
+    target = resolve_target(board, emulate=False)
+    tool = choose_tool(board, args.probe)
+    gen = generate_for(args)
+    with tempfile.TemporaryDirectory(prefix="mcugen-flash-") as tmp:
+        out = args.output or Path(tmp) / "project"
+        result = build(gen, target, out)
+        start = time.perf_counter()
+        write_firmware(tool, board, result.executable)
+        seconds = time.perf_counter() - start
+        print(f"mcugen: flashed {args.model} to {board.name} with {tool} in {seconds:.1f} s")
+        if args.output:
+            print(f"  project:  {result.directory}/")
+        print_memory(gen, target, result)
+    print(
+        f"  next: mcugen measure {args.model} --board {board.name} --port /dev/ttyACM0 [--mlperf]"
+    )
+    return 0

@@ -1,0 +1,137 @@
+"""`mcugen run`: build, run once on the host, the board or its QEMU twin, print the outputs.
+
+With a dynamic allocator under --emulate it also runs static offsets for the same order and
+buffers and reports the instruction overhead of the moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcugen.boards import Target
+from mcugen.commands._common import (
+    allocator_figures,
+    device_report,
+    generate_for,
+    inputs_for,
+    outputs_json,
+    print_device_figures,
+    print_operator_table,
+    require_location,
+    target_for,
+)
+from mcugen.errors import RunError
+from mcugen.host.project import BuildResult, build
+from mcugen.pipeline import Generated
+from mcugen.plan import dynamic
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    target = target_for(args)
+    require_location(target, args.port)
+    gen = generate_for(args)
+    samples = inputs_for(args, gen, 1)
+    with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
+        result = build(gen, target, Path(tmp) / "project")
+        if target.board.is_host:
+            report = _run_host(gen, result, samples)
+        else:
+            report = device_report(gen, target, result, samples, args.port, args.profile)
+            if gen.dynamic is not None and target.emulate:
+                report.update(static_baseline(gen, target, Path(tmp), samples, report))
+    report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
+    report.update({k: v for k, v in allocator_figures(gen).items() if k != "arena_bytes"})
+    if args.output:
+        from mcugen.io import save_outputs
+
+        save_outputs(args.output, gen.graph, report.pop("_outputs"))
+        report["outputs_file"] = str(args.output)
+    else:
+        report.pop("_outputs")
+    if args.json:
+        print(json.dumps(report))
+    else:
+        _print_run(args, target, report)
+    return 0
+
+
+def _run_host(
+    gen: Generated, result: BuildResult, samples: list[list[np.ndarray]]
+) -> dict[str, Any]:
+    from mcugen.host.host_run import run_host
+
+    run = run_host(result.executable, gen.graph, samples)
+    return {
+        "board": "host",
+        "emulated": False,
+        "seconds": run.seconds,
+        "arena_bytes": gen.view_model.arena_bytes,
+        "outputs": outputs_json(gen, run.outputs[0]),
+        "_outputs": run.outputs[0],
+    }
+
+
+def static_baseline(
+    gen: Generated,
+    target: Target,
+    workdir: Path,
+    samples: list[list[np.ndarray]],
+    report: dict[str, Any],
+) -> dict[str, Any]:
+    """Run the same order and buffers with static offsets on the twin: the instruction overhead
+    of the moves (-icount makes both counts exact). Different outputs would be a bug in mcugen."""
+    from mcugen.host.device_run import open_device, run_samples
+    from mcugen.pipeline import with_allocator
+
+    assert gen.dynamic is not None
+    static = with_allocator(gen, dynamic.STATIC)
+    result = build(static, target, workdir / "static")
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, static.graph, samples, emulated=True)
+    for ours, theirs in zip(report["_outputs"], run.outputs[0], strict=True):
+        if not np.array_equal(ours, theirs):
+            raise RunError(
+                f"allocator {gen.dynamic.mode} gives other outputs than static offsets: "
+                "a bug in mcugen",
+                hint="use --allocator static and report the model",
+            )
+    base = run.instructions(run.ticks_per_inference[0])
+    extra = report["per_inference"] - base
+    return {
+        "static_per_inference": base,
+        "allocator_overhead": extra,
+        "allocator_overhead_percent": round(100.0 * extra / base, 3) if base else 0.0,
+    }
+
+
+def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> None:
+    print(f"mcugen: ran {args.model} on {target.label} with {r['source']} in {r['seconds']:.2f} s")
+    if "per_inference" in r:
+        print_device_figures(r)
+    else:
+        print(f"  arena: {r['arena_bytes']} bytes")
+    print(
+        f"  allocator: {r['allocator']} (static layout {r['static_arena_bytes']} bytes), "
+        f"{r['moved_bytes_per_inference']} bytes moved per inference"
+    )
+    if "static_per_inference" in r:
+        print(
+            f"  dynamic allocation costs {r['allocator_overhead']:+,} {r['unit']} per inference "
+            f"({r['allocator_overhead_percent']:+.3f} %) against static offsets "
+            f"({r['static_per_inference']:,}, same outputs)"
+        )
+    elif r["allocator"] != dynamic.STATIC:
+        print("  instruction overhead against static offsets: measured with --emulate")
+    for out in r["outputs"]:
+        vals = out["values"]
+        head = ", ".join(str(v) for v in vals[:10]) + (", ..." if len(vals) > 10 else "")
+        print(f"  output {out['name']} {out['dtype']}{out['shape']}: [{head}]")
+    print_operator_table(r)
+    if "outputs_file" in r:
+        print(f"  outputs written to {r['outputs_file']}")
