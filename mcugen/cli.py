@@ -110,7 +110,7 @@ def _optimize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p = sub.add_parser(
         "optimize", help="write the model in mcugen's order with its offsets for stock TFLM"
     )
-    _model_options(p, board=False)
+    _model_options(p, board=False, allocator=False)
     p.add_argument("-o", "--output", type=Path, required=True, help="the optimized .tflite")
     p.add_argument(
         "--reshape-views",
@@ -170,7 +170,9 @@ def _non_negative(text: str) -> int:
     return value
 
 
-def _model_options(p: argparse.ArgumentParser, *, board: bool = True, emulate: bool = True) -> None:
+def _model_options(
+    p: argparse.ArgumentParser, *, board: bool = True, emulate: bool = True, allocator: bool = True
+) -> None:
     p.add_argument("model", type=Path, help="the .tflite model")
     if board:
         p.add_argument("--board", default="host", help="target board (see `mcugen boards`)")
@@ -179,14 +181,16 @@ def _model_options(p: argparse.ArgumentParser, *, board: bool = True, emulate: b
     p.add_argument(
         "--order",
         default=orders.DEFAULT,
-        choices=sorted(orders.ORDERS),
-        help="operator order strategy (auto: the one whose arena is smallest)",
+        metavar="NAME",
+        help=f"operator order strategy: {', '.join(orders.ORDERS.names())} (default "
+        f"{orders.DEFAULT}: the candidate whose arena is smallest)",
     )
     p.add_argument(
         "--layout",
         default=layouts.DEFAULT,
-        choices=sorted(layouts.LAYOUTS),
-        help="arena layout strategy (greedy_by_size is TFLM's)",
+        metavar="NAME",
+        help=f"arena layout strategy: {', '.join(layouts.LAYOUTS.names())} (default "
+        f"{layouts.DEFAULT}; greedy_by_size is TFLM's)",
     )
     p.add_argument(
         "--no-inplace",
@@ -206,13 +210,15 @@ def _model_options(p: argparse.ArgumentParser, *, board: bool = True, emulate: b
         metavar="S",
         help="planning time budget in seconds (default 1)",
     )
-    p.add_argument(
-        "--allocator",
-        default=dynamic.DEFAULT,
-        choices=dynamic.ALLOCATORS,
-        help="static offsets, or buffers moved between operators to stay at the peak live bytes: "
-        "compacting (at run time) or planned (moves computed by mcugen)",
-    )
+    if allocator:
+        p.add_argument(
+            "--allocator",
+            default=dynamic.DEFAULT,
+            metavar="NAME",
+            help=f"{', '.join(dynamic.ALLOCATORS)}: static offsets (default), or buffers moved "
+            "between operators to stay at the peak live bytes: compacting (at run time) or planned "
+            "(moves computed by mcugen)",
+        )
 
 
 def _device_options(p: argparse.ArgumentParser) -> None:

@@ -42,6 +42,13 @@ class PlanOptions:
     time_budget: float | None = None
     allocator: Allocator = dynamic.DEFAULT  # static offsets, or buffers that move
 
+    def __post_init__(self) -> None:
+        """Every strategy named exists (else the registries' one-line error with the names)."""
+        orders.ORDERS.get(self.order)
+        layouts.LAYOUTS.get(self.layout)
+        dynamic.ALLOCATORS.get(self.allocator)
+        object.__setattr__(self, "allocator", Allocator(self.allocator))
+
     @classmethod
     def tflm(cls) -> PlanOptions:
         """TFLM's own plan: the stored order, greedy by size, nothing shared."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,39 @@ def test_a_name_cannot_be_registered_twice() -> None:
     with pytest.raises(RuntimeError, match="two items registered as thing 'a'"):
         registry.add("a", 2)
     assert list(registry) == ["a"] and registry["a"] == 1
+
+
+EXAMPLE = PACKAGE.parent / "examples" / "tiny_cnn_int8.tflite"
+
+
+OPTIONS: dict[str, Registry[Any]] = {
+    "--order": orders.ORDERS,
+    "--layout": layouts.LAYOUTS,
+    "--allocator": dynamic.ALLOCATORS,
+}
+#: optimize writes a .tflite for stock TFLM: it takes no --allocator (argparse refuses it).
+CASES = [
+    (command, option)
+    for command in ("plan", "build", "optimize")
+    for option in OPTIONS
+    if (command, option) != ("optimize", "--allocator")
+]
+
+
+@pytest.mark.parametrize(("command", "option"), CASES)
+def test_the_command_line_gives_the_registry_error_for_unknown_names(
+    command: str, option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registry = OPTIONS[option]
+    from mcugen import cli
+
+    out = tmp_path / "out"
+    extra = {"plan": [], "build": ["-o", str(out)], "optimize": ["-o", str(out)]}[command]
+    code = cli.main([command, str(EXAMPLE), option, "no_such_name", *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (
+        f"mcugen: error: unknown {registry.family} 'no_such_name'; "
+        f"choose one of: {', '.join(registry.names())}\n"
+    )
+    assert not out.exists()

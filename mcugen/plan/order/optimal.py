@@ -181,9 +181,7 @@ def solve_piece(
 ) -> tuple[PieceOutcome, int]:
     """Exact search with half of `transitions`; if it does not finish, a widening beam search
     with the rest, keeping the better order. Returns the outcome and the transitions spent."""
-    exact = search_piece(
-        model, piece, floor=floor, greedy=greedy, limits=_Limits(transitions // 2)
-    )
+    exact = search_piece(model, piece, floor=floor, greedy=greedy, limits=_Limits(transitions // 2))
     if exact.complete:
         return exact, exact.transitions
     left = transitions - exact.transitions
