@@ -1,9 +1,9 @@
 """The C runtime's build configurations (runtime_c/include/mcu/runtime.h).
 
-Every runtime and kernel source compiles warning-free with and without MCU_STATIC_OFFSETS (no
-allocator hooks), and a static build links no dynamic-allocator code: not on the host, not in the
-Cortex-M firmware (when arm-none-eabi-gcc is installed). A dynamic build links it and still
-matches TFLM.
+Every runtime and kernel source compiles warning-free with and without MCU_CHECK_MODEL (the
+kernels' re-checks of what the build validated) and MCU_STATIC_OFFSETS (no allocator hooks), and a
+static build links no dynamic-allocator code: not on the host, not in the Cortex-M firmware (when
+arm-none-eabi-gcc is installed). A dynamic build links it and still matches TFLM.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ RUNTIME = ROOT / "runtime_c"
 EXAMPLE = ROOT / "examples" / "tiny_cnn_int8.tflite"
 STRICT = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 CONFIGS = {
-    "static": ["-DMCU_STATIC_OFFSETS"],
-    "dynamic": [],
+    "firmware static": ["-DMCU_STATIC_OFFSETS"],
+    "firmware dynamic": [],
+    "host static": ["-DMCU_CHECK_MODEL", "-DMCU_STATIC_OFFSETS"],
+    "host dynamic": ["-DMCU_CHECK_MODEL"],
 }
 
 

@@ -1,8 +1,9 @@
 /* Walks the generated operator list over one static arena.
  *
- * mcu_init checks the model against the arena once; invoking is one loop over the nodes, and a
- * dynamic allocator, when the model has one, is called around each operator through the model's
- * hook table. */
+ * mcu_init is the runtime's prepare pass: it checks the model against the arena once. The
+ * operators' own tables were validated at build time (runtime.h, MCU_ENSURE_MODEL), so invoking
+ * is one loop over the nodes; a dynamic allocator, when the model has one, is called around each
+ * operator through the model's hook table. */
 #include "mcu/runtime.h"
 
 mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,

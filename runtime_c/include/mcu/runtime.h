@@ -31,12 +31,35 @@ typedef enum {
     }                                    \
   } while (0)
 
+/* Checks, split as TFLM splits them between Prepare and Eval (house style 12):
+ * - MCU_ENSURE: always compiled. For mcu_init (the runtime's prepare pass, run once) and, in a
+ *   kernel's eval, only for what is known at run time: values derived from tensor data (an index
+ *   read from an input, a sum of activations), a path chosen by the addresses the allocator gave
+ *   (a convolution in place), or a fact the build-time validation does not establish (each such
+ *   check says so).
+ * - MCU_ENSURE_MODEL: a fact about the generated tables (operand counts, shapes, types, parameter
+ *   ranges, scratch present) that mcugen's lowering (mcugen/codegen/lower) or plan already
+ *   validated at build time, so a generated model never fails it. Compiled only when
+ *   MCU_CHECK_MODEL is defined (the host board defines it, so every host test cross-checks the
+ *   build-time validation against what the kernels rely on); firmware builds leave it out and eval
+ *   spends no instruction on it. `cond` must have no side effects. */
 #define MCU_ENSURE(cond, status) \
   do {                           \
     if (!(cond)) {               \
       return (status);           \
     }                            \
   } while (0)
+
+#ifdef MCU_CHECK_MODEL
+#define MCU_ENSURE_MODEL(cond, status) MCU_ENSURE(cond, status)
+#else
+#define MCU_ENSURE_MODEL(cond, status) \
+  do {                                 \
+    if (0 && !(cond)) {                \
+      return (status);                 \
+    }                                  \
+  } while (0)
+#endif
 
 typedef enum {
   MCU_FLOAT32 = 0,
