@@ -26,6 +26,10 @@ from mcugen.resources import boards_dir, runtime_dir
 
 HOST_TARGET = "model"
 ELF_TARGET = "model.elf"
+#: The dynamic allocators' C source (runtime_c/src), compiled only into dynamic builds.
+DYNAMIC_ALLOCATOR_SOURCE = "allocator.c"
+#: Defined for static builds: the runtime drops its allocator hooks (runtime.h).
+STATIC_OFFSETS_DEFINE = "MCU_STATIC_OFFSETS"
 #: RAM the firmware uses besides arena and stack: protocol buffers, profile table, libc state.
 APP_RAM_BYTES = 2 * 512 + 256
 
@@ -52,6 +56,8 @@ def _runtime_files(gen: Generated) -> tuple[dict[str, bytes], list[str]]:
         files[f"runtime/include/{rel.as_posix()}"] = header.read_bytes()
     sources = []
     for src in sorted((rt / "src").glob("*.c")):
+        if src.name == DYNAMIC_ALLOCATOR_SOURCE and gen.dynamic is None:
+            continue  # static offsets: the model has no allocator hook, nothing to link
         files[f"runtime/src/{src.name}"] = src.read_bytes()
         sources.append(f"runtime/src/{src.name}")
     for kernel in gen.view_model.kernels:
@@ -69,11 +75,12 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
     sources = ["model.c", "model_data.c", *sources]
     env = environment()
     board = target.port_board
+    defines = [STATIC_OFFSETS_DEFINE] if gen.dynamic is None else []
     if target.board.is_host:
         files["main.c"] = (board.directory / "main.c").read_bytes()
         sources.append("main.c")
         makefile = env.get_template("Makefile.j2").render(
-            version=__version__, board=board, sources=sources, target=HOST_TARGET
+            version=__version__, board=board, sources=sources, target=HOST_TARGET, defines=defines
         )
         files["Makefile"] = makefile.encode()
         return files
@@ -89,6 +96,7 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
         board=board,
         target=target,
         sources=sources,
+        defines=defines,
         flash=target.flash,
         ram=target.ram,
         emulate=target.emulate,

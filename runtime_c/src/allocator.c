@@ -120,3 +120,5 @@ void mcu_dyn_after(mcu_context_t *ctx, uint32_t position) {
     finish(ctx);
   }
 }
+
+const mcu_allocator_t mcu_dyn_allocator = {mcu_dyn_reset, mcu_dyn_before, mcu_dyn_after};

@@ -1,4 +1,9 @@
-/* Walks the generated operator list over one static arena. */
+/* Walks the generated operator list over one static arena.
+ *
+ * mcu_init is the runtime's prepare pass: it checks the model against the arena once. The
+ * operators' own tables were validated at build time (runtime.h, MCU_ENSURE_MODEL), so invoking
+ * is one loop over the nodes; a dynamic allocator, when the model has one, is called around each
+ * operator through the model's hook table. */
 #include "mcu/runtime.h"
 
 mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
@@ -6,36 +11,55 @@ mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *are
   MCU_ENSURE(ctx != NULL && model != NULL, MCU_ERR_INTERNAL);
   MCU_ENSURE(arena != NULL || model->arena_bytes == 0, MCU_ERR_ARENA);
   MCU_ENSURE(arena_bytes >= model->arena_bytes, MCU_ERR_ARENA);
+  MCU_ENSURE((model->allocator == NULL) == (model->dyn == NULL), MCU_ERR_BAD_MODEL);
+#ifdef MCU_STATIC_OFFSETS
+  MCU_ENSURE(model->allocator == NULL, MCU_ERR_BAD_MODEL); /* built without the allocator */
+#endif
   ctx->model = model;
   ctx->arena = arena;
   ctx->failed_node = -1;
   ctx->offsets = NULL;
   ctx->dyn = NULL;
   ctx->scratch_offset = -1;
-  if (model->dyn != NULL) {
+  if (model->allocator != NULL) {
     MCU_ENSURE(model->dyn_state != NULL, MCU_ERR_BAD_MODEL);
     MCU_ENSURE(model->dyn->num_steps == model->num_nodes + 1u, MCU_ERR_BAD_MODEL);
     ctx->dyn = model->dyn_state;
     ctx->offsets = model->dyn_state->tensor_offsets;
-    mcu_dyn_reset(ctx);
+    model->allocator->reset(ctx);
   }
   return MCU_OK;
 }
 
-mcu_status_t mcu_invoke(mcu_context_t *ctx) {
+/* The one invoke loop. With a clock, each operator's ticks (allocator hooks included) are added
+ * to node_ticks[position]. On a failure a dynamic allocator is reset, so the next invoke starts
+ * from the initial offsets. Inlined into both entry points, so mcu_invoke's copy has no clock
+ * test left. */
+static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_t *ctx,
+                                                                    mcu_clock_fn now,
+                                                                    uint64_t *node_ticks) {
   const mcu_model_t *model = ctx->model;
+#ifdef MCU_STATIC_OFFSETS
+  const mcu_allocator_t *allocator = NULL;
+#else
+  const mcu_allocator_t *allocator = model->allocator;
+#endif
   for (uint32_t i = 0; i < model->num_nodes; ++i) {
     const mcu_node_t *node = &model->nodes[i];
-    if (ctx->dyn != NULL) {
-      mcu_dyn_before(ctx, i);
+    uint64_t start = now != NULL ? now() : 0u;
+    if (allocator != NULL) {
+      allocator->before(ctx, i);
     }
     mcu_status_t status = node->eval(node, ctx);
-    if (ctx->dyn != NULL) {
-      mcu_dyn_after(ctx, i);
+    if (allocator != NULL) {
+      allocator->after(ctx, i);
+    }
+    if (now != NULL) {
+      node_ticks[i] += now() - start;
     }
     if (status != MCU_OK) {
-      if (ctx->dyn != NULL) {
-        mcu_dyn_reset(ctx);
+      if (allocator != NULL) {
+        allocator->reset(ctx);
       }
       ctx->failed_node = node->index;
       return status;
@@ -44,28 +68,9 @@ mcu_status_t mcu_invoke(mcu_context_t *ctx) {
   ctx->failed_node = -1;
   return MCU_OK;
 }
+
+mcu_status_t mcu_invoke(mcu_context_t *ctx) { return run_nodes(ctx, NULL, NULL); }
 
 mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks) {
-  const mcu_model_t *model = ctx->model;
-  for (uint32_t i = 0; i < model->num_nodes; ++i) {
-    const mcu_node_t *node = &model->nodes[i];
-    uint64_t start = now();
-    if (ctx->dyn != NULL) {
-      mcu_dyn_before(ctx, i);
-    }
-    mcu_status_t status = node->eval(node, ctx);
-    if (ctx->dyn != NULL) {
-      mcu_dyn_after(ctx, i);
-    }
-    node_ticks[i] += now() - start;
-    if (status != MCU_OK) {
-      if (ctx->dyn != NULL) {
-        mcu_dyn_reset(ctx);
-      }
-      ctx->failed_node = node->index;
-      return status;
-    }
-  }
-  ctx->failed_node = -1;
-  return MCU_OK;
+  return run_nodes(ctx, now, node_ticks);
 }

@@ -15,14 +15,15 @@ typedef struct {
 
 static inline mcu_status_t mcu_binary_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
                                              mcu_binary_shapes_t *s) {
+  /* the lowerings check the operands and the broadcast, not how many there are */
   MCU_ENSURE(node->num_inputs == 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   s->a = mcu_input_tensor(ctx, node, 0);
   s->b = mcu_input_tensor(ctx, node, 1);
   s->y = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(s->a != NULL && s->b != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(mcu_broadcasts_to(s->a->dims, s->a->ndims, s->y->dims, s->y->ndims) &&
-                 mcu_broadcasts_to(s->b->dims, s->b->ndims, s->y->dims, s->y->ndims),
-             MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(s->a != NULL && s->b != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(mcu_broadcasts_to(s->a->dims, s->a->ndims, s->y->dims, s->y->ndims) &&
+                       mcu_broadcasts_to(s->b->dims, s->b->ndims, s->y->dims, s->y->ndims),
+                   MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 

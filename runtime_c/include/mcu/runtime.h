@@ -31,12 +31,35 @@ typedef enum {
     }                                    \
   } while (0)
 
+/* Checks, split as TFLM splits them between Prepare and Eval (house style 12):
+ * - MCU_ENSURE: always compiled. For mcu_init (the runtime's prepare pass, run once) and, in a
+ *   kernel's eval, only for what is known at run time: values derived from tensor data (an index
+ *   read from an input, a sum of activations), a path chosen by the addresses the allocator gave
+ *   (a convolution in place), or a fact the build-time validation does not establish (each such
+ *   check says so).
+ * - MCU_ENSURE_MODEL: a fact about the generated tables (operand counts, shapes, types, parameter
+ *   ranges, scratch present) that mcugen's lowering (mcugen/codegen/lower) or plan already
+ *   validated at build time, so a generated model never fails it. Compiled only when
+ *   MCU_CHECK_MODEL is defined (the host board defines it, so every host test cross-checks the
+ *   build-time validation against what the kernels rely on); firmware builds leave it out and eval
+ *   spends no instruction on it. `cond` must have no side effects. */
 #define MCU_ENSURE(cond, status) \
   do {                           \
     if (!(cond)) {               \
       return (status);           \
     }                            \
   } while (0)
+
+#ifdef MCU_CHECK_MODEL
+#define MCU_ENSURE_MODEL(cond, status) MCU_ENSURE(cond, status)
+#else
+#define MCU_ENSURE_MODEL(cond, status) \
+  do {                                 \
+    if (0 && !(cond)) {                \
+      return (status);                 \
+    }                                  \
+  } while (0)
+#endif
 
 typedef enum {
   MCU_FLOAT32 = 0,
@@ -111,6 +134,15 @@ typedef struct {
   uint32_t moved_bytes;    /* bytes moved by the last invoke */
 } mcu_dyn_state_t;
 
+/* The dynamic allocator's entry points (src/allocator.c), called by the interpreter around each
+ * operator. The model reaches them through one pointer, NULL with static offsets, so a static
+ * build references no allocator symbol and links no allocator code. */
+typedef struct {
+  void (*reset)(mcu_context_t *ctx);
+  void (*before)(mcu_context_t *ctx, uint32_t position);
+  void (*after)(mcu_context_t *ctx, uint32_t position);
+} mcu_allocator_t;
+
 typedef struct {
   const mcu_tensor_t *tensors;
   const mcu_node_t *nodes;
@@ -123,6 +155,7 @@ typedef struct {
   uint32_t arena_bytes;
   const mcu_dyn_plan_t *dyn; /* NULL: static offsets (allocator "static") */
   mcu_dyn_state_t *dyn_state;
+  const mcu_allocator_t *allocator; /* &mcu_dyn_allocator with dyn, NULL with static offsets */
 } mcu_model_t;
 
 struct mcu_context {
@@ -134,10 +167,12 @@ struct mcu_context {
   int32_t scratch_offset; /* dynamic modes: the running operator's scratch offset */
 };
 
-/* Dynamic allocation hooks, called by the interpreter around operator `position`. */
+/* Dynamic allocation hooks around operator `position` (src/allocator.c), and the table of them
+ * that a generated model of a dynamic build points at. */
 void mcu_dyn_reset(mcu_context_t *ctx);
 void mcu_dyn_before(mcu_context_t *ctx, uint32_t position);
 void mcu_dyn_after(mcu_context_t *ctx, uint32_t position);
+extern const mcu_allocator_t mcu_dyn_allocator;
 
 mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
                       uint32_t arena_bytes);
@@ -149,11 +184,22 @@ typedef uint64_t (*mcu_clock_fn)(void);
 /* As mcu_invoke, and adds each operator's ticks to node_ticks[position] (num_nodes entries). */
 mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks);
 
+/* MCU_STATIC_OFFSETS: a build without a dynamic allocator (the generated Makefile defines it for
+ * allocator "static"). Every tensor then stays at its planned arena_offset, so the accessors below
+ * drop their per-access test of ctx->offsets and the interpreter its allocator hooks; mcu_init
+ * rejects a model that has an allocator. */
+#ifdef MCU_STATIC_OFFSETS
+#define MCU_CURRENT_OFFSETS(ctx) ((const int32_t *)NULL)
+#else
+#define MCU_CURRENT_OFFSETS(ctx) ((ctx)->offsets)
+#endif
+
 /* Data pointer of tensor `index` (arena or flash). */
 static inline void *mcu_tensor_ptr(const mcu_context_t *ctx, int32_t index) {
   const mcu_tensor_t *t = &ctx->model->tensors[index];
   if (t->arena_offset >= 0) {
-    return ctx->arena + (ctx->offsets != NULL ? ctx->offsets[index] : t->arena_offset);
+    const int32_t *offsets = MCU_CURRENT_OFFSETS(ctx);
+    return ctx->arena + (offsets != NULL ? offsets[index] : t->arena_offset);
   }
   return (void *)(uintptr_t)t->const_data;
 }
@@ -180,7 +226,8 @@ static inline void *mcu_scratch(const mcu_context_t *ctx, const mcu_node_t *n) {
   if (n->scratch_offset < 0) {
     return NULL;
   }
-  return ctx->arena + (ctx->offsets != NULL ? ctx->scratch_offset : n->scratch_offset);
+  int32_t offset = MCU_CURRENT_OFFSETS(ctx) != NULL ? ctx->scratch_offset : n->scratch_offset;
+  return ctx->arena + offset;
 }
 
 /* Number of elements of a tensor. */

@@ -20,9 +20,10 @@ static int32_t product(const int32_t *dims, int from, int to) {
 }
 
 static mcu_status_t check_input(const mcu_tensor_t *t, const mcu_tensor_t *output, int axis) {
-  MCU_ENSURE(t != NULL && t->ndims == output->ndims && t->type == output->type, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(t != NULL && t->ndims == output->ndims && t->type == output->type,
+                   MCU_ERR_BAD_MODEL);
   for (int j = 0; j < t->ndims; ++j) {
-    MCU_ENSURE(j == axis || t->dims[j] == output->dims[j], MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(j == axis || t->dims[j] == output->dims[j], MCU_ERR_BAD_MODEL);
   }
   return MCU_OK;
 }
@@ -32,14 +33,14 @@ static mcu_status_t concat_dims(const mcu_node_t *node, const mcu_context_t *ctx
   const mcu_concatenation_params_t *p = node->params;
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
   int axis = (int)p->axis;
-  MCU_ENSURE(axis >= 0 && axis < output->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(axis >= 0 && axis < output->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
   int32_t total = 0;
   for (int i = 0; i < node->num_inputs; ++i) {
     const mcu_tensor_t *t = mcu_input_tensor(ctx, node, i);
     MCU_TRY(check_input(t, output, axis));
     total += t->dims[axis];
   }
-  MCU_ENSURE(total == output->dims[axis], MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(total == output->dims[axis], MCU_ERR_BAD_MODEL);
   d->outer = product(output->dims, 0, axis);
   d->inner_bytes = product(output->dims, axis + 1, output->ndims) * p->elem_bytes;
   return MCU_OK;

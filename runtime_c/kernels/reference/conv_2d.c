@@ -21,12 +21,12 @@ typedef struct {
 } conv_dims_t;
 
 static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx, conv_dims_t *d) {
-  MCU_ENSURE(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
   d->batches = in->dims[0];
   d->in_h = in->dims[1];
   d->in_w = in->dims[2];
@@ -37,13 +37,13 @@ static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
   d->out_h = out->dims[1];
   d->out_w = out->dims[2];
   d->out_c = out->dims[3];
-  MCU_ENSURE(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(d->k_c > 0 && d->in_c % d->k_c == 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(d->k_c > 0 && d->in_c % d->k_c == 0, MCU_ERR_BAD_MODEL);
   int32_t groups = d->in_c / d->k_c;
-  MCU_ENSURE(d->out_c % groups == 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(d->out_c % groups == 0, MCU_ERR_BAD_MODEL);
   d->per_group = d->out_c / groups;
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
-  MCU_ENSURE(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
@@ -120,6 +120,7 @@ static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_
  * earlier one. Sums as in the general path. */
 static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
                                         const void *scratch) {
+  /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->k_h == 1 && d->k_w == 1 && d->k_c == d->in_c,
              MCU_ERR_BAD_MODEL);
   MCU_ENSURE(p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 && p->pad_w == 0,
@@ -179,7 +180,7 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
   conv_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;

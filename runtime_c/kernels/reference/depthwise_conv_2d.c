@@ -20,12 +20,12 @@ typedef struct {
 
 static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx, dw_dims_t *d) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  MCU_ENSURE(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
   d->batches = in->dims[0];
   d->in_h = in->dims[1];
   d->in_w = in->dims[2];
@@ -35,11 +35,11 @@ static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx, dw
   d->out_h = out->dims[1];
   d->out_w = out->dims[2];
   d->out_c = out->dims[3];
-  MCU_ENSURE(out->dims[0] == d->batches && filter->dims[3] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[3] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
-  MCU_ENSURE(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
@@ -98,6 +98,7 @@ static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc
  * input plane is staged in the scratch, then that channel's outputs are written: output pixel k
  * lands on input pixel k of the same channel, already staged, and no other channel is touched. */
 static mcu_status_t dw_in_place_check(const dw_dims_t *d, const void *scratch) {
+  /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->batches == 1 && d->out_c == d->in_c, MCU_ERR_BAD_MODEL);
   MCU_ENSURE(d->out_h * d->out_w <= d->in_h * d->in_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;
@@ -156,7 +157,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   dw_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;

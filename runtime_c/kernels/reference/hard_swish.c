@@ -64,9 +64,9 @@ static int8_t hs_one_int8(int8_t x, const mcu_hard_swish_params_t *p) {
 }
 
 static mcu_status_t hs_size(const mcu_node_t *node, const mcu_context_t *ctx, int32_t *n) {
-  MCU_ENSURE(node->num_inputs == 1 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(node->num_inputs == 1 && node->num_outputs == 1, MCU_ERR_BAD_MODEL); /* not counted */
   *n = mcu_num_elements(mcu_input_tensor(ctx, node, 0));
-  MCU_ENSURE(*n == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(*n == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
@@ -74,7 +74,7 @@ mcu_status_t mcu_hard_swish_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_hard_swish_params_t *p = node->params;
   int32_t n;
   MCU_TRY(hs_size(node, ctx, &n));
-  MCU_ENSURE(p->output_exponent <= 0 && p->reluish_exponent <= 31, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->output_exponent <= 0 && p->reluish_exponent <= 31, MCU_ERR_BAD_MODEL);
   const int8_t *x = mcu_input(ctx, node, 0);
   int8_t *y = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < n; ++i) {

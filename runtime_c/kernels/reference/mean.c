@@ -16,7 +16,7 @@ typedef struct {
 static mcu_status_t mean_geom(const mcu_node_t *node, const mcu_context_t *ctx, mean_geom_t *g) {
   const mcu_mean_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && p->num_reduced > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && p->num_reduced > 0, MCU_ERR_BAD_MODEL);
   g->ndims = input->ndims;
   g->num_outputs = 1;
   int32_t reduced = 1;
@@ -29,8 +29,9 @@ static mcu_status_t mean_geom(const mcu_node_t *node, const mcu_context_t *ctx, 
     }
   }
   g->num_inputs = mcu_num_elements(input);
-  MCU_ENSURE(reduced == p->num_reduced, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(g->num_outputs == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(reduced == p->num_reduced, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(g->num_outputs == mcu_num_elements(mcu_output_tensor(ctx, node, 0)),
+                   MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
@@ -97,7 +98,7 @@ mcu_status_t mcu_mean_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   mean_geom_t g;
   MCU_TRY(mean_geom(node, ctx, &g));
   int32_t *acc = zeroed_scratch(node, ctx, g.num_outputs);
-  MCU_ENSURE(acc != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(acc != NULL, MCU_ERR_BAD_MODEL);
   sum_int8(&g, p->reduce_mask, mcu_input(ctx, node, 0), acc);
   int8_t *output = mcu_output(ctx, node, 0);
   for (int32_t o = 0; o < g.num_outputs; ++o) {
@@ -111,7 +112,7 @@ mcu_status_t mcu_mean_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   mean_geom_t g;
   MCU_TRY(mean_geom(node, ctx, &g));
   int32_t *acc = zeroed_scratch(node, ctx, g.num_outputs);
-  MCU_ENSURE(acc != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(acc != NULL, MCU_ERR_BAD_MODEL);
   sum_int16(&g, p->reduce_mask, mcu_input(ctx, node, 0), acc);
   int16_t *output = mcu_output(ctx, node, 0);
   for (int32_t o = 0; o < g.num_outputs; ++o) {

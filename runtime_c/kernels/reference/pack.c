@@ -20,14 +20,14 @@ static mcu_status_t pack_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
   const mcu_pack_params_t *p = node->params;
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
   int axis = (int)p->axis;
-  MCU_ENSURE(axis >= 0 && axis < output->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(output->dims[axis] == node->num_inputs, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(axis >= 0 && axis < output->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(output->dims[axis] == node->num_inputs, MCU_ERR_BAD_MODEL);
   d->outer = product(output->dims, 0, axis);
   d->copy_bytes = product(output->dims, axis + 1, output->ndims) * p->elem_bytes;
   for (int i = 0; i < node->num_inputs; ++i) {
     const mcu_tensor_t *t = mcu_input_tensor(ctx, node, i);
-    MCU_ENSURE(t != NULL && t->type == output->type, MCU_ERR_BAD_MODEL);
-    MCU_ENSURE((int64_t)t->bytes == (int64_t)d->outer * d->copy_bytes, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(t != NULL && t->type == output->type, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL((int64_t)t->bytes == (int64_t)d->outer * d->copy_bytes, MCU_ERR_BAD_MODEL);
   }
   return MCU_OK;
 }

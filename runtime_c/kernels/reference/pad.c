@@ -16,15 +16,17 @@ static mcu_status_t pad_geom(const mcu_node_t *node, const mcu_context_t *ctx, p
   const mcu_pad_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && input->ndims == output->ndims && output->ndims >= 1,
-             MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && input->ndims == output->ndims, MCU_ERR_BAD_MODEL);
+  /* the lowering guarantees it too; kept so the compiler sees the last dimension is set */
+  MCU_ENSURE(output->ndims >= 1, MCU_ERR_BAD_MODEL);
   g->ndims = output->ndims;
   for (int i = 0; i < g->ndims; ++i) {
     g->in_dims[i] = input->dims[i];
     g->out_dims[i] = output->dims[i];
     g->before[i] = p->before[i];
-    MCU_ENSURE(p->before[i] >= 0 && p->after[i] >= 0, MCU_ERR_BAD_MODEL);
-    MCU_ENSURE(input->dims[i] + p->before[i] + p->after[i] == output->dims[i], MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(p->before[i] >= 0 && p->after[i] >= 0, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(input->dims[i] + p->before[i] + p->after[i] == output->dims[i],
+                     MCU_ERR_BAD_MODEL);
   }
   return MCU_OK;
 }

@@ -33,14 +33,15 @@ typedef void (*pool_pixel_fn)(const mcu_pooling_params_t *p, const pool_dims_t *
 static mcu_status_t pool_dims(const mcu_node_t *node, const mcu_context_t *ctx, pool_dims_t *d) {
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && input->ndims == 4 && output->ndims == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && input->ndims == 4 && output->ndims == 4, MCU_ERR_BAD_MODEL);
   d->batches = input->dims[0];
   d->in_h = input->dims[1];
   d->in_w = input->dims[2];
   d->depth = input->dims[3];
   d->out_h = output->dims[1];
   d->out_w = output->dims[2];
-  MCU_ENSURE(output->dims[0] == d->batches && output->dims[3] == d->depth, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(output->dims[0] == d->batches && output->dims[3] == d->depth,
+                   MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
@@ -69,7 +70,8 @@ static mcu_status_t pool_run(const mcu_node_t *node, mcu_context_t *ctx, size_t 
     for (int32_t oy = 0; oy < d.out_h; ++oy) {
       for (int32_t ox = 0; ox < d.out_w; ++ox) {
         pool_window_t w = pool_window(p, &d, oy, ox);
-        MCU_ENSURE(w.y0 < w.y1 && w.x0 < w.x1, MCU_ERR_BAD_MODEL);
+        /* never empty: the lowering checked the output size against TFLM's padding */
+        MCU_ENSURE_MODEL(w.y0 < w.y1 && w.x0 < w.x1, MCU_ERR_BAD_MODEL);
         size_t out_pixel = ((size_t)b * (size_t)d.out_h + (size_t)oy) * (size_t)d.out_w + (size_t)ox;
         pixel(p, &d, &w, input + (size_t)b * batch_bytes, output + out_pixel * pixel_bytes);
       }

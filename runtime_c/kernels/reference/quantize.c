@@ -64,9 +64,9 @@ static void store_int(void *data, uint8_t type, int32_t i, int32_t v) {
 static mcu_status_t same_size(const mcu_node_t *node, const mcu_context_t *ctx, int32_t *size) {
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL, MCU_ERR_BAD_MODEL);
   *size = mcu_num_elements(input);
-  MCU_ENSURE(*size == mcu_num_elements(output), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(*size == mcu_num_elements(output), MCU_ERR_BAD_MODEL); /* not compared at build */
   return MCU_OK;
 }
 
@@ -94,9 +94,10 @@ mcu_status_t mcu_quantize_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   uint8_t out_type = mcu_output_tensor(ctx, node, 0)->type;
   int32_t lo = 0;
   int32_t hi = 0;
-  MCU_ENSURE(mcu_input_tensor(ctx, node, 0)->type == MCU_FLOAT32, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE((out_type == MCU_INT8 || out_type == MCU_INT16) && type_range(out_type, &lo, &hi),
-             MCU_ERR_UNSUPPORTED);
+  int out_is_integer = type_range(out_type, &lo, &hi);
+  MCU_ENSURE_MODEL(mcu_input_tensor(ctx, node, 0)->type == MCU_FLOAT32, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL((out_type == MCU_INT8 || out_type == MCU_INT16) && out_is_integer,
+                   MCU_ERR_UNSUPPORTED);
   const float *input = mcu_input(ctx, node, 0);
   void *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < size; ++i) {
@@ -113,7 +114,9 @@ mcu_status_t mcu_quantize_requantize(const mcu_node_t *node, mcu_context_t *ctx)
   uint8_t out_type = mcu_output_tensor(ctx, node, 0)->type;
   int32_t lo = 0;
   int32_t hi = 0;
-  MCU_ENSURE(type_range(in_type, &lo, &hi) && type_range(out_type, &lo, &hi), MCU_ERR_UNSUPPORTED);
+  int in_is_integer = type_range(in_type, &lo, &hi);
+  int out_is_integer = type_range(out_type, &lo, &hi); /* lo, hi: the output's range */
+  MCU_ENSURE_MODEL(in_is_integer && out_is_integer, MCU_ERR_UNSUPPORTED);
   const void *input = mcu_input(ctx, node, 0);
   void *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < size; ++i) {

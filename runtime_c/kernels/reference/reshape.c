@@ -6,9 +6,9 @@
 
 mcu_status_t mcu_reshape(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input->bytes == output->bytes, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input->bytes == output->bytes, MCU_ERR_BAD_MODEL);
   const void *src = mcu_input(ctx, node, 0);
   void *dst = mcu_output(ctx, node, 0);
   if (src != dst && input->bytes > 0) {

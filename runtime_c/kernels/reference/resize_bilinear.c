@@ -35,9 +35,9 @@ typedef struct {
 static mcu_status_t bl_dims(const mcu_node_t *node, const mcu_context_t *ctx, bl_dims_t *d) {
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL); /* not checked at build */
   d->batches = in->dims[0];
   d->in_h = in->dims[1];
   d->in_w = in->dims[2];
@@ -112,6 +112,7 @@ mcu_status_t mcu_resize_bilinear_f32(const mcu_node_t *node, mcu_context_t *ctx)
   for (int32_t b = 0; b < d.batches; ++b) {
     for (int32_t y = 0; y < d.out_h; ++y) {
       bl_coord_f32_t cy = bl_coord_f32(y, p->height_scale, p->half_pixel_centers, d.in_h);
+      /* float32 rounding at extreme ratios is not bounded at build time: checked here */
       MCU_ENSURE(cy.lo < d.in_h && cy.hi >= 0, MCU_ERR_INTERNAL);
       for (int32_t x = 0; x < d.out_w; ++x) {
         bl_coord_f32_t cx = bl_coord_f32(x, p->width_scale, p->half_pixel_centers, d.in_w);
@@ -133,10 +134,10 @@ mcu_status_t mcu_resize_bilinear_int8(const mcu_node_t *node, mcu_context_t *ctx
   for (int32_t b = 0; b < d.batches; ++b) {
     for (int32_t y = 0; y < d.out_h; ++y) {
       bl_coord_q10_t cy = bl_coord_q10(y, p->height_scale_10, p->half_pixel_centers, d.in_h);
-      MCU_ENSURE(cy.lo < d.in_h && cy.hi >= 0, MCU_ERR_INTERNAL);
+      MCU_ENSURE_MODEL(cy.lo < d.in_h && cy.hi >= 0, MCU_ERR_INTERNAL); /* check_q10_in_bounds */
       for (int32_t x = 0; x < d.out_w; ++x) {
         bl_coord_q10_t cx = bl_coord_q10(x, p->width_scale_10, p->half_pixel_centers, d.in_w);
-        MCU_ENSURE(cx.lo < d.in_w && cx.hi >= 0, MCU_ERR_INTERNAL);
+        MCU_ENSURE_MODEL(cx.lo < d.in_w && cx.hi >= 0, MCU_ERR_INTERNAL);
         bl_pixel_int8(input, &d, b, &cy, &cx, output);
         output += d.depth;
       }

@@ -20,9 +20,9 @@ typedef struct {
 static mcu_status_t nn_dims(const mcu_node_t *node, const mcu_context_t *ctx, nn_dims_t *d) {
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL); /* not checked at build */
   d->batches = in->dims[0];
   d->in_h = in->dims[1];
   d->in_w = in->dims[2];
@@ -52,11 +52,11 @@ static mcu_status_t nn_resize(const mcu_node_t *node, mcu_context_t *ctx, size_t
     const uint8_t *image = input + (size_t)b * (size_t)d.in_h * (size_t)d.in_w * pixel;
     for (int32_t y = 0; y < d.out_h; ++y) {
       int32_t in_y = nn_source(y, d.in_h, p->height_scale, p);
-      MCU_ENSURE(in_y >= 0, MCU_ERR_INTERNAL);
+      MCU_ENSURE_MODEL(in_y >= 0, MCU_ERR_INTERNAL); /* scales and offset are >= 0 */
       const uint8_t *row = image + (size_t)in_y * (size_t)d.in_w * pixel;
       for (int32_t x = 0; x < d.out_w; ++x) {
         int32_t in_x = nn_source(x, d.in_w, p->width_scale, p);
-        MCU_ENSURE(in_x >= 0, MCU_ERR_INTERNAL);
+        MCU_ENSURE_MODEL(in_x >= 0, MCU_ERR_INTERNAL);
         memcpy(output, row + (size_t)in_x * pixel, pixel);
         output += pixel;
       }

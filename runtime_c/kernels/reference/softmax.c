@@ -21,10 +21,10 @@ static mcu_status_t softmax_dims(const mcu_node_t *node, const mcu_context_t *ct
                                  softmax_dims_t *d) {
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && input->ndims >= 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && input->ndims >= 1, MCU_ERR_BAD_MODEL);
   d->depth = mcu_dim(input, -1);
-  MCU_ENSURE(d->depth > 0 && mcu_num_elements(output) == mcu_num_elements(input),
-             MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(d->depth > 0 && mcu_num_elements(output) == mcu_num_elements(input),
+                   MCU_ERR_BAD_MODEL);
   d->outer = mcu_num_elements(input) / d->depth;
   return MCU_OK;
 }

@@ -32,13 +32,14 @@ static mcu_status_t sb_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
                               sb_shape_t *out) {
   const mcu_tensor_t *ti = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *to = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(ti != NULL && (ti->ndims == 3 || ti->ndims == 4), MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(to->ndims == ti->ndims, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(p->block_h > 0 && p->block_w > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(ti != NULL && (ti->ndims == 3 || ti->ndims == 4), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(to->ndims == ti->ndims, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->block_h > 0 && p->block_w > 0, MCU_ERR_BAD_MODEL);
   *in = sb_shape(ti);
   *out = sb_shape(to);
-  MCU_ENSURE(in->depth == out->depth && in->batch > 0, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(out->batch == in->batch * p->block_h * p->block_w, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(in->batch > 0, MCU_ERR_BAD_MODEL); /* the lowering allows an empty batch */
+  MCU_ENSURE_MODEL(in->depth == out->depth, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(out->batch == in->batch * p->block_h * p->block_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 

@@ -18,27 +18,27 @@ static int32_t product(const int32_t *dims, int from, int to) {
 }
 
 static mcu_status_t check_output(const mcu_tensor_t *t, const mcu_tensor_t *input, int axis) {
-  MCU_ENSURE(t->ndims == input->ndims && t->type == input->type, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(t->ndims == input->ndims && t->type == input->type, MCU_ERR_BAD_MODEL);
   for (int j = 0; j < t->ndims; ++j) {
-    MCU_ENSURE(j == axis || t->dims[j] == input->dims[j], MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(j == axis || t->dims[j] == input->dims[j], MCU_ERR_BAD_MODEL);
   }
   return MCU_OK;
 }
 
 static mcu_status_t split_dims(const mcu_node_t *node, const mcu_context_t *ctx, split_dims_t *d) {
   const mcu_split_params_t *p = node->params;
-  MCU_ENSURE(p->data_input >= 0 && p->data_input < node->num_inputs, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->data_input >= 0 && p->data_input < node->num_inputs, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, (int)p->data_input);
-  MCU_ENSURE(input != NULL && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
   int axis = (int)p->axis;
-  MCU_ENSURE(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
   int32_t total = 0;
   for (int i = 0; i < node->num_outputs; ++i) {
     const mcu_tensor_t *t = mcu_output_tensor(ctx, node, i);
     MCU_TRY(check_output(t, input, axis));
     total += t->dims[axis];
   }
-  MCU_ENSURE(total == input->dims[axis], MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(total == input->dims[axis], MCU_ERR_BAD_MODEL);
   d->outer = product(input->dims, 0, axis);
   d->inner_bytes = product(input->dims, axis + 1, input->ndims) * p->elem_bytes;
   return MCU_OK;

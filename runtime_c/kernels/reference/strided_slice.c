@@ -28,20 +28,21 @@ static mcu_status_t slice_walk(const mcu_node_t *node, const mcu_context_t *ctx,
   const mcu_strided_slice_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && p->ndims == input->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && p->ndims == input->ndims && p->elem_bytes > 0,
+                   MCU_ERR_BAD_MODEL);
   w->ndims = input->ndims;
   w->base = 0;
   w->total = 1;
   int32_t in_stride = 1;
   for (int d = w->ndims - 1; d >= 0; --d) {
-    MCU_ENSURE(axis_in_range(p, d, input->dims[d]), MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(axis_in_range(p, d, input->dims[d]), MCU_ERR_BAD_MODEL);
     w->counts[d] = p->counts[d];
     w->steps[d] = p->strides[d] * in_stride;
     w->base += p->starts[d] * in_stride;
     w->total *= p->counts[d];
     in_stride *= input->dims[d];
   }
-  MCU_ENSURE(w->total == mcu_num_elements(output), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(w->total == mcu_num_elements(output), MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 

@@ -16,8 +16,8 @@ static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *
   const mcu_transpose_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && output->ndims == input->ndims, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(output->type == input->type && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && output->ndims == input->ndims, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(output->type == input->type && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
   int32_t in_strides[MCU_MAX_DIMS];
   int32_t stride = 1;
   for (int d = input->ndims - 1; d >= 0; --d) {
@@ -29,15 +29,15 @@ static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *
   uint32_t seen = 0;
   for (int d = 0; d < w->ndims; ++d) {
     int32_t axis = p->perm[d];
-    MCU_ENSURE(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
-    MCU_ENSURE((seen & (1u << axis)) == 0, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL((seen & (1u << axis)) == 0, MCU_ERR_BAD_MODEL);
     seen |= 1u << axis;
-    MCU_ENSURE(output->dims[d] == input->dims[axis], MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(output->dims[d] == input->dims[axis], MCU_ERR_BAD_MODEL);
     w->counts[d] = output->dims[d];
     w->steps[d] = in_strides[axis];
     w->total *= output->dims[d];
   }
-  MCU_ENSURE(w->total == mcu_num_elements(input), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(w->total == mcu_num_elements(input), MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 

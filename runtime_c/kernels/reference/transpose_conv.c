@@ -20,12 +20,12 @@ typedef struct {
 } tc_dims_t;
 
 static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx, tc_dims_t *d) {
-  MCU_ENSURE(node->num_inputs >= 3 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_inputs >= 3 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, TC_INPUT);
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, TC_FILTER);
   const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
   d->batches = in->dims[0];
   d->in_h = in->dims[1];
   d->in_w = in->dims[2];
@@ -35,11 +35,11 @@ static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx, tc
   d->out_h = out->dims[1];
   d->out_w = out->dims[2];
   d->out_c = out->dims[3];
-  MCU_ENSURE(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(filter->dims[3] == d->in_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(filter->dims[3] == d->in_c, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias =
       node->num_inputs > TC_BIAS ? mcu_input_tensor(ctx, node, TC_BIAS) : NULL;
-  MCU_ENSURE(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
@@ -115,9 +115,9 @@ mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx)
   const mcu_transpose_conv_params_t *p = node->params;
   tc_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int32_t *acc = mcu_scratch(ctx, node);
-  MCU_ENSURE(acc != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(acc != NULL, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, TC_INPUT);
   const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
   const int32_t *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;

@@ -20,16 +20,16 @@ static mcu_status_t unpack_dims(const mcu_node_t *node, const mcu_context_t *ctx
                                 unpack_dims_t *d) {
   const mcu_unpack_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  MCU_ENSURE(input != NULL && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input != NULL && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
   int axis = (int)p->axis;
-  MCU_ENSURE(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(input->dims[axis] == node->num_outputs, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(input->dims[axis] == node->num_outputs, MCU_ERR_BAD_MODEL);
   d->outer = product(input->dims, 0, axis);
   d->copy_bytes = product(input->dims, axis + 1, input->ndims) * p->elem_bytes;
   for (int i = 0; i < node->num_outputs; ++i) {
     const mcu_tensor_t *t = mcu_output_tensor(ctx, node, i);
-    MCU_ENSURE(t->type == input->type, MCU_ERR_BAD_MODEL);
-    MCU_ENSURE((int64_t)t->bytes == (int64_t)d->outer * d->copy_bytes, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL(t->type == input->type, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL((int64_t)t->bytes == (int64_t)d->outer * d->copy_bytes, MCU_ERR_BAD_MODEL);
   }
   return MCU_OK;
 }
