@@ -23,7 +23,7 @@ from mcugen.errors import McugenError
 from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.pipeline import PlanOptions, generate_from_file
-from mcugen.plan.dynamic import ALLOCATORS
+from mcugen.plan.dynamic import ALLOCATORS, Allocator
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEFAULT_MODELS = [
@@ -89,7 +89,7 @@ def _add(sizes: dict[tuple[str, str], int], section: str | None, obj: str, size:
 
 
 def measure(model: Path, allocator: str, board: str, workdir: Path) -> list[int]:
-    gen = generate_from_file(model, PlanOptions(allocator=allocator))
+    gen = generate_from_file(model, PlanOptions(allocator=Allocator(allocator)))
     target = resolve_target(load_board(board), emulate=True)
     result = build(gen, target, workdir / f"{model.stem}-{allocator}")
     sizes = linked_sizes((result.directory / "model.map").read_text())

@@ -19,6 +19,7 @@ from mcugen.host.project import build
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.plan.dynamic import Allocator
 from support import ROOT, assert_matches_tflm
 
 RUNTIME = ROOT / "runtime_c"
@@ -59,12 +60,12 @@ def allocator_symbols(symbols: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def example_static() -> Generated:
-    return generate(load_model(EXAMPLE), options=PlanOptions(allocator="static"))
+    return generate(load_model(EXAMPLE), options=PlanOptions(allocator=Allocator.STATIC))
 
 
 @pytest.fixture(scope="module")
 def example_compacting() -> Generated:
-    return generate(load_model(EXAMPLE), options=PlanOptions(allocator="compacting"))
+    return generate(load_model(EXAMPLE), options=PlanOptions(allocator=Allocator.COMPACTING))
 
 
 def host_build(gen: Generated, directory: Path) -> Path:
@@ -94,7 +95,7 @@ def test_dynamic_host_build_links_the_allocator(
 
 def test_dynamic_build_matches_tflm_through_the_hook() -> None:
     def compacting(graph: Graph) -> Generated:
-        return generate(graph, options=PlanOptions(allocator="compacting"))
+        return generate(graph, options=PlanOptions(allocator=Allocator.COMPACTING))
 
     assert_matches_tflm(EXAMPLE.read_bytes(), samples=2, generate_fn=compacting)
 
