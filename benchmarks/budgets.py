@@ -144,11 +144,12 @@ def check(kind: str, update: bool) -> int:
             worse += 1
             print(f"| {name} | - | {value:,} | | FAIL: no budget; run --update {kind} |")
             continue
-        verdict = (
-            "ok"
-            if value == budget
-            else ("better: --update to lock in" if value < budget else "FAIL: over budget")
-        )
+        if value > budget:
+            verdict = "FAIL: over budget"
+        elif kind == "lines":
+            verdict = f"ok: {budget - value:,} lines left under the cap"
+        else:
+            verdict = "ok" if value == budget else "better: --update to lock it in"
         worse += value > budget
         print(f"| {name} | {budget:,} | {value:,} | {value - budget:+,} | {verdict} |")
     return worse
