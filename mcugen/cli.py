@@ -83,7 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="compare device outputs with TFLM's interpreter")
     _model_options(verify)
     _device_options(verify)
-    verify.add_argument("--samples", type=int, default=5, help="seeded random inputs to compare")
+    verify.add_argument(
+        "--samples", type=_positive, default=5, help="seeded random inputs to compare (1 or more)"
+    )
     verify.set_defaults(input=None)
 
     _optimize_parser(sub)
@@ -156,18 +158,30 @@ def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("-o", "--output", type=Path, default=None, help="keep the project here")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if not 1 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"{text} is not between 1 and 1000000")
+def _number(text: str, kind: type[int] | type[float], low: float, high: float) -> float:
+    """`text` as an int or float in [low, high], or argparse's one-line error saying so."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:  # also refuses nan
+        bounds = " and ".join(
+            f"{int(b):,}" if float(b).is_integer() else str(b) for b in (low, high)
+        )
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between {bounds}")
     return value
+
+
+def _positive(text: str) -> int:
+    return int(_number(text, int, 1, 1_000_000))
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1000000")
-    return value
+    return int(_number(text, int, 0, 1_000_000))
+
+
+def _budget_seconds(text: str) -> float:
+    return _number(text, float, 0.0, 3600.0)
 
 
 def _model_options(
@@ -205,10 +219,11 @@ def _model_options(
     )
     p.add_argument(
         "--time-budget",
-        type=float,
+        type=_budget_seconds,
         default=None,
         metavar="S",
-        help="planning time budget in seconds (default 1)",
+        help="planning search budget in nominal seconds of work, 0 to 3600 (default 1); counted "
+        "in work, so the same budget gives the same plan on any machine and load",
     )
     if allocator:
         p.add_argument(

@@ -122,3 +122,24 @@ def test_the_command_line_gives_the_registry_error_for_unknown_names(
         f"choose one of: {', '.join(registry.names())}\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["verify", str(EXAMPLE), "--samples", "0"],
+        ["verify", str(EXAMPLE), "--samples", "-2"],
+        ["plan", str(EXAMPLE), "--time-budget", "-1"],
+        ["plan", str(EXAMPLE), "--time-budget", "nan"],
+        ["plan", str(EXAMPLE), "--time-budget", "many"],
+    ],
+)
+def test_numeric_options_out_of_range_are_refused(
+    arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcugen import cli
+
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(arguments)
+    assert stopped.value.code == 2
+    assert "is not a number between" in capsys.readouterr().err
