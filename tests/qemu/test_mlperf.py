@@ -31,13 +31,12 @@ from mcugen.measure import compare_results, dequantized
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS
 
 needs_qemu = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 KWS = SHARED_MODELS / "mlperf_kws_dscnn_int8.tflite"
 BOARD = "nucleo-f767"
 PROFILE = "ULPMark for tinyML Firmware V0.0.1"

@@ -40,14 +40,13 @@ from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.reference import first_difference, tflm_outputs
-from support import SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 BOARD = "nucleo-f767"
 SEEDS = [3, 11]
 FLOAT_RTOL = 1e-5  # as tests/test_models.py; integer outputs must be identical

@@ -13,8 +13,8 @@ import pytest
 from mcugen import cli, flash
 from mcugen.boards import load_board
 from mcugen.errors import McugenError
+from support import EXAMPLE
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_cnn_int8.tflite"
 ELF = Path("/tmp/build/model.elf")
 
 
