@@ -79,16 +79,18 @@ def workdir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-_BUILT: dict[Path, Firmware] = {}
+#: Keyed by workdir too: pytest-xdist may run other modules' tests between two of this module's on
+#: one worker, which tears `workdir` down and makes a new one; a firmware there would be gone.
+_BUILT: dict[tuple[Path, Path], Firmware] = {}
 
 
 def firmware_for(model: Path, workdir: Path) -> Firmware:
-    if model not in _BUILT:
+    if (workdir, model) not in _BUILT:
         gen = generate_from_file(model)
         target = resolve_target(load_board(BOARD), emulate=True)
         result = build(gen, target, workdir / model.stem)
-        _BUILT[model] = Firmware(gen, target, result.executable)
-    return _BUILT[model]
+        _BUILT[workdir, model] = Firmware(gen, target, result.executable)
+    return _BUILT[workdir, model]
 
 
 @pytest.fixture
