@@ -1,27 +1,51 @@
-"""Shared test helpers: build a model with mcugen for the host, run it, compare with TFLM."""
+"""Helpers shared by more than one test module (test modules never import each other).
+
+Sections: paths; host C drivers; comparing with TFLM; one-operator models (kernels/);
+small networks planned with aliasing and rewrites (planners/); random graphs (planners/).
+A helper used by one test module stays in that module.
+"""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 from mcugen import reference
 from mcugen.boards import load_board, resolve_target
+from mcugen.codegen.lower import lower, op_traits
+from mcugen.codegen.render import render_model
+from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
 from mcugen.host.host_run import random_inputs, run_host
 from mcugen.host.project import build
-from mcugen.model.ir import Graph
+from mcugen.model.builder import GraphBuilder
+from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, generate
+from mcugen.pipeline import Generated, generate, rewritten
+from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.buffers import activation_buffers
+from mcugen.plan.layout.greedy import greedy_by_size
+from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.order import get_order
+from mcugen.plan.staging import staging_scratch
+
+# --- Paths -------------------------------------------------------------------------------------
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "tiny_cnn_int8.tflite"
+
+# --- Host C drivers (tests/c/) -----------------------------------------------------------------
+
 #: Host C test drivers: strict warnings, AddressSanitizer and UBSan, stop at the first report.
 SANITIZED_FLAGS = [
     "-std=c11",
@@ -44,6 +68,9 @@ def build_allocator_driver(driver_source: str, exe: Path) -> Path:
     cmd = ["gcc", *SANITIZED_FLAGS, include, *map(str, sources), "-o", str(exe)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return exe
+
+
+# --- Comparing mcugen's host build with TFLM ---------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -113,3 +140,258 @@ def assert_matches_tflm(model: bytes, **kwargs: object) -> Comparison:
 
 
 tflm_arena_head = reference.tflm_arena_head
+
+
+# --- One-operator models (kernels/) ------------------------------------------------------------
+
+#: TFLite's fused activation functions and paddings, as stored in operator options.
+NONE, RELU, RELU_N1_TO_1, RELU6, TANH = 0, 1, 2, 3, 4
+SAME, VALID = 0, 1
+Quant = tuple[float, int]
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One input of a binary op: its shape, quantization (int8 only), and whether it is constant."""
+
+    shape: tuple[int, ...]
+    quant: Quant = (0.05, 0)
+    const: bool = False
+
+
+def binary_model(
+    opcode: str,
+    dtype: str,
+    a: Operand,
+    b: Operand,
+    out_quant: Quant = (0.1, 0),
+    *,
+    seed: int = 0,
+    **options: Any,
+) -> bytes:
+    """A one-operator model `opcode(a, b)`; constant operands get seeded random data."""
+    rng = np.random.default_rng(seed)
+    builder = GraphBuilder()
+    ids = [_operand(builder, rng, dtype, x) for x in (a, b)]
+    shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
+    scale, zp = out_quant if dtype != "float32" else (None, None)
+    y = builder.activation(shape, dtype, scale=scale, zero_point=zp)
+    builder.op(opcode, ids, [y], **options)
+    builder.output(y)
+    return builder.tflite()
+
+
+def _operand(builder: GraphBuilder, rng: np.random.Generator, dtype: str, x: Operand) -> int:
+    scale, zp = x.quant if dtype != "float32" else (None, None)
+    if not x.const:
+        return builder.input(x.shape, dtype, scale=scale, zero_point=zp)
+    if dtype == "float32":
+        data = rng.standard_normal(x.shape).astype(np.float32)
+    else:
+        info = np.iinfo(np.dtype(dtype))
+        data = rng.integers(info.min, int(info.max) + 1, x.shape).astype(dtype)
+    return builder.const(np.asarray(data), scale=scale, zero_point=zp)
+
+
+def lower_only(model: bytes) -> None:
+    """Run mcugen's lowering on every operator (raises UnsupportedError for rejected ones)."""
+    graph = import_model(model, source="test model")
+    for op in graph.operators:
+        lower(graph, op)
+
+
+def unary_model(
+    opcode: str,
+    dtype: str,
+    shape: tuple[int, ...],
+    in_quant: Quant | None = None,
+    out_quant: Quant | None = None,
+    **options: Any,
+) -> bytes:
+    """A one-operator model `opcode(x)`; quantizations are (scale, zero point) or None."""
+    b = GraphBuilder()
+    iq, oq = in_quant or (None, None), out_quant or (None, None)
+    x = b.input(shape, dtype, scale=iq[0], zero_point=iq[1])
+    y = b.activation(shape, dtype, scale=oq[0], zero_point=oq[1])
+    b.op(opcode, [x], [y], **options)
+    b.output(y)
+    return b.tflite()
+
+
+BROADCASTS = {
+    "same": (Operand((1, 8, 8, 16)), Operand((1, 8, 8, 16), (0.07, 5))),
+    "channel_const": (Operand((1, 8, 8, 16)), Operand((1, 1, 1, 16), (0.02, -3), const=True)),
+    "spatial": (Operand((1, 8, 8, 16)), Operand((1, 8, 8, 1), (0.09, 11))),
+    "scalar_const": (Operand((1, 5, 7, 3)), Operand((), (0.03, 2), const=True)),
+    "first_broadcasts": (Operand((1, 1, 1, 9), (0.2, -7), const=True), Operand((2, 3, 5, 9))),
+    "both_broadcast": (Operand((1, 5, 1, 3)), Operand((4, 1, 6, 1), (0.04, 9))),
+    "rank_mismatch": (Operand((2, 3, 5, 7)), Operand((3, 1, 7), (0.06, -20))),
+    "rank5": (Operand((2, 1, 3, 4, 5)), Operand((2, 2, 1, 4, 1), (0.05, 1))),
+    "rank6": (Operand((2, 1, 2, 3, 1, 3)), Operand((1, 3, 1, 3, 2, 1), (0.08, -1))),
+    "flat": (Operand((37,)), Operand((37,), (0.01, 0))),
+}
+
+# Float shapes kept small: float32 only needs to be close, a few hundred elements suffice.
+FLOAT_BROADCASTS = {
+    "same": (Operand((1, 3, 4, 5)), Operand((1, 3, 4, 5))),
+    "channel_const": (Operand((1, 4, 3, 6)), Operand((1, 1, 1, 6), const=True)),
+    "spatial": (Operand((1, 4, 3, 6)), Operand((1, 4, 3, 1))),
+    "both_broadcast": (Operand((1, 5, 1, 3)), Operand((2, 1, 4, 1))),
+    "rank6": (Operand((2, 1, 2, 3, 1, 3)), Operand((1, 3, 1, 3, 2, 1))),
+    "scalar_const": (Operand((2, 7)), Operand((), const=True)),
+}
+
+
+# --- Small networks planned with aliasing and rewrites (planners/) -----------------------------
+
+
+def generate_optimized(
+    graph: Graph,
+    *,
+    rewrites: bool = True,
+    aliasing: bool = True,
+    order: str | tuple[int, ...] = "stored",
+) -> Generated:
+    """As `pipeline.generate`, after `rewrite` and with `aliases_for` (greedy-by-size layout).
+    `order` names an order strategy, or gives the order itself (of the graph after rewrites)."""
+    g = rewritten(graph) if rewrites else graph
+    traits = op_traits(g)
+    lowered = lower_all(g, tuple(range(len(g.operators))))
+    scratch = scratch_sizes(lowered)
+    if isinstance(order, str):
+        chosen = get_order(order)(g, scratch=scratch).order
+        aliases = aliases_for(g, chosen, traits, scratch=scratch) if aliasing else None
+        plan = plan_memory(
+            g,
+            order=order,
+            layout="greedy_by_size",
+            scratch=scratch,
+            aliases=aliases,
+            traits=traits,
+        )
+    else:
+        aliases = aliases_for(g, order, traits, scratch=scratch) if aliasing else None
+        staged = staging_scratch(g, aliases or {}, scratch, traits)
+        buffers = activation_buffers(g, order, staged, aliases)
+        plan = MemoryPlan(order, buffers, greedy_by_size(buffers), "given", "greedy_by_size")
+        plan.validate(g, traits)
+    vm = build_view_model(g, plan, lowered, "model")
+    return Generated(g, plan, lowered, vm, render_model(vm))
+
+
+def arenas(model: bytes, **kwargs: Any) -> tuple[MemoryPlan, MemoryPlan]:
+    """(plain plan, optimized plan) of a model, both validated."""
+    graph = import_model(model, source="test model")
+    plain = generate_optimized(graph, rewrites=False, aliasing=False).plan
+    return plain, generate_optimized(graph, **kwargs).plan
+
+
+class Net:
+    """A GraphBuilder with int8 or float32 activations and seeded random weights."""
+
+    def __init__(self, dtype: str, seed: int = 0) -> None:
+        self.b = GraphBuilder()
+        self.dtype = dtype
+        self.rng = np.random.default_rng(seed)
+
+    def q(self, scale: float, zero_point: int) -> dict[str, Any]:
+        return {"scale": scale, "zero_point": zero_point} if self.dtype == "int8" else {}
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        return self.b.tensors[t].shape
+
+    def input(self, shape: Sequence[int], q: tuple[float, int] = (0.05, -3)) -> int:
+        return self.b.input(shape, self.dtype, **self.q(*q))
+
+    def act(self, shape: Sequence[int], q: tuple[float, int] = (0.1, 2)) -> int:
+        return self.b.activation(shape, self.dtype, **self.q(*q))
+
+    def op(self, opcode: str, inputs: list[int], shape: Sequence[int], **options: Any) -> int:
+        q = options.pop("q", (0.1, 2))
+        y = self.act(shape, q)
+        self.b.op(opcode, inputs, [y], **options)
+        return y
+
+    def weights(self, shape: tuple[int, ...], axis: int, in_scale: float) -> tuple[int, int]:
+        """(filter, bias) constants with per-channel int8 scales on `axis`, or float32."""
+        channels = shape[axis]
+        if self.dtype == "float32":
+            w = self.b.const((self.rng.standard_normal(shape) * 0.3).astype(np.float32))
+            return w, self.b.const(self.rng.standard_normal(channels).astype(np.float32))
+        scales = self.rng.uniform(0.002, 0.02, channels)
+        data = self.rng.integers(-127, 128, shape, dtype=np.int8)
+        w = self.b.const(data, scale=scales, zero_point=0, axis=axis)
+        bias = self.rng.integers(-3000, 3000, channels, dtype=np.int32)
+        return w, self.b.const(bias, scale=in_scale * scales)
+
+    def conv(self, x: int, out_c: int, kernel: int = 1, stride: int = 1, **kw: Any) -> int:
+        n, h, w, c = self.shape(x)
+        padding = kw.pop("padding", SAME)
+        oh, ow = (_out(d, kernel, stride, padding) for d in (h, w))
+        filt, bias = self.weights((out_c, kernel, kernel, c), 0, self._scale(x))
+        options = _conv_options(stride, padding, kw.pop("act", NONE))
+        return self.op("CONV_2D", [x, filt, bias], (n, oh, ow, out_c), **options, **kw)
+
+    def dwconv(self, x: int, kernel: int = 3, stride: int = 1, **kw: Any) -> int:
+        n, h, w, c = self.shape(x)
+        padding = kw.pop("padding", SAME)
+        oh, ow = (_out(d, kernel, stride, padding) for d in (h, w))
+        filt, bias = self.weights((1, kernel, kernel, c), 3, self._scale(x))
+        options = _conv_options(stride, padding, kw.pop("act", NONE))
+        return self.op(
+            "DEPTHWISE_CONV_2D",
+            [x, filt, bias],
+            (n, oh, ow, c),
+            depth_multiplier=1,
+            **options,
+            **kw,
+        )
+
+    def _scale(self, t: int) -> float:
+        q = self.b.tensors[t].quant
+        return q.scale if q is not None else 1.0
+
+    def model(self, *outputs: int) -> bytes:
+        self.b.output(*outputs)
+        return self.b.tflite()
+
+
+def _out(size: int, kernel: int, stride: int, padding: int) -> int:
+    return (size + stride - 1) // stride if padding == SAME else (size - kernel) // stride + 1
+
+
+def _conv_options(stride: int, padding: int, act: int) -> dict[str, int]:
+    return {
+        "padding": padding,
+        "stride_h": stride,
+        "stride_w": stride,
+        "dilation_h_factor": 1,
+        "dilation_w_factor": 1,
+        "fused_activation_function": act,
+    }
+
+
+# --- Random graphs (planners/) -----------------------------------------------------------------
+
+
+@st.composite
+def random_dags(draw: st.DrawFn) -> Graph:
+    """Random operator graphs: each operator reads 1-3 earlier tensors and writes 1-2 new ones."""
+    n_inputs = draw(st.integers(1, 3))
+    sizes = [draw(st.integers(1, 5000)) for _ in range(n_inputs)]
+    tensors = [Tensor(i, f"in{i}", (s,), "int8") for i, s in enumerate(sizes)]
+    ops = []
+    for k in range(draw(st.integers(1, 25))):
+        reads = draw(
+            st.lists(st.integers(0, len(tensors) - 1), min_size=1, max_size=3, unique=True)
+        )
+        outs = []
+        for _ in range(draw(st.integers(1, 2))):
+            size = draw(st.integers(0, 5000))
+            outs.append(len(tensors))
+            tensors.append(Tensor(len(tensors), f"t{len(tensors)}", (size,), "int8"))
+        ops.append(Operator(k, "ADD", 1, tuple(reads), tuple(outs), MappingProxyType({})))
+    consumed = {t for op in ops for t in op.inputs}
+    produced = [t for op in ops for t in op.outputs]
+    outputs = tuple(t for t in produced if t not in consumed) or (produced[-1],)
+    return Graph(tuple(tensors), tuple(ops), tuple(range(n_inputs)), outputs)

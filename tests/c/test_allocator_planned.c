@@ -1,5 +1,5 @@
 /* Host unit test of the planned allocator (runtime_c/src/allocator.c with planned = 1, compiled
- * alongside), driven by tables that mcugen's planner wrote (tests/test_allocator_planned_c.py).
+ * alongside), driven by tables that mcugen's planner wrote (tests/c/test_allocator_planned_c.py).
  *
  * Input: a text file of plans. Each plan is a header line
  *   plan LABEL NUM_BUFFERS OPERATORS NUM_OFFSETS ARENA_BYTES MOVED_BYTES

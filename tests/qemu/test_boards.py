@@ -21,14 +21,13 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 MLPERF = [
     "mlperf_kws_dscnn_int8",
     "mlperf_vww_mbv1_int8",

@@ -30,13 +30,12 @@ from mcugen.host.qemu import qemu_command, qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS
 
 needs_qemu = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 KWS = SHARED_MODELS / "mlperf_kws_dscnn_int8.tflite"
 BOARD = "nucleo-f767"
 PROFILE = "ULPMark for tinyML Firmware V0.0.1"
@@ -79,16 +78,18 @@ def workdir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-_BUILT: dict[Path, Firmware] = {}
+#: Keyed by workdir too: pytest-xdist may run other modules' tests between two of this module's on
+#: one worker, which tears `workdir` down and makes a new one; a firmware there would be gone.
+_BUILT: dict[tuple[Path, Path], Firmware] = {}
 
 
 def firmware_for(model: Path, workdir: Path) -> Firmware:
-    if model not in _BUILT:
+    if (workdir, model) not in _BUILT:
         gen = generate_from_file(model)
         target = resolve_target(load_board(BOARD), emulate=True)
         result = build(gen, target, workdir / model.stem)
-        _BUILT[model] = Firmware(gen, target, result.executable)
-    return _BUILT[model]
+        _BUILT[workdir, model] = Firmware(gen, target, result.executable)
+    return _BUILT[workdir, model]
 
 
 @pytest.fixture

@@ -1,12 +1,13 @@
 """Allocator modes under QEMU: static, compacting and planned firmware bit-exact with TFLM (float32
-outputs within the 1e-5 relative tolerance of tests/test_models.py; the largest difference is
-printed, and is 0 on every case today), compacting/planned outputs bit-identical to static ones,
+outputs within the 1e-5 relative tolerance of tests/kernels/test_models.py; the largest difference
+is printed, and is 0 on every case today), compacting/planned outputs bit-identical to static ones,
 compacting/planned arena at the plan's peak live bytes (scratch included), instruction counts per
 inference next to static offsets (printed; run with -s to see them).
 
-Covered: the bundled example, every shared model mcugen builds (tests/test_allocators.py `REAL`)
-and all 12 generated graphs of `benchmark_suite()`, on the NUCLEO-F767ZI twin (QEMU mps2-an500
-with the board's 512 KB RAM and 2 MB flash) unless a model does not fit it:
+Covered: the bundled example, every shared model mcugen builds
+(tests/planners/test_allocators.py `REAL`) and all 12 generated graphs of `benchmark_suite()`, on
+the NUCLEO-F767ZI twin (QEMU mps2-an500 with the board's 512 KB RAM and 2 MB flash) unless a model
+does not fit it:
 
 - tflm_mobilenet_v2_int8 (arena 1,404,928 B > 512 KB RAM; 3,542,016 B of weights > 2 MB flash) runs
   on the plain mps2-an500 board (4 MB RAM, 4 MB flash), with one sample (150 KB of input over the
@@ -40,17 +41,16 @@ from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.reference import first_difference, tflm_outputs
-from support import SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 BOARD = "nucleo-f767"
 SEEDS = [3, 11]
-FLOAT_RTOL = 1e-5  # as tests/test_models.py; integer outputs must be identical
+FLOAT_RTOL = 1e-5  # as tests/kernels/test_models.py; integer outputs must be identical
 #: (model, board, seeds): the NUCLEO-F767ZI twin and two samples unless noted in the docstring.
 SHARED = [
     ("mlperf_kws_dscnn_int8", BOARD, SEEDS),

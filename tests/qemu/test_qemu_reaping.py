@@ -22,13 +22,12 @@ from mcugen.host import protocol, qemu
 from mcugen.host.project import build
 from mcugen.host.qemu import qemu_console
 from mcugen.pipeline import generate_from_file
+from support import EXAMPLE, ROOT
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "tiny_cnn_int8.tflite"
 BOARD = "nucleo-f767"
 
 

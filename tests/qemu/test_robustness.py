@@ -21,7 +21,6 @@ import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,12 +54,12 @@ from mcugen.host.qemu import qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
+from support import EXAMPLE
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 BOARD = "nucleo-f767"
 #: Corrupted frames per kind; together more than 1,000.
 COUNTS = {

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from mcugen import cli
+from support import EXAMPLE
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_cnn_int8.tflite"
 RUN = ["run", str(EXAMPLE), "--board", "nucleo-f767", "--emulate"]
 
 

@@ -3,36 +3,11 @@ float32 close."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
-from test_add import lower_only
 
 from mcugen.errors import UnsupportedError
-from mcugen.model.builder import GraphBuilder
-from support import assert_matches_tflm
-
-Quant = tuple[float, int]
-
-
-def unary_model(
-    opcode: str,
-    dtype: str,
-    shape: tuple[int, ...],
-    in_quant: Quant | None = None,
-    out_quant: Quant | None = None,
-    **options: Any,
-) -> bytes:
-    """A one-operator model `opcode(x)`; quantizations are (scale, zero point) or None."""
-    b = GraphBuilder()
-    iq, oq = in_quant or (None, None), out_quant or (None, None)
-    x = b.input(shape, dtype, scale=iq[0], zero_point=iq[1])
-    y = b.activation(shape, dtype, scale=oq[0], zero_point=oq[1])
-    b.op(opcode, [x], [y], **options)
-    b.output(y)
-    return b.tflite()
-
+from support import assert_matches_tflm, lower_only, unary_model
 
 RELU_QUANTS = {
     "same": ((0.05, -3), (0.05, -3)),

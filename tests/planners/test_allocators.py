@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_plan import random_dags
 
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model
@@ -26,7 +25,7 @@ from mcugen.plan.dynamic import (
     plan_dynamic,
 )
 from mcugen.plan.memory_plan import plan_memory
-from support import SHARED_MODELS, assert_matches_tflm
+from support import SHARED_MODELS, assert_matches_tflm, random_dags
 
 SUITE = benchmark_suite(quick=False)
 #: Every shared model mcugen builds (LSTM/SVDF/signal-op models and the hybrid KWS are not built).

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_activations import unary_model
-from test_add import lower_only
 
 from mcugen.errors import UnsupportedError
-from support import assert_matches_tflm
+from support import assert_matches_tflm, lower_only, unary_model
 
 CASES = {
     "keras_default": (0.3, (0.05, -10), (0.04, -60)),

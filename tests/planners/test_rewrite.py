@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_aliasing import SAME, VALID, Net, arenas, generate_optimized
 
 from mcugen.host.host_run import random_inputs
 from mcugen.model.ir import Graph
@@ -18,7 +17,16 @@ from mcugen.model.rewrite import EXPLICIT_PADDING, fuse_pads
 from mcugen.model.tflite_import import import_model, load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import rewritten
-from support import SHARED_MODELS, assert_matches_tflm, tflm_outputs
+from support import (
+    SAME,
+    SHARED_MODELS,
+    VALID,
+    Net,
+    arenas,
+    assert_matches_tflm,
+    generate_optimized,
+    tflm_outputs,
+)
 
 RELU6 = 3
 

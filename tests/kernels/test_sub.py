@@ -4,7 +4,9 @@ close."""
 from __future__ import annotations
 
 import pytest
-from test_add import (
+
+from mcugen.errors import UnsupportedError
+from support import (
     BROADCASTS,
     FLOAT_BROADCASTS,
     NONE,
@@ -12,12 +14,10 @@ from test_add import (
     RELU6,
     RELU_N1_TO_1,
     Operand,
+    assert_matches_tflm,
     binary_model,
     lower_only,
 )
-
-from mcugen.errors import UnsupportedError
-from support import assert_matches_tflm
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.registry import Registry
+from support import EXAMPLE
 
 PACKAGE = Path(mcugen.__file__).resolve().parent
 
@@ -86,9 +87,6 @@ def test_a_name_cannot_be_registered_twice() -> None:
     with pytest.raises(RuntimeError, match="two items registered as thing 'a'"):
         registry.add("a", 2)
     assert list(registry) == ["a"] and registry["a"] == 1
-
-
-EXAMPLE = PACKAGE.parent / "examples" / "tiny_cnn_int8.tflite"
 
 
 OPTIONS: dict[str, Registry[Any]] = {

@@ -20,10 +20,9 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan.dynamic import Allocator
-from support import ROOT, assert_matches_tflm
+from support import EXAMPLE, ROOT, assert_matches_tflm
 
 RUNTIME = ROOT / "runtime_c"
-EXAMPLE = ROOT / "examples" / "tiny_cnn_int8.tflite"
 STRICT = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 CONFIGS = {
     "firmware static": ["-DMCU_STATIC_OFFSETS"],

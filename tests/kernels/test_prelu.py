@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_add import Operand, binary_model, lower_only
 
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
-from support import assert_matches_tflm
+from support import Operand, assert_matches_tflm, binary_model, lower_only
 
 ALPHAS = {
     "per_channel_alpha": ((1, 6, 5, 8), (1, 1, 8)),  # Keras PReLU(shared_axes=[1, 2])

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import MappingProxyType
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from mcugen.cli import main
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.layout import LAYOUTS
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.order import ORDERS
-from support import SHARED_MODELS, tflm_arena_head
+from support import EXAMPLE, SHARED_MODELS, random_dags, tflm_arena_head
 
 #: TFLM's head on the MLPerf Tiny models and person_detect (../shared/ANCHORS.md).
 TFLM_HEAD = {
@@ -78,29 +76,6 @@ def test_every_real_model_plans_validly(path) -> None:
     assert plan.arena_bytes >= plan.lower_bound
 
 
-@st.composite
-def random_dags(draw: st.DrawFn) -> Graph:
-    """Random operator graphs: each operator reads 1-3 earlier tensors and writes 1-2 new ones."""
-    n_inputs = draw(st.integers(1, 3))
-    sizes = [draw(st.integers(1, 5000)) for _ in range(n_inputs)]
-    tensors = [Tensor(i, f"in{i}", (s,), "int8") for i, s in enumerate(sizes)]
-    ops = []
-    for k in range(draw(st.integers(1, 25))):
-        reads = draw(
-            st.lists(st.integers(0, len(tensors) - 1), min_size=1, max_size=3, unique=True)
-        )
-        outs = []
-        for _ in range(draw(st.integers(1, 2))):
-            size = draw(st.integers(0, 5000))
-            outs.append(len(tensors))
-            tensors.append(Tensor(len(tensors), f"t{len(tensors)}", (size,), "int8"))
-        ops.append(Operator(k, "ADD", 1, tuple(reads), tuple(outs), MappingProxyType({})))
-    consumed = {t for op in ops for t in op.inputs}
-    produced = [t for op in ops for t in op.outputs]
-    outputs = tuple(t for t in produced if t not in consumed) or (produced[-1],)
-    return Graph(tuple(tensors), tuple(ops), tuple(range(n_inputs)), outputs)
-
-
 @settings(max_examples=150, deadline=None)
 @given(random_dags())
 def test_every_strategy_gives_a_valid_plan(graph: Graph) -> None:
@@ -122,9 +97,6 @@ def test_lower_bound_is_peak_of_live_sizes(graph: Graph) -> None:
     for step in range(len(plan.order) + 1):
         live = sum(b.size for b in buffers if b.first <= step <= b.last)
         assert live <= plan.lower_bound
-
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_cnn_int8.tflite"
 
 
 def test_plan_says_whether_it_fits_a_board(capsys: pytest.CaptureFixture[str]) -> None:

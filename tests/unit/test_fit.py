@@ -14,8 +14,8 @@ from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions, generate
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, allocator_arena, fit_of
+from support import EXAMPLE
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_cnn_int8.tflite"
 F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1280)
 
 

@@ -14,8 +14,8 @@ from mcugen import cli
 from mcugen.boards import load_board
 from mcugen.errors import McugenError
 from mcugen.host import flash
+from support import EXAMPLE
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_cnn_int8.tflite"
 ELF = Path("/tmp/build/model.elf")
 
 

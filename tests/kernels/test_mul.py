@@ -4,7 +4,9 @@ one), float32 close."""
 from __future__ import annotations
 
 import pytest
-from test_add import (
+
+from mcugen.errors import UnsupportedError
+from support import (
     BROADCASTS,
     FLOAT_BROADCASTS,
     NONE,
@@ -13,12 +15,10 @@ from test_add import (
     RELU_N1_TO_1,
     TANH,
     Operand,
+    assert_matches_tflm,
     binary_model,
     lower_only,
 )
-
-from mcugen.errors import UnsupportedError
-from support import assert_matches_tflm
 
 
 @pytest.mark.parametrize("case", sorted(BROADCASTS))

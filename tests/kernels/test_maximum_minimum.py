@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from test_add import BROADCASTS, FLOAT_BROADCASTS, Operand, binary_model, lower_only
 
 from mcugen.errors import UnsupportedError
-from support import assert_matches_tflm
+from support import (
+    BROADCASTS,
+    FLOAT_BROADCASTS,
+    Operand,
+    assert_matches_tflm,
+    binary_model,
+    lower_only,
+)
 
 SHARED = (0.05, -3)
 

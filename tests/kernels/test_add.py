@@ -1,0 +1,69 @@
+"""ADD against TFLM: int8 bit-exact (left_shift 20 scheme, broadcasting, fused activations),
+float32 close."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcugen.errors import UnsupportedError
+from support import (
+    BROADCASTS,
+    FLOAT_BROADCASTS,
+    NONE,
+    RELU,
+    RELU6,
+    RELU_N1_TO_1,
+    TANH,
+    Operand,
+    assert_matches_tflm,
+    binary_model,
+    lower_only,
+)
+
+
+@pytest.mark.parametrize("case", sorted(BROADCASTS))
+def test_add_int8_broadcasts(case: str) -> None:
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model("ADD", "int8", a, b, (0.11, -4)))
+
+
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_add_int8_activations(act: int) -> None:
+    a, b = Operand((1, 6, 6, 8), (0.05, -10)), Operand((1, 1, 1, 8), (0.03, 4), const=True)
+    assert_matches_tflm(
+        binary_model("ADD", "int8", a, b, (0.06, -30), fused_activation_function=act)
+    )
+
+
+@pytest.mark.parametrize("scales", [(0.05, 0.05, 0.05), (0.5, 0.001, 0.02), (0.001, 0.4, 0.9)])
+def test_add_int8_scales(scales: tuple[float, float, float]) -> None:
+    a, b = Operand((3, 17), (scales[0], 3)), Operand((3, 17), (scales[1], -128))
+    assert_matches_tflm(binary_model("ADD", "int8", a, b, (scales[2], 127)))
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT_BROADCASTS))
+@pytest.mark.parametrize("act", [NONE, RELU6])
+def test_add_float32(case: str, act: int) -> None:
+    a, b = FLOAT_BROADCASTS[case]
+    assert_matches_tflm(binary_model("ADD", "float32", a, b, fused_activation_function=act))
+
+
+def test_add_rejects_int16() -> None:
+    model = binary_model("ADD", "int16", Operand((4,), (0.1, 0)), Operand((4,), (0.1, 0)))
+    with pytest.raises(UnsupportedError, match="ADD"):
+        lower_only(model)
+
+
+def test_add_rejects_tanh_activation() -> None:
+    model = binary_model(
+        "ADD", "int8", Operand((4,)), Operand((4,)), fused_activation_function=TANH
+    )
+    with pytest.raises(UnsupportedError, match="ADD"):
+        lower_only(model)
+
+
+def test_add_rejects_output_scale_tflm_aborts_on() -> None:
+    """TFLM's QuantizeMultiplierSmallerThanOneExp aborts when the output rescale is >= 1."""
+    model = binary_model("ADD", "int8", Operand((4,), (0.5, 0)), Operand((4,)), (1e-7, 0))
+    with pytest.raises(UnsupportedError, match="ADD"):
+        lower_only(model)
