@@ -66,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
         help="also say whether arena and weights fit this board (exit 3 if not)",
     )
     plan.add_argument("--json", action="store_true", help="print one JSON object")
+    plan.add_argument(
+        "--timings",
+        action="store_true",
+        help="add planning times to the JSON (without them it is byte-identical from run to run)",
+    )
     _plan_report_options(plan)
 
     build = sub.add_parser("build", help="generate C and compile it for a board")

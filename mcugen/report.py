@@ -5,21 +5,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mcugen import __version__
 from mcugen.model.ir import Graph
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
 
 
 def plan_json(
-    graph: Graph, plan: MemoryPlan, runs: Sequence[StrategyRun] | None = None
+    graph: Graph,
+    plan: MemoryPlan,
+    runs: Sequence[StrategyRun] | None = None,
+    *,
+    timings: bool = False,
 ) -> dict[str, Any]:
-    """The plan as one JSON object; `strategies` lists `runs` when given."""
+    """The plan as one JSON object; `strategies` lists `runs` when given. Byte-identical for the
+    same model and options on any machine and load, unless `timings` adds the planning times."""
     result: dict[str, Any] = {
+        "mcugen_version": __version__,
         "model_sha256": graph.sha256,
         "operators": len(graph.operators),
         "tensors": len(graph.tensors),
         "order_strategy": plan.order_strategy,
         "layout_strategy": plan.layout_strategy,
+        "layout_chosen": plan.layout_chosen,
+        "layout_proven_optimal": plan.layout_proven_optimal,
         "arena_bytes": plan.arena_bytes,
         "peak_live_bytes": plan.lower_bound,
         "lower_bound": plan.lower_bound,
@@ -29,13 +38,16 @@ def plan_json(
         "order": list(plan.order),
         "offsets": {str(t): off for t, off in sorted(plan.tensor_offsets().items())},
         "live_bytes": plan.live_bytes,
-        "plan_seconds": plan.plan_seconds,
         "order_lower_bound": plan.order_lower_bound,
         "order_proven_optimal": plan.order_proven_optimal,
     }
+    if timings:
+        result["plan_seconds"] = plan.plan_seconds
     if runs is not None:
         chosen = _pair(plan)
-        result["strategies"] = [run_json(r, (r.order, r.layout) == chosen) for r in runs]
+        result["strategies"] = [
+            run_json(r, (r.order, r.layout) == chosen, timings=timings) for r in runs
+        ]
     return result
 
 
@@ -44,8 +56,8 @@ def _pair(plan: MemoryPlan) -> tuple[str, str]:
     return plan.order_strategy.partition("(")[0], plan.layout_strategy
 
 
-def run_json(run: StrategyRun, chosen: bool = False) -> dict[str, Any]:
-    return {
+def run_json(run: StrategyRun, chosen: bool = False, *, timings: bool = False) -> dict[str, Any]:
+    found = {
         "order": run.order,
         "layout": run.layout,
         "chosen": chosen,
@@ -54,11 +66,13 @@ def run_json(run: StrategyRun, chosen: bool = False) -> dict[str, Any]:
         "order_lower_bound": run.order_lower_bound,
         "layout_gap_bytes": run.layout_gap,
         "bound_gap_bytes": run.bound_gap,
-        "plan_seconds": run.plan_seconds,
         "proven_optimal": run.proven_optimal,
         "note": run.note,
         "error": run.error,
     }
+    if timings:
+        found["plan_seconds"] = run.plan_seconds
+    return found
 
 
 def strategy_table(runs: Sequence[StrategyRun], chosen: tuple[str, str] | None = None) -> str:

@@ -75,7 +75,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_atomic(chart, memory_chart(plan, fmt, title=title))
     fit = board_fit(args, graph, plan)
     if args.json:
-        report = plan_json(graph, plan, runs)
+        report = plan_json(graph, plan, runs, timings=args.timings)
         if fit is not None:
             report["fit"] = fit.as_json()
         print(json.dumps(report))

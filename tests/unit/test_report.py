@@ -32,10 +32,11 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_json_keeps_its_keys_and_lists_every_strategy(
     model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["plan", str(model), "--json"]) == 0
+    assert main(["plan", str(model), "--json", "--timings"]) == 0
     report = json.loads(capsys.readouterr().out)
     for key in ("arena_bytes", "peak_live_bytes", "order", "offsets", "plan_seconds"):
         assert key in report
+    assert report["layout_chosen"] in LAYOUTS and report["mcugen_version"]
     runs = report["strategies"]
     assert {r["order"] for r in runs} == set(ORDERS)
     assert {r["layout"] for r in runs} == set(LAYOUTS)
@@ -124,3 +125,14 @@ def test_vww_table_shows_tflm_baseline(capsys: pytest.CaptureFixture[str]) -> No
     baseline = next(r for r in runs if (r["order"], r["layout"]) == ("stored", "greedy_by_size"))
     assert baseline["arena_bytes"] == 73728 and baseline["peak_live_bytes"] == 55296
     assert all(r["arena_bytes"] >= r["peak_live_bytes"] for r in runs if not r["error"])
+
+
+def test_json_without_timings_is_byte_identical_from_run_to_run(
+    model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = []
+    for _ in range(2):
+        assert main(["plan", str(model), "--json"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert "plan_seconds" not in outputs[0]
