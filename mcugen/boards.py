@@ -33,6 +33,9 @@ class Board:
     directory: Path
     clock_hz: int = 0
     stack_bytes: int = 8192
+    #: RAM of the app, runtime and this board's port whatever the model (.data + .bss besides the
+    #: arena and the model-sized buffers; plan/fit.py adds those), measured with the linker.
+    firmware_ram: int = 0
     port: tuple[str, ...] = ()
     defines: tuple[tuple[str, str], ...] = ()
     flash: Region | None = None
@@ -105,6 +108,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         "ldflags",
         "clock_hz",
         "stack_bytes",
+        "firmware_ram",
         "port",
         "defines",
         "memory",
@@ -124,6 +128,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         directory=directory,
         clock_hz=int(data.get("clock_hz", 0)),
         stack_bytes=int(data.get("stack_bytes", 8192)),
+        firmware_ram=int(data.get("firmware_ram", 0)),
         port=tuple(data.get("port", [])),
         defines=tuple((k, str(v)) for k, v in data.get("defines", {}).items()),
         flash=_region(data, "flash"),

@@ -39,7 +39,7 @@ def chart_format(path: Path) -> str:
 def plan_model(graph: Graph, options: PlanOptions) -> tuple[Graph, MemoryPlan, str]:
     """The plan `mcugen build` would use: after rewrites, with kernel scratch and aliasing. For a
     model with operators the runtime lacks, plan the file as it is (no rewrites, scratch or
-    aliasing) and say so."""
+    aliasing); the third item then says what the runtime lacks ("" when it can run the model)."""
     try:
         g, _, plan = prepare(graph, options)
         return g, plan, ""
@@ -48,18 +48,19 @@ def plan_model(graph: Graph, options: PlanOptions) -> tuple[Graph, MemoryPlan, s
         plan = plan_memory(
             graph, order=plain.order, layout=plain.layout, time_budget=plain.time_budget
         )
-        return (
-            graph,
-            plan,
-            (f"planned without kernel scratch, rewrites or in-place operators: {exc.what}"),
-        )
+        return graph, plan, exc.what
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
     original = load_model(args.model)
-    graph, plan, note = plan_model(original, plan_options(args))
+    graph, plan, unsupported = plan_model(original, plan_options(args))
+    note = (
+        f"planned without kernel scratch, rewrites or in-place operators: {unsupported}"
+        if unsupported
+        else ""
+    )
     runs = None
     if getattr(args, "strategies", True):
         scratch = {b.scratch_of: b.size for b in plan.buffers if b.scratch_of >= 0}
@@ -74,6 +75,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
         write_atomic(chart, memory_chart(plan, fmt, title=title))
     fit = board_fit(args, graph, plan)
+    if fit is not None and unsupported:
+        fit = replace(fit, unsupported=unsupported)
     if args.json:
         report = plan_json(graph, plan, runs, timings=args.timings)
         if fit is not None:
@@ -104,4 +107,4 @@ def board_fit(args: argparse.Namespace, graph: Graph, plan: MemoryPlan) -> Fit |
     if target.board.is_host:
         raise McugenError("the host board has no memory limits to check", hint="name a board")
     allocator = getattr(args, "allocator", dynamic.STATIC)
-    return fit_of(plan, allocator, weight_bytes(graph), board_limits(target))
+    return fit_of(graph, plan, allocator, weight_bytes(graph), board_limits(target))

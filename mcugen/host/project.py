@@ -30,8 +30,6 @@ ELF_TARGET = "model.elf"
 DYNAMIC_ALLOCATOR_SOURCE = "allocator.c"
 #: Defined for static builds: the runtime drops its allocator hooks (runtime.h).
 STATIC_OFFSETS_DEFINE = "MCU_STATIC_OFFSETS"
-#: RAM the firmware uses besides arena and stack: protocol buffers, profile table, libc state.
-APP_RAM_BYTES = 2 * 512 + 256
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,7 @@ def board_limits(target: Target) -> BoardLimits:
         target.ram.size,
         target.flash.size,
         target.board.stack_bytes,
-        APP_RAM_BYTES,
+        target.port_board.firmware_ram,
     )
 
 
@@ -127,7 +125,7 @@ def check_fits(gen: Generated, target: Target) -> None:
         return
     allocator = gen.dynamic.mode if gen.dynamic is not None else dynamic.STATIC
     weights = sum(len(c.data) for c in gen.view_model.constants)
-    problem = fit_of(gen.plan, allocator, weights, board_limits(target)).problem()
+    problem = fit_of(gen.graph, gen.plan, allocator, weights, board_limits(target)).problem()
     if problem is not None:
         raise problem
 

@@ -1,8 +1,12 @@
 """Does a plan fit a board? The verdict `mcugen plan --board` prints and `mcugen build` checks
 before anything is compiled.
 
-RAM holds the arena, the stack and the firmware's own state; flash holds the weights (code comes on
-top: `mcugen build` measures it after linking). The arena is the one the firmware declares for the
+RAM holds the arena, the stack and the firmware's own state, counted term by term
+(`firmware_ram`: the app, runtime and board port's fixed part, measured per port in board.toml and
+checked against the linker by tests/unit/test_fit.py, plus the MLPerf runner's input copy, the
+per-operator profile table and a dynamic allocator's offset tables), so the verdict equals the
+linked firmware's RAM to the byte; flash holds the weights (code comes on top: `mcugen build`
+measures it after linking). The arena is the one the firmware declares for the
 chosen allocator: static offsets need the layout's extent, while `compacting` and `planned` move
 whole buffers between operators and so run in the order's peak live bytes.
 
@@ -15,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mcugen.errors import BuildError
+from mcugen.errors import BuildError, McugenError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.plan import dynamic
 from mcugen.plan.buffers import live_bytes_per_step
@@ -25,13 +29,13 @@ from mcugen.plan.memory_plan import MemoryPlan
 @dataclass(frozen=True)
 class BoardLimits:
     """What a board offers a model, in bytes: RAM and flash, the stack the firmware reserves, and
-    the RAM the firmware itself uses besides arena and stack (`runtime`)."""
+    the RAM its app, runtime and port use whatever the model (`firmware_ram`)."""
 
     name: str
     ram_size: int
     flash_size: int
     stack: int
-    runtime: int
+    firmware_ram: int
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Fit:
     weights: int
     flash_size: int
     runtime: int
+    unsupported: str = ""  # why the runtime cannot run the model at all ("" when it can)
 
     @property
     def ram_need(self) -> int:
@@ -53,10 +58,16 @@ class Fit:
 
     @property
     def fits(self) -> bool:
-        return self.ram_need <= self.ram_size and self.weights <= self.flash_size
+        memory = self.ram_need <= self.ram_size and self.weights <= self.flash_size
+        return memory and not self.unsupported
 
-    def problem(self) -> BuildError | None:
+    def problem(self) -> McugenError | None:
         """The one-line error when it does not fit, else None."""
+        if self.unsupported:
+            return UnsupportedError(
+                f"model cannot be built for {self.board}: {self.unsupported}",
+                hint="see the README's list of supported operators",
+            )
         if self.ram_need > self.ram_size:
             return BuildError(
                 f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
@@ -82,6 +93,8 @@ class Fit:
             f"weights {self.weights:,} of {self.flash_size:,} bytes of flash, "
             f"{_room(self.flash_size - self.weights)}"
         )
+        if self.unsupported:
+            return f"cannot be built for {self.board}: {self.unsupported}; if it could, {ram}"
         verdict = "fits" if self.fits else "does NOT fit"
         return f"{verdict} {self.board}: {ram}; {flash}"
 
@@ -96,6 +109,7 @@ class Fit:
             "flash_size": self.flash_size,
             "ram_need": self.ram_need,
             "fits": self.fits,
+            "unsupported": self.unsupported or None,
         }
 
 
@@ -114,9 +128,29 @@ def allocator_arena(plan: MemoryPlan, allocator: str) -> int:
     return max(live_bytes_per_step(whole, len(plan.order)), default=0)
 
 
-def fit_of(plan: MemoryPlan, allocator: str, weights: int, board: BoardLimits) -> Fit:
-    """The verdict for `plan` run with `allocator` (arena as `allocator_arena` says) and
-    `weights` bytes of constants on `board`."""
+def firmware_ram(graph: Graph, plan: MemoryPlan, allocator: str, board: BoardLimits) -> int:
+    """RAM of the firmware besides arena and stack, as the linker will place it: the fixed part,
+    the MLPerf runner's copy of input 0 (runtime_c/app/mlperf.c), 8 bytes of profile ticks per
+    operator (app/firmware.c, an even count), and with a dynamic allocator its state and offset
+    tables (templates/model.c.j2: a 24-byte header, 4 bytes per tensor and per buffer, 2 bytes
+    per buffer). Each of these is a multiple of 16 bytes in the firmware and every RAM section
+    starts and ends on 16 (templates/link.ld.j2), so no padding depends on the model."""
+    inputs = graph.tensors[graph.inputs[0]].nbytes if graph.inputs else 0
+    total = board.firmware_ram + _align(max(inputs, 1), 16)
+    total += 8 * _align(max(len(graph.operators), 1), 2)
+    if allocator != dynamic.STATIC:
+        buffers = max(len(plan.buffers), 1)
+        total += _align(24 + 4 * len(graph.tensors) + 6 * buffers, 16)
+    return total
+
+
+def _align(n: int, to: int) -> int:
+    return (n + to - 1) // to * to
+
+
+def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: BoardLimits) -> Fit:
+    """The verdict for `plan` of `graph` run with `allocator` (arena as `allocator_arena` says)
+    and `weights` bytes of constants on `board`."""
     return Fit(
         board.name,
         allocator_arena(plan, allocator),
@@ -124,7 +158,7 @@ def fit_of(plan: MemoryPlan, allocator: str, weights: int, board: BoardLimits) -
         board.ram_size,
         weights,
         board.flash_size,
-        board.runtime,
+        firmware_ram(graph, plan, allocator, board),
     )
 
 

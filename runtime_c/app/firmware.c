@@ -10,7 +10,8 @@ extern uint32_t mcu_stack_unused_bytes(void);
 extern uint32_t mcu_stack_size_bytes(void);
 
 static mcu_context_t g_ctx;
-static uint64_t g_node_ticks[MCU_MODEL_NUM_NODES > 0 ? MCU_MODEL_NUM_NODES : 1];
+/* An even number of entries (16-byte multiples), so the planner's RAM count is exact. */
+static uint64_t g_node_ticks[MCU_MODEL_NUM_NODES > 0 ? (MCU_MODEL_NUM_NODES + 1) & ~1 : 2];
 static int32_t g_init_status;
 
 void mcu_app_puts(const char *s) {

@@ -15,7 +15,8 @@
 static char g_line[MLPERF_MAX_COMMAND + 1];
 static uint32_t g_line_len;
 static int g_line_overflow;
-static uint8_t g_db[MCU_MODEL_INPUT0_BYTES > 0u ? MCU_MODEL_INPUT0_BYTES : 1u];
+/* Rounded up to 16 bytes, so the RAM the planner counts for it (mcugen/plan/fit.py) is exact. */
+static uint8_t g_db[MCU_MODEL_INPUT0_BYTES > 0u ? (MCU_MODEL_INPUT0_BYTES + 15u) & ~15u : 16u];
 static uint32_t g_db_expected;
 static uint32_t g_db_loaded;
 static uint64_t g_ticks_before_restart;

@@ -15,11 +15,12 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
 from mcugen.host.device_run import DeviceRun, open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import BuildResult, build
+from mcugen.host.project import BuildResult, board_limits, build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
+from mcugen.plan.fit import fit_of
 from mcugen.reference import tflm_outputs
 from support import EXAMPLE, SHARED_MODELS
 
@@ -132,15 +133,33 @@ def test_arena_larger_than_ram_fails_at_build_with_the_overflow(workdir: Path) -
     assert not (workdir / "big").exists()
 
 
-def test_linker_reports_overflow_in_bytes(workdir: Path) -> None:
-    """Arena + stack just below the RAM: the pre-check passes, the linker's check catches it."""
-    graph = import_model(big_activation_model(176), source="near")  # arena 495,616 bytes
-    gen = generate(graph, model_name="near")
+def test_the_pre_check_and_the_linker_agree_on_ram(workdir: Path) -> None:
+    """The fit verdict counts RAM to the byte: a model that fits by its figure links in exactly
+    that RAM, and one a few kilobytes larger is refused before compiling, by the same figure."""
     target = resolve_target(load_board("nucleo-f767"), emulate=False)
-    assert gen.plan.arena_bytes + target.board.stack_bytes < 512 * 1024
-    try:
-        result = build(gen, target, workdir / "near")
-    except BuildError as err:
-        assert "overflowed by" in str(err) and "does not fit nucleo-f767" in str(err)
-    else:
-        assert firmware_sizes(result.executable, target).ram_bytes <= 512 * 1024
+    gen = generate(import_model(big_activation_model(140), source="fits"), model_name="fits")
+    fit = fit_of(gen.graph, gen.plan, "static", 0, board_limits(target))
+    assert fit.fits and 512 * 1024 - fit.ram_need == 44_496
+    result = build(gen, target, workdir / "fits")
+    assert firmware_sizes(result.executable, target).ram_bytes == fit.ram_need
+    gen = generate(import_model(big_activation_model(150), source="near"), model_name="near")
+    with pytest.raises(BuildError, match="over by 25104 bytes"):
+        build(gen, target, workdir / "near")
+
+
+def test_linker_reports_flash_overflow_in_bytes(workdir: Path) -> None:
+    """Weights just below the flash: the pre-check (weights only) passes, the code does not fit,
+    and the linker's overflow comes back as one line with the bytes."""
+    target = resolve_target(load_board("netduinoplus2"), emulate=False)
+    b = GraphBuilder()
+    x = b.input((1, 1040), "int8", scale=0.1, zero_point=0)
+    w = b.const(np.ones((1000, 1040), np.int8), scale=0.01, zero_point=0)
+    y = b.activation((1, 1000), "int8", scale=0.5, zero_point=0)
+    b.op("FULLY_CONNECTED", [x, w, -1], [y])
+    b.output(y)
+    gen = generate(import_model(b.tflite(), source="heavy"), model_name="heavy")
+    assert fit_of(gen.graph, gen.plan, "static", 1_040_000, board_limits(target)).fits
+    with pytest.raises(BuildError) as info:
+        build(gen, target, workdir / "heavy")
+    assert "overflowed by" in str(info.value) and "does not fit netduinoplus2" in str(info.value)
+    assert not (workdir / "heavy").exists()

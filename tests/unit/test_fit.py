@@ -2,46 +2,57 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.errors import BuildError, McugenError
+from mcugen.host.project import board_limits, build
+from mcugen.host.sizes import firmware_sizes
 from mcugen.io import write_atomic
 from mcugen.model.graphs import benchmark_suite
+from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions, generate
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, allocator_arena, fit_of
-from support import EXAMPLE
+from support import EXAMPLE, SHARED_MODELS
 
-F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1280)
+F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
 
 
 @pytest.mark.parametrize("allocator", list(dynamic.Allocator))
 def test_allocator_arena_is_the_arena_the_firmware_declares(allocator: dynamic.Allocator) -> None:
     graphs = [("example", lambda: load_model(EXAMPLE)), *benchmark_suite(quick=True)]
-    for name, build in graphs:
-        gen = generate(build(), options=PlanOptions(allocator=allocator))
+    for name, make in graphs:
+        gen = generate(make(), options=PlanOptions(allocator=allocator))
         assert allocator_arena(gen.plan, allocator) == gen.view_model.arena_bytes, name
 
 
 def test_fit_verdict_figures_and_messages() -> None:
     gen = generate(load_model(EXAMPLE))
-    fit = fit_of(gen.plan, dynamic.STATIC, 848, F767)
+    fit = fit_of(gen.graph, gen.plan, dynamic.STATIC, 848, F767)
     assert fit.fits and fit.problem() is None
-    assert fit.ram_need == gen.plan.arena_bytes + 8192 + 1280
+    # fixed part, input copy (3,072 B), profile ticks of 9 operators (an even count)
+    assert fit.ram_need == gen.plan.arena_bytes + 8192 + 1184 + 3072 + 10 * 8
     assert fit.summary().startswith(f"fits nucleo-f767: RAM {fit.ram_need:,} of 524,288 bytes")
     assert set(fit.as_json()) == {
-        "board", "arena", "stack", "ram_size", "weights", "flash_size", "ram_need", "fits"
+        "board", "arena", "stack", "ram_size", "weights", "flash_size", "ram_need", "fits",
+        "unsupported",
     }  # fmt: skip
     tiny = BoardLimits("tiny", 4096, 512, 1024, 256)
-    small = fit_of(gen.plan, dynamic.STATIC, 848, tiny)
+    small = fit_of(gen.graph, gen.plan, dynamic.STATIC, 848, tiny)
     problem = small.problem()
     assert isinstance(problem, BuildError) and not small.fits
     assert f"over by {small.ram_need - 4096} bytes" in problem.line()
-    flash_only = fit_of(gen.plan, dynamic.STATIC, 848, BoardLimits("f", 1 << 20, 512, 0, 0))
+    flash_only = fit_of(
+        gen.graph, gen.plan, dynamic.STATIC, 848, BoardLimits("f", 1 << 20, 512, 0, 0)
+    )
     assert "weights need 848 bytes of flash, the board has 512; over by 336" in str(
         flash_only.problem()
     )
@@ -69,3 +80,34 @@ def test_write_atomic_replaces_whole_or_not_at_all(
         write_atomic(tmp_path / "missing" / "x.bin", b"")
     with pytest.raises(McugenError, match="output is a directory"):
         write_atomic(tmp_path, b"")
+
+
+BOARDS = [name for name in board_names() if not load_board(name).is_host]
+
+
+def _fit_models() -> list[tuple[str, Callable[[], Graph]]]:
+    """The bundled model, a generated graph, and KWS (an input of 490 bytes, not a multiple of
+    8) when ../shared/models is there."""
+    models: list[tuple[str, Callable[[], Graph]]] = [
+        ("example", functools.partial(load_model, EXAMPLE)),
+        ("nas_cells3", dict(benchmark_suite(quick=True))["nas_cells3"]),
+    ]
+    kws = SHARED_MODELS / "mlperf_kws_dscnn_int8.tflite"
+    if kws.is_file():
+        models.append((kws.stem, functools.partial(load_model, kws)))
+    return models
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_verdict_equals_the_linked_firmware_ram_to_the_byte(board: str, tmp_path: Path) -> None:
+    """`plan --board` and `build` agree with the linker: arena + stack + firmware RAM is the
+    firmware's .data + .bss + .stack, for both kinds of allocator."""
+    target = resolve_target(load_board(board), emulate=False)
+    for name, make in _fit_models():
+        for allocator in (dynamic.Allocator.STATIC, dynamic.Allocator.COMPACTING):
+            gen = generate(make(), options=PlanOptions(allocator=allocator))
+            fit = fit_of(gen.graph, gen.plan, allocator, 0, board_limits(target))
+            result = build(gen, target, tmp_path / f"{name}-{allocator}")
+            linked = firmware_sizes(result.executable, target)
+            assert fit.ram_need == linked.ram_bytes, (name, allocator, fit, linked)
