@@ -3,7 +3,8 @@
 Each kind has a file `budgets/<kind>.txt` of `name value` lines; lower is better for all:
 - `lines`: non-blank lines of the Python package and of the C runtime (caps with headroom);
 - `arena`: `mcugen plan`'s arena (static offsets, default options) of every generated irregular
-  graph and, when ../shared/models exists, every shared model;
+  graph and, when ../shared/models exists, every shared model, and as `<model>.state` the
+  persistent area of the models with variable tensors (SVDF, LSTM state; outside the arena);
 - `runtime`: code (.text + vectors) and RAM outside the arena and stack (.data + .bss) of the
   bundled model's firmware on the NUCLEO-F767ZI twin, static offsets;
 - `instructions`: instructions per inference of the MLPerf Tiny models on that twin
@@ -55,7 +56,10 @@ def measure_arena() -> dict[str, int]:
     for name, build in benchmark_suite():
         found[name] = plan_model(build(), PlanOptions())[1].arena_bytes
     for path in sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else []:
-        found[path.stem] = plan_model(load_model(path), PlanOptions())[1].arena_bytes
+        plan = plan_model(load_model(path), PlanOptions())[1]
+        found[path.stem] = plan.arena_bytes
+        if plan.persistent.bytes:
+            found[f"{path.stem}.state"] = plan.persistent.bytes
     return found
 
 

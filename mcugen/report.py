@@ -40,6 +40,8 @@ def plan_json(
         "live_bytes": plan.live_bytes,
         "order_lower_bound": plan.order_lower_bound,
         "order_proven_optimal": plan.order_proven_optimal,
+        "persistent_bytes": plan.persistent.bytes,
+        "persistent_offsets": {str(t): off for t, off in sorted(plan.persistent.offsets.items())},
     }
     if timings:
         result["plan_seconds"] = plan.plan_seconds
@@ -128,6 +130,8 @@ def plan_text(
     if plan.peak_step > 0:
         op = graph.operators[plan.order[plan.peak_step - 1]]
         lines.append(f"peak at step {plan.peak_step}: {op.label}")
+    if plan.persistent.offsets:
+        lines.append(_persistent_line(plan))
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
         lines.append(strategy_table(runs, _pair(plan)))
@@ -144,6 +148,16 @@ def plan_text(
         outs = " ".join(_placed(t, op.inputs, offsets) for t in op.outputs)
         lines.append(f"{step:>4}  {op.index:>3} {op.opcode:<24} {live[step]:>10}  {outs}{marker}")
     return "\n".join(lines)
+
+
+def _persistent_line(plan: MemoryPlan) -> str:
+    """The variables' area, outside the arena: alive across invokes, so never overlapped."""
+    state = plan.persistent
+    placed = " ".join(f"t{t}@{off}" for t, off in sorted(state.offsets.items()))
+    return (
+        f"persistent state {state.bytes} bytes outside the arena ({len(state.offsets)} variable "
+        f"tensors, {state.lower_bound} bytes unpadded; kept across invokes): {placed}"
+    )
 
 
 def _placed(t: int, inputs: Sequence[int], offsets: Mapping[int, int]) -> str:

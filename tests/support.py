@@ -36,6 +36,7 @@ from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.layout.greedy import greedy_by_size
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.order import get_order
+from mcugen.plan.persistent import persistent_layout
 from mcugen.plan.staging import staging_scratch
 
 # --- Paths -------------------------------------------------------------------------------------
@@ -273,7 +274,14 @@ def generate_optimized(
         aliases = aliases_for(g, order, traits, scratch=scratch) if aliasing else None
         staged = staging_scratch(g, aliases or {}, scratch, traits)
         buffers = activation_buffers(g, order, staged, aliases)
-        plan = MemoryPlan(order, buffers, greedy_by_size(buffers), "given", "greedy_by_size")
+        plan = MemoryPlan(
+            order,
+            buffers,
+            greedy_by_size(buffers),
+            "given",
+            "greedy_by_size",
+            persistent=persistent_layout(g),
+        )
         plan.validate(g, traits)
     vm = build_view_model(g, plan, lowered, "model")
     return Generated(g, plan, lowered, vm, render_model(vm))

@@ -10,6 +10,7 @@ from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.plan.dynamic import DynamicPlan
 from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.persistent import reset_byte
 
 C_TYPES = {
     "float32": "MCU_FLOAT32",
@@ -35,8 +36,9 @@ class TensorVM:
     type_enum: str
     dims: tuple[int, ...]
     nbytes: int
-    arena_offset: int  # -1 when constant
+    arena_offset: int  # -1 when constant or variable
     data_symbol: str | None
+    state_offset: int = -1  # a variable: its offset in the model state struct's `variables`
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,16 @@ class NodeVM:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     scratch_offset: int
+
+
+@dataclass(frozen=True)
+class VariableVM:
+    """A variable tensor in the persistent state area (runtime.h mcu_variable_t)."""
+
+    tensor: int
+    offset: int
+    nbytes: int
+    reset_byte: int
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,8 @@ class ModelVM:
     mlperf_model_id: str  # what the MLPerf Tiny runner's "profile%" reports: kws01, vww01, ...
     input_bytes: tuple[int, ...]  # per input; the MLPerf runner's database holds the first
     dynamic: DynamicVM | None = None  # allocator "compacting" or "planned"; None: static offsets
+    state_bytes: int = 0  # the persistent area of the variable tensors (plan/persistent.py)
+    variables: tuple[VariableVM, ...] = ()
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -182,6 +196,8 @@ def build_view_model(
         }
         scratch = {op: 0 for op in scratch}
     used = _used_tensors(graph)
+    state = plan.persistent
+    state.validate(graph)  # every variable has its place outside the arena
     tensors = []
     constants = []
     for t in graph.tensors:
@@ -195,7 +211,7 @@ def build_view_model(
         if t.is_constant:
             symbol = f"g_const_{t.index}"
             constants.append(ConstantVM(symbol, t.data or b""))
-        elif t.index not in offsets and t.nbytes > 0:
+        elif t.index not in offsets and t.index not in state.offsets and t.nbytes > 0:
             raise UnsupportedError(f"tensor {t.index} ({t.name}) has no arena slot")
         tensors.append(
             TensorVM(
@@ -206,6 +222,7 @@ def build_view_model(
                 t.nbytes,
                 offsets.get(t.index, -1),
                 symbol,
+                state.offsets.get(t.index, -1),
             )
         )
     nodes = tuple(
@@ -232,6 +249,11 @@ def build_view_model(
         dynamic=None
         if dynamic is None
         else dynamic_view_model(dynamic, tensors[-1].index + 1 if tensors else 1),
+        state_bytes=state.bytes,
+        variables=tuple(
+            VariableVM(t, off, state.sizes[t], reset_byte(graph, t))
+            for t, off in state.offsets.items()
+        ),
     )
 
 

@@ -106,6 +106,21 @@ class GraphBuilder:
     ) -> int:
         return self._add(shape, dtype, scale, zero_point, 0, None, name)
 
+    def variable(
+        self,
+        shape: Sequence[int],
+        dtype: str,
+        *,
+        scale: Any = None,
+        zero_point: Any = None,
+        name: str | None = None,
+        initial: np.ndarray | None = None,
+    ) -> int:
+        """A variable tensor (an operator's state, kept across invokes); `initial` is written as
+        its buffer (TFLM ignores it and starts from zero, or the int8 zero point)."""
+        data = None if initial is None else np.ascontiguousarray(initial).tobytes()
+        return self._add(shape, dtype, scale, zero_point, 0, data, name, is_variable=True)
+
     def const(
         self,
         array: np.ndarray,
@@ -128,6 +143,9 @@ class GraphBuilder:
         version: int | None = None,
         **options: Any,
     ) -> int:
+        """Add an operator; `options` are its builtin options, except `intermediates`, the
+        operator's intermediate tensors (the quantized LSTM's, as the converter writes them)."""
+        intermediates = tuple(options.pop("intermediates", ()))
         index = len(self.operators)
         opts = {k: (tuple(v) if isinstance(v, list | tuple) else v) for k, v in options.items()}
         self.operators.append(
@@ -138,6 +156,7 @@ class GraphBuilder:
                 inputs=tuple(inputs),
                 outputs=tuple(outputs),
                 options=MappingProxyType(opts),
+                intermediates=intermediates,
             )
         )
         return index

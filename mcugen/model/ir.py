@@ -79,7 +79,9 @@ class Tensor:
 
     @property
     def is_constant(self) -> bool:
-        return self.data is not None
+        """Read-only data from the file. A variable is never constant, even with a buffer: TFLM
+        gives it its own memory and resets it (`MicroInterpreterGraph::ResetVariableTensors`)."""
+        return self.data is not None and not self.is_variable
 
     def array(self) -> np.ndarray:
         """The constant data as a numpy array of this tensor's shape."""
@@ -133,6 +135,12 @@ class Graph:
                 if t >= 0:
                     result.setdefault(t, []).append(op.index)
         return result
+
+    def variable_tensors(self) -> list[int]:
+        """Variable tensors the operators use (SVDF and LSTM state): they keep their values across
+        invokes, so they live outside the arena, in the persistent state area."""
+        used = {t for op in self.operators for t in (*op.inputs, *op.outputs) if t >= 0}
+        return sorted(t for t in used if self.tensors[t].is_variable)
 
     def activation_tensors(self) -> list[int]:
         """Tensors that live in the arena: everything not constant and not a variable."""

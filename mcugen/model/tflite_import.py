@@ -339,7 +339,8 @@ def _check_graph(graph: Graph, source: str) -> None:
             raise ModelError(f"subgraph input {t} is also written by an operator", where=source)
     for t in graph.outputs:
         tensor = graph.tensors[t]
-        if t not in produced and t not in graph.inputs and not tensor.is_constant:
+        written = t in produced or t in graph.inputs or tensor.is_variable  # state: in place
+        if not written and not tensor.is_constant:
             raise ModelError(f"subgraph output {t} is never written", where=source)
     _check_acyclic(graph, produced, source)
     for tensor in graph.tensors:

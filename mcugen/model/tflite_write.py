@@ -76,6 +76,8 @@ DEFAULT_OPTIONS: Mapping[str, str] = {
     "TILE": "TileOptions",
     "CAST": "CastOptions",
     "DIV": "DivOptions",
+    "SVDF": "SVDFOptions",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
 }
 
 

@@ -1,14 +1,15 @@
 """Does a plan fit a board? The verdict `mcugen plan --board` prints and `mcugen build` checks
 before anything is compiled.
 
-RAM holds the arena, the stack and the firmware's own state, counted term by term
-(`firmware_ram`: the app, runtime and board port's fixed part, measured per port in board.toml and
-checked against the linker by tests/unit/test_fit.py, plus the MLPerf runner's input copy, the
-per-operator profile table and a dynamic allocator's offset tables), so the verdict equals the
-linked firmware's RAM to the byte; flash holds the weights (code comes on top: `mcugen build`
-measures it after linking). The arena is the one the firmware declares for the
-chosen allocator: static offsets need the layout's extent, while `compacting` and `planned` move
-whole buffers between operators and so run in the order's peak live bytes.
+RAM holds the arena, the persistent state (the variable tensors of SVDF and LSTM layers,
+plan/persistent.py, a 16-byte multiple in the model state struct), the stack and the firmware's
+own state, counted term by term (`firmware_ram`: the app, runtime and board port's fixed part,
+measured per port in board.toml and checked against the linker by tests/unit/test_fit.py, plus the
+MLPerf runner's input copy, the per-operator profile table and a dynamic allocator's offset
+tables), so the verdict equals the linked firmware's RAM to the byte; flash holds the weights
+(code comes on top: `mcugen build` measures it after linking). The arena is the one the firmware
+declares for the chosen allocator: static offsets need the layout's extent, while `compacting` and
+`planned` move whole buffers between operators and so run in the order's peak live bytes.
 
 The board arrives as plain numbers (`BoardLimits`): this module reads no board files and knows
 nothing of the firmware project.
@@ -51,10 +52,20 @@ class Fit:
     flash_size: int
     runtime: int
     unsupported: str = ""  # why the runtime cannot run the model at all ("" when it can)
+    state: int = 0  # the persistent area of the variable tensors, a multiple of 16 bytes
 
     @property
     def ram_need(self) -> int:
-        return self.arena + self.stack + self.runtime
+        return self.arena + self.state + self.stack + self.runtime
+
+    def _ram_parts(self, number_format: str = ",") -> str:
+        """What the RAM holds, e.g. "arena 1,344, state 80, stack 8,192, runtime 4,320" (state
+        only for a model with variables)."""
+        parts = (("arena", self.arena), ("state", self.state), ("stack", self.stack))
+        shown = [
+            (name, v) for name, v in (*parts, ("runtime", self.runtime)) if v or name != "state"
+        ]
+        return ", ".join(f"{name} {value:{number_format}}" for name, value in shown)
 
     @property
     def fits(self) -> bool:
@@ -71,8 +82,8 @@ class Fit:
         if self.ram_need > self.ram_size:
             return BuildError(
                 f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
-                f"(arena {self.arena}, stack {self.stack}, runtime {self.runtime}), the board "
-                f"has {self.ram_size}; over by {self.ram_need - self.ram_size} bytes",
+                f"({self._ram_parts('')}), the board has {self.ram_size}; over by "
+                f"{self.ram_need - self.ram_size} bytes",
                 hint="the arena is the largest part: try a smaller model or input resolution",
             )
         if self.weights > self.flash_size:
@@ -86,8 +97,8 @@ class Fit:
     def summary(self) -> str:
         """One line: fits or not, and by how much, RAM and flash."""
         ram = (
-            f"RAM {self.ram_need:,} of {self.ram_size:,} bytes (arena {self.arena:,}, stack "
-            f"{self.stack:,}, runtime {self.runtime:,}), {_room(self.ram_size - self.ram_need)}"
+            f"RAM {self.ram_need:,} of {self.ram_size:,} bytes ({self._ram_parts()}), "
+            f"{_room(self.ram_size - self.ram_need)}"
         )
         flash = (
             f"weights {self.weights:,} of {self.flash_size:,} bytes of flash, "
@@ -103,6 +114,7 @@ class Fit:
         return {
             "board": self.board,
             "arena": self.arena,
+            "state": self.state,
             "stack": self.stack,
             "ram_size": self.ram_size,
             "weights": self.weights,
@@ -159,6 +171,7 @@ def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: 
         weights,
         board.flash_size,
         firmware_ram(graph, plan, allocator, board),
+        state=plan.persistent.bytes,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
@@ -21,6 +21,7 @@ from mcugen.plan import order as orders
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
+from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.staging import staging_scratch
 
 Aliases = Mapping[int, tuple[int, int]]
@@ -43,6 +44,8 @@ class MemoryPlan:
     note: str = ""
     layout_chosen: str = ""  # the strategy whose layout was kept (auto: one of its steps)
     layout_proven_optimal: bool = False  # no layout of these buffers is smaller
+    #: The variable tensors, outside the arena: alive across invokes (plan/persistent.py).
+    persistent: PersistentLayout = field(default_factory=PersistentLayout)
 
     @property
     def arena_bytes(self) -> int:
@@ -77,8 +80,10 @@ class MemoryPlan:
     def validate(self, graph: Graph, traits: Traits | None = None) -> None:
         """Raise `PlanInvalid` on a dependency violation, overlap or misalignment, and, given the
         operators' `traits`, on an output that shares bytes with an input in a way its kernel
-        does not declare (or without the staging scratch it declares)."""
+        does not declare (or without the staging scratch it declares), and on a persistent
+        area that does not hold every variable apart."""
         _check_order(graph, self.order)
+        self.persistent.validate(graph)
         for b in self.buffers:
             off = self.offsets.get(b.id)
             if off is None or off < 0 or off % b.align:
@@ -210,6 +215,7 @@ def plan_memory(
         note=result.note,
         layout_chosen=best.layout.strategy,
         layout_proven_optimal=best.layout.proven_optimal,
+        persistent=persistent_layout(graph),
     )
     plan.validate(graph, traits)
     return plan

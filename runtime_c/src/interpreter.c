@@ -1,10 +1,22 @@
 /* Walks the generated operator list over one static arena.
  *
- * mcu_init is the runtime's prepare pass: it checks the model against the arena once. The
+ * mcu_init is the runtime's prepare pass: it checks the model against the arena once and resets
+ * the variable tensors (the state that invokes carry over, outside the arena). The
  * operators' own tables were validated at build time (runtime.h, MCU_ENSURE_MODEL), so invoking
  * is one loop over the nodes; a dynamic allocator, when the model has one, is called around each
  * operator through the model's hook table. */
+#include <string.h>
+
 #include "mcu/runtime.h"
+
+mcu_status_t mcu_reset_variables(const mcu_context_t *ctx) {
+  const mcu_model_t *model = ctx->model;
+  for (uint32_t i = 0; i < model->num_variables; ++i) {
+    const mcu_variable_t *v = &model->variables[i];
+    memset(v->data, v->reset_byte, v->bytes);
+  }
+  return MCU_OK;
+}
 
 mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
                       uint32_t arena_bytes) {
@@ -21,12 +33,18 @@ mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *are
   ctx->offsets = NULL;
   ctx->dyn = NULL;
   ctx->scratch_offset = -1;
+  MCU_ENSURE_MODEL((model->reset_variables != NULL) == (model->num_variables != 0u) &&
+                       (model->variables != NULL || model->num_variables == 0u),
+                   MCU_ERR_BAD_MODEL);
   if (model->allocator != NULL) {
     MCU_ENSURE(model->dyn_state != NULL, MCU_ERR_BAD_MODEL);
     MCU_ENSURE(model->dyn->num_steps == model->num_nodes + 1u, MCU_ERR_BAD_MODEL);
     ctx->dyn = model->dyn_state;
     ctx->offsets = model->dyn_state->tensor_offsets;
     model->allocator->reset(ctx);
+  }
+  if (model->reset_variables != NULL) {
+    return model->reset_variables(ctx); /* a tail call: stateless builds pay one test */
   }
   return MCU_OK;
 }

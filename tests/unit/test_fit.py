@@ -42,8 +42,8 @@ def test_fit_verdict_figures_and_messages() -> None:
     assert fit.ram_need == gen.plan.arena_bytes + 8192 + 1184 + 3072 + 10 * 8
     assert fit.summary().startswith(f"fits nucleo-f767: RAM {fit.ram_need:,} of 524,288 bytes")
     assert set(fit.as_json()) == {
-        "board", "arena", "stack", "ram_size", "weights", "flash_size", "ram_need", "fits",
-        "unsupported",
+        "board", "arena", "state", "stack", "ram_size", "weights", "flash_size", "ram_need",
+        "fits", "unsupported",
     }  # fmt: skip
     tiny = BoardLimits("tiny", 4096, 512, 1024, 256)
     small = fit_of(gen.graph, gen.plan, dynamic.STATIC, 848, tiny)
@@ -86,15 +86,16 @@ BOARDS = [name for name in board_names() if not load_board(name).is_host]
 
 
 def _fit_models() -> list[tuple[str, Callable[[], Graph]]]:
-    """The bundled model, a generated graph, and KWS (an input of 490 bytes, not a multiple of
-    8) when ../shared/models is there."""
+    """The bundled model, a generated graph, and when ../shared/models is there KWS (an input of
+    490 bytes, not a multiple of 8) and the SVDF keyword model (5,120 bytes of state)."""
     models: list[tuple[str, Callable[[], Graph]]] = [
         ("example", functools.partial(load_model, EXAMPLE)),
         ("nas_cells3", dict(benchmark_suite(quick=True))["nas_cells3"]),
     ]
-    kws = SHARED_MODELS / "mlperf_kws_dscnn_int8.tflite"
-    if kws.is_file():
-        models.append((kws.stem, functools.partial(load_model, kws)))
+    for stem in ("mlperf_kws_dscnn_int8", "tflm_keyword_scrambled_int8"):
+        path = SHARED_MODELS / f"{stem}.tflite"
+        if path.is_file():
+            models.append((stem, functools.partial(load_model, path)))
     return models
 
 

@@ -77,8 +77,9 @@ typedef enum {
 } mcu_type_t;
 
 typedef struct {
-  int32_t arena_offset;   /* byte offset in the arena, or -1 for constant data */
-  const void *const_data; /* constant data in flash, or NULL */
+  int32_t arena_offset;   /* byte offset in the arena, or -1 for data outside it */
+  const void *const_data; /* outside the arena: constant data in flash, or a variable tensor in
+                           * the model state struct (written by its stateful kernel); else NULL */
   uint32_t bytes;
   uint8_t type;           /* mcu_type_t */
   uint8_t ndims;
@@ -143,6 +144,15 @@ typedef struct {
   void (*after)(mcu_context_t *ctx, uint32_t position);
 } mcu_allocator_t;
 
+/* A variable tensor (SVDF and LSTM state): it lives in the model state struct, outside the arena,
+ * keeps its value from one invoke to the next, and is filled with `reset_byte` by mcu_init and
+ * mcu_reset_variables, as TFLM's ResetVariableTensors does (the zero point for int8, else 0). */
+typedef struct {
+  void *data;
+  uint32_t bytes;
+  uint8_t reset_byte;
+} mcu_variable_t;
+
 typedef struct {
   const mcu_tensor_t *tensors;
   const mcu_node_t *nodes;
@@ -156,6 +166,10 @@ typedef struct {
   const mcu_dyn_plan_t *dyn; /* NULL: static offsets (allocator "static") */
   mcu_dyn_state_t *dyn_state;
   const mcu_allocator_t *allocator; /* &mcu_dyn_allocator with dyn, NULL with static offsets */
+  const mcu_variable_t *variables;  /* the model's state, NULL when it has none */
+  uint32_t num_variables;
+  /* mcu_reset_variables with variables, NULL without: a stateless build links no reset code */
+  mcu_status_t (*reset_variables)(const mcu_context_t *ctx);
 } mcu_model_t;
 
 struct mcu_context {
@@ -174,9 +188,14 @@ void mcu_dyn_before(mcu_context_t *ctx, uint32_t position);
 void mcu_dyn_after(mcu_context_t *ctx, uint32_t position);
 extern const mcu_allocator_t mcu_dyn_allocator;
 
+/* Checks the model against the arena and resets the variables (mcu_reset_variables). */
 mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *arena,
                       uint32_t arena_bytes);
 mcu_status_t mcu_invoke(mcu_context_t *ctx);
+
+/* Sets every variable tensor back to its initial value (TFLM's ResetVariableTensors): the state
+ * of SVDF and LSTM layers is otherwise carried from one invoke to the next. Returns MCU_OK. */
+mcu_status_t mcu_reset_variables(const mcu_context_t *ctx);
 
 /* A monotonic tick counter supplied by the caller (the runtime itself knows no clock). */
 typedef uint64_t (*mcu_clock_fn)(void);
