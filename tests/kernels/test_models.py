@@ -39,8 +39,14 @@ REQUIRED = {
     "mlperf_ic_resnet8_f32",
 }
 
-#: Models with variable tensors (SVDF state); required too.
-STATEFUL = ("tflm_keyword_scrambled_int8",)
+#: Models with variable tensors: SVDF (keyword) and LSTM state; required too.
+STATEFUL = (
+    "tflm_keyword_scrambled_int8",
+    "tflm_micro_speech_lstm_int8",
+    "tflm_mnist_lstm_int8",
+    "tflm_mnist_lstm_f32",
+    "tflm_dtln_int8",
+)
 REQUIRED |= set(STATEFUL)
 
 #: Models TFLM itself cannot run, so there is nothing to compare with.

@@ -36,6 +36,7 @@ REAL = (
     "mcunet_vww_mixed", "st_miniresnetv2_aed_int8", "st_yamnet_aed_int8",
     "mlperf_vww_mbv1_f32", "mlperf_ic_resnet8_f32", "tflm_magic_wand_f32",
     "tflm_mobilenet_v2_int8", "deeplabv3_f32", "tflm_keyword_scrambled_int8",
+    "tflm_micro_speech_lstm_int8", "tflm_mnist_lstm_int8", "tflm_mnist_lstm_f32", "tflm_dtln_int8",
 )  # fmt: skip
 
 

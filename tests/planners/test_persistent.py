@@ -84,7 +84,13 @@ def test_reset_byte_is_tflms_memset_value() -> None:
     assert [reset_byte(graph, t) for t in (s8, s16, f32)] == [206, 0, 0]
 
 
-STATEFUL = ("tflm_keyword_scrambled_int8",)
+STATEFUL = (
+    "tflm_keyword_scrambled_int8",
+    "tflm_micro_speech_lstm_int8",
+    "tflm_mnist_lstm_int8",
+    "tflm_mnist_lstm_f32",
+    "tflm_dtln_int8",
+)
 
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")

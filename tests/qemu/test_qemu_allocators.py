@@ -18,9 +18,9 @@ does not fit it:
   128 KB). `test_deeplabv3_fits_no_emulated_board` checks these figures and fails once a board
   can hold it. Its 792 KB input and 5.5 MB output would also take minutes per sample over the UART.
 
-The stateful SVDF keyword model runs its two samples through one firmware, so the state the first
-leaves is part of what the second is compared on. Not built by mcugen, hence not here: the LSTM
-models, the signal-op preprocessor and the hybrid KWS.
+The stateful models (SVDF keyword model, the LSTM models) run their two samples through one
+firmware, so the state the first leaves is part of what the second is compared on. Not built by
+mcugen, hence not here: the signal-op preprocessor and the hybrid KWS.
 """
 
 from __future__ import annotations
@@ -72,6 +72,10 @@ SHARED = [
     ("mlperf_vww_mbv1_f32", BOARD, SEEDS),
     ("tflm_mobilenet_v2_int8", "mps2-an500", [3]),
     ("tflm_keyword_scrambled_int8", BOARD, SEEDS),
+    ("tflm_micro_speech_lstm_int8", BOARD, SEEDS),
+    ("tflm_mnist_lstm_int8", BOARD, SEEDS),
+    ("tflm_mnist_lstm_f32", BOARD, SEEDS),
+    ("tflm_dtln_int8", BOARD, SEEDS),
 ]
 DEEPLAB = "deeplabv3_f32"
 GENERATED = benchmark_suite()

@@ -87,12 +87,12 @@ BOARDS = [name for name in board_names() if not load_board(name).is_host]
 
 def _fit_models() -> list[tuple[str, Callable[[], Graph]]]:
     """The bundled model, a generated graph, and when ../shared/models is there KWS (an input of
-    490 bytes, not a multiple of 8) and the SVDF keyword model (5,120 bytes of state)."""
+    490 bytes, not a multiple of 8) and the MNIST LSTM (72 bytes of state, padded to 80)."""
     models: list[tuple[str, Callable[[], Graph]]] = [
         ("example", functools.partial(load_model, EXAMPLE)),
         ("nas_cells3", dict(benchmark_suite(quick=True))["nas_cells3"]),
     ]
-    for stem in ("mlperf_kws_dscnn_int8", "tflm_keyword_scrambled_int8"):
+    for stem in ("mlperf_kws_dscnn_int8", "tflm_mnist_lstm_int8"):
         path = SHARED_MODELS / f"{stem}.tflite"
         if path.is_file():
             models.append((stem, functools.partial(load_model, path)))

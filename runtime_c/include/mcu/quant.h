@@ -3,6 +3,7 @@
 #ifndef MCU_QUANT_H
 #define MCU_QUANT_H
 
+#include <math.h>
 #include <stdint.h>
 
 static inline int32_t mcu_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
@@ -12,6 +13,17 @@ static inline int32_t mcu_clamp_i32(int32_t x, int32_t lo, int32_t hi) {
 }
 static inline float mcu_clamp_f32(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* TFLM's float logistic (reference_ops::Logistic): 1 / (1 + exp(-v)) with its two cut-offs. */
+static inline float mcu_sigmoid_f32(float v) {
+  if (v > 16.619047164916992188f) {
+    return 1.0f;
+  }
+  if (v < -9.0f) {
+    return expf(v);
+  }
+  return 1.0f / (1.0f + expf(-v));
 }
 
 /* Two's-complement wrapping multiply, as the C++ reference computes x * (1 << shift). */

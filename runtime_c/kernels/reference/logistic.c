@@ -16,16 +16,6 @@ static mcu_status_t element_count(const mcu_node_t *node, const mcu_context_t *c
   return MCU_OK;
 }
 
-static float logistic_f32(float v) {
-  if (v > 16.619047164916992188f) {
-    return 1.0f;
-  }
-  if (v < -9.0f) {
-    return expf(v);
-  }
-  return 1.0f / (1.0f + expf(-v));
-}
-
 /* gemmlowp::logistic on a value with `integer_bits` integer bits; result in Q0.31. */
 static int32_t logistic_fixed(int32_t a, int integer_bits) {
   if (a == 0) {
@@ -58,7 +48,7 @@ mcu_status_t mcu_logistic_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const float *input = mcu_input(ctx, node, 0);
   float *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < size; ++i) {
-    output[i] = logistic_f32(input[i]);
+    output[i] = mcu_sigmoid_f32(input[i]);
   }
   return MCU_OK;
 }
