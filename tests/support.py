@@ -150,9 +150,14 @@ SAME, VALID = 0, 1
 Quant = tuple[float, int]
 
 
+#: Types whose operands `binary_model` quantizes (int32 and float32 operands carry none).
+QUANTIZED = ("int8", "int16")
+
+
 @dataclass(frozen=True)
 class Operand:
-    """One input of a binary op: its shape, quantization (int8 only), and whether it is constant."""
+    """One input of a binary op: its shape, quantization (int8 and int16 only), and whether it is
+    constant."""
 
     shape: tuple[int, ...]
     quant: Quant = (0.05, 0)
@@ -174,7 +179,7 @@ def binary_model(
     builder = GraphBuilder()
     ids = [_operand(builder, rng, dtype, x) for x in (a, b)]
     shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
-    scale, zp = out_quant if dtype != "float32" else (None, None)
+    scale, zp = out_quant if dtype in QUANTIZED else (None, None)
     y = builder.activation(shape, dtype, scale=scale, zero_point=zp)
     builder.op(opcode, ids, [y], **options)
     builder.output(y)
@@ -182,7 +187,7 @@ def binary_model(
 
 
 def _operand(builder: GraphBuilder, rng: np.random.Generator, dtype: str, x: Operand) -> int:
-    scale, zp = x.quant if dtype != "float32" else (None, None)
+    scale, zp = x.quant if dtype in QUANTIZED else (None, None)
     if not x.const:
         return builder.input(x.shape, dtype, scale=scale, zero_point=zp)
     if dtype == "float32":

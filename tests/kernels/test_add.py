@@ -1,11 +1,12 @@
 """ADD against TFLM: int8 bit-exact (left_shift 20 scheme, broadcasting, fused activations),
-float32 close."""
+int32 bit-exact (wrapping), float32 close."""
 
 from __future__ import annotations
 
 import pytest
 
 from mcugen.errors import UnsupportedError
+from mcugen.model.builder import GraphBuilder
 from support import (
     BROADCASTS,
     FLOAT_BROADCASTS,
@@ -46,6 +47,32 @@ def test_add_int8_scales(scales: tuple[float, float, float]) -> None:
 def test_add_float32(case: str, act: int) -> None:
     a, b = FLOAT_BROADCASTS[case]
     assert_matches_tflm(binary_model("ADD", "float32", a, b, fused_activation_function=act))
+
+
+@pytest.mark.parametrize("case", sorted(BROADCASTS))
+def test_add_int32_broadcasts(case: str) -> None:
+    """TFLM's integer path: full-range random operands, so sums wrap as in TFLM."""
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model("ADD", "int32", a, b))
+
+
+def test_add_int32_rejects_quantized_operands() -> None:
+    b = GraphBuilder()
+    x = b.input((4,), "int32", scale=0.5, zero_point=0)
+    y = b.activation((4,), "int32")
+    b.op("ADD", [x, x], [y])
+    b.output(y)
+    with pytest.raises(UnsupportedError, match="ADD.*int32"):
+        lower_only(b.tflite())
+
+
+def test_add_int32_rejects_fused_activation() -> None:
+    """TFLM clamps int32 sums to the whole range whatever the activation says."""
+    model = binary_model(
+        "ADD", "int32", Operand((4,)), Operand((4,)), fused_activation_function=RELU
+    )
+    with pytest.raises(UnsupportedError, match="ADD.*int32"):
+        lower_only(model)
 
 
 def test_add_rejects_int16() -> None:

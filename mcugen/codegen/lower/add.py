@@ -1,4 +1,4 @@
-"""ADD: int8 (TFLM's left_shift = 20 scheme) and float32, with numpy broadcasting.
+"""ADD: int8 (TFLM's left_shift = 20 scheme), int32 (unquantized) and float32, numpy broadcasting.
 
 Also holds the checks shared by the broadcasting binary operators (SUB, MUL, MAXIMUM, MINIMUM,
 PRELU): operand types and the output shape.
@@ -14,6 +14,7 @@ from mcugen.codegen.lower._common import (
     OVERWRITES_EITHER,
     activation_params,
     check_dtype,
+    fused_activation,
     out,
     qparams,
     req,
@@ -86,11 +87,24 @@ def add_rescales(s1: float, s2: float, s_out: float) -> tuple[float, float, floa
     return s1 / twice_max, s2 / twice_max, twice_max / ((1 << LEFT_SHIFT_INT8) * s_out)
 
 
+def lower_add_int32(op: Operator, a: Tensor, b: Tensor) -> Lowered:
+    """TFLM's integer ADD (add.cc EvalAdd): unquantized operands, a wrapping sum. TFLM clamps it
+    to the whole int32 range whatever the fused activation, so a model asking for one is
+    rejected rather than run without it."""
+    if a.quant is not None or b.quant is not None:
+        raise unsupported(op, "int32 operands must not be quantized (TFLM requires it)")
+    if fused_activation(op) != quant.ACT_NONE:
+        raise unsupported(op, "int32 with a fused activation (TFLM ignores it)")
+    return Lowered("add", "mcu_add_int32", PARAMS)
+
+
 @register("ADD", traits=OVERWRITES_EITHER)
 def lower_add(graph: Graph, op: Operator) -> Lowered:
-    a, b, y, dtype = binary_operands(graph, op, "int8", "float32")
+    a, b, y, dtype = binary_operands(graph, op, "int8", "int32", "float32")
     if dtype == "float32":
         return Lowered("add", "mcu_add_f32", PARAMS, activation_params(op, y))
+    if dtype == "int32":
+        return lower_add_int32(op, a, b)
     qa, qb, qy = qparams(op, a), qparams(op, b), qparams(op, y)
     reals = add_rescales(qa.scale, qb.scale, qy.scale)
     params = add_sub_params(op, y, (qa.zero_point, qb.zero_point), reals)

@@ -1,5 +1,5 @@
 /* ADD, bit-exact with TFLM reference_integer_ops::Add / BroadcastAdd6DSlow (int8) and
- * reference_ops::Add / BroadcastAdd6DSlow (float32). Broadcasting follows numpy. */
+ * reference_ops::Add / BroadcastAdd6DSlow (int32, wrapping; float32). Broadcasting follows numpy. */
 #include "mcu/kernels/add.h"
 
 #include "mcu/binary.h"
@@ -26,6 +26,21 @@ mcu_status_t mcu_add_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
     y[i] = add_one_int8(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)], p);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_add_int32(const mcu_node_t *node, mcu_context_t *ctx) {
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
+  const int32_t *a = mcu_input(ctx, node, 0);
+  const int32_t *b = mcu_input(ctx, node, 1);
+  int32_t *y = mcu_output(ctx, node, 0);
+  int32_t n = mcu_num_elements(s.y);
+  for (int32_t i = 0; i < n; ++i) {
+    uint32_t sum = (uint32_t)a[mcu_binary_offset(s.a, s.y, i)] +
+                   (uint32_t)b[mcu_binary_offset(s.b, s.y, i)];
+    y[i] = (int32_t)sum;
   }
   return MCU_OK;
 }

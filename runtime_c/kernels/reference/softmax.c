@@ -29,21 +29,6 @@ static mcu_status_t softmax_dims(const mcu_node_t *node, const mcu_context_t *ct
   return MCU_OK;
 }
 
-/* Number of leading zero bits of a 32-bit value (32 for zero). */
-static int count_leading_zeros(uint32_t x) {
-  int n = 0;
-  for (uint32_t bit = (uint32_t)1 << 31; bit != 0 && (x & bit) == 0; bit >>= 1) {
-    ++n;
-  }
-  return n;
-}
-
-/* gemmlowp::one_over_one_plus_x_for_x_in_0_1: Q0.31 in, Q0.31 out. */
-static int32_t one_over_one_plus_x(int32_t x) {
-  int32_t reciprocal_q2 = mcu_fp_reciprocal_of_half_sum(mcu_rounding_half_sum(x, INT32_MAX));
-  return mcu_sat_shl_i32(reciprocal_q2, 1);
-}
-
 /* exp(beta * s_in * diff) in Q0.31 for a difference to the row maximum (diff <= 0). */
 static int32_t scaled_exp(const mcu_softmax_params_t *p, int32_t diff) {
   int32_t rescaled = mcu_mbqm_greater_than_one(diff, p->input_multiplier, p->input_left_shift);
@@ -78,11 +63,11 @@ static mcu_status_t softmax_row(const mcu_softmax_params_t *p, const int8_t *in,
   const int32_t out_max = out_bits == 8 ? INT8_MAX : INT16_MAX;
   int32_t max = row_max(in, depth);
   int32_t sum = sum_of_exps(p, in, depth, max);
-  int headroom_plus_one = count_leading_zeros((uint32_t)sum);
+  int headroom_plus_one = mcu_clz32((uint32_t)sum);
   int exponent = ACCUM_INTEGER_BITS - headroom_plus_one + 31 - out_bits;
   MCU_ENSURE(exponent >= 0 && exponent <= 31, MCU_ERR_INPUT);
   uint32_t shifted = ((uint32_t)sum << headroom_plus_one) - ((uint32_t)1 << 31);
-  int32_t scale = one_over_one_plus_x((int32_t)shifted);
+  int32_t scale = mcu_fp_one_over_one_plus_x((int32_t)shifted);
   for (int32_t c = 0; c < depth; ++c) {
     int32_t diff = in[c] - max;
     int32_t value = out_min;
