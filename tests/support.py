@@ -236,6 +236,15 @@ BROADCASTS = {
     "flat": (Operand((37,)), Operand((37,), (0.01, 0))),
 }
 
+
+def symmetric(x: Operand) -> Operand:
+    """The operand with zero point 0, as TFLM's int16 kernels require."""
+    return Operand(x.shape, (x.quant[0], 0), x.const)
+
+
+#: The same broadcasts for int16 operands (zero points 0).
+INT16_BROADCASTS = {k: (symmetric(a), symmetric(b)) for k, (a, b) in BROADCASTS.items()}
+
 # Float shapes kept small: float32 only needs to be close, a few hundred elements suffice.
 FLOAT_BROADCASTS = {
     "same": (Operand((1, 3, 4, 5)), Operand((1, 3, 4, 5))),
