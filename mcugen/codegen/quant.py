@@ -173,3 +173,40 @@ def exp_f32(x: np.float32) -> np.float32:
 
 def one_over_one_plus_x_f32(x: np.float32) -> np.float32:
     return np.float32(1.0) / (np.float32(1.0) + x)
+
+
+def sigmoid_table_uint16() -> tuple[int, ...]:
+    """The table TFLM's int16 LOGISTIC and TANH interpolate: sigmoid(i / 24) in Q0.16, each of
+    entries 0..254 lowered by half the error that linear interpolation makes at its segment's
+    midpoint; entry 255 is full scale. (Checked against TFLM by the int16 kernel tests.)"""
+
+    def sigmoid_q16(x: float) -> float:
+        return 65536.0 / (1.0 + math.exp(-x))
+
+    table = []
+    for i in range(255):
+        v, v_next, v_mid = (sigmoid_q16(k / 24) for k in (i, i + 1, i + 0.5))
+        table.append(min(65535, int(round_half_away(v - ((v + v_next) / 2 - v_mid) / 2))))
+    return (*table, 65535)
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """CheckedLog2 in float32: (x is a power of two within 1e-3 of an exponent, that exponent)."""
+    f32 = np.float32
+    log2 = f32(math.log(float(f32(x)))) * (f32(1.0) / f32(math.log(2.0)))
+    rounded = f32(round_half_away(float(log2)))
+    return bool(abs(log2 - rounded) < f32(1e-3)), int(rounded)
+
+
+def int16_lut_input_scaling(scale: float, pot_shifts: tuple[int, ...]) -> tuple[int, int]:
+    """(multiplier, left_shift) of TFLM's int16 LOGISTIC / TANH Prepare: multiplier 0 when the
+    input scale is a power of two giving one of `pot_shifts`, else scale * 3 * 4096 doubled until
+    above 32767 / 2, truncated."""
+    pot, log2 = checked_log2(scale)
+    shift = 12 + log2
+    if pot and shift in pot_shifts:
+        return 0, shift
+    multiplier, shift = float(np.float32(scale)) * 4096.0 * 3.0, 0
+    while multiplier <= 32767.0 / 2.0 and shift <= 30:
+        shift, multiplier = shift + 1, multiplier * 2.0
+    return int(multiplier), shift

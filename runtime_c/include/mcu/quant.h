@@ -150,6 +150,17 @@ static inline int32_t mcu_fp_one_over_one_plus_x(int32_t x) {
   return mcu_sat_shl_i32(reciprocal_q2, 1);
 }
 
+/* TFLM's int16 LOGISTIC / TANH input rescaling to sigmoid-table steps; multiplier 0 stands for
+ * 3 << left_shift with no shift. The sum wraps as the C++ int32 one. */
+static inline int32_t mcu_sigmoid_table_input(int16_t x, int32_t multiplier, int32_t left_shift) {
+  if (multiplier == 0) {
+    multiplier = 3 << left_shift;
+    left_shift = 0;
+  }
+  uint32_t round = left_shift > 0 ? (uint32_t)1 << (left_shift - 1) : 0u;
+  return (int32_t)((uint32_t)(x * multiplier) + round) >> left_shift;
+}
+
 /* Numpy broadcasting, shared by the binary elementwise kernels (ADD, SUB, MUL, MAXIMUM, MINIMUM,
  * PRELU). An input's dims align with the output's last dims; an input dim of 1 repeats. */
 
