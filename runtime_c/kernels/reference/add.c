@@ -6,8 +6,11 @@
 #include "mcu/binary.h"
 #include "mcu/quant.h"
 
-/* One element, clamped to the activation range of the output type (int8 or int16). */
-static int32_t add_one(int32_t x1, int32_t x2, const mcu_add_params_t *p) {
+/* One element, clamped to the activation range of the output type (int8 or int16). Always
+ * inlined, so that the int8 loop compiles as before the int16 one shared it (as a call it cost
+ * the bundled model's ADD 1.7 % more instructions). */
+static inline __attribute__((always_inline)) int32_t add_one(int32_t x1, int32_t x2,
+                                                             const mcu_add_params_t *p) {
   int32_t shifted1 = mcu_wrap_mul_i32(p->input1_offset + x1, (int32_t)1 << p->left_shift);
   int32_t shifted2 = mcu_wrap_mul_i32(p->input2_offset + x2, (int32_t)1 << p->left_shift);
   int32_t scaled1 = mcu_mbqm_smaller_than_one(shifted1, p->input1_multiplier, p->input1_shift);

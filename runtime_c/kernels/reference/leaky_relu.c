@@ -12,7 +12,8 @@ static mcu_status_t leaky_size(const mcu_node_t *node, const mcu_context_t *ctx,
 }
 
 /* One element, before the clamp to the output type. */
-static int32_t leaky_one(int32_t x, const mcu_leaky_relu_params_t *p) {
+static inline __attribute__((always_inline)) int32_t leaky_one(int32_t x,
+                                                               const mcu_leaky_relu_params_t *p) {
   int32_t input = x - p->input_zero_point;
   int32_t out = p->output_offset;
   if (input >= 0) {

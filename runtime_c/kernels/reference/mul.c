@@ -7,7 +7,8 @@
 
 /* One element, clamped to the activation range of the output type. int16 offsets are 0, so the
  * product of two int16 values fits int32 as in TFLM. */
-static int32_t mul_one(int32_t x1, int32_t x2, const mcu_mul_params_t *p) {
+static inline __attribute__((always_inline)) int32_t mul_one(int32_t x1, int32_t x2,
+                                                             const mcu_mul_params_t *p) {
   int32_t product = (p->input1_offset + x1) * (p->input2_offset + x2);
   int32_t raw = p->output_offset + mcu_mbqm(product, p->output_multiplier, p->output_shift);
   return mcu_clamp_i32(raw, p->act_min, p->act_max);

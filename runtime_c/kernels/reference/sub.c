@@ -6,7 +6,8 @@
 #include "mcu/quant.h"
 
 /* One element, clamped to the activation range of the output type (int8 or int16). */
-static int32_t sub_one(int32_t x1, int32_t x2, const mcu_sub_params_t *p) {
+static inline __attribute__((always_inline)) int32_t sub_one(int32_t x1, int32_t x2,
+                                                             const mcu_sub_params_t *p) {
   int32_t shifted1 = mcu_wrap_mul_i32(p->input1_offset + x1, (int32_t)1 << p->left_shift);
   int32_t shifted2 = mcu_wrap_mul_i32(p->input2_offset + x2, (int32_t)1 << p->left_shift);
   int32_t scaled1 = mcu_mbqm_smaller_than_one(shifted1, p->input1_multiplier, p->input1_shift);
