@@ -194,7 +194,9 @@ def _model_options(
 ) -> None:
     p.add_argument("model", type=Path, help="the .tflite model")
     if board:
-        p.add_argument("--board", default="host", help="target board (see `mcugen boards`)")
+        p.add_argument(
+            "--board", default=None, help="target board (see `mcugen boards`; default: host)"
+        )
     if board and emulate:
         p.add_argument("--emulate", action="store_true", help="build for the board's QEMU twin")
     p.add_argument(

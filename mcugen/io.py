@@ -66,6 +66,13 @@ def save_outputs(path: Path, graph: Graph, outputs: list[np.ndarray]) -> None:
     write_atomic(path, data.getvalue())
 
 
+def current_umask() -> int:
+    """The process's umask (reading it means setting it, so it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write `data` (text as UTF-8) to `path` through a temporary file in the same directory and
     a rename: `path` is either as it was or complete, and the temporary file never stays."""
@@ -82,6 +89,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
+        os.chmod(tmp, 0o666 & ~current_umask())  # as open() would create it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -151,9 +151,14 @@ SAME, VALID = 0, 1
 Quant = tuple[float, int]
 
 
+#: Types whose operands `binary_model` quantizes (int32 and float32 operands carry none).
+QUANTIZED = ("int8", "int16")
+
+
 @dataclass(frozen=True)
 class Operand:
-    """One input of a binary op: its shape, quantization (int8 only), and whether it is constant."""
+    """One input of a binary op: its shape, quantization (int8 and int16 only), and whether it is
+    constant."""
 
     shape: tuple[int, ...]
     quant: Quant = (0.05, 0)
@@ -175,7 +180,7 @@ def binary_model(
     builder = GraphBuilder()
     ids = [_operand(builder, rng, dtype, x) for x in (a, b)]
     shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
-    scale, zp = out_quant if dtype != "float32" else (None, None)
+    scale, zp = out_quant if dtype in QUANTIZED else (None, None)
     y = builder.activation(shape, dtype, scale=scale, zero_point=zp)
     builder.op(opcode, ids, [y], **options)
     builder.output(y)
@@ -183,7 +188,7 @@ def binary_model(
 
 
 def _operand(builder: GraphBuilder, rng: np.random.Generator, dtype: str, x: Operand) -> int:
-    scale, zp = x.quant if dtype != "float32" else (None, None)
+    scale, zp = x.quant if dtype in QUANTIZED else (None, None)
     if not x.const:
         return builder.input(x.shape, dtype, scale=scale, zero_point=zp)
     if dtype == "float32":
@@ -231,6 +236,15 @@ BROADCASTS = {
     "rank6": (Operand((2, 1, 2, 3, 1, 3)), Operand((1, 3, 1, 3, 2, 1), (0.08, -1))),
     "flat": (Operand((37,)), Operand((37,), (0.01, 0))),
 }
+
+
+def symmetric(x: Operand) -> Operand:
+    """The operand with zero point 0, as TFLM's int16 kernels require."""
+    return Operand(x.shape, (x.quant[0], 0), x.const)
+
+
+#: The same broadcasts for int16 operands (zero points 0).
+INT16_BROADCASTS = {k: (symmetric(a), symmetric(b)) for k, (a, b) in BROADCASTS.items()}
 
 # Float shapes kept small: float32 only needs to be close, a few hundred elements suffice.
 FLOAT_BROADCASTS = {

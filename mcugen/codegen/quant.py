@@ -7,6 +7,7 @@ kernel_util.cc (CalculateActivationRangeQuantized, Quantize), padding.h (Compute
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -120,3 +121,92 @@ def conv_padding(
         pad, _ = padding_with_offset(stride[i], dilation[i], in_hw[i], filt_hw[i], out)
         pads.append(pad)
     return pads[0], pads[1]
+
+
+LUT_STEPS = 512  # an int16 LUT has LUT_STEPS + 1 entries
+
+
+def _round_f32(x: np.float32) -> np.float32:
+    """TfLiteRound on a float: roundf, halves away from zero."""
+    return np.float32(round_half_away(float(x)))
+
+
+def lut_int16(
+    input_scale: float,
+    input_zero_point: int,
+    output_scale: float,
+    output_zero_point: int,
+    transform: Callable[[np.float32], np.float32],
+) -> tuple[int, ...]:
+    """LUTPopulateInt16<float>: 512 samples of `transform` over the int16 input range plus the
+    last point, each sample biased by half the error of linear interpolation at the midpoint.
+    Every operation in float32, in the C++ order."""
+    f32 = np.float32
+    in_min = f32(input_scale) * f32(-32768 - input_zero_point)
+    in_max = f32(input_scale) * f32(32767 - input_zero_point)
+    out_min = f32(output_scale) * f32(-32768 - output_zero_point)
+    out_max = f32(output_scale) * f32(32767 - output_zero_point)
+    step = (in_max - in_min) / f32(LUT_STEPS)
+    half_step = step / f32(2)
+    inv = f32(65536) / (out_max - out_min)
+
+    def clamp(x: np.float32) -> int:
+        return int(min(max(x, f32(-32768)), f32(32767)))
+
+    lut = []
+    for i in range(LUT_STEPS):
+        start = in_min + f32(i) * step
+        val, val_mid = transform(start), transform(start + half_step)
+        val_next = transform(in_min + f32(i + 1) * step)
+        sample = _round_f32(val * inv)
+        interpolated = _round_f32((val_next * inv + _round_f32(val * inv)) / f32(2))
+        bias = _round_f32((interpolated - _round_f32(val_mid * inv)) / f32(2))
+        lut.append(clamp(sample - bias))
+    lut.append(clamp(_round_f32(transform(in_max) * inv)))
+    return tuple(lut)
+
+
+def exp_f32(x: np.float32) -> np.float32:
+    """std::exp(float), as expf: exp in double rounded once to float32."""
+    return np.float32(math.exp(float(x)))
+
+
+def one_over_one_plus_x_f32(x: np.float32) -> np.float32:
+    return np.float32(1.0) / (np.float32(1.0) + x)
+
+
+def sigmoid_table_uint16() -> tuple[int, ...]:
+    """The table TFLM's int16 LOGISTIC and TANH interpolate: sigmoid(i / 24) in Q0.16, each of
+    entries 0..254 lowered by half the error that linear interpolation makes at its segment's
+    midpoint; entry 255 is full scale. (Checked against TFLM by the int16 kernel tests.)"""
+
+    def sigmoid_q16(x: float) -> float:
+        return 65536.0 / (1.0 + math.exp(-x))
+
+    table = []
+    for i in range(255):
+        v, v_next, v_mid = (sigmoid_q16(k / 24) for k in (i, i + 1, i + 0.5))
+        table.append(min(65535, int(round_half_away(v - ((v + v_next) / 2 - v_mid) / 2))))
+    return (*table, 65535)
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """CheckedLog2 in float32: (x is a power of two within 1e-3 of an exponent, that exponent)."""
+    f32 = np.float32
+    log2 = f32(math.log(float(f32(x)))) * (f32(1.0) / f32(math.log(2.0)))
+    rounded = f32(round_half_away(float(log2)))
+    return bool(abs(log2 - rounded) < f32(1e-3)), int(rounded)
+
+
+def int16_lut_input_scaling(scale: float, pot_shifts: tuple[int, ...]) -> tuple[int, int]:
+    """(multiplier, left_shift) of TFLM's int16 LOGISTIC / TANH Prepare: multiplier 0 when the
+    input scale is a power of two giving one of `pot_shifts`, else scale * 3 * 4096 doubled until
+    above 32767 / 2, truncated."""
+    pot, log2 = checked_log2(scale)
+    shift = 12 + log2
+    if pot and shift in pot_shifts:
+        return 0, shift
+    multiplier, shift = float(np.float32(scale)) * 4096.0 * 3.0, 0
+    while multiplier <= 32767.0 / 2.0 and shift <= 30:
+        shift, multiplier = shift + 1, multiplier * 2.0
+    return int(multiplier), shift

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,15 @@ from mcugen.plan import dynamic
 
 
 def target_for(args: argparse.Namespace) -> Target:
-    """The board of `--board`, natively or on its QEMU twin with `--emulate`."""
+    """The board of `--board`, natively or on its QEMU twin with `--emulate`; without `--board`
+    the host, said on the first line of the output so a user who forgot it sees it."""
+    if args.board is None:
+        if not getattr(args, "json", False):  # JSON output names its board itself
+            print(
+                "mcugen: no --board given: using the host board (this machine's gcc); "
+                "`mcugen boards` lists the others"
+            )
+        args.board = "host"
     return resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
 
 
@@ -101,11 +110,28 @@ def inputs_for(args: argparse.Namespace, gen: Generated, count: int) -> list[lis
 
 
 def require_location(target: Target, port: str | None) -> None:
-    """A Cortex-M board runs either on its QEMU twin (--emulate) or on a serial port (--port)."""
+    """A Cortex-M board runs either on its QEMU twin (--emulate) or on a serial port (--port),
+    and the port must exist: checked before anything is built."""
+    if port and target.board.is_host:
+        raise McugenError(
+            "--port names a serial port, but the host board runs as a process on this machine",
+            hint="drop --port, or name the board on that port with --board",
+        )
+    if port and target.emulate:
+        raise McugenError(
+            "--port and --emulate conflict: the QEMU twin has no serial port to open",
+            hint="drop one of them",
+        )
     if not target.board.is_host and not target.emulate and not port:
         raise McugenError(
             f"say where {target.board.name} runs",
             hint="add --emulate (its QEMU twin) or --port /dev/ttyACM0",
+        )
+    if port and "://" not in port and not Path(port).exists():  # pyserial URLs are not files
+        raise McugenError(
+            "serial port not found",
+            where=port,
+            hint="plug the board in and check the name (ls /dev/ttyACM* /dev/ttyUSB*)",
         )
 
 

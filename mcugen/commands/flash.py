@@ -19,6 +19,8 @@ from mcugen.host.project import build
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
+    if args.board is None:
+        raise McugenError("say which board to flash", hint="add --board, e.g. --board nucleo-f767")
     board = load_board(args.board)
     if board.is_host or board.emulator:
         raise McugenError(

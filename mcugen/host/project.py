@@ -19,6 +19,7 @@ from mcugen import __version__
 from mcugen.boards import Target
 from mcugen.codegen.render import environment
 from mcugen.errors import BuildError
+from mcugen.io import current_umask
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, fit_of
@@ -139,7 +140,9 @@ def write_tree(files: dict[str, bytes], directory: Path) -> None:
 
 def _staging_dir(out_dir: Path) -> Path:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    staging.chmod(0o777 & ~current_umask())  # as mkdir would make it, not mkdtemp's 0700
+    return staging
 
 
 def _swap_in(new: Path, target: Path) -> None:

@@ -130,7 +130,7 @@ class GraphBuilder:
         axis: int = 0,
         name: str | None = None,
     ) -> int:
-        arr = np.ascontiguousarray(array)
+        arr = np.asarray(array)  # not ascontiguousarray, which turns a scalar into shape (1,)
         dtype = _NP_TO_DTYPE[str(arr.dtype)]
         return self._add(arr.shape, dtype, scale, zero_point, axis, arr.tobytes(), name)
 

@@ -14,6 +14,16 @@ static mcu_context_t g_ctx;
 static uint64_t g_node_ticks[MCU_MODEL_NUM_NODES > 0 ? (MCU_MODEL_NUM_NODES + 1) & ~1 : 2];
 static int32_t g_init_status;
 
+/* libm's error reporting. newlib's float functions (expf, tanhf, ... in the float kernels) report
+ * range errors through errno, which by default lives in its 96-byte reentrancy struct: only float
+ * builds would pull that in, and the firmware's RAM would depend on the kernels. Here errno is one
+ * word that every build links (main clears it), and the math library runs in IEEE mode (no errno
+ * writes at all), so mcugen/plan/fit.py counts the RAM exactly; results are unchanged. */
+static int g_errno;
+int *__errno(void);
+int *__errno(void) { return &g_errno; }
+const int __fdlib_version = -1; /* newlib's _LIB_VERSION: __fdlibm_ieee */
+
 void mcu_app_puts(const char *s) {
   for (uint32_t i = 0; s[i] != '\0' && i < 1024u; ++i) {
     mcu_port_putc((uint8_t)s[i]);
@@ -60,6 +70,7 @@ uint32_t mcu_app_stack_used(void) { return mcu_stack_size_bytes() - mcu_stack_un
 uint32_t mcu_app_stack_size(void) { return mcu_stack_size_bytes(); }
 
 int main(void) {
+  g_errno = 0;
   mcu_port_init();
   g_init_status = (int32_t)mcu_init(&g_ctx, &mcu_model, mcu_arena, mcu_arena_size);
   mcu_mlperf_boot_banner();

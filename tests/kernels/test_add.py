@@ -1,14 +1,16 @@
 """ADD against TFLM: int8 bit-exact (left_shift 20 scheme, broadcasting, fused activations),
-float32 close."""
+int16 (left_shift 15) and int32 (wrapping) bit-exact, float32 close."""
 
 from __future__ import annotations
 
 import pytest
 
 from mcugen.errors import UnsupportedError
+from mcugen.model.builder import GraphBuilder
 from support import (
     BROADCASTS,
     FLOAT_BROADCASTS,
+    INT16_BROADCASTS,
     NONE,
     RELU,
     RELU6,
@@ -48,8 +50,61 @@ def test_add_float32(case: str, act: int) -> None:
     assert_matches_tflm(binary_model("ADD", "float32", a, b, fused_activation_function=act))
 
 
-def test_add_rejects_int16() -> None:
-    model = binary_model("ADD", "int16", Operand((4,), (0.1, 0)), Operand((4,), (0.1, 0)))
+@pytest.mark.parametrize("case", sorted(BROADCASTS))
+def test_add_int32_broadcasts(case: str) -> None:
+    """TFLM's integer path: full-range random operands, so sums wrap as in TFLM."""
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model("ADD", "int32", a, b))
+
+
+def test_add_int32_rejects_quantized_operands() -> None:
+    b = GraphBuilder()
+    x = b.input((4,), "int32", scale=0.5, zero_point=0)
+    y = b.activation((4,), "int32")
+    b.op("ADD", [x, x], [y])
+    b.output(y)
+    with pytest.raises(UnsupportedError, match="ADD.*int32"):
+        lower_only(b.tflite())
+
+
+def test_add_int32_rejects_fused_activation() -> None:
+    """TFLM clamps int32 sums to the whole range whatever the activation says."""
+    model = binary_model(
+        "ADD", "int32", Operand((4,)), Operand((4,)), fused_activation_function=RELU
+    )
+    with pytest.raises(UnsupportedError, match="ADD.*int32"):
+        lower_only(model)
+
+
+@pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))
+def test_add_int16_broadcasts(case: str) -> None:
+    a, b = INT16_BROADCASTS[case]
+    assert_matches_tflm(binary_model("ADD", "int16", a, b, (0.11, 0)))
+
+
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_add_int16_activations(act: int) -> None:
+    a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
+    model = binary_model("ADD", "int16", a, b, (3e-4, 0), fused_activation_function=act)
+    assert_matches_tflm(model)
+
+
+@pytest.mark.parametrize("scales", [(0.05, 0.05, 0.05), (0.5, 0.001, 0.02), (1e-5, 0.4, 0.9)])
+def test_add_int16_scales(scales: tuple[float, float, float]) -> None:
+    a, b = Operand((3, 17), (scales[0], 0)), Operand((3, 17), (scales[1], 0))
+    assert_matches_tflm(binary_model("ADD", "int16", a, b, (scales[2], 0)))
+
+
+@pytest.mark.parametrize("zero_points", [(1, 0, 0), (0, -3, 0), (0, 0, 5)])
+def test_add_int16_rejects_asymmetric_operands(zero_points: tuple[int, int, int]) -> None:
+    a, b = Operand((4,), (0.1, zero_points[0])), Operand((4,), (0.1, zero_points[1]))
+    model = binary_model("ADD", "int16", a, b, (0.1, zero_points[2]))
+    with pytest.raises(UnsupportedError, match="ADD.*zero point"):
+        lower_only(model)
+
+
+def test_add_rejects_uint8() -> None:
+    model = binary_model("ADD", "uint8", Operand((4,), (0.1, 0)), Operand((4,), (0.1, 0)))
     with pytest.raises(UnsupportedError, match="ADD"):
         lower_only(model)
 

@@ -1,4 +1,5 @@
-"""CONV_2D against TFLM: int8 (per-channel and per-tensor weights) bit-exact, float32 close."""
+"""CONV_2D against TFLM: int8 (per-channel and per-tensor weights) and int16 x int8 (int64, int32
+or no bias) bit-exact, float32 close."""
 
 from __future__ import annotations
 
@@ -150,3 +151,51 @@ def test_conv_rejects_hybrid_weights() -> None:
     b.output(y)
     with pytest.raises(UnsupportedError, match="CONV_2D.*hybrid"):
         _lower_only(b.tflite())
+
+
+# --- int16 activations, int8 weights (TFLM's 16x8 path) ----------------------------------------
+
+
+def conv_int16(
+    c: Conv, seed: int = 0, bias: str | None = "int64", zero_points: tuple[int, int] = (0, 0)
+) -> bytes:
+    """`bias` is the bias type, or None for none; "acc32" is no bias with quantized_bias_type
+    INT32 (TFLM then accumulates in int32)."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    s_in = 4.0 / 32768
+    x = b.input((c.batch, *c.in_hwc), "int16", scale=s_in, zero_point=zero_points[0])
+    w_scales = rng.uniform(0.002, 0.02, c.out_c) if c.per_channel else 0.011
+    weights = rng.integers(-c.weight_max, c.weight_max + 1, c.filter_shape(), dtype=np.int8)
+    inputs = [x, b.const(weights, scale=w_scales, zero_point=0, axis=0), -1]
+    if bias not in (None, "acc32"):
+        values = rng.integers(-(1 << 18), 1 << 18, c.out_c).astype(bias)
+        inputs[2] = b.const(values, scale=s_in * np.atleast_1d(w_scales))
+    shape = (c.batch, *c.out_hw(), c.out_c)
+    y = b.activation(shape, "int16", scale=c.out_scale * 0.005, zero_point=zero_points[1])
+    options = c.options() | ({"quantized_bias_type": 2} if bias == "acc32" else {})
+    b.op("CONV_2D", inputs, [y], **options)
+    b.output(y)
+    return b.tflite()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conv_int16_bit_exact(name: str) -> None:
+    assert_matches_tflm(conv_int16(CASES[name], seed=len(name)))
+
+
+@pytest.mark.parametrize("bias", ["int32", None, "acc32"])
+@pytest.mark.parametrize("name", ["3x3_same_s2_relu", "grouped_2", "per_tensor"])
+def test_conv_int16_bias_types(name: str, bias: str | None) -> None:
+    assert_matches_tflm(conv_int16(CASES[name], seed=3, bias=bias))
+
+
+@pytest.mark.parametrize("zero_points", [(5, 0), (0, -1)])
+def test_conv_int16_rejects_asymmetric_activations(zero_points: tuple[int, int]) -> None:
+    with pytest.raises(UnsupportedError, match="CONV_2D.*zero point"):
+        _lower_only(conv_int16(Conv(), zero_points=zero_points))
+
+
+def test_conv_int16_rejects_int8_bias() -> None:
+    with pytest.raises(UnsupportedError, match="CONV_2D.*int8"):
+        _lower_only(conv_int16(Conv(), bias="int8"))

@@ -1,4 +1,5 @@
-"""DEPTHWISE_CONV_2D against TFLM: int8 (per-channel and per-tensor) bit-exact, float32 close."""
+"""DEPTHWISE_CONV_2D against TFLM: int8 (per-channel and per-tensor) and int16 x int8 bit-exact,
+float32 close."""
 
 from __future__ import annotations
 
@@ -149,12 +150,58 @@ def test_depthwise_rejects_wrong_depth_multiplier_option() -> None:
         _lower_only(dw_int8(Dw(in_hwc=(5, 5, 2), mult=2, option_mult=1)))
 
 
-def test_depthwise_rejects_int16_activations() -> None:
+def test_depthwise_rejects_int16_weights() -> None:
     b = GraphBuilder()
     x = b.input((1, 4, 4, 2), "int16", scale=0.01)
-    w = b.const(np.ones((1, 3, 3, 2), np.int8), scale=0.1)
+    w = b.const(np.ones((1, 3, 3, 2), np.int16), scale=0.1)
     y = b.activation((1, 4, 4, 2), "int16", scale=0.01)
     b.op("DEPTHWISE_CONV_2D", [x, w], [y], depth_multiplier=1)
     b.output(y)
     with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D"):
         _lower_only(b.tflite())
+
+
+# --- int16 activations, int8 weights (TFLM's 16x8 path) ----------------------------------------
+
+
+def dw_int16(
+    c: Dw, seed: int = 0, bias_type: str = "int64", zero_points: tuple[int, int] = (0, 0)
+) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    s_in = 4.0 / 32768
+    x = b.input((c.batch, *c.in_hwc), "int16", scale=s_in, zero_point=zero_points[0])
+    w_scales = rng.uniform(0.003, 0.03, c.out_c) if c.per_channel else 0.013
+    filt = rng.integers(-127, 128, (1, *c.kernel, c.out_c), dtype=np.int8)
+    inputs = [x, b.const(filt, scale=w_scales, zero_point=0, axis=3)]
+    if c.bias == "const":
+        values = rng.integers(-(1 << 18), 1 << 18, c.out_c).astype(bias_type)
+        inputs.append(b.const(values, scale=s_in * np.atleast_1d(w_scales)))
+    elif c.bias == "omitted":
+        inputs.append(-1)
+    shape = (c.batch, *c.out_hw(), c.out_c)
+    y = b.activation(shape, "int16", scale=0.0015, zero_point=zero_points[1])
+    b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_depthwise_int16_bit_exact(name: str) -> None:
+    assert_matches_tflm(dw_int16(CASES[name], seed=len(name)))
+
+
+def test_depthwise_int16_omitted_bias_matches_two_input_form() -> None:
+    test_depthwise_omitted_bias_matches_two_input_form(dw_int16)
+
+
+@pytest.mark.parametrize("zero_points", [(5, 0), (0, -1)])
+def test_depthwise_int16_rejects_asymmetric_activations(zero_points: tuple[int, int]) -> None:
+    with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D.*zero point"):
+        _lower_only(dw_int16(Dw(), zero_points=zero_points))
+
+
+def test_depthwise_int16_rejects_int32_bias() -> None:
+    """TFLM's 16x8 depthwise reads its bias as int64 whatever its type."""
+    with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D.*int32"):
+        _lower_only(dw_int16(Dw(), bias_type="int32"))

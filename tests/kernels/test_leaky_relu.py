@@ -1,5 +1,5 @@
-"""LEAKY_RELU against TFLM: int8 bit-exact (identity and alpha multipliers, negative and large
-alphas), float32 close."""
+"""LEAKY_RELU against TFLM: int8 and int16 bit-exact (identity and alpha multipliers, negative and
+large alphas), float32 close."""
 
 from __future__ import annotations
 
@@ -33,7 +33,16 @@ def test_leaky_relu_float32(alpha: float) -> None:
     assert_matches_tflm(model, inputs=inputs)
 
 
-def test_leaky_relu_rejects_int16() -> None:
-    model = unary_model("LEAKY_RELU", "int16", (4,), (0.1, 0), (0.1, 0), alpha=0.2)
-    with pytest.raises(UnsupportedError, match="LEAKY_RELU"):
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_leaky_relu_int16(case: str) -> None:
+    """The int8 cases with symmetric int16 quantization, over every int16 input."""
+    alpha, (s_in, _), (s_out, _) = CASES[case]
+    model = unary_model("LEAKY_RELU", "int16", (256, 256), (s_in, 0), (s_out, 0), alpha=alpha)
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    assert_matches_tflm(model, inputs=[[every]])
+
+
+def test_leaky_relu_int16_rejects_asymmetric_tensors() -> None:
+    model = unary_model("LEAKY_RELU", "int16", (4,), (0.1, 1), (0.1, 0), alpha=0.2)
+    with pytest.raises(UnsupportedError, match="LEAKY_RELU.*zero point"):
         lower_only(model)

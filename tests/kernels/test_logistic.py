@@ -75,9 +75,32 @@ def test_logistic_rejects_mixed_types() -> None:
         lower(graph, graph.operators[0])
 
 
-def test_logistic_rejects_int16() -> None:
-    """TFLM's int16 path interpolates a hand-tuned 256-entry table; mcugen does not have it."""
-    b = logistic_model((8,), "int16", (1 / 4096, 0), (1 / 32768, 0))
-    graph = b.graph()
+ALL_INT16 = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+
+
+@pytest.mark.parametrize(
+    "scale",
+    [
+        1 / 4096,  # power of two: multiplier 0
+        1 / 2048,
+        1 / 32768,
+        1e-3,
+        3e-4,
+        2.5e-3,  # large inputs saturate
+        1 / 1024,
+    ],
+)
+def test_logistic_int16_every_input(scale: float) -> None:
+    b = logistic_model((256, 256), "int16", (scale, 0), (1 / 32768, 0))
+    assert_matches_tflm(b.tflite(), inputs=[[ALL_INT16]])
+
+
+@pytest.mark.parametrize(
+    "in_q, out_q", [((1 / 4096, 3), (1 / 32768, 0)), ((1e-3, 0), (1 / 16384, 0))]
+)
+def test_logistic_int16_rejects_other_quantization(
+    in_q: tuple[float, int], out_q: tuple[float, int]
+) -> None:
+    graph = logistic_model((8,), "int16", in_q, out_q).graph()
     with pytest.raises(UnsupportedError, match="LOGISTIC.*int16"):
         lower(graph, graph.operators[0])

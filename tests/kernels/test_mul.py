@@ -9,6 +9,7 @@ from mcugen.errors import UnsupportedError
 from support import (
     BROADCASTS,
     FLOAT_BROADCASTS,
+    INT16_BROADCASTS,
     NONE,
     RELU,
     RELU6,
@@ -63,4 +64,29 @@ def test_mul_rejects_tanh_activation() -> None:
 def test_mul_rejects_int32() -> None:
     model = binary_model("MUL", "int32", Operand((3,), (1.0, 0)), Operand((3,), (1.0, 0)))
     with pytest.raises(UnsupportedError, match="MUL"):
+        lower_only(model)
+
+
+@pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))
+def test_mul_int16_broadcasts(case: str) -> None:
+    a, b = INT16_BROADCASTS[case]
+    assert_matches_tflm(binary_model("MUL", "int16", a, b, (60.0, 0)))
+
+
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_mul_int16_activations(act: int) -> None:
+    a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
+    model = binary_model("MUL", "int16", a, b, (4e-4, 0), fused_activation_function=act)
+    assert_matches_tflm(model)
+
+
+@pytest.mark.parametrize("scales", [(1 / 32768, 1 / 32768, 1 / 32768), (0.5, 0.001, 10.0)])
+def test_mul_int16_scales(scales: tuple[float, float, float]) -> None:
+    a, b = Operand((3, 17), (scales[0], 0)), Operand((3, 17), (scales[1], 0))
+    assert_matches_tflm(binary_model("MUL", "int16", a, b, (scales[2], 0)))
+
+
+def test_mul_int16_rejects_asymmetric_operands() -> None:
+    model = binary_model("MUL", "int16", Operand((4,), (0.1, 0)), Operand((4,), (0.1, 0)), (0.1, 1))
+    with pytest.raises(UnsupportedError, match="MUL.*zero point"):
         lower_only(model)

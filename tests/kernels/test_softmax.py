@@ -1,7 +1,9 @@
-"""SOFTMAX against TFLM: int8 (int8 and int16 outputs) bit-exact, float32 close."""
+"""SOFTMAX against TFLM: int8 (int8 and int16 outputs) and int16 (lookup tables) bit-exact,
+float32 close."""
 
 import pytest
 
+from mcugen.codegen.lower import Array, lower
 from mcugen.codegen.lower.softmax import input_radius, preprocess_softmax_scaling
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
@@ -10,6 +12,7 @@ from mcugen.pipeline import generate
 from support import assert_matches_tflm
 
 OUT_Q = {"int8": (1.0 / 256, -128), "int16": (1.0 / 65536, -32768), "float32": (None, None)}
+INT16_OUT_Q = (1.0 / 32768, 0)
 
 
 def softmax_model(
@@ -67,7 +70,9 @@ def test_scaling_matches_tflm_formulas() -> None:
         ("int8", "int8", (1.0 / 128, -128)),
         ("int8", "int8", (1.0 / 256, 0)),
         ("int8", "int16", (1.0 / 32768, 0)),
-        ("int16", "int16", (1.0 / 32768, 0)),
+        ("int16", "int16", (1.0 / 16384, 0)),
+        ("int16", "int16", (1.0 / 32768, 3)),
+        ("int16", "int8", (1.0 / 256, -128)),
     ],
 )
 def test_softmax_rejects_unsupported_quantization(
@@ -76,3 +81,33 @@ def test_softmax_rejects_unsupported_quantization(
     model = softmax_model((1, 10), 1.0, in_dtype, out_dtype, (0.1, 0), out_q)
     with pytest.raises(UnsupportedError, match="SOFTMAX"):
         generate(import_model(model, source="test model"))
+
+
+# (shape, beta, input scale): int16 input and output, zero points 0
+INT16_CASES = [
+    ((1, 12), 1.0, 1e-3),
+    ((3, 10), 1.0, 5e-4),
+    ((2, 3, 7), 0.5, 2e-3),
+    ((4, 33), 2.0, 1e-3),  # differences beyond -10 after scaling: exp 0 from the table
+    ((1, 521), 1.0, 1e-4),  # long row, small differences
+    ((5, 1), 1.0, 1e-3),  # one class
+    ((2, 16), 1.0, 10.0 / 32768),  # the input range spans the table exactly
+]
+
+
+@pytest.mark.parametrize("case", INT16_CASES, ids=[f"case{i}" for i in range(len(INT16_CASES))])
+def test_softmax_int16_bit_exact(case: tuple) -> None:
+    shape, beta, in_scale = case
+    model = softmax_model(shape, beta, "int16", "int16", (in_scale, 0), INT16_OUT_Q)
+    assert_matches_tflm(model, samples=8)
+
+
+def test_softmax_int16_tables_match_known_points() -> None:
+    """exp(0) and 1 / (1 + 0) sit at the top of Q0.15; exp(-10) and 1/2 at the bottom and middle."""
+    graph = import_model(softmax_model((1, 4), 1.0, "int16", "int16", (1e-3, 0), INT16_OUT_Q))
+    params = dict(lower(graph, graph.operators[0]).params)
+    exp_lut, reciprocal = params["exp_lut"], params["one_over_one_plus_x_lut"]
+    assert isinstance(exp_lut, Array) and isinstance(reciprocal, Array)
+    assert len(exp_lut.values) == len(reciprocal.values) == 513
+    assert exp_lut.values[-1] == 32767 and 0 <= exp_lut.values[0] <= 2
+    assert reciprocal.values[0] == 32767 and abs(reciprocal.values[-1] - 16384) <= 1

@@ -9,6 +9,7 @@ from mcugen.errors import UnsupportedError
 from support import (
     BROADCASTS,
     FLOAT_BROADCASTS,
+    INT16_BROADCASTS,
     NONE,
     RELU,
     RELU6,
@@ -91,3 +92,22 @@ def test_sub_int8_double_rescale_factors() -> None:
     a = np.array([-30, 30, 0, 127], dtype=np.int8)
     b = np.array([-80, 80, 0, -128], dtype=np.int8)
     assert_matches_tflm(model, inputs=[[a, b]])
+
+
+@pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))
+def test_sub_int16_broadcasts(case: str) -> None:
+    a, b = INT16_BROADCASTS[case]
+    assert_matches_tflm(binary_model("SUB", "int16", a, b, (0.11, 0)))
+
+
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_sub_int16_activations(act: int) -> None:
+    a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
+    model = binary_model("SUB", "int16", a, b, (3e-4, 0), fused_activation_function=act)
+    assert_matches_tflm(model)
+
+
+def test_sub_int16_rejects_asymmetric_operands() -> None:
+    model = binary_model("SUB", "int16", Operand((4,), (0.1, 2)), Operand((4,), (0.1, 0)), (0.1, 0))
+    with pytest.raises(UnsupportedError, match="SUB.*zero point"):
+        lower_only(model)

@@ -141,3 +141,30 @@ def test_numeric_options_out_of_range_are_refused(
         cli.main(arguments)
     assert stopped.value.code == 2
     assert "is not a number between" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["run", "--board", "nucleo-f767", "--port", "/dev/no-such-tty"], "serial port not found"),
+        (["run", "--board", "nucleo-f767", "--emulate", "--port", "/dev/null"], "conflict"),
+        (["verify", "--port", "/dev/null"], "the host board runs as a process"),
+        (["flash"], "say which board to flash"),
+    ],
+)
+def test_device_options_that_cannot_work_are_refused_before_building(
+    arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcugen import cli
+
+    code = cli.main([arguments[0], str(EXAMPLE), *arguments[1:]])
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err and captured.err.count("\n") == 1
+    assert "compiled" not in captured.out
+
+
+def test_a_missing_board_is_said_not_silently_assumed(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcugen import cli
+
+    assert cli.main(["run", str(EXAMPLE)]) == 0
+    assert capsys.readouterr().out.startswith("mcugen: no --board given: using the host board")

@@ -112,3 +112,16 @@ def test_the_verdict_equals_the_linked_firmware_ram_to_the_byte(board: str, tmp_
             result = build(gen, target, tmp_path / f"{name}-{allocator}")
             linked = firmware_sizes(result.executable, target)
             assert fit.ram_need == linked.ram_bytes, (name, allocator, fit, linked)
+
+
+def test_outputs_honour_the_umask(tmp_path: Path) -> None:
+    """Written files get the mode open() would give them, not mkstemp's private 0600."""
+    old = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "a.bin", b"x")
+        os.umask(0o002)
+        write_atomic(tmp_path / "b.bin", b"x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.bin").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "b.bin").stat().st_mode & 0o777 == 0o664

@@ -85,3 +85,31 @@ def multiplier_arrays(real_scales: list[float]) -> tuple[Array, Array]:
     return Array("int32_t", tuple(m for m, _ in pairs)), Array(
         "int32_t", tuple(s for _, s in pairs)
     )
+
+
+# --- int16 activations with int8 weights (TFLM's 16x8 kernels) ---
+
+#: TensorType INT32 in the options' `quantized_bias_type` (TFLite schema).
+TENSOR_TYPE_INT32 = 2
+#: MultiplyByQuantizedMultiplier(int64) asserts shift in [-31, 8).
+INT64_SHIFTS = range(-31, 8)
+
+
+def check_int16_zero_points(op: Operator, *tensors: Tensor) -> None:
+    """TFLM's 16x8 kernels require symmetric int16 activations."""
+    for t in tensors:
+        if qparams(op, t).zero_point != 0:
+            raise unsupported(op, f"int16 tensor {t.index} has a non-zero zero point")
+
+
+def int16_accumulator(op: Operator, bias: Tensor | None) -> str:
+    """'int64' or 'int32': TFLM accumulates 16x8 products in the bias type; without a bias, in
+    the options' quantized_bias_type (int64 unless it says int32)."""
+    if bias is not None:
+        return check_dtype(op, bias, "int64", "int32")
+    return "int32" if op.options.get("quantized_bias_type", 0) == TENSOR_TYPE_INT32 else "int64"
+
+
+def check_int64_shifts(op: Operator, shifts: Array) -> None:
+    if any(int(s) not in INT64_SHIFTS for s in shifts.values):
+        raise unsupported(op, "an int64-accumulator rescale has a shift outside [-31, 7]")

@@ -1,4 +1,4 @@
-"""ADD: int8 (TFLM's left_shift = 20 scheme) and float32, with numpy broadcasting.
+"""ADD: int8 and int16 (TFLM's left_shift 20 / 15 scheme), int32 and float32, numpy broadcasting.
 
 Also holds the checks shared by the broadcasting binary operators (SUB, MUL, MAXIMUM, MINIMUM,
 PRELU): operand types and the output shape.
@@ -14,6 +14,8 @@ from mcugen.codegen.lower._common import (
     OVERWRITES_EITHER,
     activation_params,
     check_dtype,
+    check_int16_zero_points,
+    fused_activation,
     out,
     qparams,
     req,
@@ -25,6 +27,8 @@ from mcugen.model.ir import Graph, Operator, Tensor
 PARAMS = "mcu_add_params_t"
 MAX_DIMS = 6  # MCU_MAX_DIMS
 LEFT_SHIFT_INT8 = 20
+#: add_common.cc / sub_common.cc: inputs are shifted left by 20 (int8) or 15 (int16) bits.
+LEFT_SHIFT = {"int8": LEFT_SHIFT_INT8, "int16": 15}
 Params = tuple[tuple[str, int | float], ...]
 
 
@@ -63,10 +67,10 @@ def smaller_than_one(op: Operator, real: float) -> tuple[int, int]:
 def add_sub_params(
     op: Operator, y: Tensor, zero_points: tuple[int, int], reals: tuple[float, float, float]
 ) -> Params:
-    """Parameters of the int8 ADD/SUB kernels from the three rescale factors TFLM computes."""
+    """Parameters of the int8/int16 ADD/SUB kernels from the three rescale factors TFLM computes."""
     (m1, s1), (m2, s2), (mo, so) = (smaller_than_one(op, r) for r in reals)
     return (
-        ("left_shift", LEFT_SHIFT_INT8),
+        ("left_shift", LEFT_SHIFT[y.dtype]),
         ("input1_offset", -zero_points[0]),
         ("input1_multiplier", m1),
         ("input1_shift", s1),
@@ -80,18 +84,40 @@ def add_sub_params(
     )
 
 
-def add_rescales(s1: float, s2: float, s_out: float) -> tuple[float, float, float]:
+def add_rescales(
+    s1: float, s2: float, s_out: float, left_shift: int = LEFT_SHIFT_INT8
+) -> tuple[float, float, float]:
     """add_common.cc: twice the larger input scale, everything in double."""
     twice_max = 2.0 * max(s1, s2)
-    return s1 / twice_max, s2 / twice_max, twice_max / ((1 << LEFT_SHIFT_INT8) * s_out)
+    return s1 / twice_max, s2 / twice_max, twice_max / ((1 << left_shift) * s_out)
+
+
+def quantized_add_sub(op: Operator, a: Tensor, b: Tensor, y: Tensor, kernel: str) -> Lowered:
+    """int8 (left_shift 20) or int16 (left_shift 15, zero points 0) ADD or SUB."""
+    if y.dtype == "int16":
+        check_int16_zero_points(op, a, b, y)
+    qa, qb, qy = qparams(op, a), qparams(op, b), qparams(op, y)
+    reals = add_rescales(qa.scale, qb.scale, qy.scale, LEFT_SHIFT[y.dtype])
+    params = add_sub_params(op, y, (qa.zero_point, qb.zero_point), reals)
+    return Lowered(kernel, f"mcu_{kernel}_{y.dtype}", f"mcu_{kernel}_params_t", params)
+
+
+def lower_add_int32(op: Operator, a: Tensor, b: Tensor) -> Lowered:
+    """TFLM's integer ADD (add.cc EvalAdd): unquantized operands, a wrapping sum. TFLM clamps it
+    to the whole int32 range whatever the fused activation, so a model asking for one is
+    rejected rather than run without it."""
+    if a.quant is not None or b.quant is not None:
+        raise unsupported(op, "int32 operands must not be quantized (TFLM requires it)")
+    if fused_activation(op) != quant.ACT_NONE:
+        raise unsupported(op, "int32 with a fused activation (TFLM ignores it)")
+    return Lowered("add", "mcu_add_int32", PARAMS)
 
 
 @register("ADD", traits=OVERWRITES_EITHER)
 def lower_add(graph: Graph, op: Operator) -> Lowered:
-    a, b, y, dtype = binary_operands(graph, op, "int8", "float32")
+    a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "int32", "float32")
     if dtype == "float32":
         return Lowered("add", "mcu_add_f32", PARAMS, activation_params(op, y))
-    qa, qb, qy = qparams(op, a), qparams(op, b), qparams(op, y)
-    reals = add_rescales(qa.scale, qb.scale, qy.scale)
-    params = add_sub_params(op, y, (qa.zero_point, qb.zero_point), reals)
-    return Lowered("add", "mcu_add_int8", PARAMS, params)
+    if dtype == "int32":
+        return lower_add_int32(op, a, b)
+    return quantized_add_sub(op, a, b, y, "add")

@@ -1,4 +1,5 @@
-"""CONV_2D: int8 (per-channel or per-tensor weights, int32 bias) and float32, grouped or not.
+"""CONV_2D: int8 (per-channel or per-tensor weights, int32 bias), int16 x int8 (int64 or int32
+bias) and float32, grouped or not.
 
 Also holds the pieces DEPTHWISE_CONV_2D and TRANSPOSE_CONV share: geometry options (strides,
 dilations, padding) and the per-channel requantization that TFLM's
@@ -8,11 +9,14 @@ PopulateConvolutionQuantizationParams computes.
 from __future__ import annotations
 
 from mcugen.codegen import quant
-from mcugen.codegen.lower import Lowered, Value, register
+from mcugen.codegen.lower import Array, Lowered, Value, register
 from mcugen.codegen.lower._common import (
     activation_params,
     check_dtype,
+    check_int16_zero_points,
+    check_int64_shifts,
     inp,
+    int16_accumulator,
     multiplier_arrays,
     out,
     qparams,
@@ -107,17 +111,38 @@ def window_params(
     )
 
 
-def check_types(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | None) -> str:
-    """int8 activations with int8 weights and int32 bias, or float32 throughout."""
-    dtype = check_dtype(op, x, "int8", "float32")
+def check_types(
+    op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | None, *, int16: bool = False
+) -> str:
+    """int8 activations with int8 weights and int32 bias, float32 throughout, or (kernels with a
+    16x8 path, `int16`) int16 activations with zero point 0, int8 weights, int64 or int32 bias."""
+    dtype = check_dtype(op, x, *(("int8", "int16", "float32") if int16 else ("int8", "float32")))
     if dtype == "float32" and w.dtype != "float32":
         what = f"hybrid model ({w.dtype} weights, float32 activations)"
         raise unsupported(op, f"{what} is not supported (nor by TFLM); use int8 activations")
-    check_dtype(op, w, dtype)
+    check_dtype(op, w, "int8" if dtype == "int16" else dtype)
     check_dtype(op, y, dtype)
-    if bias is not None:
+    if dtype == "int16":
+        check_int16_zero_points(op, x, y)
+        int16_accumulator(op, bias)
+    elif bias is not None:
         check_dtype(op, bias, "int32" if dtype == "int8" else "float32")
     return dtype
+
+
+def kernel_function(
+    op: Operator, kernel: str, dtype: str, bias: Tensor | None, params: Params
+) -> str:
+    """mcu_<kernel>_int8 / _f32, and for 16x8 the accumulator TFLM picks from the bias type:
+    mcu_<kernel>_int16 (int64) or mcu_<kernel>_int16_acc32."""
+    if dtype != "int16":
+        return f"mcu_{kernel}_{'f32' if dtype == 'float32' else dtype}"
+    if int16_accumulator(op, bias) == "int32":
+        return f"mcu_{kernel}_int16_acc32"
+    shifts = dict(params)["shifts"]
+    assert isinstance(shifts, Array)
+    check_int64_shifts(op, shifts)
+    return f"mcu_{kernel}_int16"
 
 
 def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
@@ -205,7 +230,7 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     bias = inp(graph, op, 2)
-    dtype = check_types(op, x, w, y, bias)
+    dtype = check_types(op, x, w, y, bias, int16=True)
     check_4d(op, x, w, y)
     in_c, (out_c, k_h, k_w, k_c) = x.shape[3], w.shape
     if k_c < 1 or in_c % k_c != 0 or out_c % (in_c // k_c) != 0:
@@ -220,5 +245,4 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
     window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
     params = window + type_params(op, x, w, y, 0)
-    function = "mcu_conv_2d_int8" if dtype == "int8" else "mcu_conv_2d_f32"
-    return Lowered("conv_2d", function, PARAMS, params)
+    return Lowered("conv_2d", kernel_function(op, "conv_2d", dtype, bias, params), PARAMS, params)

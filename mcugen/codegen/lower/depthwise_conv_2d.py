@@ -1,4 +1,5 @@
-"""DEPTHWISE_CONV_2D: int8 (per-channel or per-tensor weights, int32 bias) and float32."""
+"""DEPTHWISE_CONV_2D: int8 (per-channel or per-tensor weights, int32 bias), int16 x int8 (int64
+bias: TFLM reads a 16x8 depthwise bias as int64 only) and float32."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from mcugen.codegen.lower.conv_2d import (
     check_input_count,
     check_types,
     conv_in_place_traits,
+    kernel_function,
     type_params,
     window_params,
 )
@@ -39,7 +41,9 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     bias = inp(graph, op, 2)
-    dtype = check_types(op, x, w, y, bias)
+    dtype = check_types(op, x, w, y, bias, int16=True)
+    if dtype == "int16" and bias is not None and bias.dtype != "int64":
+        raise unsupported(op, f"int16 with a {bias.dtype} bias (TFLM reads it as int64)")
     check_4d(op, x, w, y)
     one, k_h, k_w, out_c = w.shape
     check_channels(op, "filter dimension 0", one, 1)
@@ -52,5 +56,5 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
         + (("depth_multiplier", mult),)
         + type_params(op, x, w, y, 3)
     )
-    function = "mcu_depthwise_conv_2d_int8" if dtype == "int8" else "mcu_depthwise_conv_2d_f32"
+    function = kernel_function(op, "depthwise_conv_2d", dtype, bias, params)
     return Lowered("depthwise_conv_2d", function, PARAMS, params)

@@ -1,4 +1,5 @@
-"""FULLY_CONNECTED: int8 (per-tensor or per-channel weights) and float32."""
+"""FULLY_CONNECTED: int8 (per-tensor or per-channel weights), int16 activations with int8 weights
+(TFLM's 16x8 path) and float32."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     activation_params,
     check_dtype,
+    check_int16_zero_points,
+    check_int64_shifts,
     inp,
+    int16_accumulator,
     multiplier_arrays,
     out,
     qparams,
@@ -22,8 +26,8 @@ PARAMS = "mcu_fully_connected_params_t"
 def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     bias = inp(graph, op, 2)
-    dtype = check_dtype(op, x, "int8", "float32")
-    check_dtype(op, w, dtype)
+    dtype = check_dtype(op, x, "int8", "int16", "float32")
+    check_dtype(op, w, "int8" if dtype == "int16" else dtype)
     check_dtype(op, y, dtype)
     if op.options.get("weights_format", 0) != 0:
         raise unsupported(op, "shuffled weights format is not supported")
@@ -32,11 +36,18 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     act = activation_params(op, y)
     if dtype == "float32":
         return Lowered("fully_connected", "mcu_fully_connected_f32", PARAMS, act)
-    if bias is not None:
+    function = "mcu_fully_connected_int8"
+    if dtype == "int16":
+        check_int16_zero_points(op, x, y)
+        acc = int16_accumulator(op, bias)
+        function = "mcu_fully_connected_int16" + ("_acc32" if acc == "int32" else "")
+    elif bias is not None:
         check_dtype(op, bias, "int32")
     qx, qw, qy = qparams(op, x), qparams(op, w), qparams(op, y)
     scales = [qx.scale * s / qy.scale for s in qw.scales]
     mults, shifts = multiplier_arrays(scales)
+    if function == "mcu_fully_connected_int16":
+        check_int64_shifts(op, shifts)
     params: tuple[tuple[str, int | float | Array], ...] = (
         ("input_offset", -qx.zero_point),
         ("filter_offset", -qw.zero_point if not qw.per_channel else 0),
@@ -46,4 +57,4 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
         ("multipliers", mults),
         ("shifts", shifts),
     )
-    return Lowered("fully_connected", "mcu_fully_connected_int8", PARAMS, params)
+    return Lowered("fully_connected", function, PARAMS, params)

@@ -1,4 +1,4 @@
-"""LEAKY_RELU: int8 and float32 (micro/kernels/leaky_relu_common.cc)."""
+"""LEAKY_RELU: int8, int16 (zero points 0) and float32 (micro/kernels/leaky_relu_common.cc)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import OVERWRITES_INPUT, qparams, unsupported
+from mcugen.codegen.lower._common import (
+    OVERWRITES_INPUT,
+    check_int16_zero_points,
+    qparams,
+    unsupported,
+)
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator
 
@@ -17,10 +22,12 @@ PARAMS = "mcu_leaky_relu_params_t"
 def lower_leaky_relu(graph: Graph, op: Operator) -> Lowered:
     """Factors double(s_in) / double(s_out) and double(s_in) * double(alpha) / double(s_out) (the
     pip interpreter computes both in double), each through QuantizeMultiplier."""
-    x, y, dtype = unary_operands(graph, op, "int8", "float32")
+    x, y, dtype = unary_operands(graph, op, "int8", "int16", "float32")
     alpha = float(np.float32(op.options.get("alpha", 0.0)))
     if dtype == "float32":
         return Lowered("leaky_relu", "mcu_leaky_relu_f32", PARAMS, (("alpha", alpha),))
+    if dtype == "int16":
+        check_int16_zero_points(op, x, y)
     qx, qy = qparams(op, x), qparams(op, y)
     identity = quant.quantize_multiplier(qx.scale / qy.scale)
     alpha_mult, alpha_shift = quant.quantize_multiplier(qx.scale * alpha / qy.scale)
@@ -36,4 +43,4 @@ def lower_leaky_relu(graph: Graph, op: Operator) -> Lowered:
         ("alpha_negative", int(alpha_mult < 0)),
         ("alpha", alpha),
     )
-    return Lowered("leaky_relu", "mcu_leaky_relu_int8", PARAMS, params)
+    return Lowered("leaky_relu", f"mcu_leaky_relu_{dtype}", PARAMS, params)

@@ -1,14 +1,16 @@
-"""LOGISTIC: float32 and int8 (TFLM's gemmlowp fixed-point path, output scale 1/256 zp -128)."""
+"""LOGISTIC: float32, int8 (TFLM's gemmlowp fixed-point path, output scale 1/256 zp -128) and int16
+(TFLM's interpolated sigmoid table, zero points 0, output scale 2^-15)."""
 
 from __future__ import annotations
 
 import math
 
 from mcugen.codegen import quant
-from mcugen.codegen.lower import Lowered, register
+from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     OVERWRITES_INPUT,
     check_dtype,
+    check_int16_zero_points,
     out,
     qparams,
     req,
@@ -45,14 +47,36 @@ def q4_input_params(op: Operator, x: Tensor) -> tuple[tuple[str, int], ...]:
     )
 
 
+def int16_table_params(
+    op: Operator, x: Tensor, y: Tensor, pot_shifts: tuple[int, ...]
+) -> tuple[tuple[str, int | Array], ...]:
+    """Prepare of TFLM's int16 LOGISTIC and TANH: symmetric tensors, an output scale of 2^-15,
+    and the input rescaled to the sigmoid table's 1 / (3 * 4096) steps."""
+    check_int16_zero_points(op, x, y)
+    pot, log2 = quant.checked_log2(qparams(op, y).scale)
+    if not pot or log2 != -15:
+        raise unsupported(op, "int16 output scale must be 2^-15 (TFLM requires it)")
+    multiplier, shift = quant.int16_lut_input_scaling(qparams(op, x).scale, pot_shifts)
+    if multiplier > 32767 or not 0 <= shift <= 31:
+        raise unsupported(op, f"int16 input scale {qparams(op, x).scale} is too large")
+    return (
+        ("input_multiplier", multiplier),
+        ("input_left_shift", shift),
+        ("sigmoid_table", Array("uint16_t", quant.sigmoid_table_uint16())),
+    )
+
+
 @register("LOGISTIC", traits=OVERWRITES_INPUT)
 def lower_logistic(graph: Graph, op: Operator) -> Lowered:
     """float32: 1 / (1 + exp(-x)) with TFLM's cut-offs; int8: fixed point, output zp -128."""
     x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "float32", "int8")
+    dtype = check_dtype(op, x, "float32", "int8", "int16")
     check_dtype(op, y, dtype)
     if dtype == "float32":
         return Lowered("logistic", "mcu_logistic_f32", PARAMS)
+    if dtype == "int16":
+        params = int16_table_params(op, x, y, (0,))
+        return Lowered("logistic", "mcu_logistic_int16", "mcu_logistic_int16_params_t", params)
     if qparams(op, y).zero_point != -128:
         raise unsupported(op, "int8 output zero point must be -128 (scale 1/256)")
     return Lowered("logistic", "mcu_logistic_int8", PARAMS, q4_input_params(op, x))

@@ -1,10 +1,15 @@
-"""MUL: int8 and float32, with numpy broadcasting."""
+"""MUL: int8, int16 (zero points 0) and float32, with numpy broadcasting."""
 
 from __future__ import annotations
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import OVERWRITES_EITHER, activation_params, qparams
+from mcugen.codegen.lower._common import (
+    OVERWRITES_EITHER,
+    activation_params,
+    check_int16_zero_points,
+    qparams,
+)
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
@@ -14,10 +19,12 @@ PARAMS = "mcu_mul_params_t"
 @register("MUL", traits=OVERWRITES_EITHER)
 def lower_mul(graph: Graph, op: Operator) -> Lowered:
     """mul_common.cc: QuantizeMultiplier(double(s1) * double(s2) / double(s_out))."""
-    a, b, y, dtype = binary_operands(graph, op, "int8", "float32")
+    a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "float32")
     act = activation_params(op, y)
     if dtype == "float32":
         return Lowered("mul", "mcu_mul_f32", PARAMS, act)
+    if dtype == "int16":
+        check_int16_zero_points(op, a, b, y)
     qa, qb, qy = qparams(op, a), qparams(op, b), qparams(op, y)
     multiplier, shift = quant.quantize_multiplier(qa.scale * qb.scale / qy.scale)
     params = (
@@ -28,4 +35,4 @@ def lower_mul(graph: Graph, op: Operator) -> Lowered:
         ("output_shift", shift),
         *act,
     )
-    return Lowered("mul", "mcu_mul_int8", PARAMS, params)
+    return Lowered("mul", f"mcu_mul_{dtype}", PARAMS, params)

@@ -1,7 +1,5 @@
-"""SOFTMAX: int8 input with int8 or int16 output, and float32 (TFLM softmax_common.cc).
-
-int16 input (TFLM's lookup-table path) is not supported.
-"""
+"""SOFTMAX: int8 input with int8 or int16 output, int16 (TFLM's lookup-table path) and float32
+(TFLM softmax_common.cc)."""
 
 from __future__ import annotations
 
@@ -10,8 +8,15 @@ import math
 import numpy as np
 
 from mcugen.codegen import quant
-from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower import Array, Lowered, register
+from mcugen.codegen.lower._common import (
+    check_dtype,
+    check_int16_zero_points,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_softmax_params_t"
@@ -62,14 +67,40 @@ def _quantized(op: Operator, x: Tensor, y: Tensor, beta: float) -> Lowered:
     return Lowered("softmax", function, PARAMS, params)
 
 
+def _int16(op: Operator, x: Tensor, y: Tensor, beta: float) -> Lowered:
+    """InitializeLutForInt16 and CalculateSoftmaxParams: exp over [-10, 0] and 1 / (1 + x) over
+    [0, 1] as 513-entry tables, the input rescaled so that a difference of -65535 is -10."""
+    check_dtype(op, y, "int16")
+    check_int16_zero_points(op, x, y)
+    target = np.float32(1.0) / np.float32(32768)
+    if abs(np.float32(qparams(op, y).scale) - target) > np.float32(0.001) * target:
+        raise unsupported(op, "int16 output must have scale 1/32768")
+    multiplier, shift = quant.quantize_multiplier(qparams(op, x).scale * beta / (10.0 / 65535.0))
+    span = np.float32(65535)  # int16 max - min, as a float in the C++ divisions
+    out_scale = float(np.float32(2.0) / span)
+    exp_lut = quant.lut_int16(float(np.float32(10.0) / span), 32767, out_scale, 0, quant.exp_f32)
+    reciprocal_lut = quant.lut_int16(
+        float(np.float32(1.0) / span), -32768, out_scale, 0, quant.one_over_one_plus_x_f32
+    )
+    params = (
+        ("input_multiplier", multiplier),
+        ("input_left_shift", shift),
+        ("exp_lut", Array("int16_t", exp_lut)),
+        ("one_over_one_plus_x_lut", Array("int16_t", reciprocal_lut)),
+    )
+    return Lowered("softmax", "mcu_softmax_int16", "mcu_softmax_int16_params_t", params)
+
+
 @register("SOFTMAX")
 def lower_softmax(graph: Graph, op: Operator) -> Lowered:
     x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "int8", "float32")
+    dtype = check_dtype(op, x, "int8", "int16", "float32")
     if not x.shape or x.shape[-1] < 1 or x.num_elements != y.num_elements:
         raise unsupported(op, f"input shape {x.shape} / output shape {y.shape} not supported")
     beta = float(np.float32(op.options.get("beta", 1.0)))
     if dtype == "int8":
         return _quantized(op, x, y, beta)
+    if dtype == "int16":
+        return _int16(op, x, y, beta)
     check_dtype(op, y, "float32")
     return Lowered("softmax", "mcu_softmax_f32", PARAMS, (("beta", beta),))

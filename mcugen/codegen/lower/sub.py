@@ -1,10 +1,10 @@
-"""SUB: int8 (TFLM's left_shift = 20 scheme) and float32, with numpy broadcasting."""
+"""SUB: int8 and int16 (TFLM's left_shift 20 / 15 scheme) and float32, with numpy broadcasting."""
 
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import OVERWRITES_EITHER, activation_params, qparams
-from mcugen.codegen.lower.add import add_rescales, add_sub_params, binary_operands
+from mcugen.codegen.lower._common import OVERWRITES_EITHER, activation_params
+from mcugen.codegen.lower.add import binary_operands, quantized_add_sub
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_sub_params_t"
@@ -14,10 +14,7 @@ PARAMS = "mcu_sub_params_t"
 def lower_sub(graph: Graph, op: Operator) -> Lowered:
     """Same rescale factors as ADD, in double: some TFLM sources compute them in float32, but the
     interpreter the tests compare with (pip tflite_micro) widens to double first, like ADD."""
-    a, b, y, dtype = binary_operands(graph, op, "int8", "float32")
+    a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "float32")
     if dtype == "float32":
         return Lowered("sub", "mcu_sub_f32", PARAMS, activation_params(op, y))
-    qa, qb, qy = qparams(op, a), qparams(op, b), qparams(op, y)
-    reals = add_rescales(qa.scale, qb.scale, qy.scale)
-    params = add_sub_params(op, y, (qa.zero_point, qb.zero_point), reals)
-    return Lowered("sub", "mcu_sub_int8", PARAMS, params)
+    return quantized_add_sub(op, a, b, y, "sub")

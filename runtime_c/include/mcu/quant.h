@@ -26,6 +26,15 @@ static inline float mcu_sigmoid_f32(float v) {
   return 1.0f / (1.0f + expf(-v));
 }
 
+/* Number of leading zero bits of a 32-bit value (32 for zero), as TFLM's CountLeadingZeros. */
+static inline int mcu_clz32(uint32_t x) {
+  int n = 0;
+  for (uint32_t bit = (uint32_t)1 << 31; bit != 0 && (x & bit) == 0; bit >>= 1) {
+    ++n;
+  }
+  return n;
+}
+
 /* Two's-complement wrapping multiply, as the C++ reference computes x * (1 << shift). */
 static inline int32_t mcu_wrap_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
@@ -145,6 +154,23 @@ static inline int32_t mcu_fp_reciprocal_of_half_sum(int32_t half_denominator) {
     x = x + mcu_sat_shl_i32(mcu_srdhm(x, one_minus_dx), 2);
   }
   return x;
+}
+
+/* gemmlowp::one_over_one_plus_x_for_x_in_0_1: Q0.31 in, Q0.31 out (SOFTMAX, LOG_SOFTMAX). */
+static inline int32_t mcu_fp_one_over_one_plus_x(int32_t x) {
+  int32_t reciprocal_q2 = mcu_fp_reciprocal_of_half_sum(mcu_rounding_half_sum(x, INT32_MAX));
+  return mcu_sat_shl_i32(reciprocal_q2, 1);
+}
+
+/* TFLM's int16 LOGISTIC / TANH input rescaling to sigmoid-table steps; multiplier 0 stands for
+ * 3 << left_shift with no shift. The sum wraps as the C++ int32 one. */
+static inline int32_t mcu_sigmoid_table_input(int16_t x, int32_t multiplier, int32_t left_shift) {
+  if (multiplier == 0) {
+    multiplier = 3 << left_shift;
+    left_shift = 0;
+  }
+  uint32_t round = left_shift > 0 ? (uint32_t)1 << (left_shift - 1) : 0u;
+  return (int32_t)((uint32_t)(x * multiplier) + round) >> left_shift;
 }
 
 /* Numpy broadcasting, shared by the binary elementwise kernels (ADD, SUB, MUL, MAXIMUM, MINIMUM,

@@ -1,5 +1,6 @@
-/* CONV_2D, bit-exact with TFLM reference_integer_ops::ConvPerChannel (int8) and
- * reference_ops::Conv (float32), including grouped convolution (filter depth < input depth). */
+/* CONV_2D, bit-exact with TFLM reference_integer_ops::ConvPerChannel (int8; int16 x int8 with an
+ * int64 or int32 accumulator, the bias type) and reference_ops::Conv (float32), including grouped
+ * convolution (filter depth < input depth). */
 #include "mcu/kernels/conv_2d.h"
 
 #include <string.h>
@@ -80,6 +81,29 @@ static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const conv_dims_t *d
       const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
       for (int32_t ic = 0; ic < d->k_c; ++ic) {
         acc += (int32_t)tap[ic] * ((int32_t)pix[ic] + p->input_offset);
+      }
+    }
+  }
+  return acc;
+}
+
+/* The 16x8 sum of filter * input over the window, exact. TFLM sums in the accumulator type (the
+ * bias type): an int64 one is exact, an int32 one is this sum modulo 2^32. The input offset is
+ * ignored, as TFLM's 16x8 kernel ignores it (the lowering requires zero points of 0). */
+static int64_t conv_acc_int16(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+                              const int16_t *in, const int8_t *filt, conv_window_t w) {
+  int64_t acc = 0;
+  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+    int32_t y = w.y0 + p->dilation_h * ky;
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t x = w.x0 + p->dilation_w * kx;
+      if (!conv_inside(d, y, x)) {
+        continue;
+      }
+      const int16_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
+      const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
+      for (int32_t ic = 0; ic < d->k_c; ++ic) {
+        acc += (int32_t)tap[ic] * (int32_t)pix[ic];
       }
     }
   }
@@ -203,6 +227,50 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
     }
   }
   return MCU_OK;
+}
+
+/* 16x8: `acc64` selects the int64 accumulator and bias (else int32, wrapping). */
+static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int acc64) {
+  const mcu_conv_2d_params_t *p = node->params;
+  conv_dims_t d;
+  MCU_TRY(conv_dims(node, ctx, &d));
+  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  const int16_t *input = mcu_input(ctx, node, 0);
+  const int8_t *filter = mcu_input(ctx, node, 1);
+  const int64_t *bias64 = node->num_inputs > 2 && acc64 ? mcu_input(ctx, node, 2) : NULL;
+  const int32_t *bias32 = node->num_inputs > 2 && !acc64 ? mcu_input(ctx, node, 2) : NULL;
+  int16_t *out = mcu_output(ctx, node, 0);
+  int32_t filter_size = d.k_h * d.k_w * d.k_c;
+  for (int32_t b = 0; b < d.batches; ++b) {
+    const int16_t *in = input + b * d.in_h * d.in_w * d.in_c;
+    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+      for (int32_t ox = 0; ox < d.out_w; ++ox) {
+        for (int32_t oc = 0; oc < d.out_c; ++oc) {
+          conv_window_t w = conv_window(p, &d, oy, ox, oc);
+          int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
+          int32_t ch = p->num_channels > 1 ? oc : 0;
+          int32_t scaled;
+          if (acc64) {
+            acc += bias64 != NULL ? bias64[oc] : 0;
+            scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+          } else {
+            uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
+            scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
+          }
+          *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+        }
+      }
+    }
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  return conv_int16(node, ctx, 1);
+}
+
+mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx) {
+  return conv_int16(node, ctx, 0);
 }
 
 mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {

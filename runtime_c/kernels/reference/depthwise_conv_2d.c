@@ -1,5 +1,6 @@
-/* DEPTHWISE_CONV_2D, bit-exact with TFLM reference_integer_ops::DepthwiseConvPerChannel (int8)
- * and reference_ops::DepthwiseConv (float32), any depth multiplier; in place when the plan says. */
+/* DEPTHWISE_CONV_2D, bit-exact with TFLM reference_integer_ops::DepthwiseConvPerChannel (int8;
+ * int16 x int8 with an int64 accumulator and bias) and reference_ops::DepthwiseConv (float32), any
+ * depth multiplier; int8 and float32 in place when the plan says. */
 #include "mcu/kernels/depthwise_conv_2d.h"
 
 #include <string.h>
@@ -64,6 +65,23 @@ static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const dw_dim
       int32_t x = w.x0 + p->dilation_w * kx;
       if (dw_inside(d, y, x)) {
         int32_t value = (int32_t)in[(y * d->in_w + x) * d->in_c + w.ic] + p->input_offset;
+        acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
+      }
+    }
+  }
+  return acc;
+}
+
+/* 16x8: exact int64 sum; TFLM's 16x8 kernel ignores the input offset (zero points are 0). */
+static int64_t dw_acc_int16(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+                            const int16_t *in, const int8_t *filter, dw_window_t w) {
+  int64_t acc = 0;
+  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+    int32_t y = w.y0 + p->dilation_h * ky;
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t x = w.x0 + p->dilation_w * kx;
+      if (dw_inside(d, y, x)) {
+        int32_t value = in[(y * d->in_w + x) * d->in_c + w.ic];
         acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
       }
     }
@@ -175,6 +193,33 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
           int32_t acc = dw_acc_int8(p, &d, in, filter, w);
           acc += bias != NULL ? bias[oc] : 0;
           *out++ = dw_requantize(p, acc, oc);
+        }
+      }
+    }
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_depthwise_conv_2d_params_t *p = node->params;
+  dw_dims_t d;
+  MCU_TRY(dw_dims(node, ctx, &d));
+  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  const int16_t *input = mcu_input(ctx, node, 0);
+  const int8_t *filter = mcu_input(ctx, node, 1);
+  const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  int16_t *out = mcu_output(ctx, node, 0);
+  for (int32_t b = 0; b < d.batches; ++b) {
+    const int16_t *in = input + b * d.in_h * d.in_w * d.in_c;
+    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+      for (int32_t ox = 0; ox < d.out_w; ++ox) {
+        for (int32_t oc = 0; oc < d.out_c; ++oc) {
+          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
+                           oc / p->depth_multiplier, oc};
+          int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
+          int32_t ch = p->num_channels > 1 ? oc : 0;
+          int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+          *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
         }
       }
     }

@@ -1,5 +1,7 @@
-/* FULLY_CONNECTED, bit-exact with TFLM reference_integer_ops::FullyConnected (int8) and
- * reference_ops::FullyConnected (float32). Output rows are flattened over all leading dims. */
+/* FULLY_CONNECTED, bit-exact with TFLM reference_integer_ops::FullyConnected and
+ * FullyConnectedPerChannel (int8; int16 x int8 with an int64 or int32 accumulator, the bias
+ * type) and reference_ops::FullyConnected (float32). Output rows are flattened over all leading
+ * dims. */
 #include "mcu/kernels/fully_connected.h"
 
 #include "mcu/quant.h"
@@ -43,6 +45,63 @@ mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx
       int32_t ch = p->num_channels > 1 ? c : 0;
       acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
       output[b * d.out_depth + c] = (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
+    }
+  }
+  return MCU_OK;
+}
+
+/* Exact dot product of an int16 input row and an int8 filter row. The C++ sums int32 products
+ * in the accumulator type: an int64 one is exact, an int32 one is this sum modulo 2^32. */
+static int64_t dot_16x8(const mcu_fully_connected_params_t *p, const int16_t *in, const int8_t *w,
+                        int32_t depth) {
+  int64_t acc = 0;
+  for (int32_t k = 0; k < depth; ++k) {
+    acc += (int32_t)(w[k] + p->filter_offset) * (int32_t)(in[k] + p->input_offset);
+  }
+  return acc;
+}
+
+static int16_t requantize_16(const mcu_fully_connected_params_t *p, int32_t scaled) {
+  return (int16_t)mcu_clamp_i32(scaled + p->output_offset, p->act_min, p->act_max);
+}
+
+mcu_status_t mcu_fully_connected_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_fully_connected_params_t *p = node->params;
+  fc_dims_t d;
+  MCU_TRY(fc_dims(node, ctx, &d));
+  const int16_t *input = mcu_input(ctx, node, 0);
+  const int8_t *filter = mcu_input(ctx, node, 1);
+  const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  int16_t *output = mcu_output(ctx, node, 0);
+  for (int32_t b = 0; b < d.batches; ++b) {
+    for (int32_t c = 0; c < d.out_depth; ++c) {
+      int64_t acc = dot_16x8(p, input + b * d.accum_depth, filter + c * d.accum_depth,
+                             d.accum_depth);
+      acc += bias != NULL ? bias[c] : 0;
+      int32_t ch = p->num_channels > 1 ? c : 0;
+      int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+      output[b * d.out_depth + c] = requantize_16(p, scaled);
+    }
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_fully_connected_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_fully_connected_params_t *p = node->params;
+  fc_dims_t d;
+  MCU_TRY(fc_dims(node, ctx, &d));
+  const int16_t *input = mcu_input(ctx, node, 0);
+  const int8_t *filter = mcu_input(ctx, node, 1);
+  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  int16_t *output = mcu_output(ctx, node, 0);
+  for (int32_t b = 0; b < d.batches; ++b) {
+    for (int32_t c = 0; c < d.out_depth; ++c) {
+      uint32_t acc = (uint32_t)dot_16x8(p, input + b * d.accum_depth, filter + c * d.accum_depth,
+                                        d.accum_depth);
+      acc += bias != NULL ? (uint32_t)bias[c] : 0u;
+      int32_t ch = p->num_channels > 1 ? c : 0;
+      int32_t scaled = mcu_mbqm((int32_t)acc, p->multipliers[ch], p->shifts[ch]);
+      output[b * d.out_depth + c] = requantize_16(p, scaled);
     }
   }
   return MCU_OK;

@@ -1,4 +1,5 @@
-/* LEAKY_RELU, bit-exact with TFLM reference_ops::QuantizeLeakyRelu (int8) and LeakyRelu (float32). */
+/* LEAKY_RELU, bit-exact with TFLM reference_ops::QuantizeLeakyRelu (int8, int16) and LeakyRelu
+ * (float32). */
 #include "mcu/kernels/leaky_relu.h"
 
 #include "mcu/quant.h"
@@ -10,7 +11,9 @@ static mcu_status_t leaky_size(const mcu_node_t *node, const mcu_context_t *ctx,
   return MCU_OK;
 }
 
-static int8_t leaky_one_int8(int8_t x, const mcu_leaky_relu_params_t *p) {
+/* One element, before the clamp to the output type. */
+static inline __attribute__((always_inline)) int32_t leaky_one(int32_t x,
+                                                               const mcu_leaky_relu_params_t *p) {
   int32_t input = x - p->input_zero_point;
   int32_t out = p->output_offset;
   if (input >= 0) {
@@ -19,7 +22,7 @@ static int8_t leaky_one_int8(int8_t x, const mcu_leaky_relu_params_t *p) {
     int32_t scaled = mcu_mbqm(input, p->alpha_multiplier, p->alpha_shift);
     out += p->alpha_negative ? -scaled : scaled;
   }
-  return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
+  return out;
 }
 
 mcu_status_t mcu_leaky_relu_int8(const mcu_node_t *node, mcu_context_t *ctx) {
@@ -29,7 +32,19 @@ mcu_status_t mcu_leaky_relu_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const int8_t *x = mcu_input(ctx, node, 0);
   int8_t *y = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < n; ++i) {
-    y[i] = leaky_one_int8(x[i], p);
+    y[i] = (int8_t)mcu_clamp_i32(leaky_one(x[i], p), INT8_MIN, INT8_MAX);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_leaky_relu_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_leaky_relu_params_t *p = node->params;
+  int32_t n;
+  MCU_TRY(leaky_size(node, ctx, &n));
+  const int16_t *x = mcu_input(ctx, node, 0);
+  int16_t *y = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    y[i] = (int16_t)mcu_clamp_i32(leaky_one(x[i], p), INT16_MIN, INT16_MAX);
   }
   return MCU_OK;
 }

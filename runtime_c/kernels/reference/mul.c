@@ -1,14 +1,17 @@
-/* MUL, bit-exact with TFLM reference_integer_ops::Mul / BroadcastMul6DSlow (int8) and
+/* MUL, bit-exact with TFLM reference_integer_ops::Mul / BroadcastMul6DSlow (int8, int16) and
  * reference_ops::Mul / BroadcastMul6DSlow (float32). Broadcasting follows numpy. */
 #include "mcu/kernels/mul.h"
 
 #include "mcu/binary.h"
 #include "mcu/quant.h"
 
-static int8_t mul_one_int8(int8_t x1, int8_t x2, const mcu_mul_params_t *p) {
+/* One element, clamped to the activation range of the output type. int16 offsets are 0, so the
+ * product of two int16 values fits int32 as in TFLM. */
+static inline __attribute__((always_inline)) int32_t mul_one(int32_t x1, int32_t x2,
+                                                             const mcu_mul_params_t *p) {
   int32_t product = (p->input1_offset + x1) * (p->input2_offset + x2);
   int32_t raw = p->output_offset + mcu_mbqm(product, p->output_multiplier, p->output_shift);
-  return (int8_t)mcu_clamp_i32(raw, p->act_min, p->act_max);
+  return mcu_clamp_i32(raw, p->act_min, p->act_max);
 }
 
 mcu_status_t mcu_mul_int8(const mcu_node_t *node, mcu_context_t *ctx) {
@@ -20,7 +23,23 @@ mcu_status_t mcu_mul_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   int8_t *y = mcu_output(ctx, node, 0);
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
-    y[i] = mul_one_int8(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)], p);
+    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
+    y[i] = (int8_t)mul_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_mul_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_mul_params_t *p = node->params;
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
+  const int16_t *a = mcu_input(ctx, node, 0);
+  const int16_t *b = mcu_input(ctx, node, 1);
+  int16_t *y = mcu_output(ctx, node, 0);
+  int32_t n = mcu_num_elements(s.y);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
+    y[i] = (int16_t)mul_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
   }
   return MCU_OK;
 }

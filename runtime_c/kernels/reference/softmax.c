@@ -1,5 +1,6 @@
 /* SOFTMAX, bit-exact with TFLM reference_ops::Softmax for int8 input (gemmlowp fixed point:
- * exp of Q5.26 differences, Q12.19 sum, Newton-Raphson reciprocal; int8 or int16 output) and
+ * exp of Q5.26 differences, Q12.19 sum, Newton-Raphson reciprocal; int8 or int16 output),
+ * reference_ops::SoftmaxInt16 (two interpolated lookup tables) and
  * close to it for float32 (same float operations in the same order, libm expf). */
 #include "mcu/kernels/softmax.h"
 
@@ -27,21 +28,6 @@ static mcu_status_t softmax_dims(const mcu_node_t *node, const mcu_context_t *ct
                    MCU_ERR_BAD_MODEL);
   d->outer = mcu_num_elements(input) / d->depth;
   return MCU_OK;
-}
-
-/* Number of leading zero bits of a 32-bit value (32 for zero). */
-static int count_leading_zeros(uint32_t x) {
-  int n = 0;
-  for (uint32_t bit = (uint32_t)1 << 31; bit != 0 && (x & bit) == 0; bit >>= 1) {
-    ++n;
-  }
-  return n;
-}
-
-/* gemmlowp::one_over_one_plus_x_for_x_in_0_1: Q0.31 in, Q0.31 out. */
-static int32_t one_over_one_plus_x(int32_t x) {
-  int32_t reciprocal_q2 = mcu_fp_reciprocal_of_half_sum(mcu_rounding_half_sum(x, INT32_MAX));
-  return mcu_sat_shl_i32(reciprocal_q2, 1);
 }
 
 /* exp(beta * s_in * diff) in Q0.31 for a difference to the row maximum (diff <= 0). */
@@ -78,11 +64,11 @@ static mcu_status_t softmax_row(const mcu_softmax_params_t *p, const int8_t *in,
   const int32_t out_max = out_bits == 8 ? INT8_MAX : INT16_MAX;
   int32_t max = row_max(in, depth);
   int32_t sum = sum_of_exps(p, in, depth, max);
-  int headroom_plus_one = count_leading_zeros((uint32_t)sum);
+  int headroom_plus_one = mcu_clz32((uint32_t)sum);
   int exponent = ACCUM_INTEGER_BITS - headroom_plus_one + 31 - out_bits;
   MCU_ENSURE(exponent >= 0 && exponent <= 31, MCU_ERR_INPUT);
   uint32_t shifted = ((uint32_t)sum << headroom_plus_one) - ((uint32_t)1 << 31);
-  int32_t scale = one_over_one_plus_x((int32_t)shifted);
+  int32_t scale = mcu_fp_one_over_one_plus_x((int32_t)shifted);
   for (int32_t c = 0; c < depth; ++c) {
     int32_t diff = in[c] - max;
     int32_t value = out_min;
@@ -118,6 +104,55 @@ mcu_status_t mcu_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx) {
 
 mcu_status_t mcu_softmax_int8_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   return softmax_quantized(node, ctx, 16);
+}
+
+/* TFLM's LUTLookup for int16: 512 segments, linear interpolation on the low 7 bits. */
+static int16_t lut_lookup_int16(int16_t value, const int16_t *lut) {
+  int32_t index = 256 + (value >> 7);
+  int32_t offset = value & 0x7f;
+  int16_t slope = (int16_t)(lut[index + 1] - lut[index]);
+  int32_t delta = (slope * offset + 64) >> 7;
+  return (int16_t)(lut[index] + delta);
+}
+
+static int16_t saturate_int16(int32_t x) { return (int16_t)mcu_clamp_i32(x, INT16_MIN, INT16_MAX); }
+
+/* One row of SoftmaxInt16: exps from the table (kept in the output row, as TFLM does), their
+ * Q16.15 sum, its reciprocal from the second table, and the products rescaled to Q0.15. */
+static void softmax_row_int16(const mcu_softmax_int16_params_t *p, const int16_t *in,
+                              int32_t depth, int16_t *out) {
+  int32_t max = INT16_MIN;
+  for (int32_t c = 0; c < depth; ++c) {
+    max = mcu_max_i32(max, in[c]);
+  }
+  int32_t sum = 0;
+  for (int32_t c = 0; c < depth; ++c) {
+    int32_t scaled = mcu_mbqm(in[c] - max, p->input_multiplier, p->input_left_shift);
+    out[c] = lut_lookup_int16(saturate_int16(scaled + 32767), p->exp_lut);
+    sum += out[c];
+  }
+  int headroom_plus_one = mcu_clz32((uint32_t)sum);
+  int32_t shifted = (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+  int16_t x = saturate_int16(shifted - ((1 << 15) + (1 << 16)));
+  int16_t reciprocal = lut_lookup_int16(x, p->one_over_one_plus_x_lut);
+  int right_shift = 31 - headroom_plus_one;
+  int64_t round = (int64_t)1 << (right_shift - 1);
+  for (int32_t c = 0; c < depth; ++c) {
+    int32_t result = (int32_t)(((int64_t)out[c] * reciprocal + round) >> right_shift);
+    out[c] = (int16_t)mcu_clamp_i32(result, 0, INT16_MAX);
+  }
+}
+
+mcu_status_t mcu_softmax_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  softmax_dims_t d;
+  MCU_TRY(softmax_dims(node, ctx, &d));
+  const int16_t *input = mcu_input(ctx, node, 0);
+  int16_t *output = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < d.outer; ++i) {
+    size_t row = (size_t)i * (size_t)d.depth;
+    softmax_row_int16(node->params, input + row, d.depth, output + row);
+  }
+  return MCU_OK;
 }
 
 static void softmax_row_f32(float beta, const float *in, int32_t depth, float *out) {

@@ -1,11 +1,13 @@
-/* SUB, bit-exact with TFLM reference_ops::Sub / BroadcastQuantSubSlow (int8) and
- * SubWithActivation / BroadcastSubSlow (float32). Broadcasting follows numpy. */
+/* SUB, bit-exact with TFLM reference_ops::Sub / BroadcastQuantSubSlow (int8; int16 with
+ * left_shift 15) and SubWithActivation / BroadcastSubSlow (float32). Broadcasting follows numpy. */
 #include "mcu/kernels/sub.h"
 
 #include "mcu/binary.h"
 #include "mcu/quant.h"
 
-static int8_t sub_one_int8(int8_t x1, int8_t x2, const mcu_sub_params_t *p) {
+/* One element, clamped to the activation range of the output type (int8 or int16). */
+static inline __attribute__((always_inline)) int32_t sub_one(int32_t x1, int32_t x2,
+                                                             const mcu_sub_params_t *p) {
   int32_t shifted1 = mcu_wrap_mul_i32(p->input1_offset + x1, (int32_t)1 << p->left_shift);
   int32_t shifted2 = mcu_wrap_mul_i32(p->input2_offset + x2, (int32_t)1 << p->left_shift);
   int32_t scaled1 = mcu_mbqm_smaller_than_one(shifted1, p->input1_multiplier, p->input1_shift);
@@ -13,7 +15,7 @@ static int8_t sub_one_int8(int8_t x1, int8_t x2, const mcu_sub_params_t *p) {
   int32_t raw = mcu_mbqm_smaller_than_one(scaled1 - scaled2, p->output_multiplier,
                                           p->output_shift) +
                 p->output_offset;
-  return (int8_t)mcu_clamp_i32(raw, p->act_min, p->act_max);
+  return mcu_clamp_i32(raw, p->act_min, p->act_max);
 }
 
 mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx) {
@@ -25,7 +27,23 @@ mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   int8_t *y = mcu_output(ctx, node, 0);
   int32_t n = mcu_num_elements(s.y);
   for (int32_t i = 0; i < n; ++i) {
-    y[i] = sub_one_int8(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)], p);
+    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
+    y[i] = (int8_t)sub_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_sub_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_sub_params_t *p = node->params;
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
+  const int16_t *a = mcu_input(ctx, node, 0);
+  const int16_t *b = mcu_input(ctx, node, 1);
+  int16_t *y = mcu_output(ctx, node, 0);
+  int32_t n = mcu_num_elements(s.y);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
+    y[i] = (int16_t)sub_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
   }
   return MCU_OK;
 }

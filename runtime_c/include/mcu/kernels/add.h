@@ -23,6 +23,8 @@ typedef struct {
 } mcu_add_params_t;
 
 mcu_status_t mcu_add_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_add_int16(const mcu_node_t *node, mcu_context_t *ctx); /* left_shift 15 */
+mcu_status_t mcu_add_int32(const mcu_node_t *node, mcu_context_t *ctx); /* no params */
 mcu_status_t mcu_add_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

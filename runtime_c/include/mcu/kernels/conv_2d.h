@@ -25,6 +25,9 @@ typedef struct {
 } mcu_conv_2d_params_t;
 
 mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
+/* int16 input and output (zero points 0), int8 filter; bias int64 (or none) / int32. */
+mcu_status_t mcu_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

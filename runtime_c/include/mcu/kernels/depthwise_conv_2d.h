@@ -25,6 +25,8 @@ typedef struct {
 } mcu_depthwise_conv_2d_params_t;
 
 mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
+/* int16 input and output (zero points 0), int8 filter, int64 bias or none. */
+mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

@@ -17,6 +17,9 @@ typedef struct {
 } mcu_fully_connected_params_t;
 
 mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx);
+/* int16 input and output, int8 filter; bias int64 (or none) / int32 (the accumulator type). */
+mcu_status_t mcu_fully_connected_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_fully_connected_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_fully_connected_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

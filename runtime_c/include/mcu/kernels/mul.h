@@ -18,6 +18,7 @@ typedef struct {
 } mcu_mul_params_t;
 
 mcu_status_t mcu_mul_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_mul_int16(const mcu_node_t *node, mcu_context_t *ctx); /* zero points 0 */
 mcu_status_t mcu_mul_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

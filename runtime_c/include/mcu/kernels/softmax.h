@@ -13,8 +13,19 @@ typedef struct {
   float beta;               /* float32 kernel */
 } mcu_softmax_params_t;
 
+/* int16 SOFTMAX (TFLM's SoftmaxInt16): the input difference rescaled so that -65535 is -10, and
+ * two 513-entry tables computed at build time as TFLM's LUTPopulate: exp over [-10, 0] and
+ * 1 / (1 + x) over [0, 1]. */
+typedef struct {
+  int32_t input_multiplier;
+  int32_t input_left_shift; /* QuantizeMultiplier exponent: positive shifts left */
+  const int16_t *exp_lut;
+  const int16_t *one_over_one_plus_x_lut;
+} mcu_softmax_int16_params_t;
+
 mcu_status_t mcu_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx);       /* int8 out */
 mcu_status_t mcu_softmax_int8_int16(const mcu_node_t *node, mcu_context_t *ctx); /* int16 out */
+mcu_status_t mcu_softmax_int16(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif
