@@ -5,13 +5,13 @@ rejected in one line."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
+from mcugen.codegen import quant
 from mcugen.errors import UnsupportedError
 from mcugen.host.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
@@ -19,7 +19,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan.dynamic import Allocator
-from support import ROOT, assert_matches_tflm, lower_only, tflm_outputs
+from support import assert_matches_tflm, lower_only, tflm_outputs
 
 TANH = 4
 
@@ -137,9 +137,10 @@ def test_state_is_carried_across_invokes(dtype: str) -> None:
 
 
 def test_sigmoid_table_is_tflms() -> None:
-    """The table the int16 sigmoid and tanh interpolate, read back from TFLM's own int16 TANH:
-    with input scale 1/6144 its rescale doubles the input exactly, so input 128 k lands on entry
-    k (output = entry - 32768), and 254 * 128 + 127 on the last interval (its slope)."""
+    """The table the LSTM's int16 sigmoid and tanh interpolate (quant.sigmoid_table_uint16, shared
+    with LOGISTIC and TANH), read back from TFLM's own int16 TANH: with input scale 1/6144 its
+    rescale doubles the input exactly, so input 128 k lands on entry k (output = entry - 32768),
+    and 254 * 128 + 127 on the last interval (its slope)."""
     b = GraphBuilder()
     x = b.input((256,), "int16", scale=1.0 / 6144, zero_point=0)
     y = b.activation((256,), "int16", scale=2.0**-15, zero_point=0)
@@ -148,11 +149,7 @@ def test_sigmoid_table_is_tflms() -> None:
     probe = np.array([128 * k for k in range(255)] + [254 * 128 + 127], np.int16)
     out = tflm_outputs(b.tflite(), [[probe]])[0][0].astype(np.int64)
     derived = [*(out[:255] + 32768), out[254] + 32768 + (out[255] - out[254])]
-    source = (ROOT / "runtime_c/kernels/reference/unidirectional_sequence_lstm.c").read_text()
-    body = re.search(r"g_sigmoid_table\[256\] = \{([^}]*)\}", source)
-    assert body is not None
-    ours = [int(v) for v in body.group(1).replace(",", " ").split()]
-    assert ours == [int(v) for v in derived]
+    assert list(quant.sigmoid_table_uint16()) == [int(v) for v in derived]
 
 
 def _int16_input(b: GraphBuilder) -> int:

@@ -145,11 +145,11 @@ def _integer_params(
     forget = _mul_multiplier(GATE_OUTPUT_SCALE, s_cell, s_cell)
     gated = _mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, s_cell)
     hidden_mul = _mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, s_hidden)
-    power = _checked_log2(s_cell)
+    _, power = quant.checked_log2(s_cell)  # TFLM does not check that it is a power of two
     if not -40 <= power <= 2:
         raise unsupported(op, f"cell state scale {s_cell} is out of the supported range")
-    left = 12 + power  # (15 + power) - 3, TFLM lstm_internal::Tanh
-    tanh_multiplier, tanh_shift = (3 << left, 0) if left >= 0 else (3, -left)
+    left = 12 + power  # (15 + power) - 3, TFLM lstm_internal::Tanh; multiplier 0: 3 << left
+    tanh_multiplier, tanh_shift = (0, left) if left >= 0 else (3, -left)
     clip = float(np.float32(op.options.get("cell_clip", 0.0)))
     return (
         ("clip", int(clip > 0)),
@@ -168,13 +168,5 @@ def _integer_params(
         ("hidden_shift", hidden_mul[1]),
         ("cell_tanh_multiplier", tanh_multiplier),
         ("cell_tanh_shift", tanh_shift),
+        ("sigmoid_table", Array("uint16_t", quant.sigmoid_table_uint16())),
     )
-
-
-def _checked_log2(x: float) -> int:
-    """tflite::CheckedLog2's rounded result: log(x) / log(2) in float32, rounded half away (TFLM
-    does not check that the scale is a power of two here, and neither does this)."""
-    f32 = np.float32
-    with np.errstate(all="ignore"):
-        x_log2 = f32(np.log(f32(x))) * (f32(1.0) / f32(np.log(f32(2.0))))
-    return int(quant.round_half_away(float(x_log2)))

@@ -173,6 +173,36 @@ static inline int32_t mcu_sigmoid_table_input(int16_t x, int32_t multiplier, int
   return (int32_t)((uint32_t)(x * multiplier) + round) >> left_shift;
 }
 
+/* TFLM's int16 logistic of one value after mcu_sigmoid_table_input (LOGISTIC, the LSTM's gates):
+ * |x| interpolated in the table (9 fraction bits), mirrored for x < 0. */
+static inline int16_t mcu_sigmoid_q15(int32_t v, const uint16_t *table) {
+  uint32_t a = (uint32_t)(v < 0 ? -v : v);
+  uint32_t uh = a >> 9;
+  uint32_t result = (uint32_t)0x7FFF << 10;
+  if (uh < 255) {
+    uint32_t ua = table[uh];
+    uint32_t ub = table[uh + 1];
+    result = (ua << 9) + (a & 0x1ff) * (ub - ua);
+  }
+  result = v >= 0 ? result + (1u << 9) : ((uint32_t)1 << 25) - result + (1u << 9) - 1u;
+  return (int16_t)(result >> 10);
+}
+
+/* TFLM's int16 tanh of one value after mcu_sigmoid_table_input (TANH, the LSTM): tanh(x) =
+ * 2 sigmoid(2x) - 1 from the table (8 fraction bits), mirrored for x < 0. */
+static inline int16_t mcu_tanh_q15(int32_t v, const uint16_t *table) {
+  uint32_t a = (uint32_t)(v < 0 ? -v : v);
+  uint32_t uh = a >> 8;
+  int32_t result = (int32_t)((uint32_t)0xFFFF << 8);
+  if (uh < 255) {
+    uint32_t ua = table[uh];
+    uint32_t ub = table[uh + 1];
+    result = (int32_t)((ua << 8) + (a & 0xff) * (ub - ua));
+  }
+  result = v >= 0 ? result - (1 << 23) + (1 << 7) : -result + (1 << 23) + (1 << 7) - 1;
+  return (int16_t)(result >> 8);
+}
+
 /* Numpy broadcasting, shared by the binary elementwise kernels (ADD, SUB, MUL, MAXIMUM, MINIMUM,
  * PRELU). An input's dims align with the output's last dims; an input dim of 1 repeats. */
 

@@ -65,20 +65,6 @@ mcu_status_t mcu_logistic_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   return MCU_OK;
 }
 
-/* One int16 value: |x| interpolated in the table (9 fraction bits), mirrored for x < 0. */
-static int16_t logistic_int16(int32_t v, const uint16_t *table) {
-  uint32_t a = (uint32_t)(v < 0 ? -v : v);
-  uint32_t uh = a >> 9;
-  uint32_t result = (uint32_t)0x7FFF << 10;
-  if (uh < 255) {
-    uint32_t ua = table[uh];
-    uint32_t ub = table[uh + 1];
-    result = (ua << 9) + (a & 0x1ff) * (ub - ua);
-  }
-  result = v >= 0 ? result + (1u << 9) : ((uint32_t)1 << 25) - result + (1u << 9) - 1u;
-  return (int16_t)(result >> 10);
-}
-
 mcu_status_t mcu_logistic_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_logistic_int16_params_t *p = node->params;
   int32_t size = 0;
@@ -87,7 +73,7 @@ mcu_status_t mcu_logistic_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   int16_t *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < size; ++i) {
     int32_t v = mcu_sigmoid_table_input(input[i], p->input_multiplier, p->input_left_shift);
-    output[i] = logistic_int16(v, p->sigmoid_table);
+    output[i] = mcu_sigmoid_q15(v, p->sigmoid_table);
   }
   return MCU_OK;
 }

@@ -67,21 +67,6 @@ mcu_status_t mcu_tanh_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   return MCU_OK;
 }
 
-/* One int16 value: tanh(x) = 2 sigmoid(2x) - 1 from the table (8 fraction bits), mirrored for
- * x < 0. */
-static int16_t tanh_int16(int32_t v, const uint16_t *table) {
-  uint32_t a = (uint32_t)(v < 0 ? -v : v);
-  uint32_t uh = a >> 8;
-  int32_t result = (int32_t)((uint32_t)0xFFFF << 8);
-  if (uh < 255) {
-    uint32_t ua = table[uh];
-    uint32_t ub = table[uh + 1];
-    result = (int32_t)((ua << 8) + (a & 0xff) * (ub - ua));
-  }
-  result = v >= 0 ? result - (1 << 23) + (1 << 7) : -result + (1 << 23) + (1 << 7) - 1;
-  return (int16_t)(result >> 8);
-}
-
 mcu_status_t mcu_tanh_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tanh_int16_params_t *p = node->params;
   int32_t size = 0;
@@ -90,7 +75,7 @@ mcu_status_t mcu_tanh_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   int16_t *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < size; ++i) {
     int32_t v = mcu_sigmoid_table_input(input[i], p->input_multiplier, p->input_left_shift);
-    output[i] = tanh_int16(v, p->sigmoid_table);
+    output[i] = mcu_tanh_q15(v, p->sigmoid_table);
   }
   return MCU_OK;
 }

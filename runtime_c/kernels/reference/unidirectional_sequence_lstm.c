@@ -23,38 +23,6 @@
 enum { GATE_INPUT = 0, GATE_FORGET = 1, GATE_CELL = 2, GATE_OUTPUT = 3, NUM_GATES = 4 };
 enum { INPUT_HIDDEN = 18, INPUT_CELL = 19 };
 
-/* sigmoid(k / 24) in unsigned Q0.16 for k = 0..255, the table TFLM's int16 logistic and tanh
- * interpolate (tests/kernels/test_unidirectional_sequence_lstm.py derives it from TFLM's int16
- * TANH and compares). */
-static const uint16_t g_sigmoid_table[256] = {
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841,
-    39498, 40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102,
-    45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464,
-    50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755,
-    55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007,
-    58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
-    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036,
-    62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
-    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968,
-    64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494,
-    64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
-    64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
-    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
-    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337,
-    65345, 65352, 65360, 65367, 65374, 65381, 65387, 65393, 65399, 65404,
-    65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
-    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479,
-    65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
-    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511,
-    65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520,
-    65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525, 65525,
-    65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
-    65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531,
-    65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
-    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534,
-    65534, 65534, 65534, 65534, 65534, 65535,
-};
-
 typedef struct {
   int32_t batch;
   int32_t steps;
@@ -94,38 +62,6 @@ static mcu_status_t lstm_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
 
 /* ---- int8 x int8 -> int16 ---- */
 
-/* reference_integer_ops::Logistic on Q3.12 (multiplier 3, no shift): Q0.15. */
-static int16_t sigmoid_q15(int16_t x) {
-  int32_t v = (int32_t)x * 3;
-  uint32_t magnitude = (uint32_t)(v < 0 ? -v : v);
-  uint32_t index = magnitude >> 9;
-  uint32_t result = 0x7FFFu << 10;
-  if (index < 255u) {
-    uint32_t lo = g_sigmoid_table[index];
-    uint32_t hi = g_sigmoid_table[index + 1u];
-    result = (lo << 9) + (magnitude & 0x1FFu) * (hi - lo);
-  }
-  result = v >= 0 ? result + (1u << 9) : (1u << 25) - result + (1u << 9) - 1u;
-  return (int16_t)(result >> 10);
-}
-
-/* reference_integer_ops::Tanh (int16) after its input rescale (x * multiplier + round) >> shift;
- * Q0.15 out. */
-static int16_t tanh_q15(int16_t x, int32_t multiplier, int32_t shift) {
-  int32_t round = shift > 0 ? (int32_t)1 << (shift - 1) : 0;
-  int32_t v = (mcu_wrap_mul_i32(x, multiplier) + round) >> shift;
-  uint32_t magnitude = (uint32_t)(v < 0 ? -v : v);
-  uint32_t index = magnitude >> 8;
-  int32_t result = (int32_t)(0xFFFFu << 8);
-  if (index < 255u) {
-    uint32_t lo = g_sigmoid_table[index];
-    uint32_t hi = g_sigmoid_table[index + 1u];
-    result = (int32_t)((lo << 8) + (magnitude & 0xFFu) * (hi - lo));
-  }
-  result = v >= 0 ? result - (1 << 23) + (1 << 7) : -result + (1 << 23) + (1 << 7) - 1;
-  return (int16_t)(result >> 8);
-}
-
 typedef struct {
   const mcu_unidirectional_sequence_lstm_params_t *p;
   lstm_dims_t d;
@@ -158,7 +94,9 @@ static int16_t gate_int8(const lstm_int8_t *k, int gate, const int8_t *x, const 
                       k->bias[gate], c);
   int32_t rec = fc_q12(k, 4 + gate, h + r * k->d.state, k->d.state, k->p->hidden_offset, NULL, c);
   int16_t sum = (int16_t)mcu_clamp_i32(in + rec, INT16_MIN, INT16_MAX);
-  return gate == GATE_CELL ? tanh_q15(sum, 3, 0) : sigmoid_q15(sum);
+  int32_t v = mcu_sigmoid_table_input(sum, 0, 0); /* Q3.12: TFLM's multiplier 3, no shift */
+  return gate == GATE_CELL ? mcu_tanh_q15(v, k->p->sigmoid_table)
+                           : mcu_sigmoid_q15(v, k->p->sigmoid_table);
 }
 
 /* reference_integer_ops::MulElementwise of two Q0.15 or cell-state values, before its clamp. */
@@ -184,7 +122,8 @@ static void step_int8(const lstm_int8_t *k, const int8_t *x, int8_t *h, int16_t 
       }
       c[i] = (int16_t)sum;
       int16_t output_gate = gate_int8(k, GATE_OUTPUT, x, h, r, u);
-      int16_t t = tanh_q15(c[i], p->cell_tanh_multiplier, p->cell_tanh_shift);
+      int32_t scaled = mcu_sigmoid_table_input(c[i], p->cell_tanh_multiplier, p->cell_tanh_shift);
+      int16_t t = mcu_tanh_q15(scaled, p->sigmoid_table);
       int32_t v = p->hidden_zero_point + mul_q(t, output_gate, p->hidden_multiplier,
                                                p->hidden_shift);
       out[i] = (int8_t)mcu_clamp_i32(v, INT8_MIN, INT8_MAX);

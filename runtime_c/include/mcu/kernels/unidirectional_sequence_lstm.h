@@ -27,8 +27,10 @@ typedef struct {
   int32_t gated_shift;
   int32_t hidden_multiplier; /* tanh(cell state) * output gate -> hidden state (int8) */
   int32_t hidden_shift;
-  int32_t cell_tanh_multiplier; /* the int16 tanh's input rescale for the cell state's scale */
+  /* the int16 tanh's input rescale for the cell state's scale (mcu_sigmoid_table_input) */
+  int32_t cell_tanh_multiplier;
   int32_t cell_tanh_shift;
+  const uint16_t *sigmoid_table; /* sigmoid(i / 24) in Q0.16: the int16 sigmoid and tanh */
 } mcu_unidirectional_sequence_lstm_params_t;
 
 /* int8 input, weights, hidden state and output; int16 cell state; int32 biases */
