@@ -26,6 +26,12 @@ C_TYPES = {
     "float64": "MCU_FLOAT64",
 }
 MAX_DIMS = 6
+#: What the runtime's tables hold (runtime.h): int32 arena offsets, int16 tensor indices, uint8
+#: operand counts, uint16 operator indices.
+MAX_ARENA_BYTES = 2**31 - 1
+MAX_TENSORS = 2**15 - 1
+MAX_OPERANDS = 255
+MAX_OPERATORS = 2**16 - 1
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,7 @@ def build_view_model(
     model_name: str,
     dynamic: DynamicPlan | None = None,
 ) -> ModelVM:
+    check_table_limits(graph, plan.arena_bytes if dynamic is None else dynamic.arena_bytes)
     offsets = plan.tensor_offsets()
     scratch = plan.scratch_offsets()
     if dynamic is not None:
@@ -233,6 +240,22 @@ def build_view_model(
         if dynamic is None
         else dynamic_view_model(dynamic, tensors[-1].index + 1 if tensors else 1),
     )
+
+
+def check_table_limits(graph: Graph, arena_bytes: int) -> None:
+    """The model fits the runtime's tables; one `UnsupportedError` line otherwise."""
+    limits = (
+        (arena_bytes, MAX_ARENA_BYTES, "arena bytes"),
+        (len(graph.tensors), MAX_TENSORS, "tensors"),
+        (len(graph.operators), MAX_OPERATORS, "operators"),
+        (max((max(len(op.inputs), len(op.outputs)) for op in graph.operators), default=0),
+         MAX_OPERANDS, "inputs or outputs of one operator"),
+    )  # fmt: skip
+    for value, limit, what in limits:
+        if value > limit:
+            raise UnsupportedError(
+                f"the model needs {value} {what}; the runtime's tables hold at most {limit}"
+            )
 
 
 MLPERF_IDS = (

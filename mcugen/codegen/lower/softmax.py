@@ -11,7 +11,15 @@ import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    check_dtype,
+    check_operands,
+    invalid,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_softmax_params_t"
@@ -64,11 +72,16 @@ def _quantized(op: Operator, x: Tensor, y: Tensor, beta: float) -> Lowered:
 
 @register("SOFTMAX")
 def lower_softmax(graph: Graph, op: Operator) -> Lowered:
+    check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)
     dtype = check_dtype(op, x, "int8", "float32")
     if not x.shape or x.shape[-1] < 1 or x.num_elements != y.num_elements:
         raise unsupported(op, f"input shape {x.shape} / output shape {y.shape} not supported")
-    beta = float(np.float32(op.options.get("beta", 1.0)))
+    if "beta" not in op.options:
+        raise invalid(op, "has no options table (beta); TFLM would take beta = 0")
+    beta = float(np.float32(op.options["beta"]))
+    if not math.isfinite(beta):
+        raise invalid(op, f"beta {beta} is not finite")
     if dtype == "int8":
         return _quantized(op, x, y, beta)
     check_dtype(op, y, "float32")

@@ -13,10 +13,10 @@ typedef struct {
 static mcu_status_t fc_dims(const mcu_node_t *node, const mcu_context_t *ctx, fc_dims_t *d) {
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(filter != NULL && filter->ndims >= 2 && output->ndims >= 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(filter != NULL && filter->ndims == 2 && output->ndims >= 1, MCU_ERR_BAD_MODEL);
   d->out_depth = mcu_dim(filter, -2);
   d->accum_depth = mcu_dim(filter, -1);
-  MCU_ENSURE(mcu_dim(output, -1) == d->out_depth && d->out_depth > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(mcu_dim(output, -1) == d->out_depth && d->out_depth > 0, MCU_ERR_BAD_MODEL);
   d->batches = mcu_num_elements(output) / d->out_depth;
   return MCU_OK;
 }
