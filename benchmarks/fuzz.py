@@ -45,6 +45,7 @@ from mcugen.cli import main as mcugen_main  # noqa: E402
 from mcugen.errors import BuildError, McugenError, RunError  # noqa: E402
 from mcugen.host.host_run import random_inputs, run_host  # noqa: E402
 from mcugen.host.project import build  # noqa: E402
+from mcugen.model.ir import Graph  # noqa: E402
 from mcugen.model.tflite_import import import_model  # noqa: E402
 from mcugen.pipeline import generate  # noqa: E402
 
@@ -62,6 +63,7 @@ SANITIZER_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", 
 #: Seeds too heavy to compile and run under the sanitizers in the sample (plan and codegen only).
 MAX_SAMPLE_FILE_BYTES = 1 << 20
 MAX_SAMPLE_ARENA_BYTES = 32 << 20
+MAX_SAMPLE_WORK = 300_000_000  # multiply-accumulates, roughly: a few seconds under the sanitizers
 SAMPLES_PER_RUN = 2
 FLOAT_RTOL = 1e-5
 TFLM_SCRIPT = """
@@ -101,6 +103,7 @@ class Result:
     message: str = ""  # of the first failing stage
     arena: int = -1
     size: int = 0
+    work: int = 0  # estimated multiply-accumulates of one inference
 
 
 class _Timeout(BaseException):
@@ -155,6 +158,21 @@ def stage_outcome(fn: Callable[[], Any], timeout: float) -> tuple[str, str, Any]
 # --- Stage 1: plan and codegen of every mutant -------------------------------------------------
 
 
+def work_estimate(graph: Graph) -> int:
+    """Multiply-accumulates of one inference, roughly: each output element costs the elements of
+    the largest constant input per output channel (a filter), else one per input element."""
+    total = 0
+    for op in graph.operators:
+        outs = [graph.tensors[t] for t in op.outputs if t >= 0]
+        ins = [graph.tensors[t] for t in op.inputs if t >= 0]
+        out_elements = sum(t.num_elements for t in outs)
+        filters = [t.num_elements for t in ins if t.is_constant and len(t.shape) >= 2]
+        channels = max((t.shape[-1] for t in outs if t.shape), default=1) or 1
+        per_output = max(filters) // channels if filters else 1
+        total += out_elements * max(per_output, 1) + sum(t.num_elements for t in ins)
+    return total
+
+
 def plan_job(corpus: Corpus, opts: Options, index: int, workdir: Path) -> Result:
     m = corpus.mutant(opts.seed, index)
     path = workdir / f"mutant-{index}.tflite"
@@ -167,7 +185,8 @@ def plan_job(corpus: Corpus, opts: Options, index: int, workdir: Path) -> Result
             lambda: generate(import_model(m.data, source=path.name)), opts.timeout
         )
         result.stages["codegen"], result.message = outcome, message
-        result.arena = gen.view_model.arena_bytes if gen is not None else -1
+        if gen is not None:
+            result.arena, result.work = gen.view_model.arena_bytes, work_estimate(gen.graph)
     path.unlink()
     return result
 
@@ -176,14 +195,16 @@ def plan_job(corpus: Corpus, opts: Options, index: int, workdir: Path) -> Result
 
 
 def sanitized_host() -> Target:
+    """The host board with the sanitizers in its compile and link flags (the Makefile takes them
+    from the port board, which for the host is the board itself)."""
     target = resolve_target(load_board("host"), emulate=False)
-    board = target.board
+    board = target.port_board
     sanitized = replace(
         board,
         cflags=(*board.cflags, *SANITIZER_FLAGS),
         ldflags=(*board.ldflags, *SANITIZER_FLAGS[:1]),
     )
-    return replace(target, board=sanitized)
+    return replace(target, board=sanitized, port_board=sanitized)
 
 
 def tflm_run(model: Path, samples: list[list[np.ndarray]], timeout: float) -> list[Any] | str:
@@ -241,6 +262,8 @@ def _run_and_compare(m: Mutant, opts: Options, tmp: Path) -> tuple[str, str]:
         exe = build(gen, sanitized_host(), tmp / "project").executable
     except BuildError as exc:
         return INTERNAL, f"the generated C does not compile: {exc.what}"[:400]
+    if SANITIZER_FLAGS[0] not in (tmp / "project" / "Makefile").read_text():
+        return INTERNAL, "fuzzer: the host build is not sanitized"
     samples = [random_inputs(gen.graph, opts.seed * 1000 + k) for k in range(SAMPLES_PER_RUN)]
     try:
         ours = run_host(exe, gen.graph, samples, timeout=4 * opts.timeout).outputs
@@ -345,10 +368,12 @@ def _lost(corpus: Corpus, opts: Options, job: tuple[str, int], outcome: str, msg
 
 def build_sample(results: list[Result], opts: Options) -> list[int]:
     """Up to `opts.build_sample` mutants that codegen accepted, spread over the seeds, light enough
-    to compile and run under the sanitizers, one per distinct file."""
+    to compile and run under the sanitizers (file, arena and estimated work under the MAX_SAMPLE
+    limits)."""
     by_seed: dict[str, list[Result]] = {}
     for r in results:
         light = r.size <= MAX_SAMPLE_FILE_BYTES and 0 <= r.arena <= MAX_SAMPLE_ARENA_BYTES
+        light = light and r.work <= MAX_SAMPLE_WORK
         if r.stages.get("codegen") == ACCEPTED and light:
             by_seed.setdefault(r.seed, []).append(r)
     rng = random.Random(f"{opts.seed}:sample")

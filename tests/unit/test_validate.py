@@ -206,6 +206,16 @@ def test_an_operator_without_operands_plans_and_fails_to_lower_cleanly(
     assert "operator 0 (CONV_2D): expected 2 or 3 inputs" in rejected(data).what
 
 
+def test_softmax_output_must_have_the_input_shape() -> None:
+    """TFLM wrote garbage for an output of the same size but another shape (fuzzer mismatch)."""
+    b = GraphBuilder()
+    x = b.input((2, 8), "int8", scale=0.1)
+    y = b.activation((2, 1, 8), "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [x], [y], beta=1.0)
+    b.output(y)
+    assert "output shape (2, 1, 8) is not the input's (2, 8)" in rejected(b.tflite()).what
+
+
 def test_a_view_that_reads_its_input_twice_is_not_aliased() -> None:
     """RESHAPE(x, shape=x): the view aliased its output over an input it also read through its
     other operand, and the plan's own validation raised (internal error)."""

@@ -77,6 +77,8 @@ def lower_softmax(graph: Graph, op: Operator) -> Lowered:
     dtype = check_dtype(op, x, "int8", "float32")
     if not x.shape or x.shape[-1] < 1 or x.num_elements != y.num_elements:
         raise unsupported(op, f"input shape {x.shape} / output shape {y.shape} not supported")
+    if y.shape != x.shape:  # TFLM then writes part of the output, or elsewhere
+        raise invalid(op, f"output shape {y.shape} is not the input's {x.shape}")
     if "beta" not in op.options:
         raise invalid(op, "has no options table (beta); TFLM would take beta = 0")
     beta = float(np.float32(op.options["beta"]))
