@@ -26,15 +26,28 @@ INT_RANGES = {
 }
 
 
+#: The largest left shift of a multiplier the kernels apply to an int32: TFLM's
+#: MultiplyByQuantizedMultiplier computes x * (1 << shift), undefined from 31 bits on.
+MAX_LEFT_SHIFT = 30
+
+
 def round_half_away(x: float) -> float:
-    """std::round / TfLiteRound: halves round away from zero."""
+    """std::round / TfLiteRound: halves round away from zero. A value that is not finite (a scale
+    so small that a quotient overflows float32) cannot become an integer: `UnsupportedError`."""
+    if not math.isfinite(x):
+        raise UnsupportedError(f"a quantized value computed from the scales is {x}")
     return math.copysign(math.floor(abs(x) + 0.5), x)
 
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
-    """(multiplier, shift) with real = multiplier * 2^(shift - 31), as TFLM's QuantizeMultiplier."""
+    """(multiplier, shift) with real = multiplier * 2^(shift - 31), as TFLM's QuantizeMultiplier.
+
+    Factors below 2^-32 flush to zero, as in TFLM; a factor that is not finite or needs a left
+    shift over `MAX_LEFT_SHIFT` (scales out of proportion) is an `UnsupportedError`."""
     if real == 0.0:
         return 0, 0
+    if not math.isfinite(real):
+        raise UnsupportedError(f"rescale factor {real} computed from the scales is not finite")
     q, shift = math.frexp(real)
     q_fixed = int(round_half_away(q * (1 << 31)))
     if q_fixed == 1 << 31:
@@ -42,6 +55,11 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         shift += 1
     if shift < -31:
         shift, q_fixed = 0, 0
+    if shift > MAX_LEFT_SHIFT:
+        raise UnsupportedError(
+            f"rescale factor {real:g} is too large: a left shift of {shift} bits, where the "
+            f"kernels allow at most {MAX_LEFT_SHIFT} (the scales are out of proportion)"
+        )
     return q_fixed, shift
 
 
@@ -55,7 +73,8 @@ def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
 
 def quantize_value(scale: float, zero_point: int, f: float) -> int:
     """kernel_util.cc Quantize(): float32 division, round half away, plus the zero point."""
-    tmp = round_half_away(float(np.float32(f) / np.float32(scale)))
+    with np.errstate(over="ignore"):  # an infinite quotient is rejected by round_half_away
+        tmp = round_half_away(float(np.float32(f) / np.float32(scale)))
     return zero_point + int(tmp)
 
 

@@ -27,6 +27,12 @@ C_TYPES = {
     "float64": "MCU_FLOAT64",
 }
 MAX_DIMS = 6
+#: What the runtime's tables hold (runtime.h): int32 arena offsets, int16 tensor indices, uint8
+#: operand counts, uint16 operator indices.
+MAX_ARENA_BYTES = 2**31 - 1
+MAX_TENSORS = 2**15 - 1
+MAX_OPERANDS = 255
+MAX_OPERATORS = 2**16 - 1
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,7 @@ def build_view_model(
     model_name: str,
     dynamic: DynamicPlan | None = None,
 ) -> ModelVM:
+    check_table_limits(graph, plan.arena_bytes if dynamic is None else dynamic.arena_bytes)
     offsets = plan.tensor_offsets()
     scratch = plan.scratch_offsets()
     if dynamic is not None:
@@ -255,6 +262,22 @@ def build_view_model(
             for t, off in state.offsets.items()
         ),
     )
+
+
+def check_table_limits(graph: Graph, arena_bytes: int) -> None:
+    """The model fits the runtime's tables; one `UnsupportedError` line otherwise."""
+    limits = (
+        (arena_bytes, MAX_ARENA_BYTES, "arena bytes"),
+        (len(graph.tensors), MAX_TENSORS, "tensors"),
+        (len(graph.operators), MAX_OPERATORS, "operators"),
+        (max((max(len(op.inputs), len(op.outputs)) for op in graph.operators), default=0),
+         MAX_OPERANDS, "inputs or outputs of one operator"),
+    )  # fmt: skip
+    for value, limit, what in limits:
+        if value > limit:
+            raise UnsupportedError(
+                f"the model needs {value} {what}; the runtime's tables hold at most {limit}"
+            )
 
 
 MLPERF_IDS = (

@@ -2,7 +2,8 @@
 
 Every structural problem (truncation, bad identifier, indices out of range, absurd vector lengths
 from flipped bits) becomes one `ModelError` line naming the place; the flatbuffer accessors are
-never trusted to fail cleanly by themselves.
+never trusted to fail cleanly by themselves. The imported graph then passes the model-level rules
+of mcugen/model/validate.py before anything plans or lowers it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import numpy as np
 import tflite
 
 from mcugen.errors import ModelError
-from mcugen.model.ir import DTYPES, Graph, Operator, Quantization, Tensor
+from mcugen.model.ir import Graph, Operator, Quantization, Tensor
+from mcugen.model.validate import validate_graph
 
 _OPCODE_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
 _OPTION_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
@@ -62,9 +64,10 @@ def import_model(buf: bytes, *, source: str = "<bytes>") -> Graph:
         return _Importer(buf, source).run()
     except ModelError:
         raise
-    except Exception as exc:  # the flatbuffer accessors raise anything on corrupt offsets
+    except Exception:  # the flatbuffer accessors raise anything on corrupt offsets
         raise ModelError(
-            f"malformed .tflite flatbuffer ({type(exc).__name__}: {exc})",
+            f"malformed .tflite flatbuffer: an offset or length in it does not fit the "
+            f"{len(buf)}-byte file",
             where=source,
             hint="the file is truncated or corrupt; re-export it from the converter",
         ) from None
@@ -148,7 +151,7 @@ class _Importer:
             sha256=hashlib.sha256(self.buf).hexdigest(),
             metadata=MappingProxyType(self.metadata(buffers)),
         )
-        _check_graph(graph, self.source)
+        validate_graph(graph, self.source)
         return graph
 
     def operator_codes(self) -> list[tuple[str, int, str | None]]:
@@ -318,52 +321,3 @@ def _decode_options(op: Any) -> dict[str, Any]:
             except TypeError:  # a getter that needs an index (vector of tables): not used by us
                 continue
     return result
-
-
-def _check_graph(graph: Graph, source: str) -> None:
-    """Structural checks the kernels rely on: single producer, inputs available, acyclic order."""
-    produced: dict[int, int] = {}
-    for op in graph.operators:
-        for t in op.outputs:
-            if t in produced:
-                raise ModelError(
-                    f"tensor {t} is written by operators {produced[t]} and {op.index}",
-                    where=source,
-                    hint="the file is corrupt",
-                )
-            if graph.tensors[t].is_constant:
-                raise ModelError(f"{op.label} writes constant tensor {t}", where=source)
-            produced[t] = op.index
-    for t in graph.inputs:
-        if t in produced:
-            raise ModelError(f"subgraph input {t} is also written by an operator", where=source)
-    for t in graph.outputs:
-        tensor = graph.tensors[t]
-        written = t in produced or t in graph.inputs or tensor.is_variable  # state: in place
-        if not written and not tensor.is_constant:
-            raise ModelError(f"subgraph output {t} is never written", where=source)
-    _check_acyclic(graph, produced, source)
-    for tensor in graph.tensors:
-        if tensor.dtype not in DTYPES:
-            raise ModelError(
-                f"tensor {tensor.index} has unsupported type {tensor.dtype}", where=source
-            )
-
-
-def _check_acyclic(graph: Graph, produced: dict[int, int], source: str) -> None:
-    """Every operator input is a constant, a variable, a subgraph input or written earlier."""
-    available = set(graph.inputs)
-    for op in graph.operators:
-        for t in op.inputs:
-            if t < 0 or t in available:
-                continue
-            tensor = graph.tensors[t]
-            if tensor.is_constant or tensor.is_variable:
-                continue
-            when = "before it is written" if t in produced else "that nothing writes"
-            raise ModelError(
-                f"{op.label} reads tensor {t} ({tensor.name}) {when}",
-                where=source,
-                hint="the file is corrupt",
-            )
-        available.update(op.outputs)

@@ -11,7 +11,8 @@ What each operator allows is plain data its lowering declares (`OpTraits`, mcuge
 handed over as `traits`: operator index -> traits); this module names no operator.
 1. Views (`view`: RESHAPE, SQUEEZE, EXPAND_DIMS copy bytes unchanged), so the output aliases its
    input at offset 0 (the kernel skips its copy when the pointers are equal). Views never write, so
-   they are allowed on graph inputs and outputs too; a non-constant input is required.
+   they are allowed on graph inputs and outputs too; a non-constant input is required, which the
+   operator reads through no other operand (step 5 requires the same).
 2. In place (`overwrites`: the element-wise kernels). The output goes over input k when: the
    input has as many elements as the output and the same element size (so it is not broadcast and
    element i of both occupies the same bytes), every tensor of the input's group is last used at
@@ -195,6 +196,8 @@ def _alias_conv(
     x, y = op.inputs[0], op.outputs[0]
     if x not in arena or y not in arena or y in groups.aliases or x in graph.outputs:
         return
+    if x in op.inputs[1:]:
+        return  # the kernel reads the input again through another operand
     if not groups.dead_after(x, step) or groups.touches_io(x):
         return
     grows = graph.tensors[y].nbytes > graph.tensors[x].nbytes
@@ -209,7 +212,7 @@ def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: _Groups) ->
     if not op.inputs or len(op.outputs) != 1:
         return
     x, y = op.inputs[0], op.outputs[0]
-    if x not in arena or y not in arena or x == y or y in groups.aliases:
+    if x not in arena or y not in arena or x == y or y in groups.aliases or x in op.inputs[1:]:
         return
     nbytes = graph.tensors[x].nbytes
     if nbytes == 0 or nbytes != graph.tensors[y].nbytes:

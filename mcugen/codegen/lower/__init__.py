@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from mcugen.errors import UnsupportedError
+from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph, Operator
+from mcugen.model.tflite_write import DEFAULT_OPTIONS
 from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
 from mcugen.registry import Registry
 
@@ -127,7 +128,18 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             f"{op.label}: operator {op.opcode} is not supported by the mcugen runtime",
             hint=f"supported: {', '.join(supported_opcodes())}",
         )
-    return LOWERINGS[op.opcode].lower(graph, op)
+    expected = DEFAULT_OPTIONS.get(op.opcode, "")
+    if op.options_type and expected and op.options_type != expected:
+        raise ModelError(
+            f"{op.label}: carries {op.options_type}, but {op.opcode} takes {expected}",
+            hint="TFLM would ignore those options; the file is corrupt",
+        )
+    try:
+        return LOWERINGS[op.opcode].lower(graph, op)
+    except McugenError as exc:  # a check of a shared helper (quant.py) does not know the operator
+        if exc.what.startswith(op.label):
+            raise
+        raise type(exc)(f"{op.label}: {exc.what}", hint=exc.hint) from None
 
 
 # Every lowering module registers itself on import; load them all now, so that `LOWERINGS` is

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array
-from mcugen.errors import UnsupportedError
+from mcugen.errors import ModelError, UnsupportedError
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 from mcugen.model.traits import OpTraits
 
@@ -24,6 +24,23 @@ def unsupported(op: Operator, what: str) -> UnsupportedError:
     return UnsupportedError(
         f"{op.label}: {what}", hint="see the README's list of supported operators"
     )
+
+
+def invalid(op: Operator, what: str) -> ModelError:
+    """A rule every valid model keeps (TFLite checks it in Prepare): the model is inconsistent."""
+    return ModelError(
+        f"{op.label}: {what}", hint="the model is inconsistent; re-export it from the converter"
+    )
+
+
+def check_operands(op: Operator, inputs: tuple[int, ...], outputs: tuple[int, ...] = (1,)) -> None:
+    """The operator has one of the allowed numbers of inputs and of outputs."""
+    if len(op.inputs) not in inputs or len(op.outputs) not in outputs:
+        raise invalid(
+            op,
+            f"has {len(op.inputs)} inputs and {len(op.outputs)} outputs; its kernel takes "
+            f"{' or '.join(map(str, inputs))} and {' or '.join(map(str, outputs))}",
+        )
 
 
 def inp(graph: Graph, op: Operator, i: int) -> Tensor | None:

@@ -9,6 +9,7 @@ from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
     OVERWRITES_INPUT,
     check_dtype,
+    check_operands,
     out,
     qparams,
     req,
@@ -22,6 +23,7 @@ INT8_MIN, INT8_MAX = quant.INT_RANGES["int8"]
 
 def unary_operands(graph: Graph, op: Operator, *dtypes: str) -> tuple[Tensor, Tensor, str]:
     """(input, output, dtype) of an elementwise unary op: one dtype, same element count."""
+    check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)
     dtype = check_dtype(op, x, *dtypes)
     check_dtype(op, y, dtype)
@@ -49,7 +51,8 @@ def relu_int8_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, int
 def relu6_int8_params(op: Operator, x: Tensor) -> tuple[tuple[str, int], ...]:
     """Relu6Prepare: clamp raw values to [input zero point, FloatToQuantizedType(6.0f)]."""
     qx = qparams(op, x)
-    six_steps = quant.round_half_away(float(np.float32(6.0) / np.float32(qx.scale)))
+    with np.errstate(over="ignore"):  # an infinite quotient is rejected by round_half_away
+        six_steps = quant.round_half_away(float(np.float32(6.0) / np.float32(qx.scale)))
     if abs(six_steps) >= 2**31:
         raise unsupported(op, f"input scale {qx.scale} is too small to represent 6.0")
     six = min(INT8_MAX, max(INT8_MIN, int(six_steps) + qx.zero_point))

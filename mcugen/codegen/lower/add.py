@@ -15,6 +15,7 @@ from mcugen.codegen.lower._common import (
     activation_params,
     check_dtype,
     check_int16_zero_points,
+    check_operands,
     fused_activation,
     out,
     qparams,
@@ -34,6 +35,7 @@ Params = tuple[tuple[str, int | float], ...]
 
 def binary_operands(graph: Graph, op: Operator, *dtypes: str) -> tuple[Tensor, Tensor, Tensor, str]:
     """(input1, input2, output, dtype) of a broadcasting binary op; all three of one `dtypes`."""
+    check_operands(op, (2,))
     a, b, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     dtype = check_dtype(op, a, *dtypes)
     check_dtype(op, b, dtype)

@@ -8,7 +8,14 @@ zero point; these lowerings reject the same.
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, fused_activation, out, req, unsupported
+from mcugen.codegen.lower._common import (
+    check_dtype,
+    fused_activation,
+    invalid,
+    out,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
 from mcugen.model.traits import NO_TRAITS, OpTraits
 
@@ -64,6 +71,8 @@ def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
 @register("CONCATENATION", traits=concatenation_traits)
 def lower_concatenation(graph: Graph, op: Operator) -> Lowered:
     """Axis made non-negative against the output rank, as TFLM's CalculatePositiveAxis."""
+    if len(op.outputs) != 1:
+        raise invalid(op, f"has {len(op.outputs)} outputs; its kernel writes 1")
     y = out(graph, op)
     inputs = [req(graph, op, i) for i in range(len(op.inputs))]
     if not inputs or len(inputs) > MAX_INPUTS:

@@ -17,6 +17,7 @@ from mcugen.codegen.lower._common import (
     check_int64_shifts,
     inp,
     int16_accumulator,
+    invalid,
     multiplier_arrays,
     out,
     qparams,
@@ -28,6 +29,7 @@ from mcugen.model.rewrite import EXPLICIT_PADDING
 from mcugen.model.traits import NO_TRAITS, OpTraits
 
 PARAMS = "mcu_conv_2d_params_t"
+INT32_MAX = 2**31 - 1
 Params = tuple[tuple[str, Value], ...]
 
 
@@ -81,6 +83,37 @@ def explicit_padding(
     return top, left
 
 
+def check_window_arithmetic(
+    op: Operator, size: int, filt: int, stride: int, dilation: int, steps: int, pad: int
+) -> None:
+    """The window coordinates the kernels compute in int32 along one axis (step x stride - pad +
+    tap x dilation, for `steps` window positions over an input of `size` with `pad` before it)
+    stay below 2^31, as every TFLM kernel assumes."""
+    if steps * stride + filt * dilation + size + 2 * pad > INT32_MAX:
+        raise invalid(
+            op,
+            f"stride {stride}, dilation {dilation} and filter {filt} over {size} positions "
+            "overflow the kernel's 32-bit window arithmetic",
+        )
+
+
+def check_output_size(
+    op: Operator,
+    padding: int,
+    in_hw: tuple[int, int],
+    filt_hw: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> None:
+    """The output's height and width are ComputeOutSize's, as TFLite sizes them."""
+    want = tuple(
+        quant.out_size(padding, in_hw[i], filt_hw[i], stride[i], dilation[i]) for i in (0, 1)
+    )
+    if want != out_hw:
+        raise invalid(op, f"output height and width {out_hw} are not the computed {want}")
+
+
 def window_params(
     op: Operator,
     in_hw: tuple[int, int],
@@ -89,7 +122,10 @@ def window_params(
     out_hw: tuple[int, int] | None = None,
 ) -> Params:
     """Strides, dilations and ComputePaddingHeightWidth's (pad_h, pad_w) for the kernels, or the
-    (top, left) of an explicit padding when the operator carries one (then `out_hw` is required)."""
+    (top, left) of an explicit padding when the operator carries one (then `out_hw` is required).
+    Without an options table TFLM reads zero strides, so one is required."""
+    if not op.options:
+        raise invalid(op, "has no options table (strides, padding)")
     stride = positive_option(op, "stride_h"), positive_option(op, "stride_w")
     dilation = (1, 1)
     if dilated:
@@ -100,7 +136,13 @@ def window_params(
     if EXPLICIT_PADDING in op.options and out_hw is not None:
         pad_h, pad_w = explicit_padding(op, in_hw, filt_hw, stride, dilation, out_hw)
     else:
-        pad_h, pad_w = quant.conv_padding(padding_option(op), stride, dilation, in_hw, filt_hw)
+        padding = padding_option(op)
+        if out_hw is not None:
+            check_output_size(op, padding, in_hw, filt_hw, stride, dilation, out_hw)
+        pad_h, pad_w = quant.conv_padding(padding, stride, dilation, in_hw, filt_hw)
+    steps = out_hw or in_hw
+    for i, pad in enumerate((pad_h, pad_w)):
+        check_window_arithmetic(op, in_hw[i], filt_hw[i], stride[i], dilation[i], steps[i], pad)
     return (
         ("stride_w", stride[1]),
         ("stride_h", stride[0]),
@@ -233,7 +275,7 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     dtype = check_types(op, x, w, y, bias, int16=True)
     check_4d(op, x, w, y)
     in_c, (out_c, k_h, k_w, k_c) = x.shape[3], w.shape
-    if k_c < 1 or in_c % k_c != 0 or out_c % (in_c // k_c) != 0:
+    if k_c < 1 or in_c < k_c or in_c % k_c != 0 or out_c % (in_c // k_c) != 0:
         raise unsupported(
             op,
             f"filter depth {k_c} does not split {in_c} input channels into "

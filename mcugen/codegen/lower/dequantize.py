@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, invalid, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_dequantize_params_t"
@@ -17,6 +17,8 @@ def lower_dequantize(graph: Graph, op: Operator) -> Lowered:
     x, y = req(graph, op, 0), out(graph, op)
     check_dtype(op, x, "int8", "int16", "uint8")
     check_dtype(op, y, "float32")
+    if x.num_elements != y.num_elements:
+        raise invalid(op, f"input shape {x.shape} and output shape {y.shape} differ in size")
     qx = qparams(op, x)
     if qx.per_channel:
         # TFLM's kernel would silently use the first channel's scale for every element.

@@ -9,32 +9,59 @@ from mcugen.codegen.lower._common import (
     check_dtype,
     check_int16_zero_points,
     check_int64_shifts,
+    check_operands,
     inp,
     int16_accumulator,
+    invalid,
     multiplier_arrays,
     out,
     qparams,
     req,
     unsupported,
 )
-from mcugen.model.ir import Graph, Operator
+from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_fully_connected_params_t"
 
 
+def check_shapes(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | None) -> int:
+    """TFLite's Prepare: a 2-D filter [output depth, accumulation depth]; the output's last
+    dimension is the output depth, its other elements the batches, and the input holds batches x
+    accumulation depth elements; a bias has one element per output channel. Returns the depth."""
+    if len(w.shape) != 2:
+        raise invalid(op, f"filter shape {w.shape} is not 2-D [output depth, input depth]")
+    depth, accumulation = w.shape
+    if not y.shape or y.shape[-1] != depth or depth < 1:
+        raise invalid(op, f"output shape {y.shape} does not end in the filter's depth {depth}")
+    rows = y.num_elements // depth
+    if x.num_elements != rows * accumulation:
+        raise invalid(
+            op,
+            f"input shape {x.shape} does not hold {rows} rows of the filter's {accumulation} "
+            "inputs",
+        )
+    if bias is not None and bias.num_elements != depth:
+        raise invalid(op, f"bias has {bias.num_elements} elements; expected {depth}")
+    return depth
+
+
 @register("FULLY_CONNECTED")
 def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
+    check_operands(op, (2, 3))
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     bias = inp(graph, op, 2)
     dtype = check_dtype(op, x, "int8", "int16", "float32")
     check_dtype(op, w, "int8" if dtype == "int16" else dtype)
     check_dtype(op, y, dtype)
+    depth = check_shapes(op, x, w, y, bias)
     if op.options.get("weights_format", 0) != 0:
         raise unsupported(op, "shuffled weights format is not supported")
     if not w.is_constant:
         raise unsupported(op, "non-constant weights are not supported")
     act = activation_params(op, y)
     if dtype == "float32":
+        if bias is not None:
+            check_dtype(op, bias, "float32")
         return Lowered("fully_connected", "mcu_fully_connected_f32", PARAMS, act)
     function = "mcu_fully_connected_int8"
     if dtype == "int16":
@@ -44,6 +71,8 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     elif bias is not None:
         check_dtype(op, bias, "int32")
     qx, qw, qy = qparams(op, x), qparams(op, w), qparams(op, y)
+    if len(qw.scales) not in (1, depth):
+        raise invalid(op, f"filter has {len(qw.scales)} scales for {depth} output channels")
     scales = [qx.scale * s / qy.scale for s in qw.scales]
     mults, shifts = multiplier_arrays(scales)
     if function == "mcu_fully_connected_int16":

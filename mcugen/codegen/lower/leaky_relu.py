@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mcugen.codegen import quant
@@ -9,6 +11,7 @@ from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
     OVERWRITES_INPUT,
     check_int16_zero_points,
+    invalid,
     qparams,
     unsupported,
 )
@@ -24,6 +27,8 @@ def lower_leaky_relu(graph: Graph, op: Operator) -> Lowered:
     pip interpreter computes both in double), each through QuantizeMultiplier."""
     x, y, dtype = unary_operands(graph, op, "int8", "int16", "float32")
     alpha = float(np.float32(op.options.get("alpha", 0.0)))
+    if not math.isfinite(alpha):
+        raise invalid(op, f"alpha {alpha} is not finite")
     if dtype == "float32":
         return Lowered("leaky_relu", "mcu_leaky_relu_f32", PARAMS, (("alpha", alpha),))
     if dtype == "int16":

@@ -9,13 +9,11 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     OVERWRITES_INPUT,
-    check_dtype,
     check_int16_zero_points,
-    out,
     qparams,
-    req,
     unsupported,
 )
+from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_logistic_params_t"
@@ -69,9 +67,7 @@ def int16_table_params(
 @register("LOGISTIC", traits=OVERWRITES_INPUT)
 def lower_logistic(graph: Graph, op: Operator) -> Lowered:
     """float32: 1 / (1 + exp(-x)) with TFLM's cut-offs; int8: fixed point, output zp -128."""
-    x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "float32", "int8", "int16")
-    check_dtype(op, y, dtype)
+    x, y, dtype = unary_operands(graph, op, "float32", "int8", "int16")
     if dtype == "float32":
         return Lowered("logistic", "mcu_logistic_f32", PARAMS)
     if dtype == "int16":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, Value, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, check_operands, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_mean_params_t"
@@ -57,6 +57,7 @@ def _quantized_params(
 
 @register("MEAN")
 def lower_mean(graph: Graph, op: Operator) -> Lowered:
+    check_operands(op, (2,))
     x, axis, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     dtype = check_dtype(op, x, "int8", "int16", "float32")
     check_dtype(op, y, dtype)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, invalid, out, req, unsupported
 from mcugen.model.ir import Graph, Operator, element_size
 
 PARAMS = "mcu_pack_params_t"
@@ -13,6 +13,8 @@ TYPES = ("float32", "int8", "int16", "int32", "int64")
 @register("PACK")
 def lower_pack(graph: Graph, op: Operator) -> Lowered:
     """TFLM copies `values_count` inputs; a negative axis counts from the end of the output."""
+    if len(op.outputs) != 1:
+        raise invalid(op, f"has {len(op.outputs)} outputs; its kernel writes 1")
     y = out(graph, op)
     inputs = [req(graph, op, i) for i in range(len(op.inputs))]
     count = int(op.options.get("values_count", 0))

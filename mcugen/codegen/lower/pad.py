@@ -6,6 +6,7 @@ from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     GROWS_OVER_INPUT,
     check_dtype,
+    check_operands,
     inp,
     out,
     qparams,
@@ -53,6 +54,7 @@ def _pad_value(op: Operator, value: Tensor | None, x: Tensor, y: Tensor) -> int:
 
 @register("PAD", "PADV2", traits=GROWS_OVER_INPUT)
 def lower_pad(graph: Graph, op: Operator) -> Lowered:
+    check_operands(op, (2, 3))
     x, paddings, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     value = inp(graph, op, 2)  # TFLM runs PAD and PADV2 alike: the value input is optional
     dtype = check_dtype(op, x, "int8", "int16", "int32", "float32")

@@ -9,11 +9,13 @@ from mcugen.codegen.lower import Lowered, Value, register
 from mcugen.codegen.lower._common import (
     activation_params,
     check_dtype,
+    check_operands,
     out,
     qparams,
     req,
     unsupported,
 )
+from mcugen.codegen.lower.conv_2d import check_window_arithmetic
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_pooling_params_t"
@@ -36,6 +38,8 @@ def _window_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, Value
     if min(out_hw) < 1 or out_hw != (y.shape[1], y.shape[2]):
         raise unsupported(op, f"output size {y.shape[1:3]} does not match the computed {out_hw}")
     pad_h, pad_w = quant.conv_padding(padding, stride, (1, 1), in_hw, filt)
+    for i, pad in enumerate((pad_h, pad_w)):
+        check_window_arithmetic(op, in_hw[i], filt[i], stride[i], 1, out_hw[i], pad)
     return (
         ("stride_w", stride[1]),
         ("stride_h", stride[0]),
@@ -56,6 +60,7 @@ def _check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
 
 @register("AVERAGE_POOL_2D", "MAX_POOL_2D")
 def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
+    check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)
     dtype = check_dtype(op, x, "int8", "int16", "float32")
     check_dtype(op, y, dtype)

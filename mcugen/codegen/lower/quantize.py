@@ -7,6 +7,7 @@ from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
     OVERWRITES_INPUT,
     check_dtype,
+    invalid,
     out,
     qparams,
     req,
@@ -68,6 +69,8 @@ def lower_quantize(graph: Graph, op: Operator) -> Lowered:
     x, y = req(graph, op, 0), out(graph, op)
     check_dtype(op, x, "float32", "int8", "uint8", "int16", "int32")
     check_dtype(op, y, "int8", "uint8", "int16", "int32")
+    if x.num_elements != y.num_elements:
+        raise invalid(op, f"input shape {x.shape} and output shape {y.shape} differ in size")
     qy = _per_tensor(op, y)
     if x.dtype != "float32":
         return _requantize(op, x, y, qy)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, invalid, out, req, unsupported
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_resize_nearest_neighbor_params_t"
@@ -36,6 +36,8 @@ def resize_shapes(
     check_dtype(op, y, dtype)
     if len(x.shape) != 4:
         raise unsupported(op, f"input must be 4-D (NHWC), got shape {x.shape}")
+    if x.shape[1] < 1 or x.shape[2] < 1:
+        raise invalid(op, f"input shape {x.shape} has no rows or no columns to resize")
     check_dtype(op, size, "int32")
     if not size.is_constant:
         raise unsupported(op, "a non-constant size tensor is not supported")

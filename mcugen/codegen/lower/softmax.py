@@ -12,6 +12,8 @@ from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     check_dtype,
     check_int16_zero_points,
+    check_operands,
+    invalid,
     out,
     qparams,
     req,
@@ -93,11 +95,18 @@ def _int16(op: Operator, x: Tensor, y: Tensor, beta: float) -> Lowered:
 
 @register("SOFTMAX")
 def lower_softmax(graph: Graph, op: Operator) -> Lowered:
+    check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)
     dtype = check_dtype(op, x, "int8", "int16", "float32")
     if not x.shape or x.shape[-1] < 1 or x.num_elements != y.num_elements:
         raise unsupported(op, f"input shape {x.shape} / output shape {y.shape} not supported")
-    beta = float(np.float32(op.options.get("beta", 1.0)))
+    if y.shape != x.shape:  # TFLM then writes part of the output, or elsewhere
+        raise invalid(op, f"output shape {y.shape} is not the input's {x.shape}")
+    if "beta" not in op.options:
+        raise invalid(op, "has no options table (beta); TFLM would take beta = 0")
+    beta = float(np.float32(op.options["beta"]))
+    if not math.isfinite(beta):
+        raise invalid(op, f"beta {beta} is not finite")
     if dtype == "int8":
         return _quantized(op, x, y, beta)
     if dtype == "int16":

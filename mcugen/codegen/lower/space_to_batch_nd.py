@@ -13,7 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    check_dtype,
+    invalid,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_space_to_batch_nd_params_t"
@@ -47,6 +54,8 @@ def block_spec(graph: Graph, op: Operator, amounts_name: str) -> BlockSpec:
     check_dtype(op, y, dtype)
     if len(x.shape) not in (3, 4) or len(y.shape) != len(x.shape):
         raise unsupported(op, f"input and output must be 3-D or 4-D, got {x.shape} -> {y.shape}")
+    if x.shape[0] < 1:
+        raise invalid(op, f"input shape {x.shape} has an empty batch")
     spatial = len(x.shape) - 2
     block = _const_int32(op, req(graph, op, 1), (spatial,), "block_shape")
     amounts = _const_int32(op, req(graph, op, 2), (spatial, 2), amounts_name)

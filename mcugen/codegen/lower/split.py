@@ -63,6 +63,8 @@ def lower_split_common(
 @register("SPLIT")
 def lower_split(graph: Graph, op: Operator) -> Lowered:
     """Inputs (axis, data); every output as wide as output 0 along the axis (TFLM's SplitImpl)."""
+    if len(op.inputs) != 2:
+        raise unsupported(op, f"expects 2 inputs, got {len(op.inputs)}")
     return lower_split_common(graph, op, data=1, axis_input=0, equal_parts=True)
 
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import OVERWRITES_INPUT, check_dtype, out, req
+from mcugen.codegen.lower._common import OVERWRITES_INPUT
+from mcugen.codegen.lower.activations import unary_operands
 from mcugen.codegen.lower.logistic import int16_table_params, q4_input_params
 from mcugen.model.ir import Graph, Operator
 
@@ -15,9 +16,7 @@ PARAMS = "mcu_tanh_params_t"
 def lower_tanh(graph: Graph, op: Operator) -> Lowered:
     """float32: tanhf; int8: fixed point. Like TFLM, the int8 output's quantization is not read:
     the kernel always produces scale 1/128, zero point 0 (what converters emit)."""
-    x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "float32", "int8", "int16")
-    check_dtype(op, y, dtype)
+    x, y, dtype = unary_operands(graph, op, "float32", "int8", "int16")
     if dtype == "float32":
         return Lowered("tanh", "mcu_tanh_f32", PARAMS)
     if dtype == "int16":

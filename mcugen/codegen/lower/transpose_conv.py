@@ -16,6 +16,7 @@ from mcugen.codegen.lower.conv_2d import (
     check_channels,
     check_input_count,
     check_types,
+    check_window_arithmetic,
     type_params,
     window_params,
 )
@@ -39,6 +40,10 @@ def lower_transpose_conv(graph: Graph, op: Operator) -> Lowered:
     check_channels(op, "output batch", y.shape[0], x.shape[0])
     check_bias(op, bias, out_c)
     window = window_params(op, (y.shape[1], y.shape[2]), (k_h, k_w), dilated=False)
+    ints = {name: value for name, value in window if isinstance(value, int)}
+    for i, axis in ((1, "h"), (2, "w")):
+        stride, pad = ints[f"stride_{axis}"], ints[f"pad_{axis}"]
+        check_window_arithmetic(op, y.shape[i], w.shape[i], stride, 1, x.shape[i], pad)
     params = tuple(kv for kv in window if not kv[0].startswith("dilation"))
     params += type_params(op, x, w, y, 0)
     if dtype == "float32":

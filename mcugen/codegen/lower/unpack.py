@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, invalid, out, req, unsupported
 from mcugen.model.ir import Graph, Operator, element_size
 
 PARAMS = "mcu_unpack_params_t"
@@ -13,6 +13,8 @@ TYPES = ("float32", "int8", "int16", "int32")
 @register("UNPACK")
 def lower_unpack(graph: Graph, op: Operator) -> Lowered:
     """TFLM writes `num` outputs and makes a negative axis non-negative with the input rank."""
+    if len(op.inputs) != 1:
+        raise invalid(op, f"has {len(op.inputs)} inputs; its kernel reads 1")
     x = req(graph, op, 0)
     check_dtype(op, x, *TYPES)
     outputs = [out(graph, op, i) for i in range(len(op.outputs))]

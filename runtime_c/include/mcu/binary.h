@@ -15,8 +15,7 @@ typedef struct {
 
 static inline mcu_status_t mcu_binary_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
                                              mcu_binary_shapes_t *s) {
-  /* the lowerings check the operands and the broadcast, not how many there are */
-  MCU_ENSURE(node->num_inputs == 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_inputs == 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   s->a = mcu_input_tensor(ctx, node, 0);
   s->b = mcu_input_tensor(ctx, node, 1);
   s->y = mcu_output_tensor(ctx, node, 0);

@@ -5,7 +5,7 @@
 #include "mcu/quant.h"
 
 static mcu_status_t act_size(const mcu_node_t *node, const mcu_context_t *ctx, int32_t *n) {
-  MCU_ENSURE(node->num_outputs == 1, MCU_ERR_BAD_MODEL); /* the lowering does not count them */
+  MCU_ENSURE_MODEL(node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   MCU_ENSURE_MODEL(input != NULL, MCU_ERR_BAD_MODEL);
   *n = mcu_num_elements(input);

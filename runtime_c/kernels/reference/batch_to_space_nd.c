@@ -35,7 +35,7 @@ static mcu_status_t bs_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
   MCU_ENSURE_MODEL(p->block_h > 0 && p->block_w > 0, MCU_ERR_BAD_MODEL);
   *in = bs_shape(ti);
   *out = bs_shape(to);
-  MCU_ENSURE(out->batch > 0, MCU_ERR_BAD_MODEL); /* the lowering allows an empty batch */
+  MCU_ENSURE_MODEL(out->batch > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(in->depth == out->depth, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(in->batch == out->batch * p->block_h * p->block_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;

@@ -30,7 +30,7 @@ mcu_status_t mcu_dequantize(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
   MCU_ENSURE_MODEL(input != NULL && output->type == MCU_FLOAT32, MCU_ERR_BAD_MODEL);
   int32_t size = mcu_num_elements(input);
-  MCU_ENSURE(size == mcu_num_elements(output), MCU_ERR_BAD_MODEL); /* not compared at build */
+  MCU_ENSURE_MODEL(size == mcu_num_elements(output), MCU_ERR_BAD_MODEL);
   const void *in = mcu_input(ctx, node, 0);
   float *out = mcu_output(ctx, node, 0);
   switch (input->type) {

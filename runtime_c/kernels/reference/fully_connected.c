@@ -15,10 +15,10 @@ typedef struct {
 static mcu_status_t fc_dims(const mcu_node_t *node, const mcu_context_t *ctx, fc_dims_t *d) {
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE(filter != NULL && filter->ndims >= 2 && output->ndims >= 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(filter != NULL && filter->ndims == 2 && output->ndims >= 1, MCU_ERR_BAD_MODEL);
   d->out_depth = mcu_dim(filter, -2);
   d->accum_depth = mcu_dim(filter, -1);
-  MCU_ENSURE(mcu_dim(output, -1) == d->out_depth && d->out_depth > 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(mcu_dim(output, -1) == d->out_depth && d->out_depth > 0, MCU_ERR_BAD_MODEL);
   d->batches = mcu_num_elements(output) / d->out_depth;
   return MCU_OK;
 }
@@ -40,7 +40,7 @@ mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx
         acc += (w_row[k] + p->filter_offset) * (in_row[k] + p->input_offset);
       }
       if (bias != NULL) {
-        acc += bias[c];
+        acc = mcu_wrap_add_i32(acc, bias[c]);
       }
       int32_t ch = p->num_channels > 1 ? c : 0;
       acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;

@@ -5,7 +5,7 @@
 #include "mcu/quant.h"
 
 static mcu_status_t leaky_size(const mcu_node_t *node, const mcu_context_t *ctx, int32_t *n) {
-  MCU_ENSURE(node->num_inputs == 1 && node->num_outputs == 1, MCU_ERR_BAD_MODEL); /* not counted */
+  MCU_ENSURE_MODEL(node->num_inputs == 1 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   *n = mcu_num_elements(mcu_input_tensor(ctx, node, 0));
   MCU_ENSURE_MODEL(*n == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
   return MCU_OK;

@@ -66,7 +66,7 @@ static mcu_status_t same_size(const mcu_node_t *node, const mcu_context_t *ctx, 
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
   MCU_ENSURE_MODEL(input != NULL, MCU_ERR_BAD_MODEL);
   *size = mcu_num_elements(input);
-  MCU_ENSURE(*size == mcu_num_elements(output), MCU_ERR_BAD_MODEL); /* not compared at build */
+  MCU_ENSURE_MODEL(*size == mcu_num_elements(output), MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 

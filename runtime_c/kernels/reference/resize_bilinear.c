@@ -37,7 +37,7 @@ static mcu_status_t bl_dims(const mcu_node_t *node, const mcu_context_t *ctx, bl
   const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
   MCU_ENSURE_MODEL(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL); /* not checked at build */
+  MCU_ENSURE_MODEL(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL);
   d->batches = in->dims[0];
   d->in_h = in->dims[1];
   d->in_w = in->dims[2];

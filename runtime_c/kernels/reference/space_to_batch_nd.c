@@ -37,7 +37,7 @@ static mcu_status_t sb_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
   MCU_ENSURE_MODEL(p->block_h > 0 && p->block_w > 0, MCU_ERR_BAD_MODEL);
   *in = sb_shape(ti);
   *out = sb_shape(to);
-  MCU_ENSURE(in->batch > 0, MCU_ERR_BAD_MODEL); /* the lowering allows an empty batch */
+  MCU_ENSURE_MODEL(in->batch > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(in->depth == out->depth, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(out->batch == in->batch * p->block_h * p->block_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;

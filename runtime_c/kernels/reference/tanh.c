@@ -11,8 +11,7 @@ static mcu_status_t element_count(const mcu_node_t *node, const mcu_context_t *c
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   MCU_ENSURE_MODEL(input != NULL, MCU_ERR_BAD_MODEL);
   *size = mcu_num_elements(input);
-  /* the lowering does not compare the element counts */
-  MCU_ENSURE(*size == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(*size == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
