@@ -11,6 +11,7 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, Value, register
 from mcugen.codegen.lower._common import (
     activation_params,
+    check_accumulator,
     check_dtype,
     inp,
     invalid,
@@ -162,11 +163,14 @@ def check_types(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | No
     return dtype
 
 
-def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
+def requant_params(
+    op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int, bias: Tensor | None = None
+) -> Params:
     """Offsets and per-channel (multiplier, shift) as PopulateConvolutionQuantizationParams.
 
     Each channel's rescale is double(input_scale) * double(filter_scale[c]) / double(output_scale).
-    The filter zero point is ignored, as TFLM's int8 reference kernels ignore it.
+    The filter zero point is ignored, as TFLM's int8 reference kernels ignore it. The accumulator
+    must not overflow (`check_accumulator`).
     """
     qx, qw, qy = qparams(op, x), qparams(op, w), qparams(op, y)
     channels = w.shape[channel_axis]
@@ -179,6 +183,7 @@ def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: 
     if len(qw.zero_points) != len(qw.scales):
         raise unsupported(op, "filter quantization has mismatched scale and zero-point counts")
     mults, shifts = multiplier_arrays([qx.scale * s / qy.scale for s in qw.scales])
+    check_accumulator(op, x, w, bias, channel_axis, tuple(int(s) for s in shifts.values))
     return (
         ("input_offset", -qx.zero_point),
         ("output_offset", qy.zero_point),
@@ -188,12 +193,14 @@ def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: 
     )
 
 
-def type_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
+def type_params(
+    op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int, bias: Tensor | None = None
+) -> Params:
     """Activation clamp plus, for int8, the requantization parameters."""
     act = activation_params(op, y)
     if y.dtype == "float32":
         return act
-    return requant_params(op, x, w, y, channel_axis) + act
+    return requant_params(op, x, w, y, channel_axis, bias) + act
 
 
 def check_channels(op: Operator, name: str, got: int, want: int) -> None:
@@ -261,6 +268,6 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_bias(op, bias, out_c)
     in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
     window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
-    params = window + type_params(op, x, w, y, 0)
+    params = window + type_params(op, x, w, y, 0, bias)
     function = "mcu_conv_2d_int8" if dtype == "int8" else "mcu_conv_2d_f32"
     return Lowered("conv_2d", function, PARAMS, params)

@@ -50,7 +50,7 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     params = (
         window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w), out_hw=(y.shape[1], y.shape[2]))
         + (("depth_multiplier", mult),)
-        + type_params(op, x, w, y, 3)
+        + type_params(op, x, w, y, 3, bias)
     )
     function = "mcu_depthwise_conv_2d_int8" if dtype == "int8" else "mcu_depthwise_conv_2d_f32"
     return Lowered("depthwise_conv_2d", function, PARAMS, params)

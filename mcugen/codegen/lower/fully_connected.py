@@ -5,6 +5,7 @@ from __future__ import annotations
 from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     activation_params,
+    check_accumulator,
     check_dtype,
     check_operands,
     inp,
@@ -64,9 +65,11 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
         raise invalid(op, f"filter has {len(qw.scales)} scales for {depth} output channels")
     scales = [qx.scale * s / qy.scale for s in qw.scales]
     mults, shifts = multiplier_arrays(scales)
+    filter_offset = -qw.zero_point if not qw.per_channel else 0
+    check_accumulator(op, x, w, bias, 0, tuple(int(s) for s in shifts.values), filter_offset)
     params: tuple[tuple[str, int | float | Array], ...] = (
         ("input_offset", -qx.zero_point),
-        ("filter_offset", -qw.zero_point if not qw.per_channel else 0),
+        ("filter_offset", filter_offset),
         ("output_offset", qy.zero_point),
         *act,
         ("num_channels", len(scales)),
