@@ -207,6 +207,16 @@ def test_an_operator_without_operands_plans_and_fails_to_lower_cleanly(
     assert "operator 0 (CONV_2D): expected 2 or 3 inputs" in rejected(data).what
 
 
+def test_an_int16_average_pool_whose_window_sum_overflows_is_rejected() -> None:
+    b = GraphBuilder()
+    x = b.input((1, 256, 256, 1), "int16", scale=0.01)
+    y = b.activation((1, 1, 1, 1), "int16", scale=0.01)
+    b.op("AVERAGE_POOL_2D", [x], [y], padding=1, stride_h=256, stride_w=256,
+         filter_height=256, filter_width=256)  # fmt: skip
+    b.output(y)
+    assert "window of 65536 int16 values overflows" in rejected(b.tflite()).what
+
+
 def test_softmax_output_must_have_the_input_shape() -> None:
     """TFLM wrote garbage for an output of the same size but another shape (fuzzer mismatch)."""
     b = GraphBuilder()
