@@ -11,7 +11,7 @@ any other exception), crash (the worker died), hang (over the time limit), and f
 matches TFLM, TFLM rejects, sanitizer report, runtime check (a kernel's MCU_ENSURE fired: the
 validation let an invalid model through), mismatch. Any internal error, crash, hang, sanitizer
 report, runtime check or mismatch fails the run (exit 1); mutants of those are kept with --keep.
-Run: python benchmarks/fuzz.py --mutants 10000 --seed 1 --build-sample 300 [--jobs 2]
+Run: python benchmarks/fuzz.py --mutants 10000 --seed 1 --build-sample 500 [--jobs 2]
 """
 
 from __future__ import annotations
@@ -449,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mutants", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--build-sample", type=int, default=300)
+    p.add_argument("--build-sample", type=int, default=500)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant and stage")
     p.add_argument("--keep", type=Path, default=None, help="write failing mutants here")

@@ -18,10 +18,11 @@ class McugenError(Exception):
         super().__init__(self.line())
 
     def line(self) -> str:
+        """One printable line: names read from a model file may hold any character."""
         parts = [f"{self.where}: {self.what}" if self.where else self.what]
         if self.hint:
             parts.append(self.hint)
-        return "; ".join(parts).replace("\n", " ")
+        return "".join(ch if ch.isprintable() else " " for ch in "; ".join(parts))
 
 
 class ModelError(McugenError):

@@ -41,9 +41,11 @@ def c_bytes(data: bytes) -> str:
 
 
 def c_string(text: str) -> str:
-    """A safe C comment / string body: no comment terminators, printable ASCII only."""
+    """A safe C comment / string body: printable ASCII only, no comment starts or ends, and no
+    trigraph (C11 turns "??/" into a backslash)."""
     cleaned = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in text)
-    return cleaned.replace("*/", "*_/").replace("\\", "/").replace('"', "'")
+    cleaned = cleaned.replace("*/", "*_/").replace("/*", "/_*").replace("??", "?_")
+    return cleaned.replace("\\", "/").replace('"', "'")
 
 
 def environment() -> jinja2.Environment:

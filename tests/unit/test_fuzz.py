@@ -2,7 +2,7 @@
 fixed seed through plan and codegen, and a sample of the accepted ones built for the host under
 AddressSanitizer and UBSan and compared with TFLM. Any internal error, crash, hang, sanitizer
 report, runtime check or mismatch fails. The long run is the script itself:
-python benchmarks/fuzz.py --mutants 10000 --seed 1 --build-sample 300."""
+python benchmarks/fuzz.py --mutants 10000 --seed 1 --build-sample 500."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.codegen.lower import lower
+from mcugen.codegen.render import c_string
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Quantization
@@ -206,6 +207,16 @@ def test_an_operator_without_operands_plans_and_fails_to_lower_cleanly(
     assert "operator 0 (CONV_2D): expected 2 or 3 inputs" in rejected(data).what
 
 
+def test_an_int16_average_pool_whose_window_sum_overflows_is_rejected() -> None:
+    b = GraphBuilder()
+    x = b.input((1, 256, 256, 1), "int16", scale=0.01)
+    y = b.activation((1, 1, 1, 1), "int16", scale=0.01)
+    b.op("AVERAGE_POOL_2D", [x], [y], padding=1, stride_h=256, stride_w=256,
+         filter_height=256, filter_width=256)  # fmt: skip
+    b.output(y)
+    assert "window of 65536 int16 values overflows" in rejected(b.tflite()).what
+
+
 def test_softmax_output_must_have_the_input_shape() -> None:
     """TFLM wrote garbage for an output of the same size but another shape (fuzzer mismatch)."""
     b = GraphBuilder()
@@ -227,6 +238,32 @@ def test_a_view_that_reads_its_input_twice_is_not_aliased() -> None:
     b.op("RELU", [r], [y])
     b.output(y)
     generate(import_model(b.tflite()))
+
+
+def test_names_from_the_file_never_break_the_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tensor name holding line breaks and control characters split the error over lines."""
+    name = "seq\nout\rput\x0b\x1c\u2028\x1b[31mred"
+    data = with_tensor(fc_model(), 0, name=name, quant=Quantization((math.nan,), (3,)))
+    line = rejected(data).line()
+    assert line.isprintable() and "seq out put" in line
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    assert cli(["plan", str(path)], capsys)[0] == 2  # one line, checked by cli()
+
+
+@pytest.mark.parametrize("name", ["a/*b", "x*/y", "??/", "\xff\xff/", 'q"\\'])
+def test_names_from_the_file_never_break_the_generated_c(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tensor name with "/*" (or a trigraph such as "??/") made model.c fail to compile."""
+    text = c_string(name)
+    assert "/*" not in text and "*/" not in text and "??" not in text and "\\" not in text
+    data = with_tensor(fc_model(), 0, name=name)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    assert cli(["build", str(path), "--board", "host", "-o", str(tmp_path / "out")], capsys)[0] == 0
 
 
 def test_a_truncated_file_is_named_without_python_internals() -> None:

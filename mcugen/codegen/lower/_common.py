@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array
 from mcugen.errors import ModelError, UnsupportedError
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 from mcugen.model.traits import OpTraits
+
+INT32_MAX = 2**31 - 1
 
 # Sharing traits of kernels that many lowerings register (model/traits.py says what each promises;
 # each kernel listed with one was checked for that property in runtime_c/kernels/reference/).
@@ -94,6 +98,44 @@ def activation_params(op: Operator, output: Tensor) -> tuple[tuple[str, int | fl
     except UnsupportedError as exc:
         raise unsupported(op, exc.what) from None
     return (("act_min", lo), ("act_max", hi))
+
+
+def check_accumulator(
+    op: Operator,
+    x: Tensor,
+    w: Tensor,
+    bias: Tensor | None,
+    channel_axis: int,
+    shifts: tuple[int, ...],
+    filter_offset: int = 0,
+) -> None:
+    """The int32 accumulator of an int8 convolution or fully-connected kernel cannot overflow for
+    any input: per output channel, its taps' |weight + filter offset| times the largest |input -
+    zero point|, plus |bias|, shifted left by the channel's multiplier shift, plus an output
+    offset, stays within int32. TFLM's reference kernels overflow there (undefined behaviour);
+    real models stay orders of magnitude inside. A non-constant bias cannot be bounded."""
+    if bias is not None and not bias.is_constant:
+        raise unsupported(op, "a non-constant bias is not supported (its int32 sum is unbounded)")
+    channels = w.shape[channel_axis]
+    if channels == 0:
+        return
+    zp = qparams(op, x).zero_point
+    if w.is_constant:
+        weights = np.abs(w.array().astype(np.int64) + filter_offset)
+    else:
+        weights = np.full(w.shape, 128 + abs(filter_offset), np.int64)
+    taps = np.moveaxis(weights, channel_axis, 0).reshape(channels, -1).sum(axis=1)
+    reach = [int(t) * max(127 - zp, 128 + zp) for t in taps]
+    if bias is not None:
+        reach = [r + abs(int(b)) for r, b in zip(reach, bias.array().reshape(-1), strict=True)]
+    lefts = [max(s, 0) for s in shifts] * (channels if len(shifts) == 1 else 1)
+    worst = max(r << s for r, s in zip(reach, lefts, strict=True)) + 128
+    if worst > INT32_MAX:
+        raise unsupported(
+            op,
+            f"an output channel can accumulate {worst}, beyond int32: weights or bias too large "
+            "(TFLM's kernel would overflow)",
+        )
 
 
 def multiplier_arrays(real_scales: list[float]) -> tuple[Array, Array]:

@@ -12,6 +12,7 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered, Value, register
 from mcugen.codegen.lower._common import (
     activation_params,
+    check_accumulator,
     check_dtype,
     check_int16_zero_points,
     check_int64_shifts,
@@ -187,11 +188,14 @@ def kernel_function(
     return f"mcu_{kernel}_int16"
 
 
-def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
+def requant_params(
+    op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int, bias: Tensor | None = None
+) -> Params:
     """Offsets and per-channel (multiplier, shift) as PopulateConvolutionQuantizationParams.
 
     Each channel's rescale is double(input_scale) * double(filter_scale[c]) / double(output_scale).
-    The filter zero point is ignored, as TFLM's int8 reference kernels ignore it.
+    The filter zero point is ignored, as TFLM's int8 reference kernels ignore it. The accumulator
+    must not overflow (`check_accumulator`).
     """
     qx, qw, qy = qparams(op, x), qparams(op, w), qparams(op, y)
     channels = w.shape[channel_axis]
@@ -204,6 +208,8 @@ def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: 
     if len(qw.zero_points) != len(qw.scales):
         raise unsupported(op, "filter quantization has mismatched scale and zero-point counts")
     mults, shifts = multiplier_arrays([qx.scale * s / qy.scale for s in qw.scales])
+    if x.dtype == "int8":
+        check_accumulator(op, x, w, bias, channel_axis, tuple(int(s) for s in shifts.values))
     return (
         ("input_offset", -qx.zero_point),
         ("output_offset", qy.zero_point),
@@ -213,12 +219,14 @@ def requant_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: 
     )
 
 
-def type_params(op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int) -> Params:
+def type_params(
+    op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int, bias: Tensor | None = None
+) -> Params:
     """Activation clamp plus, for int8, the requantization parameters."""
     act = activation_params(op, y)
     if y.dtype == "float32":
         return act
-    return requant_params(op, x, w, y, channel_axis) + act
+    return requant_params(op, x, w, y, channel_axis, bias) + act
 
 
 def check_channels(op: Operator, name: str, got: int, want: int) -> None:
@@ -286,5 +294,5 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_bias(op, bias, out_c)
     in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
     window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
-    params = window + type_params(op, x, w, y, 0)
+    params = window + type_params(op, x, w, y, 0, bias)
     return Lowered("conv_2d", kernel_function(op, "conv_2d", dtype, bias, params), PARAMS, params)

@@ -54,7 +54,7 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     params = (
         window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w), out_hw=(y.shape[1], y.shape[2]))
         + (("depth_multiplier", mult),)
-        + type_params(op, x, w, y, 3)
+        + type_params(op, x, w, y, 3, bias)
     )
     function = kernel_function(op, "depthwise_conv_2d", dtype, bias, params)
     return Lowered("depthwise_conv_2d", function, PARAMS, params)

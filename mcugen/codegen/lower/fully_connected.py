@@ -6,6 +6,7 @@ from __future__ import annotations
 from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
     activation_params,
+    check_accumulator,
     check_dtype,
     check_int16_zero_points,
     check_int64_shifts,
@@ -77,9 +78,12 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     mults, shifts = multiplier_arrays(scales)
     if function == "mcu_fully_connected_int16":
         check_int64_shifts(op, shifts)
+    filter_offset = -qw.zero_point if not qw.per_channel else 0
+    if x.dtype == "int8":
+        check_accumulator(op, x, w, bias, 0, tuple(int(s) for s in shifts.values), filter_offset)
     params: tuple[tuple[str, int | float | Array], ...] = (
         ("input_offset", -qx.zero_point),
-        ("filter_offset", -qw.zero_point if not qw.per_channel else 0),
+        ("filter_offset", filter_offset),
         ("output_offset", qy.zero_point),
         *act,
         ("num_channels", len(scales)),

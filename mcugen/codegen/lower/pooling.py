@@ -58,6 +58,15 @@ def _check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
         raise unsupported(op, "input and output quantization must be identical")
 
 
+def _check_sum(op: Operator, x: Tensor) -> None:
+    """The int32 sum of a window (its in-range taps at the type's largest magnitude, plus half
+    the count for the rounding) must not overflow, as it would in TFLM's kernel."""
+    filt = int(op.options.get("filter_height", 0)), int(op.options.get("filter_width", 0))
+    taps = min(filt[0], x.shape[1]) * min(filt[1], x.shape[2])
+    if taps * (32768 if x.dtype == "int16" else 128) + taps // 2 > 2**31 - 1:
+        raise unsupported(op, f"a window of {taps} {x.dtype} values overflows the int32 sum")
+
+
 @register("AVERAGE_POOL_2D", "MAX_POOL_2D")
 def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
@@ -71,4 +80,6 @@ def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
     if dtype != "float32":
         _check_quantization(op, x, y)
     params = _window_params(op, x, y) + activation_params(op, y)
+    if op.opcode == "AVERAGE_POOL_2D" and dtype != "float32":
+        _check_sum(op, x)
     return Lowered("pooling", f"{FUNCTIONS[op.opcode]}_{SUFFIX[dtype]}", PARAMS, params)

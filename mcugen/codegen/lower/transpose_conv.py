@@ -45,7 +45,7 @@ def lower_transpose_conv(graph: Graph, op: Operator) -> Lowered:
         stride, pad = ints[f"stride_{axis}"], ints[f"pad_{axis}"]
         check_window_arithmetic(op, y.shape[i], w.shape[i], stride, 1, x.shape[i], pad)
     params = tuple(kv for kv in window if not kv[0].startswith("dilation"))
-    params += type_params(op, x, w, y, 0)
+    params += type_params(op, x, w, y, 0, bias)
     if dtype == "float32":
         return Lowered("transpose_conv", "mcu_transpose_conv_f32", PARAMS, params)
     scratch = y.num_elements * ACC_BYTES

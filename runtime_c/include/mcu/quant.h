@@ -40,13 +40,6 @@ static inline int32_t mcu_wrap_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
 
-/* Two's-complement wrapping add, for the bias added to an int32 accumulator: the C++ reference's
- * `acc += bias` overflows (undefined there, wrapping on every target) when a bias is near the int32
- * limits, which a model may hold. */
-static inline int32_t mcu_wrap_add_i32(int32_t a, int32_t b) {
-  return (int32_t)((uint32_t)a + (uint32_t)b);
-}
-
 /* gemmlowp::SaturatingRoundingDoublingHighMul */
 static inline int32_t mcu_srdhm(int32_t a, int32_t b) {
   if (a == b && a == INT32_MIN) {

@@ -172,7 +172,7 @@ static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const conv
     memcpy(pixel, data + k * d->in_c, (size_t)d->in_c);
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       int32_t acc = conv_acc_int8(p, &one, pixel, filter + oc * d->k_c, origin);
-      acc = mcu_wrap_add_i32(acc, bias != NULL ? bias[oc] : 0);
+      acc += bias != NULL ? bias[oc] : 0;
       data[k * d->out_c + oc] = conv_requantize(p, acc, oc);
     }
   }
@@ -220,7 +220,7 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
         for (int32_t oc = 0; oc < d.out_c; ++oc) {
           conv_window_t w = conv_window(p, &d, oy, ox, oc);
           int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
-          acc = mcu_wrap_add_i32(acc, bias != NULL ? bias[oc] : 0);
+          acc += bias != NULL ? bias[oc] : 0;
           *out++ = conv_requantize(p, acc, oc);
         }
       }

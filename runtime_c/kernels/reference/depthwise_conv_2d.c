@@ -142,8 +142,7 @@ static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p, co
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
       for (int32_t ox = 0; ox < d->out_w; ++ox) {
         dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
-        int32_t acc =
-            mcu_wrap_add_i32(dw_acc_int8(p, &one, plane, filter, w), bias != NULL ? bias[c] : 0);
+        int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
         data[(oy * d->out_w + ox) * d->out_c + c] = dw_requantize(p, acc, c);
       }
     }
@@ -192,7 +191,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
           dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
                            oc / p->depth_multiplier, oc};
           int32_t acc = dw_acc_int8(p, &d, in, filter, w);
-          acc = mcu_wrap_add_i32(acc, bias != NULL ? bias[oc] : 0);
+          acc += bias != NULL ? bias[oc] : 0;
           *out++ = dw_requantize(p, acc, oc);
         }
       }

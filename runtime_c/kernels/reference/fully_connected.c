@@ -40,7 +40,7 @@ mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx
         acc += (w_row[k] + p->filter_offset) * (in_row[k] + p->input_offset);
       }
       if (bias != NULL) {
-        acc = mcu_wrap_add_i32(acc, bias[c]);
+        acc += bias[c];
       }
       int32_t ch = p->num_channels > 1 ? c : 0;
       acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;

@@ -103,7 +103,7 @@ static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const tc_dims_t
   int32_t pixels = d->batches * d->out_h * d->out_w;
   for (int32_t i = 0; i < pixels; ++i) {
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
-      int32_t v = mcu_wrap_add_i32(acc[i * d->out_c + oc], bias != NULL ? bias[oc] : 0);
+      int32_t v = acc[i * d->out_c + oc] + (bias != NULL ? bias[oc] : 0);
       int32_t ch = p->num_channels > 1 ? oc : 0;
       v = mcu_mbqm(v, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
       out[i * d->out_c + oc] = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);
