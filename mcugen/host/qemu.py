@@ -58,13 +58,21 @@ def _die_with_parent() -> None:  # runs in the child, between fork and exec
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def listening_socket() -> socket.socket:
+    """A TCP socket on a free local port, already listening, for QEMU to inherit (`fd=`).
+
+    Binding here rather than asking QEMU to bind a port picked earlier closes a race: two
+    emulators started at once could be given the same free port, and one host would then talk
+    to the other's guest (seen in CI as a boot banner that never came).
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    return sock
 
 
-def qemu_command(machine: str, elf: Path, port: int) -> list[str]:
+def qemu_command(machine: str, elf: Path, listen_fd: int) -> list[str]:
+    """QEMU's command line with the console on the inherited listening socket `listen_fd`."""
     return [
         "qemu-system-arm",
         "-M",
@@ -72,8 +80,10 @@ def qemu_command(machine: str, elf: Path, port: int) -> list[str]:
         "-nographic",
         "-monitor",
         "none",
+        "-chardev",
+        f"socket,id=console,fd={listen_fd},server=on,wait=on,nodelay=on",
         "-serial",
-        f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
+        "chardev:console",
         "-semihosting-config",
         "enable=on,target=native",
         "-icount",
@@ -91,34 +101,48 @@ def qemu_console(machine: str, elf: Path, *, timeout: float = 10.0) -> Iterator[
             "qemu-system-arm not found",
             hint="run scripts/install.sh (or apt-get install qemu-system-arm)",
         )
-    port = _free_port()
-    proc = subprocess.Popen(
-        qemu_command(machine, elf, port),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=_die_with_parent,
-    )
+    with listening_socket() as listener:
+        port = int(listener.getsockname()[1])
+        proc = subprocess.Popen(
+            qemu_command(machine, elf, listener.fileno()),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(listener.fileno(),),
+            preexec_fn=_die_with_parent,
+        )
     _LIVE.add(proc)
     try:
         link = _connect(proc, port, timeout)
         try:
             yield link
+        except RunError:
+            # The socket was listening before QEMU ran, so a QEMU that failed to start shows up
+            # only as a dead link: say why it died instead.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1)
+            if proc.returncode is not None:
+                raise _exited(proc) from None
+            raise
         finally:
             link.close()
     finally:
         _stop(proc)
 
 
+def _exited(proc: subprocess.Popen[bytes]) -> RunError:
+    err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
+    lines = [line for line in err.splitlines() if "waiting for connection" not in line]
+    return RunError(
+        f"QEMU exited with status {proc.returncode}: {lines[-1] if lines else 'no message'}"
+    )
+
+
 def _connect(proc: subprocess.Popen[bytes], port: int, timeout: float) -> serial.SerialBase:
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-            raise RunError(
-                f"QEMU exited with status {proc.returncode} before the console "
-                f"opened: {err.splitlines()[-1] if err else 'no message'}"
-            )
+            raise _exited(proc)
         try:
             return serial.serial_for_url(f"socket://127.0.0.1:{port}", timeout=1.0)
         except serial.SerialException:

@@ -26,7 +26,7 @@ from mcugen.host.host_run import random_inputs
 from mcugen.host.mlperf import DB_BYTES_PER_LINE, MlperfRunner, compare_results, dequantized
 from mcugen.host.project import build
 from mcugen.host.protocol import DeviceLink
-from mcugen.host.qemu import qemu_command, qemu_console
+from mcugen.host.qemu import listening_socket, qemu_command, qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
@@ -316,15 +316,15 @@ def _wait_listening(tcp_port: int, timeout: float = 10.0) -> None:
 def test_cli_measure_mlperf_on_a_port(tiny: Firmware, capsys: pytest.CaptureFixture[str]) -> None:
     """The --port path (a board that booted before the host attached): here the twin's console
     on a socket stands in for /dev/ttyACM0."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        tcp_port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        qemu_command(tiny.target.machine, tiny.elf, tcp_port),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with listening_socket() as listener:
+        tcp_port = listener.getsockname()[1]
+        proc = subprocess.Popen(
+            qemu_command(tiny.target.machine, tiny.elf, listener.fileno()),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(listener.fileno(),),
+        )
     try:
         _wait_listening(tcp_port)  # this first connection starts the guest, like a board's reset
         url = f"socket://127.0.0.1:{tcp_port}"

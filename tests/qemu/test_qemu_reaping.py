@@ -4,6 +4,7 @@ killed with SIGKILL. And `mcugen run --port` on a bad port is one clear line and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ import serial
 
 from mcugen import cli
 from mcugen.boards import load_board, resolve_target
+from mcugen.errors import RunError
 from mcugen.host import protocol, qemu
 from mcugen.host.project import build
 from mcugen.host.qemu import qemu_console
@@ -97,6 +99,24 @@ def test_interrupt_while_connecting_reaps_qemu(elf: Path, monkeypatch: pytest.Mo
     assert not running(pid) and not live_pids()
 
 
+def test_qemu_that_cannot_start_says_why(elf: Path) -> None:
+    """The console socket listens before QEMU runs, so connecting succeeds even when QEMU then
+    fails: the error is still QEMU's own reason, and nothing is left running."""
+    with pytest.raises(RunError, match=r"QEMU exited with status 1: .*-machine help"):
+        with qemu_console("no-such-machine", elf) as ser:
+            protocol.DeviceLink(ser, name="QEMU").info()
+    assert not live_pids()
+
+
+def test_consoles_started_together_each_reach_their_own_guest(elf: Path) -> None:
+    """Eight emulators at once, each on the socket it inherited: every host sees one boot."""
+    with contextlib.ExitStack() as stack:
+        sers = [stack.enter_context(qemu_console(MACHINE, elf)) for _ in range(8)]
+        infos = [protocol.DeviceLink(ser, name="QEMU").info() for ser in sers]
+    assert [info.input_bytes for info in infos] == [(3072,)] * 8
+    assert not live_pids()
+
+
 def test_interrupted_cli_run_reaps_qemu(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -154,7 +174,9 @@ def test_cli_run_on_a_bad_port_is_one_clear_line(
 ) -> None:
     start = time.monotonic()
     code = cli.main(["run", str(EXAMPLE), "--board", BOARD, "--port", port])
-    assert code == 4
+    # A device path that does not exist is refused before building (bad input, exit 2); a port
+    # that exists but does not answer fails when run (exit 4).
+    assert code == (2 if port.startswith("/dev/") else 4)
     assert time.monotonic() - start < 60
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"mcugen: error: {port}: "), err
