@@ -48,6 +48,7 @@ from mcugen.host.project import build  # noqa: E402
 from mcugen.model.ir import Graph  # noqa: E402
 from mcugen.model.tflite_import import import_model  # noqa: E402
 from mcugen.pipeline import generate  # noqa: E402
+from mcugen.reference import first_difference  # noqa: E402
 
 ACCEPTED, CLEAN, INTERNAL, CRASH, HANG = (
     "accepted",
@@ -229,18 +230,11 @@ def tflm_run(model: Path, samples: list[list[np.ndarray]], timeout: float) -> li
 
 
 def same_outputs(ours: np.ndarray, ref: np.ndarray) -> bool:
-    """Integers identical; floats within FLOAT_RTOL (NaN only where TFLM has NaN)."""
+    """Integers identical; floats within FLOAT_RTOL, a NaN or infinity only where TFLM has the
+    same (mcugen.reference.first_difference, as every bit-exactness test)."""
     if ours.size != ref.size:
         return False
-    o, r = ours.ravel(), ref.ravel().astype(ours.dtype)
-    if o.dtype.kind != "f":
-        return bool((o == r).all())
-    o64, r64 = o.astype(np.float64), r.astype(np.float64)
-    finite = np.isfinite(r64)
-    scale = float(np.abs(r64[finite]).max(initial=0.0))
-    with np.errstate(invalid="ignore"):
-        close = np.abs(o64 - r64) <= FLOAT_RTOL * (np.abs(r64) + scale)
-    return bool((close | (o64 == r64) | (np.isnan(o64) & np.isnan(r64))).all())
+    return first_difference(ours.ravel(), ref.ravel().astype(ours.dtype), FLOAT_RTOL) is None
 
 
 def run_job(corpus: Corpus, opts: Options, index: int, workdir: Path) -> Result:

@@ -64,12 +64,16 @@ def tflm_arena_head(model_path: Path) -> int:
 
 def first_difference(ours: np.ndarray, ref: np.ndarray, rtol: float) -> tuple[int, int] | None:
     """(count, flat index of the first) of elements that differ: exactly for integers, beyond
-    `rtol` relative (with a floor of rtol times the largest magnitude) for floats."""
+    `rtol` relative (with a floor of rtol times the largest finite magnitude) for floats, where a
+    NaN or an infinity matches only the same in the reference."""
     ref = ref.reshape(ours.shape)
     if ours.dtype.kind == "f":
-        diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
-        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
-        bad = diff > rtol * np.abs(ref) + rtol * scale
+        o, r = ours.astype(np.float64), ref.astype(np.float64)
+        finite = np.isfinite(r)
+        scale = float(np.max(np.abs(r[finite]))) if finite.any() else 0.0
+        with np.errstate(invalid="ignore"):
+            near = np.abs(o - r) <= rtol * np.abs(r) + rtol * scale  # False for a NaN in `o`
+        bad = np.where(finite, ~near, np.where(np.isnan(r), ~np.isnan(o), o != r))
     else:
         bad = ours != ref
     if not bad.any():

@@ -123,6 +123,22 @@ def test_lstm_float32_close(batch: int, time_major: bool, cell_clip: float) -> N
     assert_matches_tflm(model)
 
 
+def test_float32_nan_cell_is_not_clipped_away() -> None:
+    """A NaN in the cell gate's weights: TFLM's cell clip leaves a NaN cell NaN (its Clipping as
+    built), so the hidden state and every later step are NaN there too; mcugen's as well. Found by
+    the fuzzer (a mutated tflm_mnist_lstm_f32)."""
+
+    def nan_weights(b: GraphBuilder) -> int:
+        w = np.random.default_rng(1).standard_normal((6, 7)).astype(np.float32) * 0.4
+        w[2, 3] = np.nan
+        return b.const(w)
+
+    model = lstm_model(dtype="float32", cell_clip=0.5, replace={3: nan_weights})
+    result = assert_matches_tflm(model, samples=2)
+    assert result.samples == 2
+    assert np.isnan(tflm_outputs(model, [random_inputs(import_model(model), 0)])[0][0]).any()
+
+
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 def test_state_is_carried_across_invokes(dtype: str) -> None:
     """The same sequence five times: the outputs change with the state left by the previous

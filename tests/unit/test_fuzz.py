@@ -41,12 +41,8 @@ def test_mutants_are_reproducible_from_their_index() -> None:
 
 
 #: Findings of this share that are open bugs, each with what happens; the test fails when one is
-#: fixed (so the entry goes) or a new one appears.
-KNOWN_OPEN = {
-    # A float32 LSTM weight mutated to 2.2e38: TFLM's gates overflow to NaN outputs, mcugen's
-    # float LSTM gives finite ones (its activations saturate). Issue 10, open.
-    ("tflm_mnist_lstm_f32", 393): "float LSTM overflow: TFLM NaN, mcugen finite",
-}
+#: fixed (so the entry goes) or a new one appears. None open.
+KNOWN_OPEN: dict[tuple[str, int], str] = {}
 
 
 def test_fuzz_ci_share() -> None:

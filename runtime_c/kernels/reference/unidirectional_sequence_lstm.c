@@ -195,8 +195,8 @@ static void step_f32(const lstm_f32_t *k, const mcu_unidirectional_sequence_lstm
       float cell = gate_f32(k, GATE_CELL, x, h, r, u);
       float kept = mcu_clamp_f32(forget * c[i], -FLT_MAX, FLT_MAX);
       float v = kept + mcu_clamp_f32(input * cell, -FLT_MAX, FLT_MAX);
-      if (p->clip) { /* std::max(std::min(clip, v), -clip) */
-        v = v < p->cell_clip ? v : p->cell_clip;
+      if (p->clip) { /* TFLM's Clipping, as its build behaves: a NaN cell stays NaN */
+        v = v > p->cell_clip ? p->cell_clip : v;
         v = v < -p->cell_clip ? -p->cell_clip : v;
       }
       c[i] = v;
