@@ -1,60 +1,83 @@
 """`mcugen plan --board` against the linker: for every shared model mcugen builds and every board,
-the fit verdict's RAM (arena + stack + firmware RAM) next to the linked firmware's .data + .bss +
-.stack, and whether the verdict and the build agree on fitting.
-Run: python benchmarks/fit.py [--allocator static|compacting|planned]; exit 1 on any difference.
+the verdict's RAM and flash (as `plan --board --json` reports them) next to the firmware `mcugen
+build` links, and whether verdict and build agree on fitting.
+Run: python benchmarks/fit.py [--allocator static|compacting|planned] [--models a b ...];
+exit 1 on any difference.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.errors import BuildError, UnsupportedError
-from mcugen.host.project import board_limits, build
+from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.pipeline import PlanOptions, generate_from_file
 from mcugen.plan.dynamic import Allocator
-from mcugen.plan.fit import fit_of, weight_bytes
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+
+
+def verdict(model: Path, board: str, allocator: str) -> dict[str, Any]:
+    """The "fit" object of `mcugen plan MODEL --board BOARD --json`."""
+    out = io.StringIO()
+    argv = ["plan", str(model), "--board", board, "--allocator", allocator]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        cli.main([*argv, "--json", "--no-strategies"])
+    fit: dict[str, Any] = json.loads(out.getvalue())["fit"]
+    return fit
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--allocator", default="static", choices=[a.value for a in Allocator])
+    parser.add_argument("--models", nargs="*", help="model stems (default: every shared model)")
     args = parser.parse_args()
     allocator = Allocator(args.allocator)
     boards = [b for b in board_names() if not load_board(b).is_host]
-    print("| model | board | verdict RAM | linked RAM | verdict | build | |")
-    print("|---|---|---|---|---|---|---|")
+    models = sorted(SHARED_MODELS.glob("*.tflite"))
+    if args.models:
+        models = [m for m in models if m.stem in args.models]
+    columns = "verdict RAM | linked RAM | verdict flash | linked flash | verdict | build"
+    print(f"| model | board | {columns} | |")
+    print("|---|---|---|---|---|---|---|---|---|")
     rows = differ = 0
     with tempfile.TemporaryDirectory(prefix="mcugen-fit-") as tmp:
-        for model in sorted(SHARED_MODELS.glob("*.tflite")):
+        for model in models:
             try:
                 gen = generate_from_file(model, PlanOptions(allocator=allocator))
             except UnsupportedError:
                 continue
             for board in boards:
+                fit = verdict(model, board, allocator)
                 target = resolve_target(load_board(board), emulate=False)
-                limits = board_limits(target)
-                fit = fit_of(gen.graph, gen.plan, allocator, weight_bytes(gen.graph), limits)
-                linked, built = "-", "refused"
+                ram = flash = "-"
                 try:
                     result = build(gen, target, Path(tmp) / f"{model.stem}-{board}")
-                    ram = firmware_sizes(result.executable, target).ram_bytes
-                    linked, built = f"{ram:,}", "built"
-                    same = ram == fit.ram_need and fit.fits
+                    sizes = firmware_sizes(result.executable, target)
+                    ram, flash, built = f"{sizes.ram_bytes:,}", f"{sizes.flash_bytes:,}", "built"
+                    same = (
+                        fit["fits"]
+                        and sizes.ram_bytes == fit["ram_need"]
+                        and sizes.flash_bytes == fit["flash_need"]
+                    )
                 except BuildError as err:
-                    same = not fit.fits or "overflowed" in err.line()  # flash: code on top
                     built = "overflow" if "overflowed" in err.line() else "refused"
+                    same = not fit["fits"]
                 rows += 1
                 differ += not same
-                verdict = "fits" if fit.fits else "no"
                 print(
-                    f"| {model.stem} | {board} | {fit.ram_need:,} | {linked} | {verdict} "
+                    f"| {model.stem} | {board} | {fit['ram_need']:,} | {ram} "
+                    f"| {fit['flash_need']:,} | {flash} | {'fits' if fit['fits'] else 'no'} "
                     f"| {built} | {'ok' if same else 'DIFFERS'} |"
                 )
     print(f"{rows - differ} of {rows} model/board pairs agree")

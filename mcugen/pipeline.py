@@ -89,9 +89,21 @@ def generate(
     """Plan, lower and render `graph`."""
     options = options or PlanOptions()
     g, lowered, plan = prepare(graph, options)
-    dyn = plan_allocator(plan, options.allocator, g.outputs)
-    vm = build_view_model(g, plan, lowered, model_name, dynamic=dyn)
-    return Generated(g, plan, lowered, vm, render_model(vm), dynamic=dyn)
+    return render(g, lowered, plan, model_name=model_name, allocator=options.allocator)
+
+
+def render(
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    plan: MemoryPlan,
+    *,
+    model_name: str,
+    allocator: Allocator,
+) -> Generated:
+    """The C sources of a prepared model (`prepare`'s three results) for `allocator`."""
+    dyn = plan_allocator(plan, allocator, graph.outputs)
+    vm = build_view_model(graph, plan, lowered, model_name, dynamic=dyn)
+    return Generated(graph, plan, lowered, vm, render_model(vm), dynamic=dyn)
 
 
 def with_allocator(gen: Generated, allocator: Allocator) -> Generated:

@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcugen.codegen.lower import op_traits
+from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.io import write_atomic
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, prepare
-from mcugen.plan import dynamic
+from mcugen.pipeline import PlanOptions, prepare, render
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, compare_strategies
-from mcugen.plan.fit import Fit, fit_of, weight_bytes
+from mcugen.plan.fit import Fit, LinkedFlash, fit_of, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.report import plan_json, plan_text
 
@@ -36,26 +36,37 @@ def chart_format(path: Path) -> str:
     return fmt
 
 
-def plan_model(graph: Graph, options: PlanOptions) -> tuple[Graph, MemoryPlan, str]:
+@dataclass(frozen=True)
+class Planned:
     """The plan `mcugen build` would use: after rewrites, with kernel scratch and aliasing. For a
-    model with operators the runtime lacks, plan the file as it is (no rewrites, scratch or
-    aliasing); the third item then says what the runtime lacks ("" when it can run the model)."""
+    model with operators the runtime lacks, the file planned as it is (no rewrites, scratch or
+    aliasing), `lowered` None and `unsupported` saying what the runtime lacks."""
+
+    graph: Graph
+    plan: MemoryPlan
+    lowered: dict[int, Lowered] | None
+    unsupported: str = ""
+
+
+def plan_model(graph: Graph, options: PlanOptions) -> Planned:
     try:
-        g, _, plan = prepare(graph, options)
-        return g, plan, ""
+        g, lowered, plan = prepare(graph, options)
+        return Planned(g, plan, lowered)
     except UnsupportedError as exc:
         plain = replace(options, in_place=False, rewrites=False)
         plan = plan_memory(
             graph, order=plain.order, layout=plain.layout, time_budget=plain.time_budget
         )
-        return graph, plan, exc.what
+        return Planned(graph, plan, None, exc.what)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
     original = load_model(args.model)
-    graph, plan, unsupported = plan_model(original, plan_options(args))
+    options = plan_options(args)
+    planned = plan_model(original, options)
+    graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
     note = (
         f"planned without kernel scratch, rewrites or in-place operators: {unsupported}"
         if unsupported
@@ -74,9 +85,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"
         )
         write_atomic(chart, memory_chart(plan, fmt, title=title))
-    fit = board_fit(args, graph, plan)
-    if fit is not None and unsupported:
-        fit = replace(fit, unsupported=unsupported)
+    fit = board_fit(args, planned, options)
     if args.json:
         report = plan_json(graph, plan, runs, timings=args.timings)
         if fit is not None:
@@ -96,15 +105,26 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def board_fit(args: argparse.Namespace, graph: Graph, plan: MemoryPlan) -> Fit | None:
-    """The plan against `--board`'s RAM and flash, or None without `--board`."""
+def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) -> Fit | None:
+    """The plan against `--board`'s RAM and flash, or None without `--board`. A model the
+    runtime can run is rendered and linked as `mcugen build` would (for the board itself, not its
+    twin), so flash counts code and tables too; RAM is the planner's count, which the linked
+    firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
     if getattr(args, "board", None) is None:
         return None
     from mcugen.boards import load_board, resolve_target
-    from mcugen.host.project import board_limits
+    from mcugen.host.project import board_limits, linked_sizes
 
     target = resolve_target(load_board(args.board), emulate=False)
     if target.board.is_host:
         raise McugenError("the host board has no memory limits to check", hint="name a board")
-    allocator = getattr(args, "allocator", dynamic.STATIC)
-    return fit_of(graph, plan, allocator, weight_bytes(graph), board_limits(target))
+    graph, plan = planned.graph, planned.plan
+    fit = fit_of(graph, plan, options.allocator, weight_bytes(graph), board_limits(target))
+    if planned.lowered is None:
+        return replace(fit, unsupported=planned.unsupported)
+    if shutil.which(target.port_board.cc) is None:
+        return replace(fit, unlinked=f"{target.port_board.cc} not found (scripts/install.sh)")
+    name = Path(args.model).stem
+    gen = render(graph, planned.lowered, plan, model_name=name, allocator=options.allocator)
+    sizes = linked_sizes(gen, target)
+    return replace(fit, weights=sizes.weights, linked=LinkedFlash(sizes.code, sizes.other_rodata))

@@ -12,13 +12,14 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mcugen import __version__
 from mcugen.boards import Target
 from mcugen.codegen.render import environment
 from mcugen.errors import BuildError
+from mcugen.host.sizes import FirmwareSizes, firmware_sizes
 from mcugen.io import current_umask
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
@@ -129,6 +130,29 @@ def check_fits(gen: Generated, target: Target) -> None:
     problem = fit_of(gen.graph, gen.plan, allocator, weights, board_limits(target)).problem()
     if problem is not None:
         raise problem
+
+
+#: Region size when linking only to measure: large enough for any model, small enough that
+#: flash below RAM never reaches it.
+_MEASURE_REGION = 0x0800_0000
+
+
+def linked_sizes(gen: Generated, target: Target) -> FirmwareSizes:
+    """Flash and RAM of the firmware `build` would link for `gen` on `target`, measured by
+    compiling and linking it in a scratch directory with both memory regions widened, so that a
+    firmware too large for the board still links and says by how much (`mcugen plan --board`).
+    The sections hold the same bytes as in the real link: only the regions' lengths differ."""
+    flash = target.flash
+    room = flash.origin < target.ram.origin and target.ram.origin - flash.origin
+    wide = replace(
+        target,
+        flash=replace(flash, size=min(room or _MEASURE_REGION, _MEASURE_REGION)),
+        ram=replace(target.ram, size=_MEASURE_REGION),
+    )
+    with tempfile.TemporaryDirectory(prefix="mcugen-measure-") as tmp:
+        write_tree(project_files(gen, wide), Path(tmp))
+        compile_project(Path(tmp), wide)
+        return firmware_sizes(Path(tmp) / ELF_TARGET, target)
 
 
 def write_tree(files: dict[str, bytes], directory: Path) -> None:

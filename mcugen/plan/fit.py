@@ -6,8 +6,10 @@ plan/persistent.py, a 16-byte multiple in the model state struct), the stack and
 own state, counted term by term (`firmware_ram`: the app, runtime and board port's fixed part,
 measured per port in board.toml and checked against the linker by tests/unit/test_fit.py, plus the
 MLPerf runner's input copy, the per-operator profile table and a dynamic allocator's offset
-tables), so the verdict equals the linked firmware's RAM to the byte; flash holds the weights
-(code comes on top: `mcugen build` measures it after linking). The arena is the one the firmware
+tables), so the verdict equals the linked firmware's RAM to the byte. Flash holds the weights,
+the code and the tables and parameters: code depends on the compiler, so `mcugen plan --board`
+links the firmware to measure it (`linked`); without the toolchain only the weights are known and
+the verdict says so. The arena is the one the firmware
 declares for the chosen allocator: static offsets need the layout's extent, while `compacting` and
 `planned` move whole buffers between operators and so run in the order's peak live bytes.
 
@@ -40,9 +42,18 @@ class BoardLimits:
 
 
 @dataclass(frozen=True)
+class LinkedFlash:
+    """Flash besides the weights, in bytes, as the linker placed it: code (vectors and .text) and
+    tables (parameters, offsets, strings, initialised data)."""
+
+    code: int
+    tables: int
+
+
+@dataclass(frozen=True)
 class Fit:
-    """Whether a plan fits a board before anything is compiled: RAM for arena, stack and the
-    runtime's own state, flash for the weights (code comes on top; `build` measures it)."""
+    """Whether a plan fits a board: RAM for arena, state, stack and the runtime's own state; flash
+    for weights, code and tables (`linked`), or the weights alone when nothing was linked."""
 
     board: str
     arena: int
@@ -53,6 +64,21 @@ class Fit:
     runtime: int
     unsupported: str = ""  # why the runtime cannot run the model at all ("" when it can)
     state: int = 0  # the persistent area of the variable tensors, a multiple of 16 bytes
+    linked: LinkedFlash | None = None  # code and tables as the linker placed them
+    unlinked: str = "not linked yet"  # why flash beyond the weights is unknown (when not linked)
+
+    @property
+    def flash_need(self) -> int:
+        extra = self.linked.code + self.linked.tables if self.linked else 0
+        return self.weights + extra
+
+    def _flash_parts(self, number_format: str = ",") -> str:
+        if self.linked is None:
+            return f"weights {self.weights:{number_format}}; code not counted: {self.unlinked}"
+        return (
+            f"weights {self.weights:{number_format}}, code {self.linked.code:{number_format}}, "
+            f"tables {self.linked.tables:{number_format}}"
+        )
 
     @property
     def ram_need(self) -> int:
@@ -69,7 +95,7 @@ class Fit:
 
     @property
     def fits(self) -> bool:
-        memory = self.ram_need <= self.ram_size and self.weights <= self.flash_size
+        memory = self.ram_need <= self.ram_size and self.flash_need <= self.flash_size
         return memory and not self.unsupported
 
     def problem(self) -> McugenError | None:
@@ -86,10 +112,11 @@ class Fit:
                 f"{self.ram_need - self.ram_size} bytes",
                 hint="the arena is the largest part: try a smaller model or input resolution",
             )
-        if self.weights > self.flash_size:
+        if self.flash_need > self.flash_size:
             return BuildError(
-                f"model does not fit {self.board}: weights need {self.weights} bytes of flash, "
-                f"the board has {self.flash_size}; over by {self.weights - self.flash_size} bytes",
+                f"model does not fit {self.board}: flash needs {self.flash_need} bytes "
+                f"({self._flash_parts('')}), the board has {self.flash_size}; over by "
+                f"{self.flash_need - self.flash_size} bytes",
                 hint="quantize the weights to int8 or prune the model",
             )
         return None
@@ -101,8 +128,8 @@ class Fit:
             f"{_room(self.ram_size - self.ram_need)}"
         )
         flash = (
-            f"weights {self.weights:,} of {self.flash_size:,} bytes of flash, "
-            f"{_room(self.flash_size - self.weights)}"
+            f"flash {self.flash_need:,} of {self.flash_size:,} bytes ({self._flash_parts()}), "
+            f"{_room(self.flash_size - self.flash_need)}"
         )
         if self.unsupported:
             return f"cannot be built for {self.board}: {self.unsupported}; if it could, {ram}"
@@ -118,7 +145,11 @@ class Fit:
             "stack": self.stack,
             "ram_size": self.ram_size,
             "weights": self.weights,
+            "code": self.linked.code if self.linked else None,
+            "tables": self.linked.tables if self.linked else None,
+            "flash_need": self.flash_need,
             "flash_size": self.flash_size,
+            "flash_linked": self.linked is not None,
             "ram_need": self.ram_need,
             "fits": self.fits,
             "unsupported": self.unsupported or None,

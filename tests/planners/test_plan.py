@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 from mcugen.cli import main
+from mcugen.commands import plan as plan_command
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
@@ -108,6 +109,19 @@ def test_plan_says_whether_it_fits_a_board(capsys: pytest.CaptureFixture[str]) -
     # firmware RAM: the port's fixed 1,184 B, the input copy (3,072 B), 10 x 8 B of profile ticks
     assert fit["fits"] and fit["ram_need"] == fit["arena"] + fit["stack"] + 1184 + 3072 + 80
     assert fit["ram_size"] == 512 * 1024 and fit["weights"] > 0
+
+
+def test_plan_without_the_toolchain_counts_weights_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(plan_command.shutil, "which", lambda name: None)
+    assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--no-strategies"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "code not counted: arm-none-eabi-gcc not found (scripts/install.sh)" in line
+    assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["fit"]
+    assert not fit["flash_linked"] and fit["code"] is None
+    assert fit["flash_need"] == fit["weights"]
 
 
 def test_plan_of_a_model_too_big_for_the_board_exits_3(

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.errors import BuildError, McugenError
 from mcugen.host.project import board_limits, build
@@ -18,9 +21,9 @@ from mcugen.io import write_atomic
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.pipeline import PlanOptions, generate, generate_from_file
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, allocator_arena, fit_of
+from mcugen.plan.fit import BoardLimits, LinkedFlash, allocator_arena, fit_of
 from support import EXAMPLE, SHARED_MODELS
 
 F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
@@ -42,9 +45,10 @@ def test_fit_verdict_figures_and_messages() -> None:
     assert fit.ram_need == gen.plan.arena_bytes + 8192 + 1184 + 3072 + 10 * 8
     assert fit.summary().startswith(f"fits nucleo-f767: RAM {fit.ram_need:,} of 524,288 bytes")
     assert set(fit.as_json()) == {
-        "board", "arena", "state", "stack", "ram_size", "weights", "flash_size", "ram_need",
-        "fits", "unsupported",
+        "board", "arena", "state", "stack", "ram_size", "weights", "code", "tables", "flash_need",
+        "flash_size", "flash_linked", "ram_need", "fits", "unsupported",
     }  # fmt: skip
+    assert fit.flash_need == 848 and not fit.as_json()["flash_linked"]
     tiny = BoardLimits("tiny", 4096, 512, 1024, 256)
     small = fit_of(gen.graph, gen.plan, dynamic.STATIC, 848, tiny)
     problem = small.problem()
@@ -53,8 +57,20 @@ def test_fit_verdict_figures_and_messages() -> None:
     flash_only = fit_of(
         gen.graph, gen.plan, dynamic.STATIC, 848, BoardLimits("f", 1 << 20, 512, 0, 0)
     )
-    assert "weights need 848 bytes of flash, the board has 512; over by 336" in str(
-        flash_only.problem()
+    assert (
+        "flash needs 848 bytes (weights 848; code not counted: not linked yet), the board "
+        "has 512; over by 336" in str(flash_only.problem())
+    )
+    # linked: code and tables count, and can be what does not fit
+    linked = replace(fit_of(gen.graph, gen.plan, dynamic.STATIC, 400, F767), board="f")
+    linked = replace(linked, flash_size=1000, linked=LinkedFlash(code=500, tables=200))
+    assert linked.flash_need == 1100 and not linked.fits
+    assert (
+        "flash needs 1100 bytes (weights 400, code 500, tables 200), the board has 1000; "
+        "over by 100" in str(linked.problem())
+    )
+    assert "flash 1,100 of 1,000 bytes (weights 400, code 500, tables 200), over by 100" in (
+        linked.summary()
     )
 
 
@@ -112,6 +128,29 @@ def test_the_verdict_equals_the_linked_firmware_ram_to_the_byte(board: str, tmp_
             result = build(gen, target, tmp_path / f"{name}-{allocator}")
             linked = firmware_sizes(result.executable, target)
             assert fit.ram_need == linked.ram_bytes, (name, allocator, fit, linked)
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+@pytest.mark.parametrize("board", ["nucleo-f767", "netduinoplus2"])
+def test_plan_board_equals_the_build_in_ram_and_flash(
+    board: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `plan --board --json` says is what `build` links: RAM and flash to the byte, flash
+    split into weights, code and tables as the build reports them."""
+    models = [EXAMPLE, SHARED_MODELS / "mlperf_kws_dscnn_int8.tflite"]
+    for model in [m for m in models if m.is_file()]:
+        assert cli.main(["plan", str(model), "--board", board, "--json", "--no-strategies"]) == 0
+        fit = json.loads(capsys.readouterr().out)["fit"]
+        target = resolve_target(load_board(board), emulate=False)
+        gen = generate_from_file(model)
+        linked = firmware_sizes(build(gen, target, tmp_path / model.stem).executable, target)
+        assert fit["flash_linked"] and fit["fits"]
+        assert (fit["ram_need"], fit["flash_need"]) == (linked.ram_bytes, linked.flash_bytes)
+        assert (fit["weights"], fit["code"], fit["tables"]) == (
+            linked.weights,
+            linked.code,
+            linked.other_rodata,
+        )
 
 
 def test_outputs_honour_the_umask(tmp_path: Path) -> None:
