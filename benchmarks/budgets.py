@@ -54,9 +54,9 @@ def measure_arena() -> dict[str, int]:
 
     found = {}
     for name, build in benchmark_suite():
-        found[name] = plan_model(build(), PlanOptions())[1].arena_bytes
+        found[name] = plan_model(build(), PlanOptions()).plan.arena_bytes
     for path in sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else []:
-        plan = plan_model(load_model(path), PlanOptions())[1]
+        plan = plan_model(load_model(path), PlanOptions()).plan
         found[path.stem] = plan.arena_bytes
         if plan.persistent.bytes:
             found[f"{path.stem}.state"] = plan.persistent.bytes

@@ -19,7 +19,7 @@ def test_integers_compare_exactly() -> None:
 def test_floats_within_tolerance_of_the_largest_finite_magnitude() -> None:
     ref = np.array([0.0, 1.0, 100.0], np.float32)
     assert first_difference(ref + np.float32(1e-4), ref, 1e-5) is None
-    assert first_difference(ref + np.float32([0, 0.5, 0]), ref, 1e-5) == (1, 1)
+    assert first_difference(ref + np.array([0, 0.5, 0], np.float32), ref, 1e-5) == (1, 1)
     # an infinity in the reference does not widen the tolerance of the other elements
     ref = np.array([INF, 1.0], np.float32)
     assert first_difference(np.array([INF, 2.0], np.float32), ref, 1e-5) == (1, 1)
