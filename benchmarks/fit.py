@@ -54,7 +54,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mcugen-fit-") as tmp:
         for model in models:
             try:
-                gen = generate_from_file(model, PlanOptions(allocator=allocator))
+                # as `mcugen build` plans firmware: the input kept when that saves RAM
+                options = PlanOptions(allocator=allocator, keep_input="auto")
+                gen = generate_from_file(model, options)
             except UnsupportedError:
                 continue
             for board in boards:

@@ -16,6 +16,7 @@ from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.aliasing import shared_peak
+from mcugen.plan.buffers import align_up
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 
@@ -31,6 +32,9 @@ class Generated:
     dynamic: dynamic.DynamicPlan | None = None  # allocator "compacting" or "planned"
 
 
+KEEP_INPUT = ("no", "yes", "auto")
+
+
 @dataclass(frozen=True)
 class PlanOptions:
     """How to plan: strategies by name, aliasing and rewrites on or off, the time budget."""
@@ -41,6 +45,10 @@ class PlanOptions:
     rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
     time_budget: float | None = None
     allocator: Allocator = dynamic.DEFAULT  # static offsets, or buffers that move
+    #: Input 0 live to the end of every inference, so the firmware's MLPerf Tiny runner can load
+    #: it straight into the arena and infer on it many times (no input-sized copy): "no", "yes",
+    #: or "auto" (Cortex-M firmware: whichever takes less RAM, arena plus the runner's copy).
+    keep_input: str = "no"
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -48,6 +56,8 @@ class PlanOptions:
         layouts.LAYOUTS.get(self.layout)
         dynamic.ALLOCATORS.get(self.allocator)
         object.__setattr__(self, "allocator", Allocator(self.allocator))
+        if self.keep_input not in KEEP_INPUT:
+            raise ValueError(f"keep_input is one of {', '.join(KEEP_INPUT)}")
 
     @classmethod
     def tflm(cls) -> PlanOptions:
@@ -70,17 +80,30 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
     """Rewrite, lower and plan; `UnsupportedError` names the first unsupported operator."""
     g = rewritten(graph) if options.rewrites else graph
     lowered = lower_all(g, tuple(range(len(g.operators))))
-    plan = plan_memory(
-        g,
-        order=options.order,
-        layout=options.layout,
-        scratch=scratch_sizes(lowered),
-        in_place=options.in_place,
-        traits=op_traits(g),
-        time_budget=options.time_budget,
-        profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move whole buffers
-    )
-    return g, lowered, plan
+
+    def planned(keep: bool) -> MemoryPlan:
+        # A kept input plans as an output too: outputs stay live to the last step.
+        kept = tuple(t for t in g.inputs[:1] if keep and t not in g.outputs)
+        plan = plan_memory(
+            replace(g, outputs=g.outputs + kept),
+            order=options.order,
+            layout=options.layout,
+            scratch=scratch_sizes(lowered),
+            in_place=options.in_place,
+            traits=op_traits(g),
+            time_budget=options.time_budget,
+            profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move buffers
+        )
+        return replace(plan, input_kept=keep and bool(g.inputs))
+
+    # Only static offsets keep the input where the runner loaded it.
+    keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
+    if keep != "auto":
+        return g, lowered, planned(keep == "yes")
+    copy, kept = planned(False), planned(True)
+    copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
+    saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
+    return g, lowered, replace(kept, input_kept_saving=saving) if saving > 0 else copy
 
 
 def generate(

@@ -42,6 +42,8 @@ def plan_json(
         "order_proven_optimal": plan.order_proven_optimal,
         "persistent_bytes": plan.persistent.bytes,
         "persistent_offsets": {str(t): off for t, off in sorted(plan.persistent.offsets.items())},
+        "input_kept": plan.input_kept,
+        "input_kept_saving": plan.input_kept_saving,
     }
     if timings:
         result["plan_seconds"] = plan.plan_seconds
@@ -132,6 +134,11 @@ def plan_text(
         lines.append(f"peak at step {plan.peak_step}: {op.label}")
     if plan.persistent.offsets:
         lines.append(_persistent_line(plan))
+    if plan.input_kept:
+        lines.append(
+            f"input kept intact through the inference: the MLPerf runner loads it in place, "
+            f"{plan.input_kept_saving} bytes less RAM than its copy"
+        )
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
         lines.append(strategy_table(runs, _pair(plan)))

@@ -137,6 +137,7 @@ class ModelVM:
     dynamic: DynamicVM | None = None  # allocator "compacting" or "planned"; None: static offsets
     state_bytes: int = 0  # the persistent area of the variable tensors (plan/persistent.py)
     variables: tuple[VariableVM, ...] = ()
+    input_kept: bool = False  # input 0 intact through an inference (MemoryPlan.input_kept)
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -257,6 +258,7 @@ def build_view_model(
         if dynamic is None
         else dynamic_view_model(dynamic, tensors[-1].index + 1 if tensors else 1),
         state_bytes=state.bytes,
+        input_kept=plan.input_kept,
         variables=tuple(
             VariableVM(t, off, state.sizes[t], reset_byte(graph, t))
             for t, off in state.offsets.items()

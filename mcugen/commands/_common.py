@@ -32,13 +32,15 @@ def target_for(args: argparse.Namespace) -> Target:
     return resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
 
 
-def generate_for(args: argparse.Namespace) -> Generated:
-    """The model of the arguments, planned, lowered and rendered."""
-    return generate_from_file(args.model, plan_options(args))
+def generate_for(args: argparse.Namespace, target: Target) -> Generated:
+    """The model of the arguments, planned for `target`, lowered and rendered."""
+    return generate_from_file(args.model, plan_options(args, firmware=not target.board.is_host))
 
 
-def plan_options(args: argparse.Namespace) -> PlanOptions:
-    """The planning options of the arguments (`--tflm-plan` overrides order, layout, sharing)."""
+def plan_options(args: argparse.Namespace, *, firmware: bool = False) -> PlanOptions:
+    """The planning options of the arguments (`--tflm-plan` overrides order, layout, sharing).
+    For Cortex-M `firmware` the input stays in the arena when that saves the MLPerf runner's
+    copy of it (PlanOptions.keep_input); TFLM's own plan keeps the copy, as TFLM's runner does."""
     allocator = getattr(args, "allocator", dynamic.STATIC)
     if getattr(args, "tflm_plan", False):
         return replace(PlanOptions.tflm(), allocator=allocator)
@@ -49,6 +51,7 @@ def plan_options(args: argparse.Namespace) -> PlanOptions:
         rewrites=not args.no_rewrite,
         time_budget=args.time_budget,
         allocator=allocator,
+        keep_input="auto" if firmware else "no",
     )
 
 

@@ -11,7 +11,7 @@ from mcugen.host.project import build
 
 def cmd_build(args: argparse.Namespace) -> int:
     target = target_for(args)
-    gen = generate_for(args)
+    gen = generate_for(args, target)
     suffix = "-qemu" if target.emulate else ""
     out = args.output or Path("build") / f"{args.model.stem}-{target.board.name}{suffix}"
     result = build(gen, target, out)

@@ -31,7 +31,7 @@ def cmd_flash(args: argparse.Namespace) -> int:
         )
     target = resolve_target(board, emulate=False)
     tool = choose_tool(board, args.probe)
-    gen = generate_for(args)
+    gen = generate_for(args, target)
     with tempfile.TemporaryDirectory(prefix="mcugen-flash-") as tmp:
         out = args.output or Path(tmp) / "project"
         result = build(gen, target, out)

@@ -66,7 +66,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     require_location(target, args.port)
     if not args.mlperf and (args.count is not None or args.warmup is not None):
         raise McugenError("--count and --warmup apply to --mlperf runs", hint="add --mlperf")
-    gen = generate_for(args)
+    gen = generate_for(args, target)
     sample = inputs_for(args, gen, 1)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:

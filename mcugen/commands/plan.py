@@ -64,7 +64,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
     original = load_model(args.model)
-    options = plan_options(args)
+    options = plan_options(args, firmware=getattr(args, "board", None) not in (None, "host"))
     planned = plan_model(original, options)
     graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
     note = (

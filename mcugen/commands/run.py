@@ -35,7 +35,7 @@ from mcugen.plan import dynamic
 def cmd_run(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
-    gen = generate_for(args)
+    gen = generate_for(args, target)
     samples = inputs_for(args, gen, 1)
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")

@@ -11,7 +11,7 @@ from mcugen.host.verify import verify
 def cmd_verify(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
-    gen = generate_for(args)
+    gen = generate_for(args, target)
     samples = inputs_for(args, gen, args.samples)
     report = verify(gen, target, samples, port=args.port)
     print(report.text())

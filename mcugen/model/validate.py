@@ -53,8 +53,6 @@ def _check_tensor(tensor: Tensor, source: str) -> None:
     """Type known, size within 32-bit device arithmetic, quantization usable."""
     if tensor.dtype not in DTYPES:
         raise _fail(f"{_label(tensor)} has unsupported type {tensor.dtype}", source)
-    if tensor.is_constant and tensor.is_variable:
-        raise _fail(f"{_label(tensor)} is a variable and has constant data", source)
     if tensor.nbytes > INT32_MAX:
         raise _fail(
             f"{_label(tensor)} of shape {tensor.shape} and type {tensor.dtype} holds "

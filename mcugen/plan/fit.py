@@ -173,13 +173,14 @@ def allocator_arena(plan: MemoryPlan, allocator: str) -> int:
 
 def firmware_ram(graph: Graph, plan: MemoryPlan, allocator: str, board: BoardLimits) -> int:
     """RAM of the firmware besides arena and stack, as the linker will place it: the fixed part,
-    the MLPerf runner's copy of input 0 (runtime_c/app/mlperf.c), 8 bytes of profile ticks per
+    the MLPerf runner's copy of input 0 (runtime_c/app/mlperf.c; none when the plan keeps the
+    input in the arena), 8 bytes of profile ticks per
     operator (app/firmware.c, an even count), and with a dynamic allocator its state and offset
     tables (templates/model.c.j2: a 24-byte header, 4 bytes per tensor and per buffer, 2 bytes
     per buffer). Each of these is a multiple of 16 bytes in the firmware and every RAM section
     starts and ends on 16 (templates/link.ld.j2), so no padding depends on the model."""
     inputs = graph.tensors[graph.inputs[0]].nbytes if graph.inputs else 0
-    total = board.firmware_ram + _align(max(inputs, 1), 16)
+    total = board.firmware_ram + (0 if plan.input_kept else _align(max(inputs, 1), 16))
     total += 8 * _align(max(len(graph.operators), 1), 2)
     if allocator != dynamic.STATIC:
         buffers = max(len(plan.buffers), 1)

@@ -46,6 +46,11 @@ class MemoryPlan:
     layout_proven_optimal: bool = False  # no layout of these buffers is smaller
     #: The variable tensors, outside the arena: alive across invokes (plan/persistent.py).
     persistent: PersistentLayout = field(default_factory=PersistentLayout)
+    #: Input 0 stays intact through the inference (pipeline.PlanOptions.keep_input): the MLPerf
+    #: runner loads it in place, and the firmware needs no copy of it.
+    input_kept: bool = False
+    #: RAM that keeping it saves: the runner's copy, less the arena it adds (0 when not kept).
+    input_kept_saving: int = 0
 
     @property
     def arena_bytes(self) -> int:

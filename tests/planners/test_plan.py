@@ -105,10 +105,22 @@ def test_plan_says_whether_it_fits_a_board(capsys: pytest.CaptureFixture[str]) -
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("fits nucleo-f767: RAM ") and "free" in line and "over by" not in line
     assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--json"]) == 0
-    fit = json.loads(capsys.readouterr().out)["fit"]
-    # firmware RAM: the port's fixed 1,184 B, the input copy (3,072 B), 10 x 8 B of profile ticks
-    assert fit["fits"] and fit["ram_need"] == fit["arena"] + fit["stack"] + 1184 + 3072 + 80
+    report = json.loads(capsys.readouterr().out)
+    fit = report["fit"]
+    # The input stays in the arena (7,184 B, against 5,120 B plus a 3,072-byte copy for the
+    # MLPerf runner): firmware RAM is the port's fixed 1,184 B and 10 x 8 B of profile ticks.
+    assert report["input_kept"] and report["input_kept_saving"] == 5120 + 3072 - 7184
+    assert fit["fits"] and fit["ram_need"] == fit["arena"] + fit["stack"] + 1184 + 80
     assert fit["ram_size"] == 512 * 1024 and fit["weights"] > 0
+    # TFLM's own plan, as TFLM's runner does, copies the input (3,072 B)
+    assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--json", "--tflm-plan"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    fit = report["fit"]
+    assert not report["input_kept"] and report["input_kept_saving"] == 0
+    assert fit["ram_need"] == fit["arena"] + fit["stack"] + 1184 + 3072 + 80
+    # without a board there is no runner: the input is not kept
+    assert main(["plan", str(EXAMPLE), "--json", "--no-strategies"]) == 0
+    assert not json.loads(capsys.readouterr().out)["input_kept"]
 
 
 def test_plan_without_the_toolchain_counts_weights_and_says_so(

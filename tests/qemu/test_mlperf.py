@@ -27,8 +27,9 @@ from mcugen.host.mlperf import DB_BYTES_PER_LINE, MlperfRunner, compare_results,
 from mcugen.host.project import build
 from mcugen.host.protocol import DeviceLink
 from mcugen.host.qemu import listening_socket, qemu_command, qemu_console
+from mcugen.host.sizes import symbol_sizes
 from mcugen.model.ir import DTYPES
-from mcugen.pipeline import Generated, generate_from_file
+from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.reference import tflm_outputs
 from support import EXAMPLE, SHARED_MODELS
 
@@ -80,16 +81,18 @@ def workdir() -> Iterator[Path]:
 
 #: Keyed by workdir too: pytest-xdist may run other modules' tests between two of this module's on
 #: one worker, which tears `workdir` down and makes a new one; a firmware there would be gone.
-_BUILT: dict[tuple[Path, Path], Firmware] = {}
+_BUILT: dict[tuple[Path, Path, str], Firmware] = {}
 
 
-def firmware_for(model: Path, workdir: Path) -> Firmware:
-    if (workdir, model) not in _BUILT:
-        gen = generate_from_file(model)
+def firmware_for(model: Path, workdir: Path, keep_input: str = "auto") -> Firmware:
+    """The firmware `mcugen build` makes (the input kept in the arena when that saves RAM), or
+    with `keep_input` "yes" / "no" either way of loading the sample."""
+    if (workdir, model, keep_input) not in _BUILT:
+        gen = generate_from_file(model, PlanOptions(keep_input=keep_input))
         target = resolve_target(load_board(BOARD), emulate=True)
-        result = build(gen, target, workdir / model.stem)
-        _BUILT[workdir, model] = Firmware(gen, target, result.executable)
-    return _BUILT[workdir, model]
+        result = build(gen, target, workdir / f"{model.stem}-{keep_input}")
+        _BUILT[workdir, model, keep_input] = Firmware(gen, target, result.executable)
+    return _BUILT[workdir, model, keep_input]
 
 
 @pytest.fixture
@@ -149,8 +152,14 @@ def test_runner_exchange_agrees_with_tflm(model: Path, model_id: str, workdir: P
 
 
 @needs_qemu
-def test_every_inference_uses_the_loaded_sample(tiny: Firmware) -> None:
-    """The arena reuses the input's bytes: the device restores them before each inference."""
+@pytest.mark.parametrize("keep_input", ["yes", "no"])
+def test_every_inference_uses_the_loaded_sample(keep_input: str, workdir: Path) -> None:
+    """Kept: `db` writes into the input tensor, which no operator overwrites, and there is no
+    database buffer. Not kept: the arena reuses the input's bytes, so the device copies the
+    database into them before each inference."""
+    tiny = firmware_for(EXAMPLE, workdir, keep_input)
+    assert tiny.gen.plan.input_kept == (keep_input == "yes")
+    assert ("g_db" in symbol_sizes(tiny.elf, tiny.target)) == (keep_input == "no")
     with qemu_console(tiny.target.machine, tiny.elf) as port:
         runner = MlperfRunner(port, name="QEMU")
         runner.boot()

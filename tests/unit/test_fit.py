@@ -121,13 +121,20 @@ def test_the_verdict_equals_the_linked_firmware_ram_to_the_byte(board: str, tmp_
     """`plan --board` and `build` agree with the linker: arena + stack + firmware RAM is the
     firmware's .data + .bss + .stack, for both kinds of allocator."""
     target = resolve_target(load_board(board), emulate=False)
+    variants = [
+        (dynamic.Allocator.STATIC, "no"),
+        (dynamic.Allocator.STATIC, "yes"),  # input kept in the arena: no runner copy
+        (dynamic.Allocator.COMPACTING, "no"),
+    ]
     for name, make in _fit_models():
-        for allocator in (dynamic.Allocator.STATIC, dynamic.Allocator.COMPACTING):
-            gen = generate(make(), options=PlanOptions(allocator=allocator))
+        for allocator, keep in variants:
+            options = PlanOptions(allocator=allocator, keep_input=keep)
+            gen = generate(make(), options=options)
+            assert gen.plan.input_kept == (keep == "yes")
             fit = fit_of(gen.graph, gen.plan, allocator, 0, board_limits(target))
-            result = build(gen, target, tmp_path / f"{name}-{allocator}")
+            result = build(gen, target, tmp_path / f"{name}-{allocator}-{keep}")
             linked = firmware_sizes(result.executable, target)
-            assert fit.ram_need == linked.ram_bytes, (name, allocator, fit, linked)
+            assert fit.ram_need == linked.ram_bytes, (name, allocator, keep, fit, linked)
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
@@ -142,7 +149,7 @@ def test_plan_board_equals_the_build_in_ram_and_flash(
         assert cli.main(["plan", str(model), "--board", board, "--json", "--no-strategies"]) == 0
         fit = json.loads(capsys.readouterr().out)["fit"]
         target = resolve_target(load_board(board), emulate=False)
-        gen = generate_from_file(model)
+        gen = generate_from_file(model, PlanOptions(keep_input="auto"))  # as build plans it
         linked = firmware_sizes(build(gen, target, tmp_path / model.stem).executable, target)
         assert fit["flash_linked"] and fit["fits"]
         assert (fit["ram_need"], fit["flash_need"]) == (linked.ram_bytes, linked.flash_bytes)

@@ -121,10 +121,12 @@ def test_a_constant_graph_input_is_rejected() -> None:
     assert "subgraph input tensor 2" in rejected(data).what and "constant" in rejected(data).what
 
 
-def test_a_constant_that_is_also_a_variable_is_rejected() -> None:
-    """TFLM zeroes variables, so it ignored the data mcugen used."""
+def test_weights_marked_variable_are_rejected() -> None:
+    """A variable's buffer is not its value: TFLM zeroes variables, and so does mcugen (its data
+    is ignored, as converters write zeros there), so weights marked variable are not constant and
+    the operator that needs them constant says so."""
     data = with_tensor(fc_model(), 2, is_variable=True)
-    assert "is a variable and has constant data" in rejected(data).what
+    assert "non-constant weights are not supported" in rejected(data).what
 
 
 def test_a_model_without_inputs_or_with_an_empty_input_is_rejected() -> None:
