@@ -231,3 +231,18 @@ def test_transpose_conv_int16_rejects(variant: str) -> None:
     graph = import_model(tc_int16(Tc(), q), source="test model")
     with pytest.raises(UnsupportedError, match=f"TRANSPOSE_CONV.*{message}"):
         lower(graph, graph.operators[0])
+
+
+def test_transpose_conv_int16_rejects_int16_weights() -> None:
+    """TFLM's Prepare lets int16 weights through (same type as the input), then reads them as
+    int8."""
+    b = GraphBuilder()
+    shape = b.const(np.array([1, 8, 8, 2], np.int32))
+    x = b.input((1, 4, 4, 3), "int16", scale=1e-4, zero_point=0)
+    w = b.const(np.ones((2, 3, 3, 3), np.int16), scale=0.01, zero_point=0)
+    y = b.activation((1, 8, 8, 2), "int16", scale=1e-3, zero_point=0)
+    b.op("TRANSPOSE_CONV", [shape, w, x], [y], padding=SAME, stride_h=2, stride_w=2)
+    b.output(y)
+    graph = import_model(b.tflite(), source="test model")
+    with pytest.raises(UnsupportedError, match="TRANSPOSE_CONV.*int16"):
+        lower(graph, graph.operators[0])
