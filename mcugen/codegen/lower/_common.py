@@ -172,3 +172,32 @@ def int16_accumulator(op: Operator, bias: Tensor | None) -> str:
 def check_int64_shifts(op: Operator, shifts: Array) -> None:
     if any(int(s) not in INT64_SHIFTS for s in shifts.values):
         raise unsupported(op, "an int64-accumulator rescale has a shift outside [-31, 7]")
+
+
+#: MultiplyByQuantizedMultiplier(int64) assumes its input x in [-2^47, 2^47).
+INT64_RESCALE_LIMIT = 1 << 47
+
+
+def check_int64_accumulator(
+    op: Operator, w: Tensor, bias: Tensor | None, channel_axis: int
+) -> None:
+    """A 16x8 int64 sum stays inside the range TFLM's int64 rescale assumes (|x| < 2^47): per
+    output channel, its taps' |weight| times 32768 (the largest |int16|), plus |bias|. Beyond it
+    the rescale's int64 product can overflow (undefined behaviour in TFLM's kernel, a debug
+    assertion there). A non-constant bias cannot be bounded."""
+    if bias is not None and not bias.is_constant:
+        raise unsupported(op, "a non-constant bias is not supported (its int64 sum is unbounded)")
+    channels = w.shape[channel_axis]
+    if channels == 0:
+        return
+    weights = np.abs(w.array().astype(np.int64)) if w.is_constant else np.full(w.shape, 128)
+    taps = np.moveaxis(weights, channel_axis, 0).reshape(channels, -1).sum(axis=1)
+    reach = [int(t) * 32768 for t in taps]
+    if bias is not None:
+        reach = [r + abs(int(b)) for r, b in zip(reach, bias.array().reshape(-1), strict=True)]
+    if max(reach) >= INT64_RESCALE_LIMIT:
+        raise unsupported(
+            op,
+            f"an output channel can accumulate {max(reach)}, beyond the 2^47 TFLM's int64 "
+            "rescale assumes: weights or bias too large",
+        )

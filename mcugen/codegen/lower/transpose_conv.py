@@ -1,15 +1,27 @@
-"""TRANSPOSE_CONV: int8 (per-channel or per-tensor weights, int32 bias) and float32.
+"""TRANSPOSE_CONV: int8 (per-channel or per-tensor weights, int32 bias), int16 x int8 (int64 or
+int16 bias) and float32.
 
 Inputs are (output_shape, weights [O,KH,KW,C], input [N,H,W,C], optional bias). As in TFLM, the
 output tensor's shape is what counts (output_shape is not read), the padding is
 ComputePaddingHeightWidth run over the *output* size with dilation 1, and the int8 kernel
 accumulates in an int32 scratch buffer of one element per output element.
+
+The 16x8 kernel (TFLM's TransposeConv<int64_t>) accumulates in an int64 scratch buffer whatever
+the bias type or the options' quantized_bias_type: TFLM widens an int16 bias to int64 and reads
+any other bias as int64, so an int32 one (read past its end there) is rejected.
 """
 
 from __future__ import annotations
 
-from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import inp, out, req
+from mcugen.codegen.lower import Array, Lowered, register
+from mcugen.codegen.lower._common import (
+    check_int64_accumulator,
+    check_int64_shifts,
+    inp,
+    out,
+    req,
+    unsupported,
+)
 from mcugen.codegen.lower.conv_2d import (
     check_4d,
     check_bias,
@@ -20,10 +32,24 @@ from mcugen.codegen.lower.conv_2d import (
     type_params,
     window_params,
 )
-from mcugen.model.ir import Graph, Operator
+from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_transpose_conv_params_t"
-ACC_BYTES = 4  # int32 accumulator per output element
+ACC_BYTES = {"int8": 4, "int16": 8}  # int32 or int64 accumulator per output element
+INT16_BIAS_FUNCTIONS = {
+    "int64": "mcu_transpose_conv_int16",
+    "int16": "mcu_transpose_conv_int16_bias16",
+}
+
+
+def _check_int16_bias(op: Operator, x: Tensor, bias: Tensor | None) -> Tensor | None:
+    """The bias `check_types` may see: a 16x8 bias is int64 or int16 (TFLM widens the latter),
+    which `check_types` does not know, so an int16 one is checked here and hidden from it."""
+    if x.dtype != "int16" or bias is None:
+        return bias
+    if bias.dtype not in INT16_BIAS_FUNCTIONS:
+        raise unsupported(op, f"int16 with a {bias.dtype} bias (TFLM reads it as int64)")
+    return bias if bias.dtype == "int64" else None
 
 
 @register("TRANSPOSE_CONV")
@@ -32,7 +58,7 @@ def lower_transpose_conv(graph: Graph, op: Operator) -> Lowered:
     w, x, y = req(graph, op, 1), req(graph, op, 2), out(graph, op)
     req(graph, op, 0)
     bias = inp(graph, op, 3)
-    dtype = check_types(op, x, w, y, bias)
+    dtype = check_types(op, x, w, y, _check_int16_bias(op, x, bias), int16=True)
     check_4d(op, x, w, y)
     out_c, k_h, k_w, in_c = w.shape
     check_channels(op, "filter input depth", in_c, x.shape[3])
@@ -48,5 +74,12 @@ def lower_transpose_conv(graph: Graph, op: Operator) -> Lowered:
     params += type_params(op, x, w, y, 0, bias)
     if dtype == "float32":
         return Lowered("transpose_conv", "mcu_transpose_conv_f32", PARAMS, params)
-    scratch = y.num_elements * ACC_BYTES
-    return Lowered("transpose_conv", "mcu_transpose_conv_int8", PARAMS, params, scratch)
+    scratch = y.num_elements * ACC_BYTES[dtype]
+    if dtype == "int8":
+        return Lowered("transpose_conv", "mcu_transpose_conv_int8", PARAMS, params, scratch)
+    shifts = dict(params)["shifts"]
+    assert isinstance(shifts, Array)
+    check_int64_shifts(op, shifts)
+    check_int64_accumulator(op, w, bias, 0)
+    function = INT16_BIAS_FUNCTIONS[bias.dtype if bias is not None else "int64"]
+    return Lowered("transpose_conv", function, PARAMS, params, scratch)

@@ -1,6 +1,7 @@
 /* TRANSPOSE_CONV, bit-exact with TFLM reference_integer_ops::TransposeConv (int8, int32 scratch
- * accumulator) and reference_ops::TransposeConv (float32, accumulating in the output). Both scatter
- * each input pixel into the output window it influences, then add bias and clamp. */
+ * accumulator; int16 x int8, int64 scratch accumulator and an int64 or int16 bias) and
+ * reference_ops::TransposeConv (float32, accumulating in the output). All scatter each input pixel
+ * into the output window it influences, then add bias and clamp. */
 #include "mcu/kernels/transpose_conv.h"
 
 #include "mcu/quant.h"
@@ -80,6 +81,28 @@ static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const tc_dims_
   }
 }
 
+/* The 16x8 scatter: products summed in int64, exact (the lowering bounds every sum below 2^47),
+ * so in any order. No input offset: TFLM's 16x8 kernel ignores it (the lowering requires zero
+ * points of 0). */
+static void tc_scatter_int16(const tc_dims_t *d, const int16_t *in, const int8_t *filter,
+                             tc_pixel_t px, int64_t *acc) {
+  for (int32_t ic = 0; ic < px.in_c; ++ic) {
+    int32_t value = in[ic];
+    for (int32_t ky = 0; ky < d->k_h; ++ky) {
+      for (int32_t kx = 0; kx < d->k_w; ++kx) {
+        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
+          continue;
+        }
+        int64_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
+        const int8_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
+        for (int32_t oc = 0; oc < d->out_c; ++oc) {
+          dst[oc] += value * (int32_t)tap[oc * d->k_h * d->k_w * d->in_c];
+        }
+      }
+    }
+  }
+}
+
 static void tc_scatter_f32(const tc_dims_t *d, const float *in, const float *filter, tc_pixel_t px,
                            float *acc) {
   for (int32_t ic = 0; ic < px.in_c; ++ic) {
@@ -135,6 +158,78 @@ mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx)
   }
   tc_finish_int8(p, &d, acc, bias, mcu_output(ctx, node, 0));
   return MCU_OK;
+}
+
+/* 16x8 bias: int64, or int16 widened to int64 (TFLM converts an int16 bias into a scratch). */
+typedef struct {
+  const int64_t *wide;
+  const int16_t *narrow;
+} tc_bias16x8_t;
+
+static int64_t tc_bias_value(tc_bias16x8_t bias, int32_t oc) {
+  if (bias.wide != NULL) {
+    return bias.wide[oc];
+  }
+  return bias.narrow != NULL ? (int64_t)bias.narrow[oc] : 0;
+}
+
+/* No output offset either: TFLM's 16x8 kernel adds none. */
+static void tc_finish_int16(const mcu_transpose_conv_params_t *p, const tc_dims_t *d,
+                            const int64_t *acc, tc_bias16x8_t bias, int16_t *out) {
+  int32_t pixels = d->batches * d->out_h * d->out_w;
+  for (int32_t i = 0; i < pixels; ++i) {
+    for (int32_t oc = 0; oc < d->out_c; ++oc) {
+      int64_t v = acc[i * d->out_c + oc] + tc_bias_value(bias, oc);
+      int32_t ch = p->num_channels > 1 ? oc : 0;
+      int32_t scaled = mcu_mbqm_i64(v, p->multipliers[ch], p->shifts[ch]);
+      out[i * d->out_c + oc] = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+    }
+  }
+}
+
+/* `bias_type`: the bias tensor's element type, MCU_INT64 or MCU_INT16 (when there is one). */
+static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t bias_type) {
+  const mcu_transpose_conv_params_t *p = node->params;
+  tc_dims_t d;
+  MCU_TRY(tc_dims(node, ctx, &d));
+  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  int64_t *acc = mcu_scratch(ctx, node);
+  /* the plan aligns scratch to 16 bytes */
+  MCU_ENSURE_MODEL(acc != NULL && (uintptr_t)acc % sizeof(int64_t) == 0, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *bias_tensor =
+      node->num_inputs > TC_BIAS ? mcu_input_tensor(ctx, node, TC_BIAS) : NULL;
+  MCU_ENSURE_MODEL(bias_tensor == NULL || bias_tensor->type == bias_type, MCU_ERR_BAD_MODEL);
+  const void *bias_data = bias_tensor != NULL ? mcu_input(ctx, node, TC_BIAS) : NULL;
+  tc_bias16x8_t bias = {NULL, NULL};
+  if (bias_type == MCU_INT64) {
+    bias.wide = bias_data;
+  } else {
+    bias.narrow = bias_data;
+  }
+  const int16_t *input = mcu_input(ctx, node, TC_INPUT);
+  const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
+  int32_t out_batch = d.out_h * d.out_w * d.out_c;
+  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
+    acc[i] = 0;
+  }
+  for (int32_t b = 0; b < d.batches; ++b) {
+    for (int32_t iy = 0; iy < d.in_h; ++iy) {
+      for (int32_t ix = 0; ix < d.in_w; ++ix) {
+        const int16_t *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
+        tc_scatter_int16(&d, in, filter, tc_pixel(p, &d, iy, ix), acc + b * out_batch);
+      }
+    }
+  }
+  tc_finish_int16(p, &d, acc, bias, mcu_output(ctx, node, 0));
+  return MCU_OK;
+}
+
+mcu_status_t mcu_transpose_conv_int16(const mcu_node_t *node, mcu_context_t *ctx) {
+  return tc_int16(node, ctx, MCU_INT64);
+}
+
+mcu_status_t mcu_transpose_conv_int16_bias16(const mcu_node_t *node, mcu_context_t *ctx) {
+  return tc_int16(node, ctx, MCU_INT16);
 }
 
 mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx) {

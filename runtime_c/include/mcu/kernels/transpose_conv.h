@@ -5,7 +5,9 @@
 
 /* TRANSPOSE_CONV parameters. Inputs: 0 output_shape (not read: the output tensor's shape is used,
  * as in TFLM), 1 filter [O,KH,KW,C], 2 input [N,H,W,C], 3 optional bias [O]; output [N,OH,OW,O].
- * The int8 kernel accumulates in an int32 scratch buffer of the output's element count. */
+ * The int8 kernel accumulates in an int32 scratch buffer of the output's element count, the
+ * int16 x int8 ones (zero points 0, offsets unused) in an int64 one; their bias is int64
+ * (mcu_transpose_conv_int16) or int16 (mcu_transpose_conv_int16_bias16, widened as TFLM does). */
 typedef struct {
   int32_t stride_w;
   int32_t stride_h;
@@ -23,6 +25,8 @@ typedef struct {
 } mcu_transpose_conv_params_t;
 
 mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_transpose_conv_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_transpose_conv_int16_bias16(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif
