@@ -141,10 +141,13 @@ class GraphBuilder:
         outputs: Sequence[int],
         *,
         version: int | None = None,
+        custom_code: str | None = None,
+        custom_options: bytes = b"",
         **options: Any,
     ) -> int:
         """Add an operator; `options` are its builtin options, except `intermediates`, the
-        operator's intermediate tensors (the quantized LSTM's, as the converter writes them)."""
+        operator's intermediate tensors (the quantized LSTM's, as the converter writes them). A
+        custom operator is `op("CUSTOM", ..., custom_code=name, custom_options=flexbuffer)`."""
         intermediates = tuple(options.pop("intermediates", ()))
         index = len(self.operators)
         opts = {k: (tuple(v) if isinstance(v, list | tuple) else v) for k, v in options.items()}
@@ -157,6 +160,8 @@ class GraphBuilder:
                 outputs=tuple(outputs),
                 options=MappingProxyType(opts),
                 intermediates=intermediates,
+                custom_code=custom_code,
+                custom_options=custom_options,
             )
         )
         return index
