@@ -141,13 +141,10 @@ class GraphBuilder:
         outputs: Sequence[int],
         *,
         version: int | None = None,
-        custom_code: str | None = None,
-        custom_options: bytes = b"",
         **options: Any,
     ) -> int:
         """Add an operator; `options` are its builtin options, except `intermediates`, the
-        operator's intermediate tensors (the quantized LSTM's, as the converter writes them). A
-        custom operator is `op("CUSTOM", ..., custom_code=name, custom_options=flexbuffer)`."""
+        operator's intermediate tensors (the quantized LSTM's, as the converter writes them)."""
         intermediates = tuple(options.pop("intermediates", ()))
         index = len(self.operators)
         opts = {k: (tuple(v) if isinstance(v, list | tuple) else v) for k, v in options.items()}
@@ -160,8 +157,25 @@ class GraphBuilder:
                 outputs=tuple(outputs),
                 options=MappingProxyType(opts),
                 intermediates=intermediates,
-                custom_code=custom_code,
-                custom_options=custom_options,
+            )
+        )
+        return index
+
+    def custom(
+        self, code: str, inputs: Sequence[int], outputs: Sequence[int], options: bytes = b""
+    ) -> int:
+        """Add custom operator `code` (TFLM's signal library: "SignalWindow", ...) with its
+        FlexBuffer `options`."""
+        index = len(self.operators)
+        self.operators.append(
+            Operator(
+                index=index,
+                opcode="CUSTOM",
+                version=1,
+                inputs=tuple(inputs),
+                outputs=tuple(outputs),
+                custom_code=code,
+                custom_options=options,
             )
         )
         return index

@@ -28,6 +28,4 @@ def lower_signal_energy(graph: Graph, op: Operator) -> Lowered:
             f"{x.num_elements // 2} complex values",
         )
     params = (("start_index", start), ("end_index", end))
-    return Lowered(
-        "signal_energy", "mcu_signal_energy_int16", "mcu_signal_energy_params_t", params
-    )
+    return Lowered("signal_energy", "mcu_signal_energy_int16", "mcu_signal_energy_params_t", params)

@@ -28,5 +28,8 @@ def lower_signal_window(graph: Graph, op: Operator) -> Lowered:
         raise invalid(op, f"output holds {y.num_elements} elements, input {x.num_elements}")
     shift = in_range(op, "shift", options(op, ("shift",))["shift"], 0, 31)
     return Lowered(
-        "signal_window", "mcu_signal_window_int16", "mcu_signal_window_params_t", (("shift", shift),)
+        "signal_window",
+        "mcu_signal_window_int16",
+        "mcu_signal_window_params_t",
+        (("shift", shift),),
     )

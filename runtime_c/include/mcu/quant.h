@@ -37,7 +37,9 @@ static inline int mcu_clz32(uint32_t x) {
 
 /* TFLM signal's MostSignificantBit32 as its GCC build computes it: the 1-based position of the
  * highest set bit, and 32 (not 0) for zero (signal/src/msb_32.cc, __builtin_clz branch). */
-static inline uint32_t mcu_msb32(uint32_t x) { return x != 0 ? (uint32_t)(32 - mcu_clz32(x)) : 32u; }
+static inline uint32_t mcu_msb32(uint32_t x) {
+  return x != 0 ? (uint32_t)(32 - mcu_clz32(x)) : 32u;
+}
 
 /* The same for 64 bits: 64 for zero (msb_64.cc). */
 static inline uint32_t mcu_msb64(uint64_t x) {

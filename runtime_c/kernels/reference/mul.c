@@ -1,5 +1,6 @@
-/* MUL, bit-exact with TFLM reference_integer_ops::Mul / BroadcastMul6DSlow (int8, int16) and
- * reference_ops::Mul / BroadcastMul6DSlow (float32) and Mul / BroadcastMul4DSlow (int32). Broadcasting follows numpy. */
+/* MUL, bit-exact with TFLM reference_integer_ops::Mul / BroadcastMul6DSlow (int8, int16),
+ * reference_ops::Mul / BroadcastMul6DSlow (float32) and Mul / BroadcastMul4DSlow (int32).
+ * Broadcasting follows numpy. */
 #include "mcu/kernels/mul.h"
 
 #include "mcu/binary.h"

@@ -1,7 +1,8 @@
 /* SignalFftAutoScale, bit-exact with TFLM signal/src/fft_auto_scale.cc and max_abs.cc (its
  * portable path) as TFLM's GCC build runs them. The largest magnitude is kept in an int16, so an
- * input of -32768 stores -32768 there and a later larger value replaces it, as in TFLM; the most
- * significant bit of zero (or of a negative maximum, seen as uint32) counts as 32, giving shift 0. */
+ * input of -32768 stores -32768 there and a later larger value replaces it, as in TFLM; the
+ * most significant bit of zero (or of a negative maximum, seen as uint32) counts as 32, giving
+ * shift 0. */
 #include "mcu/kernels/signal_fft_auto_scale.h"
 
 #include "mcu/quant.h"

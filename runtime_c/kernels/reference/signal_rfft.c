@@ -141,7 +141,8 @@ static void radix5(cpx_t *f, int32_t fstride, const int16_t *tw, int32_t m) {
   }
 }
 
-/* The complex FFT of the row `x` (input_length int16 values read as pairs, zero beyond) into `f`. */
+/* The complex FFT of the row `x` (input_length int16 values read as pairs, zero beyond) into
+ * `f`. */
 static void complex_fft(const mcu_signal_rfft_params_t *p, const int16_t *x, int32_t input_length,
                         cpx_t *f) {
   int32_t n = p->fft_length / 2;

@@ -14,7 +14,7 @@ typedef struct {
   const int32_t *stages;         /* (radix, span) per stage, outermost first; radix 2..5 */
   const int16_t *twiddles;       /* fft_length / 2 complex (re, im) */
   const int16_t *super_twiddles; /* fft_length / 4 complex: the real-input split's */
-  const int16_t *leaf_index;     /* per position of the complex FFT, the input pair it starts with */
+  const int16_t *leaf_index;     /* per position of the complex FFT: the input pair it starts as */
 } mcu_signal_rfft_params_t;
 
 mcu_status_t mcu_signal_rfft_int16(const mcu_node_t *node, mcu_context_t *ctx);
