@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from flatbuffers import flexbuffers
 from hypothesis import strategies as st
 
 from mcugen import reference
@@ -417,3 +418,25 @@ def random_dags(draw: st.DrawFn) -> Graph:
     produced = [t for op in ops for t in op.outputs]
     outputs = tuple(t for t in produced if t not in consumed) or (produced[-1],)
     return Graph(tuple(tensors), tuple(ops), tuple(range(n_inputs)), outputs)
+
+
+def flex_options(**options: int | bool) -> bytes:
+    """A custom operator's options as the FlexBuffer map TFLM's signal library reads (keys sorted
+    by the builder, values by position)."""
+    return bytes(flexbuffers.Dumps(options))
+
+
+def custom_model(
+    code: str,
+    inputs: Sequence[tuple[Sequence[int], str] | np.ndarray],
+    outputs: Sequence[tuple[Sequence[int], str]],
+    options: bytes,
+) -> bytes:
+    """A one-operator model of custom operator `code`: each input a (shape, dtype) model input or
+    a constant array; every output is a model output."""
+    b = GraphBuilder()
+    ids = [b.const(x) if isinstance(x, np.ndarray) else b.input(x[0], x[1]) for x in inputs]
+    outs = [b.activation(shape, dtype) for shape, dtype in outputs]
+    b.custom(code, ids, outs, options)
+    b.output(*outs)
+    return b.tflite()

@@ -161,6 +161,25 @@ class GraphBuilder:
         )
         return index
 
+    def custom(
+        self, code: str, inputs: Sequence[int], outputs: Sequence[int], options: bytes = b""
+    ) -> int:
+        """Add custom operator `code` (TFLM's signal library: "SignalWindow", ...) with its
+        FlexBuffer `options`."""
+        index = len(self.operators)
+        self.operators.append(
+            Operator(
+                index=index,
+                opcode="CUSTOM",
+                version=1,
+                inputs=tuple(inputs),
+                outputs=tuple(outputs),
+                custom_code=code,
+                custom_options=options,
+            )
+        )
+        return index
+
     def output(self, *tensors: int) -> None:
         self.outputs.extend(tensors)
 

@@ -12,6 +12,7 @@ import hashlib
 import re
 import struct
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -43,6 +44,13 @@ _TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.
 _SKIP_OPTION_METHODS = {"Init", "GetRootAs"}
 
 T = TypeVar("T")
+
+#: Custom operators whose kernel keeps state from one invoke to the next and copies it to an
+#: output after each invoke (TFLM's spectral subtraction: its noise estimate, in a persistent
+#: buffer reset at Prepare and by Reset, copied to output 1). That output is imported as a variable
+#: tensor: it lives in the persistent state area, is reset with the other variables, and the
+#: kernel updates it in place. Written back, the tensor stays variable, which TFLM runs alike.
+KERNEL_STATE_OUTPUTS = {"SignalFilterBankSpectralSubtraction": 1}
 
 
 def load_model(path: str | Path) -> Graph:
@@ -142,6 +150,7 @@ class _Importer:
         outputs = self.indices(
             sg.OutputsAsNumpy() if sg.OutputsLength() else [], ntens, "subgraph outputs"
         )
+        tensors = _kernel_state_as_variables(tensors, ops)
         graph = Graph(
             tensors=tensors,
             operators=ops,
@@ -282,6 +291,18 @@ class _Importer:
             if 0 <= b < len(buffers):
                 result[_text(md.Name())] = buffers[b] or b""
         return result
+
+
+def _kernel_state_as_variables(
+    tensors: tuple[Tensor, ...], ops: tuple[Operator, ...]
+) -> tuple[Tensor, ...]:
+    """`tensors` with the state outputs of KERNEL_STATE_OUTPUTS' operators made variable."""
+    marked = list(tensors)
+    for op in ops:
+        k = KERNEL_STATE_OUTPUTS.get(op.custom_code or "")
+        if k is not None and k < len(op.outputs) and tensors[op.outputs[k]].data is None:
+            marked[op.outputs[k]] = replace(tensors[op.outputs[k]], is_variable=True)
+    return tuple(marked)
 
 
 def _text(b: bytes | None) -> str:

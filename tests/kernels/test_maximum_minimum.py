@@ -55,6 +55,13 @@ def test_minmax_float32(opcode: str, case: str) -> None:
 
 
 @pytest.mark.parametrize("opcode", ["MAXIMUM", "MINIMUM"])
+@pytest.mark.parametrize("case", ["same", "scalar_const", "both_broadcast", "rank6"])
+def test_minmax_int32(opcode: str, case: str) -> None:
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model(opcode, "int32", a, b))
+
+
+@pytest.mark.parametrize("opcode", ["MAXIMUM", "MINIMUM"])
 def test_minmax_rejects_bad_broadcast(opcode: str) -> None:
     from mcugen.model.builder import GraphBuilder
 

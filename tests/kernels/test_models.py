@@ -39,13 +39,15 @@ REQUIRED = {
     "mlperf_ic_resnet8_f32",
 }
 
-#: Models with variable tensors: SVDF (keyword) and LSTM state; required too.
+#: Models with variable tensors: SVDF (keyword) and LSTM state, the audio front end's noise
+#: estimate (spectral subtraction keeps it across invokes); required too.
 STATEFUL = (
     "tflm_keyword_scrambled_int8",
     "tflm_micro_speech_lstm_int8",
     "tflm_mnist_lstm_int8",
     "tflm_mnist_lstm_f32",
     "tflm_dtln_int8",
+    "tflm_audio_preproc_int8",
 )
 REQUIRED |= set(STATEFUL)
 

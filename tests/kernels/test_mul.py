@@ -61,10 +61,20 @@ def test_mul_rejects_tanh_activation() -> None:
         lower_only(model)
 
 
-def test_mul_rejects_int32() -> None:
-    model = binary_model("MUL", "int32", Operand((3,), (1.0, 0)), Operand((3,), (1.0, 0)))
-    with pytest.raises(UnsupportedError, match="MUL"):
-        lower_only(model)
+@pytest.mark.parametrize(
+    "case", ["same", "channel_const", "scalar_const", "both_broadcast", "flat"]
+)
+@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
+def test_mul_int32(case: str, act: int) -> None:
+    """TFLM's int32 MUL: the product wraps, then the activation clamps (full-range inputs)."""
+    a, b = BROADCASTS[case]
+    assert_matches_tflm(binary_model("MUL", "int32", a, b, fused_activation_function=act))
+
+
+def test_mul_int32_rejects_broadcasting_over_5_dimensions() -> None:
+    a, b = BROADCASTS["rank5"]
+    with pytest.raises(UnsupportedError, match="4"):
+        lower_only(binary_model("MUL", "int32", a, b))
 
 
 @pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))

@@ -101,15 +101,21 @@ def supported_opcodes() -> list[str]:
     return list(LOWERINGS.names())
 
 
+def registry_key(op: Operator) -> str:
+    """The name an operator's lowering is registered under: its opcode, or "CUSTOM:<code>" for a
+    custom operator (TFLM's signal library: "CUSTOM:SignalWindow", ...)."""
+    return f"CUSTOM:{op.custom_code}" if op.custom_code is not None else op.opcode
+
+
 def op_traits(graph: Graph) -> Traits:
     """Operator index -> the traits its kernel declares, for every operator that shares something
-    (custom and unsupported operators share nothing)."""
+    (unsupported operators share nothing)."""
     _load_all()
     found: dict[int, OpTraits] = {}
     for op in graph.operators:
-        if op.custom_code is not None or op.opcode not in LOWERINGS:
+        if registry_key(op) not in LOWERINGS:
             continue
-        traits = LOWERINGS[op.opcode].traits(graph, op)
+        traits = LOWERINGS[registry_key(op)].traits(graph, op)
         if traits.shares:
             found[op.index] = traits
     return MappingProxyType(found)
@@ -118,12 +124,13 @@ def op_traits(graph: Graph) -> Traits:
 def lower(graph: Graph, op: Operator) -> Lowered:
     """The kernel call for `op`, or an `UnsupportedError` that names the operator."""
     _load_all()
-    if op.custom_code is not None:
+    key = registry_key(op)
+    if op.custom_code is not None and key not in LOWERINGS:
         raise UnsupportedError(
-            f"{op.label}: custom operators are not supported",
+            f"{op.label}: custom operator {op.custom_code} is not supported",
             hint="replace it with builtin operators or run it outside the model",
         )
-    if op.opcode not in LOWERINGS:
+    if key not in LOWERINGS:
         raise UnsupportedError(
             f"{op.label}: operator {op.opcode} is not supported by the mcugen runtime",
             hint=f"supported: {', '.join(supported_opcodes())}",
@@ -135,7 +142,7 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             hint="TFLM would ignore those options; the file is corrupt",
         )
     try:
-        return LOWERINGS[op.opcode].lower(graph, op)
+        return LOWERINGS[key].lower(graph, op)
     except McugenError as exc:  # a check of a shared helper (quant.py) does not know the operator
         if exc.what.startswith(op.label):
             raise

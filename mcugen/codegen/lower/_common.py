@@ -201,3 +201,17 @@ def check_int64_accumulator(
             f"an output channel can accumulate {max(reach)}, beyond the 2^47 TFLM's int64 "
             "rescale assumes: weights or bias too large",
         )
+
+
+def int32_activation_params(op: Operator) -> tuple[tuple[str, int], ...]:
+    """(act_min, act_max) of CalculateActivationRange<int32_t>: RELU, RELU6 and RELU_N1_TO_1 clamp
+    to [0, max], [0, 6] and [-1, 1]; any other activation to the whole int32 range."""
+    lo, hi = quant.INT_RANGES["int32"]
+    act = fused_activation(op)
+    if act == quant.ACT_RELU:
+        lo = 0
+    elif act == quant.ACT_RELU6:
+        lo, hi = 0, 6
+    elif act == quant.ACT_RELU_N1_TO_1:
+        lo, hi = -1, 1
+    return (("act_min", lo), ("act_max", hi))

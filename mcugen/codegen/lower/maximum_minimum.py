@@ -1,4 +1,4 @@
-"""MAXIMUM, MINIMUM: int8 and float32, with numpy broadcasting.
+"""MAXIMUM, MINIMUM: int8, int32 and float32, with numpy broadcasting.
 
 TFLM has no Prepare for these: int8 compares raw values whatever the quantizations, so mcugen does
 the same (converters give inputs and output one quantization, where raw and real order agree).
@@ -11,11 +11,11 @@ from mcugen.codegen.lower._common import OVERWRITES_EITHER
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
-SUFFIX = {"int8": "int8", "float32": "f32"}
+SUFFIX = {"int8": "int8", "int32": "int32", "float32": "f32"}
 
 
 @register("MAXIMUM", "MINIMUM", traits=OVERWRITES_EITHER)
 def lower_maximum_minimum(graph: Graph, op: Operator) -> Lowered:
-    _, _, _, dtype = binary_operands(graph, op, "int8", "float32")
+    _, _, _, dtype = binary_operands(graph, op, "int8", "int32", "float32")
     function = f"mcu_{op.opcode.lower()}_{SUFFIX[dtype]}"
     return Lowered("maximum_minimum", function)

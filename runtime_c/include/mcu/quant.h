@@ -35,6 +35,21 @@ static inline int mcu_clz32(uint32_t x) {
   return n;
 }
 
+/* TFLM signal's MostSignificantBit32 as its GCC build computes it: the 1-based position of the
+ * highest set bit, and 32 (not 0) for zero (signal/src/msb_32.cc, __builtin_clz branch). */
+static inline uint32_t mcu_msb32(uint32_t x) {
+  return x != 0 ? (uint32_t)(32 - mcu_clz32(x)) : 32u;
+}
+
+/* The same for 64 bits: 64 for zero (msb_64.cc). */
+static inline uint32_t mcu_msb64(uint64_t x) {
+  uint32_t high = (uint32_t)(x >> 32);
+  if (high != 0) {
+    return 32u + mcu_msb32(high);
+  }
+  return x != 0 ? mcu_msb32((uint32_t)x) : 64u;
+}
+
 /* Two's-complement wrapping multiply, as the C++ reference computes x * (1 << shift). */
 static inline int32_t mcu_wrap_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);

@@ -63,3 +63,33 @@ mcu_status_t mcu_minimum_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   }
   return MCU_OK;
 }
+
+mcu_status_t mcu_maximum_int32(const mcu_node_t *node, mcu_context_t *ctx) {
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
+  int32_t n = mcu_num_elements(s.y);
+  const int32_t *a = mcu_input(ctx, node, 0);
+  const int32_t *b = mcu_input(ctx, node, 1);
+  int32_t *y = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
+    int32_t x2 = b[mcu_binary_offset(s.b, s.y, i)];
+    y[i] = x1 > x2 ? x1 : x2;
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_minimum_int32(const mcu_node_t *node, mcu_context_t *ctx) {
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
+  int32_t n = mcu_num_elements(s.y);
+  const int32_t *a = mcu_input(ctx, node, 0);
+  const int32_t *b = mcu_input(ctx, node, 1);
+  int32_t *y = mcu_output(ctx, node, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
+    int32_t x2 = b[mcu_binary_offset(s.b, s.y, i)];
+    y[i] = x1 < x2 ? x1 : x2;
+  }
+  return MCU_OK;
+}

@@ -1,5 +1,6 @@
-/* MUL, bit-exact with TFLM reference_integer_ops::Mul / BroadcastMul6DSlow (int8, int16) and
- * reference_ops::Mul / BroadcastMul6DSlow (float32). Broadcasting follows numpy. */
+/* MUL, bit-exact with TFLM reference_integer_ops::Mul / BroadcastMul6DSlow (int8, int16),
+ * reference_ops::Mul / BroadcastMul6DSlow (float32) and Mul / BroadcastMul4DSlow (int32).
+ * Broadcasting follows numpy. */
 #include "mcu/kernels/mul.h"
 
 #include "mcu/binary.h"
@@ -40,6 +41,22 @@ mcu_status_t mcu_mul_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   for (int32_t i = 0; i < n; ++i) {
     int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
     y[i] = (int16_t)mul_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
+  }
+  return MCU_OK;
+}
+
+mcu_status_t mcu_mul_int32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_mul_params_t *p = node->params;
+  mcu_binary_shapes_t s;
+  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
+  const int32_t *a = mcu_input(ctx, node, 0);
+  const int32_t *b = mcu_input(ctx, node, 1);
+  int32_t *y = mcu_output(ctx, node, 0);
+  int32_t n = mcu_num_elements(s.y);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t product =
+        mcu_wrap_mul_i32(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)]);
+    y[i] = mcu_clamp_i32(product, p->act_min, p->act_max);
   }
   return MCU_OK;
 }
