@@ -157,7 +157,11 @@ def test_conv_rejects_hybrid_weights() -> None:
 
 
 def conv_int16(
-    c: Conv, seed: int = 0, bias: str | None = "int64", zero_points: tuple[int, int] = (0, 0)
+    c: Conv,
+    seed: int = 0,
+    bias: str | None = "int64",
+    zero_points: tuple[int, int] = (0, 0),
+    bias_max: int = 1 << 18,
 ) -> bytes:
     """`bias` is the bias type, or None for none; "acc32" is no bias with quantized_bias_type
     INT32 (TFLM then accumulates in int32)."""
@@ -169,7 +173,7 @@ def conv_int16(
     weights = rng.integers(-c.weight_max, c.weight_max + 1, c.filter_shape(), dtype=np.int8)
     inputs = [x, b.const(weights, scale=w_scales, zero_point=0, axis=0), -1]
     if bias not in (None, "acc32"):
-        values = rng.integers(-(1 << 18), 1 << 18, c.out_c).astype(bias)
+        values = rng.integers(-bias_max, bias_max, c.out_c).astype(bias)
         inputs[2] = b.const(values, scale=s_in * np.atleast_1d(w_scales))
     shape = (c.batch, *c.out_hw(), c.out_c)
     y = b.activation(shape, "int16", scale=c.out_scale * 0.005, zero_point=zero_points[1])
@@ -194,6 +198,13 @@ def test_conv_int16_bias_types(name: str, bias: str | None) -> None:
 def test_conv_int16_rejects_asymmetric_activations(zero_points: tuple[int, int]) -> None:
     with pytest.raises(UnsupportedError, match="CONV_2D.*zero point"):
         _lower_only(conv_int16(Conv(), zero_points=zero_points))
+
+
+def test_conv_int16_rejects_a_sum_beyond_the_int64_rescale() -> None:
+    """|sum| must stay under the 2^47 TFLM's int64 rescale assumes (checked for every int64 16x8
+    kernel: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV)."""
+    with pytest.raises(UnsupportedError, match="CONV_2D.*2\\^47"):
+        _lower_only(conv_int16(Conv(), bias_max=1 << 50))
 
 
 def test_conv_int16_rejects_int8_bias() -> None:

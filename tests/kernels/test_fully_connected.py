@@ -62,6 +62,7 @@ def fc_int16(
     act: int = 0,
     seed: int = 0,
     zero_points: tuple[int, int] = (0, 0),
+    bias_max: int = 1 << 20,
     **options: int,
 ) -> bytes:
     rng = np.random.default_rng(seed)
@@ -72,7 +73,7 @@ def fc_int16(
     w = b.const(rng.integers(-127, 128, (units, depth), dtype=np.int8), scale=w_scale)
     inputs = [x, w, -1]
     if bias is not None:
-        values = rng.integers(-(1 << 20), 1 << 20, (units,)).astype(bias)
+        values = rng.integers(-bias_max, bias_max, (units,)).astype(bias)
         inputs[2] = b.const(values, scale=S_IN * np.asarray(w_scale) * np.ones(units))
     batches = int(np.prod(in_shape[:-1]))
     y = b.activation((batches, units), "int16", scale=S_OUT, zero_point=zero_points[1])
@@ -103,6 +104,14 @@ def test_fc_int16_without_bias_int32_accumulator() -> None:
 def test_fc_int16_rejects_asymmetric_activations(zero_points: tuple[int, int]) -> None:
     with pytest.raises(UnsupportedError, match="FULLY_CONNECTED.*zero point"):
         lower_only(fc_int16((1, 8), 4, zero_points=zero_points))
+
+
+def test_fc_int16_rejects_a_sum_beyond_the_int64_rescale() -> None:
+    """TFLM's int64 rescale assumes |sum| < 2^47; a bias near 2^50 breaks it (undefined behaviour
+    in its kernel): rejected, while 2^40 still runs bit-exact."""
+    assert_matches_tflm(fc_int16((1, 8), 4, bias_max=1 << 40))
+    with pytest.raises(UnsupportedError, match="FULLY_CONNECTED.*2\\^47"):
+        lower_only(fc_int16((1, 8), 4, bias_max=1 << 50, seed=1))
 
 
 def test_fc_int16_rejects_int16_weights() -> None:

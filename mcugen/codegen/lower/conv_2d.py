@@ -15,6 +15,7 @@ from mcugen.codegen.lower._common import (
     check_accumulator,
     check_dtype,
     check_int16_zero_points,
+    check_int64_accumulator,
     check_int64_shifts,
     inp,
     int16_accumulator,
@@ -174,10 +175,17 @@ def check_types(
 
 
 def kernel_function(
-    op: Operator, kernel: str, dtype: str, bias: Tensor | None, params: Params
+    op: Operator,
+    kernel: str,
+    dtype: str,
+    w: Tensor,
+    bias: Tensor | None,
+    channel_axis: int,
+    params: Params,
 ) -> str:
     """mcu_<kernel>_int8 / _f32, and for 16x8 the accumulator TFLM picks from the bias type:
-    mcu_<kernel>_int16 (int64) or mcu_<kernel>_int16_acc32."""
+    mcu_<kernel>_int16 (int64, its sums bounded by `check_int64_accumulator`) or
+    mcu_<kernel>_int16_acc32."""
     if dtype != "int16":
         return f"mcu_{kernel}_{'f32' if dtype == 'float32' else dtype}"
     if int16_accumulator(op, bias) == "int32":
@@ -185,6 +193,7 @@ def kernel_function(
     shifts = dict(params)["shifts"]
     assert isinstance(shifts, Array)
     check_int64_shifts(op, shifts)
+    check_int64_accumulator(op, w, bias, channel_axis)
     return f"mcu_{kernel}_int16"
 
 
@@ -295,4 +304,5 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
     window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
     params = window + type_params(op, x, w, y, 0, bias)
-    return Lowered("conv_2d", kernel_function(op, "conv_2d", dtype, bias, params), PARAMS, params)
+    function = kernel_function(op, "conv_2d", dtype, w, bias, 0, params)
+    return Lowered("conv_2d", function, PARAMS, params)

@@ -56,5 +56,5 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
         + (("depth_multiplier", mult),)
         + type_params(op, x, w, y, 3, bias)
     )
-    function = kernel_function(op, "depthwise_conv_2d", dtype, bias, params)
+    function = kernel_function(op, "depthwise_conv_2d", dtype, w, bias, 3, params)
     return Lowered("depthwise_conv_2d", function, PARAMS, params)

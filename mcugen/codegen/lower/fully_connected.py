@@ -9,6 +9,7 @@ from mcugen.codegen.lower._common import (
     check_accumulator,
     check_dtype,
     check_int16_zero_points,
+    check_int64_accumulator,
     check_int64_shifts,
     check_operands,
     inp,
@@ -78,6 +79,7 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     mults, shifts = multiplier_arrays(scales)
     if function == "mcu_fully_connected_int16":
         check_int64_shifts(op, shifts)
+        check_int64_accumulator(op, w, bias, 0)
     filter_offset = -qw.zero_point if not qw.per_channel else 0
     if x.dtype == "int8":
         check_accumulator(op, x, w, bias, 0, tuple(int(s) for s in shifts.values), filter_offset)
