@@ -8,7 +8,8 @@ What every later stage relies on, whatever the operators are:
 - sizes: every tensor's element count and bytes fit the runtime's 32-bit arithmetic (int32 dims and
   element counts, uint32 byte sizes computed on the device);
 - quantization: scales finite and positive, zero points in the range of the tensor's type (int32
-  for types without a narrower one: the runtime holds zero points in int32).
+  for types without a narrower one: the runtime holds zero points in int32);
+- options: every number finite.
 Operator-level rules (operand counts, shapes, types and options against a kernel) live in each
 operator's lowering (mcugen/codegen/lower). Each violation is one `ModelError` line naming the
 tensor or operator. O(tensors + operator operands).
@@ -19,7 +20,7 @@ from __future__ import annotations
 import math
 
 from mcugen.errors import ModelError
-from mcugen.model.ir import DTYPES, Graph, Tensor
+from mcugen.model.ir import DTYPES, Graph, Operator, Tensor
 
 INT32_MAX = 2**31 - 1
 #: Zero point range per tensor type; other types hold their zero point in an int32.
@@ -36,6 +37,8 @@ def validate_graph(graph: Graph, source: str) -> None:
     """Every model-level rule; raises the first violation as a one-line `ModelError`."""
     for tensor in graph.tensors:
         _check_tensor(tensor, source)
+    for op in graph.operators:
+        _check_options(op, source)
     produced = _check_writers(graph, source)
     _check_graph_io(graph, produced, source)
     _check_acyclic(graph, produced, source)
@@ -78,6 +81,14 @@ def _check_tensor(tensor: Tensor, source: str) -> None:
                 f"[{lo}, {hi}]",
                 source,
             )
+
+
+def _check_options(op: Operator, source: str) -> None:
+    """Every number among the options is finite: a NaN clip or beta reaches float-to-integer
+    conversions that are undefined behaviour in TFLM's Prepare and ours."""
+    for name, value in op.options.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _fail(f"{op.label}: option {name} is {value}, not a finite number", source)
 
 
 def _check_writers(graph: Graph, source: str) -> dict[int, int]:

@@ -275,3 +275,15 @@ def test_a_truncated_file_is_named_without_python_internals() -> None:
             import_model(data[:cut])
         except ModelError as exc:
             assert "unpack" not in exc.line() and "Error" not in exc.line(), exc.line()
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_an_option_that_is_not_a_finite_number_is_rejected(value: float) -> None:
+    """Found by the fuzzer: an LSTM's cell_clip of NaN reached a float-to-int conversion."""
+    b = GraphBuilder()
+    x = b.input((1, 8), "float32")
+    y = b.activation((1, 8), "float32")
+    b.op("SOFTMAX", [x], [y], beta=value)
+    b.output(y)
+    with pytest.raises(ModelError, match=r"operator 0 \(SOFTMAX\): option beta is .*not a finite"):
+        import_model(b.tflite())
