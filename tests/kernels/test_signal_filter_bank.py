@@ -66,3 +66,14 @@ def test_filter_bank_rejects_short_tables_and_extra_outputs() -> None:
         lower_only(bank_model(5, 10, tabs))
     with pytest.raises(McugenError, match="more than"):
         lower_only(bank_model(4, 10, tabs, outputs=5))
+
+
+@pytest.mark.parametrize("field", [2, 3])
+def test_filter_bank_rejects_a_start_whose_int16_sum_would_wrap(field: int) -> None:
+    """start 32,760 + width 20 wraps to negative in int16 arithmetic: the check must not."""
+    tabs = tables(4, 64, 5)
+    tabs[4][1] = 20
+    tabs[2][1] = tabs[3][1] = 0
+    tabs[field][1] = 32760
+    with pytest.raises(McugenError, match="reads .*32780"):
+        lower_only(bank_model(4, 64, tabs))

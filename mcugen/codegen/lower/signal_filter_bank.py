@@ -28,7 +28,8 @@ def _check_tables(op: Operator, channels: int, energy: Tensor, tables: list[Tens
         if t.num_elements < channels + 1:
             raise invalid(op, f"tensor {t.index} has fewer than num_channels + 1 entries")
     weight_count = min(weights.num_elements, unweights.num_elements)
-    rows = zip(freq_starts.array(), weight_starts.array(), widths.array(), strict=False)
+    # Python ints: int16 sums would wrap and let an out-of-range channel pass (found by fuzzing).
+    rows = zip(*(t.array().astype(int).tolist() for t in tables[2:]), strict=False)
     for c, (freq, first, width) in enumerate(list(rows)[: channels + 1]):
         if width <= 0:
             continue
