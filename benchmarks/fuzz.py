@@ -175,6 +175,14 @@ def work_estimate(graph: Graph) -> int:
 
 
 def plan_job(corpus: Corpus, opts: Options, index: int, workdir: Path) -> Result:
+    # A numpy overflow warning in a check is a check that computed the wrong thing (an int16 sum
+    # that wrapped let an out-of-range index pass): an internal error here, not a stderr line.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        return _plan_job(corpus, opts, index, workdir)
+
+
+def _plan_job(corpus: Corpus, opts: Options, index: int, workdir: Path) -> Result:
     m = corpus.mutant(opts.seed, index)
     path = workdir / f"mutant-{index}.tflite"
     path.write_bytes(m.data)

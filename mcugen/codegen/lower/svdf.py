@@ -103,8 +103,9 @@ def _lower_int8(
     if any(q.per_channel for q in (qx, qf, qt, qs, qy)):
         raise unsupported(op, "per-channel quantization is not supported")
     f32 = np.float32
-    scale_1 = float(f32(qx.scale) * f32(qf.scale) / f32(qs.scale))
-    scale_2 = float(f32(qs.scale) * f32(qt.scale) / f32(qy.scale))
+    with np.errstate(over="ignore"):  # in float32 as TFLM; an infinity fails quantize_multiplier
+        scale_1 = float(f32(qx.scale) * f32(qf.scale) / f32(qs.scale))
+        scale_2 = float(f32(qs.scale) * f32(qt.scale) / f32(qy.scale))
     if abs(qb.scale - float(f32(qs.scale) * f32(qt.scale))) >= 1e-5:
         raise unsupported(op, "bias scale differs from state scale times time-weights scale")
     m1, s1 = quant.quantize_multiplier(scale_1)
