@@ -22,6 +22,36 @@ class Region:
     size: int
 
 
+#: What a memory is made of; the planner ranks them by their costs, not by kind.
+MEMORY_KINDS = ("TCM", "SRAM", "SDRAM", "PSRAM", "QSPI", "flash")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory of a board (`[[memories]]` in board.toml) and what using it costs.
+
+    `mapped`: kernels may read (and, if `writable`, write) buffers there in place; otherwise data
+    only moves to and from it by copies. Costs are CPU cycles per byte streamed, and picojoules per
+    byte when measured (None until then); `source` cites where the figures come from."""
+
+    name: str
+    kind: str
+    origin: int
+    size: int
+    mapped: bool = True
+    writable: bool = True
+    read_cycles_per_byte: float = 0.0
+    write_cycles_per_byte: float | None = None  # None: not writable
+    energy_pj_per_byte: float | None = None
+    source: str = ""
+    #: where the board's QEMU twin places this memory (origin, size), None when the twin has none
+    twin: Region | None = None
+
+    @property
+    def end(self) -> int:
+        return self.origin + self.size
+
+
 @dataclass(frozen=True)
 class Board:
     name: str
@@ -46,6 +76,8 @@ class Board:
     cycle_counter: str = ""
     flash_tool: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the memories the planner may place buffers in, fastest first as the board lists them
+    memories: tuple[Memory, ...] = ()
 
     @property
     def is_host(self) -> bool:
@@ -93,6 +125,52 @@ def load_board(name: str) -> Board:
         raise McugenError(f"board description is invalid ({exc})", where=str(path)) from None
 
 
+def _memory(entry: dict[str, Any]) -> Memory:
+    """One `[[memories]]` table, checked: a known kind, a positive size, non-negative costs."""
+    unknown = set(entry) - set(Memory.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"memory {entry.get('name', '?')}: unknown keys {sorted(unknown)}")
+    kind = entry["kind"]
+    if kind not in MEMORY_KINDS:
+        raise ValueError(f"memory {entry['name']}: kind {kind!r} is not one of {MEMORY_KINDS}")
+    writable = bool(entry.get("writable", True))
+    write = entry.get("write_cycles_per_byte")
+    if writable and write is None:
+        raise ValueError(f"memory {entry['name']}: a writable memory needs write_cycles_per_byte")
+    twin = entry.get("twin")
+    memory = Memory(
+        name=str(entry["name"]),
+        kind=kind,
+        origin=int(entry["origin"]),
+        size=int(entry["size"]),
+        mapped=bool(entry.get("mapped", True)),
+        writable=writable,
+        read_cycles_per_byte=float(entry["read_cycles_per_byte"]),
+        write_cycles_per_byte=float(write) if writable and write is not None else None,
+        energy_pj_per_byte=(
+            float(entry["energy_pj_per_byte"]) if "energy_pj_per_byte" in entry else None
+        ),
+        source=str(entry.get("source", "")),
+        twin=Region(int(twin["origin"]), int(twin["size"])) if twin else None,
+    )
+    costs = [memory.read_cycles_per_byte, memory.write_cycles_per_byte or 0.0]
+    if memory.size <= 0 or min(costs) < 0 or not memory.source:
+        raise ValueError(f"memory {memory.name}: size must be positive, costs >= 0, source given")
+    return memory
+
+
+def _memories(data: dict[str, Any]) -> tuple[Memory, ...]:
+    memories = tuple(_memory(m) for m in data.get("memories", []))
+    names = [m.name for m in memories]
+    if len(set(names)) != len(names):
+        raise ValueError(f"memory names repeat: {names}")
+    spans = sorted((m.origin, m.end, m.name) for m in memories)
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:], strict=False):
+        if start < end:
+            raise ValueError(f"memories {a} and {b} overlap")
+    return memories
+
+
 def _region(data: dict[str, Any], key: str) -> Region | None:
     r = data.get("memory", {}).get(key)
     return Region(int(r["origin"]), int(r["size"])) if r else None
@@ -116,6 +194,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         "console",
         "cycle_counter",
         "flash_tool",
+        "memories",
     }
     emulator = data.get("emulator", {})
     return Board(
@@ -138,6 +217,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         console=data.get("console", ""),
         cycle_counter=data.get("cycle_counter", ""),
         flash_tool=data.get("flash_tool", ""),
+        memories=_memories(data),
         extra={k: v for k, v in data.items() if k not in known},
     )
 

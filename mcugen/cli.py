@@ -97,7 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     _measure_parser(sub)
     _flash_parser(sub)
 
-    sub.add_parser("boards", help="list the boards and their limits")
+    boards = sub.add_parser("boards", help="list the boards and their limits")
+    boards.add_argument(
+        "board", nargs="?", help="one board: its memories, what they cost and where that is from"
+    )
     return p
 
 

@@ -1,0 +1,160 @@
+/* STM32F74x/F76x/F77x boards at 216 MHz: HSE (an ST-LINK MCO in bypass, or a crystal) through the
+ * PLL (M from the board, N so that the VCO runs at 432 MHz, P=2), over-drive, 7 flash wait states;
+ * the console on the USART wired to the ST-LINK virtual COM port; DWT cycle counter. Registers from
+ * RM0410 (F76x/F77x) and RM0385 (F74x/F75x), identical for what is used here. Each board's
+ * board.toml sets:
+ *   MCU_HSE_BYPASS        1: external clock (NUCLEO: the ST-LINK's 8 MHz MCO); 0: a crystal
+ *   MCU_PLL_M             HSE MHz / 2 (NUCLEO 4) or HSE MHz (DISCO's 25 MHz crystal: 25)
+ *   MCU_PLL_N             216 with M = HSE/2, 432 with M = HSE (VCO input 2 or 1 MHz)
+ *   MCU_CONSOLE_USART3_PD8_PD9 or MCU_CONSOLE_USART1_PA9_PB7: the console pins (AF7)
+ * Not yet run on hardware: built and size-checked only. */
+#include <stdint.h>
+
+#include "mcu/port.h"
+
+#define REG(addr) (*(volatile uint32_t *)(addr))
+#define RCC_CR REG(0x40023800u)
+#define RCC_PLLCFGR REG(0x40023804u)
+#define RCC_CFGR REG(0x40023808u)
+#define RCC_AHB1ENR REG(0x40023830u)
+#define RCC_APB1ENR REG(0x40023840u)
+#define PWR_CR1 REG(0x40007000u)
+#define PWR_CSR1 REG(0x40007004u)
+#define FLASH_ACR REG(0x40023C00u)
+#define RCC_APB2ENR REG(0x40023844u)
+#define GPIO_MODER(port) REG(0x40020000u + 0x400u * (port))
+#define GPIO_AFRL(port) REG(0x40020020u + 0x400u * (port))
+#define GPIO_AFRH(port) REG(0x40020024u + 0x400u * (port))
+#define GPIO_A 0u
+#define GPIO_B 1u
+#define GPIO_D 3u
+#if defined(MCU_CONSOLE_USART3_PD8_PD9)
+#define USART_BASE 0x40004800u
+#define USART_CLOCK_HZ (CORE_HZ / 4u) /* APB1 */
+#elif defined(MCU_CONSOLE_USART1_PA9_PB7)
+#define USART_BASE 0x40011000u
+#define USART_CLOCK_HZ (CORE_HZ / 2u) /* APB2 */
+#else
+#error "board.toml must define the console: MCU_CONSOLE_USART3_PD8_PD9 or MCU_CONSOLE_USART1_PA9_PB7"
+#endif
+#define USART_CR1 REG(USART_BASE + 0x00u)
+#define USART_BRR REG(USART_BASE + 0x0Cu)
+#define USART_ISR REG(USART_BASE + 0x1Cu)
+#define USART_ICR REG(USART_BASE + 0x20u)
+#define USART_RDR REG(USART_BASE + 0x24u)
+#define USART_TDR REG(USART_BASE + 0x28u)
+#define DEMCR REG(0xE000EDFCu)
+#define DWT_CTRL REG(0xE0001000u)
+#define DWT_CYCCNT REG(0xE0001004u)
+#define DWT_LAR REG(0xE0001FB0u)
+
+#define CORE_HZ 216000000u
+#define BAUD 115200u
+#define SPIN_LIMIT 10000000u
+
+static uint32_t g_cycles_high;
+static uint32_t g_cycles_last;
+
+static void wait_set(volatile uint32_t *reg, uint32_t mask) {
+  for (uint32_t i = 0; i < SPIN_LIMIT && (*reg & mask) != mask; ++i) {
+  }
+}
+
+static void clock_init(void) {
+  RCC_APB1ENR |= 1u << 28;                                   /* PWR */
+  PWR_CR1 |= 3u << 14;                                        /* voltage scale 1 */
+  RCC_CR |= (MCU_HSE_BYPASS ? 1u << 18 : 0u) | (1u << 16);   /* HSE (bypass) on */
+  wait_set(&RCC_CR, 1u << 17);
+  /* PLLSRC = HSE, P = 2, Q = 9 (48 MHz from the 432 MHz VCO) */
+  RCC_PLLCFGR = MCU_PLL_M | (MCU_PLL_N << 6) | (0u << 16) | (1u << 22) | (9u << 24);
+  RCC_CR |= 1u << 24;                                         /* PLL on */
+  PWR_CR1 |= 1u << 16;                                        /* over-drive */
+  wait_set(&PWR_CSR1, 1u << 16);
+  PWR_CR1 |= 1u << 17;
+  wait_set(&PWR_CSR1, 1u << 17);
+  wait_set(&RCC_CR, 1u << 25);
+  FLASH_ACR = 7u | (1u << 8) | (1u << 9);                     /* 7 WS, prefetch, ART */
+  RCC_CFGR = (5u << 10) | (4u << 13) | 2u;                    /* APB1 /4, APB2 /2, SW = PLL */
+  for (uint32_t i = 0; i < SPIN_LIMIT && ((RCC_CFGR >> 2) & 3u) != 2u; ++i) {
+  }
+}
+
+/* Pin `pin` of GPIO `port` in alternate function 7 (USART1..3). */
+static void pin_af7(uint32_t port, uint32_t pin) {
+  GPIO_MODER(port) = (GPIO_MODER(port) & ~(3u << (2u * pin))) | (2u << (2u * pin));
+  if (pin < 8u) {
+    GPIO_AFRL(port) = (GPIO_AFRL(port) & ~(0xFu << (4u * pin))) | (7u << (4u * pin));
+  } else {
+    GPIO_AFRH(port) = (GPIO_AFRH(port) & ~(0xFu << (4u * (pin - 8u)))) | (7u << (4u * (pin - 8u)));
+  }
+}
+
+static void console_init(void) {
+#if defined(MCU_CONSOLE_USART3_PD8_PD9)
+  RCC_AHB1ENR |= 1u << GPIO_D;
+  RCC_APB1ENR |= 1u << 18; /* USART3 */
+  pin_af7(GPIO_D, 8u);
+  pin_af7(GPIO_D, 9u);
+#else
+  RCC_AHB1ENR |= (1u << GPIO_A) | (1u << GPIO_B);
+  RCC_APB2ENR |= 1u << 4; /* USART1 */
+  pin_af7(GPIO_A, 9u);
+  pin_af7(GPIO_B, 7u);
+#endif
+  USART_BRR = (USART_CLOCK_HZ + BAUD / 2u) / BAUD;
+  USART_CR1 = (1u << 3) | (1u << 2) | 1u; /* TE, RE, UE */
+}
+
+void mcu_port_init(void) {
+  clock_init();
+  console_init();
+  DEMCR |= 1u << 24;
+  DWT_LAR = 0xC5ACCE55u;
+  DWT_CYCCNT = 0u;
+  DWT_CTRL |= 1u;
+}
+
+/* 64-bit extension of CYCCNT: correct while called at least once per 2^32 cycles (19.8 s). */
+uint64_t mcu_port_cycles(void) {
+  uint32_t now = DWT_CYCCNT;
+  if (now < g_cycles_last) {
+    g_cycles_high++;
+  }
+  g_cycles_last = now;
+  return ((uint64_t)g_cycles_high << 32) | now;
+}
+
+uint32_t mcu_port_cycle_hz(void) { return CORE_HZ; }
+
+void mcu_port_cycles_restart(void) {
+  DWT_CYCCNT = 0u;
+  g_cycles_high = 0u;
+  g_cycles_last = 0u;
+}
+
+int mcu_port_getc(uint32_t timeout_ms) {
+  uint64_t limit = (uint64_t)timeout_ms * (CORE_HZ / 1000u);
+  uint64_t start = mcu_port_cycles();
+  while ((USART_ISR & (1u << 5)) == 0u) {
+    if ((USART_ISR & (1u << 3)) != 0u) {
+      USART_ICR = 1u << 3; /* clear ORE */
+    }
+    if (timeout_ms != 0u && mcu_port_cycles() - start > limit) {
+      return -1;
+    }
+  }
+  return (int)(USART_RDR & 0xFFu);
+}
+
+void mcu_port_putc(uint8_t c) {
+  while ((USART_ISR & (1u << 7)) == 0u) {
+  }
+  USART_TDR = c;
+}
+
+void mcu_port_exit(int code) {
+  (void)code;
+  for (;;) {
+    __asm volatile("wfi");
+  }
+}
