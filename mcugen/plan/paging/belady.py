@@ -3,7 +3,8 @@ first fit in fast memory.
 
 Steps:
 1. If a static layout of all buffers (the best greedy of plan/layout) fits in C, nothing pages.
-2. Otherwise walk the steps. Before step s, free the buffers that died; then place each buffer
+2. Otherwise walk the steps (once per `POLICIES` variant, the cheapest kept). Before step s,
+   free the buffers that died; then place each buffer
    used at s that is not in fast memory (largest first): into the best-fitting free hole, else
    into the window of fast memory whose eviction costs least, where evicting a buffer costs its
    copy out (when its fast copy is newer) and its copy back, divided by the steps until its next
@@ -22,6 +23,7 @@ hole for a later one); the weighted score is not Belady's optimal for unequal si
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 
 from mcugen.plan.buffers import Buffer
@@ -31,11 +33,32 @@ from mcugen.plan.paging.problem import PagedBuffer, PagingProblem
 from mcugen.plan.paging.schedule import SLOW, Schedule, Timeline, schedule_of
 
 
+@dataclass(frozen=True)
+class Policy:
+    """One variant of the walk: how a window's victims are scored (`weighted`: eviction cost per
+    step until each victim's next use; `furthest`: Belady's rule, the soonest next use among the
+    victims as late as possible; `cheapest`: the least eviction cost) and which free hole a
+    buffer takes (`best` fit or `first` fit)."""
+
+    score: str = "weighted"
+    fit: str = "best"
+
+
+#: The variants `plan_belady` runs, best result kept (ties: the first).
+POLICIES = (
+    Policy("weighted", "best"),
+    Policy("furthest", "best"),
+    Policy("cheapest", "best"),
+    Policy("weighted", "first"),
+)
+
+
 @dataclass
 class _Fast:
     """The fast memory during the walk: residents' offsets and which are newer than slow."""
 
     capacity: int
+    policy: Policy
     offsets: dict[int, int] = field(default_factory=dict)
     dirty: set[int] = field(default_factory=set)
 
@@ -69,14 +92,22 @@ def plan_belady(problem: PagingProblem, *, budget: float | None = None) -> Sched
     del budget
     problem.check_feasible()
     lower = paging_lower_bound(problem)
-    timeline = static_timeline(problem) or belady_timeline(problem)
-    return schedule_of(problem, timeline, strategy="belady", lower_bound=lower)
+    static = static_timeline(problem)
+    if static is not None:
+        return schedule_of(problem, static, strategy="belady", lower_bound=lower)
+    found = [
+        schedule_of(problem, belady_timeline(problem, p), strategy="belady", lower_bound=lower)
+        for p in POLICIES
+    ]
+    return min(found, key=lambda schedule: schedule.cost)
 
 
-def belady_timeline(problem: PagingProblem) -> Timeline:
+def belady_timeline(problem: PagingProblem, policy: Policy = POLICIES[0]) -> Timeline:
     """The locations of the walk in the module docstring."""
     size = {b.id: b.size for b in problem.buffers}
-    fast = _Fast(problem.capacity // problem.align * problem.align)
+    # Offsets on the grid of the greatest common divisor of the sizes, as the exact model's.
+    unit = math.gcd(*size.values()) or problem.align
+    fast = _Fast(problem.capacity // unit * unit, policy)
     places: dict[int, list[int]] = {b.id: [] for b in problem.buffers}
     born: dict[int, list[PagedBuffer]] = {}
     for b in problem.buffers:
@@ -114,7 +145,8 @@ def _bring_in(
         return
     fits = [(end - start, start) for start, end in fast.holes(size) if end - start >= b.size]
     if fits:
-        fast.offsets[b.id] = min(fits)[1]
+        first_fit = fast.policy.fit == "first"
+        fast.offsets[b.id] = min(fits, key=lambda f: (0, f[1]) if first_fit else f)[1]
         return
     protected = {u.id for u in used}
     window = _cheapest_window(problem, fast, b, s, protected, size)
@@ -150,11 +182,20 @@ def _cheapest_window(
         if any(v in protected for v in victims):
             continue
         costs = [_eviction_cost(problem, fast, v, s) for v in victims]
-        weight = sum(spent / distance for spent, distance in costs)
+        weight = _score(fast.policy, costs)
         key = (weight, sum(size[v] for v in victims), at, sum(c for c, _ in costs), victims)
         if best is None or key[:3] < best[:3]:
             best = key
     return None if best is None else (best[2], best[3], best[4])
+
+
+def _score(policy: Policy, costs: list[tuple[int, int]]) -> float:
+    """How bad evicting victims of these (cost, steps to next use) is: lower is better."""
+    if policy.score == "furthest":
+        return -min((distance for _, distance in costs), default=1 << 30)
+    if policy.score == "cheapest":
+        return sum(spent for spent, _ in costs)
+    return sum(spent / distance for spent, distance in costs)
 
 
 def _eviction_cost(problem: PagingProblem, fast: _Fast, v: int, s: int) -> tuple[int, int]:

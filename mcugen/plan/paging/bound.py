@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcugen.plan.paging.problem import PagingProblem
+from mcugen.plan.paging.problem import PagedBuffer, PagingProblem
 
 PASSES = 4
 
@@ -33,17 +33,23 @@ class _Item:
     hi: int
 
 
-def _items(problem: PagingProblem) -> list[_Item]:
-    """The gaps of every buffer, with their cost per byte (see the module docstring)."""
+def _items(problem: PagingProblem, buffers: list[PagedBuffer]) -> list[_Item]:
+    """The gaps of every buffer, with their cost per byte (see the module docstring). With slow
+    access, a gap (u, next] splits into its inside, which costs a copy in or the slow access at
+    `next`, min(in, slow), and `next` itself, which costs the rest of the slow access: both out
+    cost at least the slow access, so the two never charge more than a schedule pays."""
     cost = problem.cost
     slow = cost.slow_per_byte
     items: list[_Item] = []
-    for b in problem.buffers:
+    for b in buffers:
         if slow is not None:
             items.append(_Item(b.size, slow, b.first, b.first))
         for u, nxt in zip(b.uses, b.uses[1:], strict=False):
             if slow is not None:
-                items.append(_Item(b.size, min(cost.in_per_byte, slow), u + 1, nxt))
+                inside = min(cost.in_per_byte, slow) if nxt > u + 1 else 0
+                if inside:
+                    items.append(_Item(b.size, inside, u + 1, nxt - 1))
+                items.append(_Item(b.size, slow - inside, nxt, nxt))
             elif nxt > u + 1:
                 out = cost.out_per_byte if u in b.writes else 0
                 items.append(_Item(b.size, cost.in_per_byte + out, u + 1, nxt - 1))
@@ -51,12 +57,23 @@ def _items(problem: PagingProblem) -> list[_Item]:
 
 
 def paging_lower_bound(problem: PagingProblem) -> int:
-    """Millicycles no schedule of `problem` goes below (0 when everything may fit)."""
+    """Millicycles no schedule of `problem` goes below (0 when everything may fit). A buffer
+    larger than the fast memory pays the slow access at every use; the others go to the LP."""
     capacity = problem.capacity // problem.align * problem.align
-    excess = {s: live - capacity for s, live in enumerate(problem.live_bytes()) if live > capacity}
+    fixed = sum(
+        b.size * (problem.cost.slow_per_byte or 0) * len(b.uses)
+        for b in problem.buffers
+        if b.size > capacity
+    )
+    fitting = [b for b in problem.buffers if b.size <= capacity]
+    live = [0] * (problem.steps + 1)
+    for b in fitting:
+        for s in range(b.first, b.last + 1):
+            live[s] += b.size
+    excess = {s: bytes_ - capacity for s, bytes_ in enumerate(live) if bytes_ > capacity}
     if not excess:
-        return 0
-    items = _items(problem)
+        return fixed
+    items = _items(problem, fitting)
     covering: dict[int, list[int]] = {s: [] for s in excess}
     for k, item in enumerate(items):
         for s in range(item.lo, item.hi + 1):
@@ -73,7 +90,7 @@ def paging_lower_bound(problem: PagingProblem) -> int:
             y[s] = best
     value = sum(excess[s] * y[s] for s in excess)
     value -= sum(max(0, item.size * (total[k] - item.rate)) for k, item in enumerate(items))
-    return max(0, value)
+    return fixed + max(0, value)
 
 
 def _best_y(need: int, items: list[tuple[_Item, int]]) -> int:
