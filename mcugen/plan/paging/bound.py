@@ -1,4 +1,4 @@
-"""A lower bound on the cost of every paging schedule, independent of any solver.
+"""A lower bound on the cost of every paging schedule, independent of the CP-SAT search.
 
 At step s, at least E_s = live bytes - C bytes are not in fast memory. A buffer out of fast memory
 somewhere in the gap between two of its uses pays, inside that gap, a copy in before its next use
@@ -8,17 +8,22 @@ pay at different boundaries, so the gaps are independent "items": a covering LP
     min sum_g c_g x_g  s.t.  sum_{g covers s} size_g x_g >= E_s,  0 <= x_g <= 1
 relaxes every schedule (fragmentation ignored). Any y >= 0 gives a dual bound
     LB(y) = sum_s E_s y_s - sum_g max(0, size_g (sum_{s in g} y_s) - c_g),
-raised here by exact coordinate ascent (each y_s set to its best value given the others: a
-fractional knapsack over the items covering s), a few passes in a fixed order. Rates are integer
-millicycles per byte and every breakpoint is an integer, so the bound is exact integer arithmetic.
-One y_s alone is the per-step fractional knapsack; the ascent adds steps that no gap spans twice.
-Complexity O(passes x sum of lifetimes x log live). Weakness: fragmentation and the copies out of
-buffers written long before are not counted, so the gap to the optimum can stay open.
+evaluated exactly (fractions) for two y: the optimal LP duals from OR-Tools' GLOP (the LP
+optimum; its floating point only picks y, it cannot make the bound invalid), and an exact
+coordinate ascent needing no solver (each y_s set to its best value given the others, a
+fractional knapsack over the items covering s, a few passes in a fixed order); the larger wins.
+Without slow access, the LP also pays each write's copy out once over all the gaps up to the next
+write (z_segment >= x_gap); the ascent counts it only in the gap right after the write.
+Complexity O(passes x sum of lifetimes x log live) plus one LP of (gaps x excess steps).
+Weakness: fragmentation is not counted, so the gap to the optimum can stay open.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
 
 from mcugen.plan.paging.problem import PagedBuffer, PagingProblem
 
@@ -31,6 +36,18 @@ class _Item:
     rate: int  # millicycles per byte when the buffer leaves fast memory in this gap
     lo: int  # steps covered
     hi: int
+    #: Without slow access: the write before this gap (its copy out is paid once for all the
+    #: gaps up to the next write: the buffer is newer than slow until it first leaves), -1 none;
+    #: and that copy's millicycles per byte, counted in `rate` of the gap right after the write
+    #: (the solver-free ascent) or once per segment (the LP).
+    segment: tuple[int, int] = (-1, -1)
+    out: int = 0
+    after_write: bool = False
+
+    @property
+    def combined(self) -> int:
+        """The rate when each gap stands alone: the copy out only right after the write."""
+        return self.rate + (self.out if self.after_write else 0)
 
 
 def _items(problem: PagingProblem, buffers: list[PagedBuffer]) -> list[_Item]:
@@ -44,15 +61,20 @@ def _items(problem: PagingProblem, buffers: list[PagedBuffer]) -> list[_Item]:
     for b in buffers:
         if slow is not None:
             items.append(_Item(b.size, slow, b.first, b.first))
+        write = b.first
         for u, nxt in zip(b.uses, b.uses[1:], strict=False):
+            write = u if u in b.writes else write
             if slow is not None:
                 inside = min(cost.in_per_byte, slow) if nxt > u + 1 else 0
                 if inside:
                     items.append(_Item(b.size, inside, u + 1, nxt - 1))
                 items.append(_Item(b.size, slow - inside, nxt, nxt))
             elif nxt > u + 1:
-                out = cost.out_per_byte if u in b.writes else 0
-                items.append(_Item(b.size, cost.in_per_byte + out, u + 1, nxt - 1))
+                segment = (b.id, write)
+                item = _Item(
+                    b.size, cost.in_per_byte, u + 1, nxt - 1, segment, cost.out_per_byte, u == write
+                )
+                items.append(item)
     return items
 
 
@@ -88,15 +110,86 @@ def paging_lower_bound(problem: PagingProblem) -> int:
             for k in covering[s]:
                 total[k] += best - y[s]
             y[s] = best
-    value = sum(excess[s] * y[s] for s in excess)
-    value -= sum(max(0, item.size * (total[k] - item.rate)) for k, item in enumerate(items))
-    return fixed + max(0, value)
+    ascent = _dual_value(items, covering, excess, {s: Fraction(v) for s, v in y.items()})
+    duals = _lp_duals(items, covering, excess)
+    exact = _dual_value(items, covering, excess, *duals) if duals else 0
+    return fixed + max(0, ascent, exact)
+
+
+def _dual_value(
+    items: list[_Item],
+    covering: dict[int, list[int]],
+    excess: dict[int, int],
+    y: dict[int, Fraction],
+    w: list[Fraction] | None = None,
+) -> int:
+    """The dual objective at (y, w), exactly, rounded down: valid for any y, w >= 0.
+    Without w, the LP where each gap stands alone (rates `combined`); with w (a price per gap on
+    "its segment's copy out covers it"), the LP where a segment pays its copy out once:
+    sum E_s y_s - sum_g max(0, size_g Y_g - w_g - size_g rate_g)
+                - sum_segments max(0, sum_{g in it} w_g - size out)."""
+    total = [Fraction(0)] * len(items)
+    for s, ks in covering.items():
+        for k in ks:
+            total[k] += y[s]
+    value = sum((excess[s] * y[s] for s in excess), Fraction(0))
+    segments: dict[tuple[int, int], Fraction] = {}
+    for k, item in enumerate(items):
+        if w is None:
+            value -= max(Fraction(0), item.size * (total[k] - item.combined))
+            continue
+        value -= max(Fraction(0), item.size * (total[k] - item.rate) - w[k])
+        if item.segment[0] >= 0:
+            segments[item.segment] = segments.get(item.segment, Fraction(0)) + w[k]
+    sizes = {item.segment: item.size * item.out for item in items}
+    value -= sum((max(Fraction(0), v - sizes[key]) for key, v in segments.items()), Fraction(0))
+    return math.floor(value)
+
+
+def _lp_duals(
+    items: list[_Item], covering: dict[int, list[int]], excess: dict[int, int]
+) -> tuple[dict[int, Fraction], list[Fraction]] | None:
+    """The optimal dual prices (y, w) of the segment LP (OR-Tools' GLOP, a deterministic
+    simplex), None without a solution. Floating point is harmless: the prices are only a point
+    to evaluate exactly, and every y, w >= 0 gives a valid bound."""
+    from ortools.linear_solver import pywraplp
+
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    if solver is None:
+        return None
+    x = [solver.NumVar(0.0, 1.0, f"x{k}") for k in range(len(items))]
+    objective = solver.Objective()
+    z: dict[tuple[int, int], Any] = {}
+    links: list[Any] = []
+    for k, item in enumerate(items):
+        objective.SetCoefficient(x[k], float(item.size * item.rate))
+        if item.segment[0] < 0:
+            links.append(None)
+            continue
+        if item.segment not in z:
+            z[item.segment] = solver.NumVar(0.0, 1.0, f"z{len(z)}")
+            objective.SetCoefficient(z[item.segment], float(item.size * item.out))
+        link = solver.Constraint(0.0, solver.infinity())  # z_segment >= x_k
+        link.SetCoefficient(z[item.segment], 1.0)
+        link.SetCoefficient(x[k], -1.0)
+        links.append(link)
+    rows = {}
+    for s in sorted(excess):
+        rows[s] = solver.Constraint(float(excess[s]), solver.infinity())
+        for k in covering[s]:
+            rows[s].SetCoefficient(x[k], float(items[k].size))
+    objective.SetMinimization()
+    if solver.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    y = {s: Fraction(max(0.0, rows[s].dual_value())) for s in excess}
+    w = [Fraction(max(0.0, link.dual_value())) if link else Fraction(0) for link in links]
+    return y, w
 
 
 def _best_y(need: int, items: list[tuple[_Item, int]]) -> int:
     """The y_s that maximises E_s y_s - sum max(0, size (rest + y_s) - c): raise y_s until the
     items whose hinge it has passed cover `need` bytes (a fractional knapsack)."""
-    hinges = sorted((item.rate - rest, item.size) for item, rest in items)
+    hinges = sorted((item.combined - rest, item.size) for item, rest in items)
     covered = 0
     for at, size in hinges:
         covered += size
