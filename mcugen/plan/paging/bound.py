@@ -12,8 +12,10 @@ evaluated exactly (fractions) for two y: the optimal LP duals from OR-Tools' GLO
 optimum; its floating point only picks y, it cannot make the bound invalid), and an exact
 coordinate ascent needing no solver (each y_s set to its best value given the others, a
 fractional knapsack over the items covering s, a few passes in a fixed order); the larger wins.
-Without slow access, the LP also pays each write's copy out once over all the gaps up to the next
-write (z_segment >= x_gap); the ascent counts it only in the gap right after the write.
+The LP also pays each write's copy out once over all the gaps up to the next write
+(z_segment >= x_gap; with slow access z_segment + x_write >= x_gap, as a buffer out of fast memory
+at its write step is written in slow memory and owes no copy out); the ascent counts it only
+without slow access, in the gap right after the write.
 Complexity O(passes x sum of lifetimes x log live) plus one LP of (gaps x excess steps).
 Weakness: fragmentation is not counted, so the gap to the optimum can stay open.
 """
@@ -43,6 +45,9 @@ class _Item:
     segment: tuple[int, int] = (-1, -1)
     out: int = 0
     after_write: bool = False
+    #: With slow access: the item that covers the segment's write step (the buffer may be
+    #: written in slow memory there instead, and then owes no copy out), -1 none.
+    anchor: int = -1
 
     @property
     def combined(self) -> int:
@@ -59,16 +64,20 @@ def _items(problem: PagingProblem, buffers: list[PagedBuffer]) -> list[_Item]:
     slow = cost.slow_per_byte
     items: list[_Item] = []
     for b in buffers:
+        at_use = len(items)  # the item covering the current use step (with slow access)
         if slow is not None:
             items.append(_Item(b.size, slow, b.first, b.first))
-        write = b.first
+        write, anchor = b.first, at_use
         for u, nxt in zip(b.uses, b.uses[1:], strict=False):
-            write = u if u in b.writes else write
+            if u in b.writes:
+                write, anchor = u, at_use
             if slow is not None:
+                segment, out = (b.id, write), cost.out_per_byte
                 inside = min(cost.in_per_byte, slow) if nxt > u + 1 else 0
                 if inside:
-                    items.append(_Item(b.size, inside, u + 1, nxt - 1))
-                items.append(_Item(b.size, slow - inside, nxt, nxt))
+                    items.append(_Item(b.size, inside, u + 1, nxt - 1, segment, out, False, anchor))
+                at_use = len(items)
+                items.append(_Item(b.size, slow - inside, nxt, nxt, segment, out, False, anchor))
             elif nxt > u + 1:
                 segment = (b.id, write)
                 item = _Item(
@@ -125,8 +134,8 @@ def _dual_value(
 ) -> int:
     """The dual objective at (y, w), exactly, rounded down: valid for any y, w >= 0.
     Without w, the LP where each gap stands alone (rates `combined`); with w (a price per gap on
-    "its segment's copy out covers it"), the LP where a segment pays its copy out once:
-    sum E_s y_s - sum_g max(0, size_g Y_g - w_g - size_g rate_g)
+    "its segment's copy out, or its anchor, covers it"), the LP where a segment pays once:
+    sum E_s y_s - sum_g max(0, size_g Y_g - w_g + sum_{h anchored at g} w_h - size_g rate_g)
                 - sum_segments max(0, sum_{g in it} w_g - size out)."""
     total = [Fraction(0)] * len(items)
     for s, ks in covering.items():
@@ -134,11 +143,15 @@ def _dual_value(
             total[k] += y[s]
     value = sum((excess[s] * y[s] for s in excess), Fraction(0))
     segments: dict[tuple[int, int], Fraction] = {}
+    anchored = [Fraction(0)] * len(items)
+    for k, item in enumerate(items):
+        if w is not None and item.anchor >= 0:
+            anchored[item.anchor] += w[k]
     for k, item in enumerate(items):
         if w is None:
             value -= max(Fraction(0), item.size * (total[k] - item.combined))
             continue
-        value -= max(Fraction(0), item.size * (total[k] - item.rate) - w[k])
+        value -= max(Fraction(0), item.size * (total[k] - item.rate) - w[k] + anchored[k])
         if item.segment[0] >= 0:
             segments[item.segment] = segments.get(item.segment, Fraction(0)) + w[k]
     sizes = {item.segment: item.size * item.out for item in items}
@@ -169,9 +182,11 @@ def _lp_duals(
         if item.segment not in z:
             z[item.segment] = solver.NumVar(0.0, 1.0, f"z{len(z)}")
             objective.SetCoefficient(z[item.segment], float(item.size * item.out))
-        link = solver.Constraint(0.0, solver.infinity())  # z_segment >= x_k
+        link = solver.Constraint(0.0, solver.infinity())  # z_segment + x_anchor >= x_k
         link.SetCoefficient(z[item.segment], 1.0)
         link.SetCoefficient(x[k], -1.0)
+        if item.anchor >= 0:
+            link.SetCoefficient(x[item.anchor], 1.0)
         links.append(link)
     rows = {}
     for s in sorted(excess):
