@@ -29,6 +29,7 @@ from mcugen.plan.paging import (
     PagingProblem,
     Schedule,
     ScheduleInvalid,
+    exact,
     get_pager,
     paging_lower_bound,
     paging_problem,
@@ -125,6 +126,24 @@ def test_the_exact_pager_matches_brute_force_and_the_others_are_valid_and_bounde
         found = get_pager(name)(problem)
         validate(problem, found)
         assert found.lower_bound <= best <= found.cost
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems())
+def test_windows_alone_are_valid_between_the_optimum_and_the_heuristic(
+    problem: PagingProblem,
+) -> None:
+    """The neighbourhood search by windows (exact.py step 2) on 2-step windows, the whole model
+    never solved: every window's answer merged into the schedule must stay valid."""
+    best = brute_force(problem)
+    if best is None or best == 0:
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exact, "WINDOW", 2)
+        patch.setattr(exact, "FULL_CELLS", 0)
+        found = get_pager("cpsat")(problem, budget=2.0)
+    validate(problem, found)
+    assert best <= found.cost <= get_pager("belady")(problem).cost
 
 
 # --- validate() rejects each kind of broken schedule ------------------------------------------
