@@ -33,6 +33,7 @@ from mcugen.plan.paging import (
     get_pager,
     paging_lower_bound,
     paging_problem,
+    use_steps,
     validate,
 )
 from support import EXAMPLE, SHARED_MODELS
@@ -271,6 +272,29 @@ def test_an_impossible_budget_names_the_shortfall() -> None:
 def test_an_unknown_pager_is_one_line_with_the_names() -> None:
     with pytest.raises(Exception, match="unknown pager 'x'; choose one of: auto, belady, cpsat"):
         get_pager("x")
+
+
+# --- Use steps from a graph ----------------------------------------------------------------------
+
+
+def test_use_steps_follow_every_member_of_a_shared_buffer() -> None:
+    """On the example planned with sharing: each buffer is used at first and last, written at
+    first, and used (written) wherever an operator reads (writes) one of its member tensors."""
+    graph, _, plan = prepare(load_model(EXAMPLE), PlanOptions(allocator=PLANNED))
+    found = use_steps(graph, plan.order, plan.buffers)
+    assert any(len(b.tensor_placements()) > 1 for b in plan.buffers), "no shared buffer"
+    step_of = {op: k for k, op in enumerate(plan.order, start=1)}
+    for b in plan.buffers:
+        uses, writes = found[b.id]
+        assert uses[0] == b.first and uses[-1] == b.last and b.first in writes
+        for t, _ in b.tensor_placements():
+            for op in graph.operators:
+                if t in op.inputs:
+                    assert step_of[op.index] in uses
+                if t in op.outputs:
+                    assert step_of[op.index] in writes
+        if b.scratch_of >= 0:
+            assert uses == writes == (step_of[b.scratch_of],)
 
 
 # --- Real models --------------------------------------------------------------------------------

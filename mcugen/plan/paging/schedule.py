@@ -13,6 +13,9 @@ set of rules:
 Slow memory: every buffer that is ever in slow memory keeps one slot there for its whole lifetime,
 laid out by greedy-by-size (TFLM's planner) over those lifetimes; `slow_bytes` is that layout's
 size. `validate` re-checks a schedule by simulating the data, independently of `schedule_of`.
+For the firmware: the copies before each step (`copies_before`), the fast offsets at each step
+(`offsets_at`), and the slow slots. A graph input in slow memory at step 0 is written by the host
+into its slow slot; a graph output in slow memory at the last step is read from there.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ class Episode:
 
 @dataclass(frozen=True)
 class Copy:
-    """A copy at the boundary before `step` (after step - 1): a row of the firmware's table."""
+    """A copy at the boundary before `step` (after step - 1): a row of the firmware's table, run
+    before the operator at order position step - 1, copies out before copies in."""
 
     step: int
     direction: Direction
@@ -106,6 +110,15 @@ class Schedule:
             where = e.offset if e.memory == Memory.FAST else SLOW
             found.setdefault(e.buffer, []).extend([where] * (e.last - e.first + 1))
         return {b: tuple(places) for b, places in found.items()}
+
+    def offsets_at(self, step: int) -> dict[int, int]:
+        """Buffer id -> fast offset of every buffer in fast memory at `step` (the firmware's
+        offset table for the operator of that step)."""
+        return {
+            e.buffer: e.offset
+            for e in self.episodes
+            if e.memory == Memory.FAST and e.first <= step <= e.last
+        }
 
     def fast_offset(self, buffer: int, step: int) -> int | None:
         """Where `buffer` is in fast memory at `step`, None when it is in slow memory or dead."""
