@@ -88,12 +88,12 @@ def _run(pm: PagingModel, work: float, workers: int = WORKERS) -> tuple[Any, Any
     solver.parameters.max_time_in_seconds = SAFETY_SECONDS
     status = solver.solve(pm.model)
     late = solver.wall_time >= SAFETY_SECONDS
-    note = "wall-clock safety net hit: may differ elsewhere; " if late else ""
+    note = "wall-clock safety net hit: may differ elsewhere" if late else ""
     return status, solver, solver.deterministic_time, note
 
 
 def _solve_whole(problem: PagingProblem, start: Schedule, work: float) -> Schedule:
-    """Step 2 of the module docstring."""
+    """Step 3 of the module docstring."""
     from ortools.sat.python import cp_model
 
     incumbent = start.timeline()
@@ -105,19 +105,24 @@ def _solve_whole(problem: PagingProblem, start: Schedule, work: float) -> Schedu
     bound = start.lower_bound
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         bound = max(bound, math.ceil(solver.best_objective_bound - 1e-6))
+    spent += start.work
     if status != cp_model.OPTIMAL and status != cp_model.FEASIBLE:
-        return replace(start, lower_bound=bound, work=spent, note=note + "gap open")
+        return replace(
+            start, lower_bound=bound, work=spent, note=_join(note, start.note, "gap open")
+        )
     timeline = {b.id: tuple(pm.timeline_part(solver, b).values()) for b in problem.buffers}
     found = schedule_of(problem, timeline, strategy="cpsat", lower_bound=bound, work=spent)
     proven = status == cp_model.OPTIMAL
     best = found if found.cost < start.cost else replace(start, work=spent)
     if proven:
-        return replace(best, lower_bound=best.cost, proven_optimal=True, note=note)
-    return replace(best, lower_bound=bound, note=note + "gap open")
+        return replace(
+            best, lower_bound=best.cost, proven_optimal=True, note=_join(note, start.note)
+        )
+    return replace(best, lower_bound=bound, note=_join(note, start.note, "gap open"))
 
 
 def _solve_windows(problem: PagingProblem, best: Schedule, work: float) -> Schedule:
-    """Step 3 of the module docstring."""
+    """Step 2 of the module docstring."""
     from ortools.sat.python import cp_model
 
     windows = [
@@ -150,10 +155,14 @@ def _solve_windows(problem: PagingProblem, best: Schedule, work: float) -> Sched
         )
         if found.cost < best.cost:
             best, kept = found, kept + 1
-        note = late + note if late else note
-    if best.cost <= best.lower_bound:
-        return replace(best, work=spent, proven_optimal=True, note=note)
-    return replace(best, work=spent, note=f"{note}; {kept} windows improved".strip("; "))
+        note = _join(late, note)
+    note = _join(note, f"{kept} windows improved")
+    return replace(best, work=spent, proven_optimal=best.cost <= best.lower_bound, note=note)
+
+
+def _join(*notes: str) -> str:
+    """Notes joined by "; ", empty ones and trailing separators left out."""
+    return "; ".join(n.strip("; ") for n in notes if n.strip("; "))
 
 
 def _paid_in(problem: PagingProblem, schedule: Schedule, lo: int, hi: int) -> int:
