@@ -164,7 +164,7 @@ def paged_case() -> tuple[PagingProblem, Schedule]:
         CostModel(1.0, 2.0, None),
     )
     schedule = get_pager("belady")(problem)
-    validate(problem, schedule)
+    schedule.validate(problem)
     assert schedule.bytes_out == 32 and schedule.bytes_in == 32
     return problem, schedule
 

@@ -3,7 +3,8 @@ slow memory between steps, at the least modelled cost (issue 11, item 3).
 
 A pager is a pure function `plan(problem, *, budget=None) -> Schedule` chosen by name:
 - `belady`: the heuristic (furthest next use, fragmentation-aware first fit), fast and valid;
-- `cpsat`: the exact CP-SAT model warm-started from it, `budget` in deterministic work units;
+- `cpsat`: the exact CP-SAT model warm-started from it (windows of steps, then the whole model
+  when small enough), `budget` in CP-SAT deterministic work units;
 - `auto` (default): the heuristic when it meets the lower bound, else `cpsat`.
 Every schedule carries the solver-independent lower bound (bound.py), and `validate` re-checks it.
 Build a problem with `paging_problem(graph, order, buffers, capacity, cost)`.

@@ -111,6 +111,12 @@ class Schedule:
             found.setdefault(e.buffer, []).extend([where] * (e.last - e.first + 1))
         return {b: tuple(places) for b, places in found.items()}
 
+    def validate(self, problem: PagingProblem) -> None:
+        """Raise `ScheduleInvalid` on any violation (paging/validate.py)."""
+        from mcugen.plan.paging.validate import validate
+
+        validate(problem, self)
+
     def offsets_at(self, step: int) -> dict[int, int]:
         """Buffer id -> fast offset of every buffer in fast memory at `step` (the firmware's
         offset table for the operator of that step)."""
