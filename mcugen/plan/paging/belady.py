@@ -88,18 +88,16 @@ def static_timeline(problem: PagingProblem) -> Timeline | None:
 
 
 def plan_belady(problem: PagingProblem, *, budget: float | None = None) -> Schedule:
-    """The heuristic schedule (`budget` is ignored: the heuristic is fast)."""
+    """The heuristic schedule, validated (`budget` is ignored: the heuristic is fast)."""
     del budget
     problem.check_feasible()
     lower = paging_lower_bound(problem)
     static = static_timeline(problem)
-    if static is not None:
-        return schedule_of(problem, static, strategy="belady", lower_bound=lower)
-    found = [
-        schedule_of(problem, belady_timeline(problem, p), strategy="belady", lower_bound=lower)
-        for p in POLICIES
-    ]
-    return min(found, key=lambda schedule: schedule.cost)
+    timelines = [static] if static is not None else [belady_timeline(problem, p) for p in POLICIES]
+    found = [schedule_of(problem, t, strategy="belady", lower_bound=lower) for t in timelines]
+    best = min(found, key=lambda schedule: schedule.cost)
+    best.validate(problem)
+    return best
 
 
 def belady_timeline(problem: PagingProblem, policy: Policy = POLICIES[0]) -> Timeline:

@@ -52,7 +52,7 @@ SAFETY_SECONDS = 120.0
 
 def plan_cpsat(problem: PagingProblem, *, budget: float | None = None) -> Schedule:
     """The best schedule found within `budget` work units (default `DEFAULT_WORK`), with the
-    proven bound; the heuristic's when the solver does not improve on it."""
+    proven bound, validated; the heuristic's when the solver does not improve on it."""
     best = plan_belady(problem)
     work = DEFAULT_WORK if budget is None else budget
     if best.proven_optimal or work <= 0:
@@ -64,6 +64,7 @@ def plan_cpsat(problem: PagingProblem, *, budget: float | None = None) -> Schedu
         work -= share
     if cells <= FULL_CELLS and not best.proven_optimal:
         best = _solve_whole(problem, best, work)
+    best.validate(problem)
     return best
 
 
