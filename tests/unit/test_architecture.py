@@ -12,7 +12,7 @@ import pytest
 import mcugen
 from mcugen.codegen.lower import LOWERINGS
 from mcugen.errors import McugenError
-from mcugen.plan import dynamic
+from mcugen.plan import dynamic, paging
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.registry import Registry
@@ -59,7 +59,13 @@ def test_the_import_check_can_fail(tmp_path: Path) -> None:
     assert "mcugen.codegen.lower" in imports_of(sample)
 
 
-FAMILIES: list[Registry] = [orders.ORDERS, layouts.LAYOUTS, dynamic.ALLOCATORS, LOWERINGS]
+FAMILIES: list[Registry] = [
+    orders.ORDERS,
+    layouts.LAYOUTS,
+    dynamic.ALLOCATORS,
+    LOWERINGS,
+    paging.PAGERS,
+]
 
 
 @pytest.mark.parametrize("registry", FAMILIES, ids=lambda r: r.family)
@@ -74,7 +80,9 @@ def test_every_family_refuses_an_unknown_name_with_the_valid_names(registry: Reg
 
 
 @pytest.mark.parametrize(
-    "registry", [orders.ORDERS, layouts.LAYOUTS, dynamic.ALLOCATORS], ids=lambda r: r.family
+    "registry",
+    [orders.ORDERS, layouts.LAYOUTS, dynamic.ALLOCATORS, paging.PAGERS],
+    ids=lambda r: r.family,
 )
 def test_every_strategy_family_has_a_registered_default(registry: Registry) -> None:
     assert registry.default in registry
