@@ -15,10 +15,13 @@ from mcugen.model.tflite_import import load_model
 from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import align_up
 from mcugen.plan.dynamic import Allocator
+from mcugen.plan.fit import BoardLimits, firmware_ram
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.pools import PoolTarget
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,17 @@ class PlanOptions:
     #: it straight into the arena and infer on it many times (no input-sized copy): "no", "yes",
     #: or "auto" (Cortex-M firmware: whichever takes less RAM, arena plus the runner's copy).
     keep_input: str = "no"
+    #: Pool assignment (plan/pools) by name, over `memories` (a board's, as plain numbers; None:
+    #: one arena, as for the host). Static offsets only.
+    pools: str = pool_strategies.DEFAULT
+    memories: PoolTarget | None = None
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
         orders.ORDERS.get(self.order)
         layouts.LAYOUTS.get(self.layout)
         dynamic.ALLOCATORS.get(self.allocator)
+        pool_strategies.POOLS.get(self.pools)
         object.__setattr__(self, "allocator", Allocator(self.allocator))
         if self.keep_input not in KEEP_INPUT:
             raise ValueError(f"keep_input is one of {', '.join(KEEP_INPUT)}")
@@ -99,11 +107,44 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
     # Only static offsets keep the input where the runner loaded it.
     keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
     if keep != "auto":
-        return g, lowered, planned(keep == "yes")
+        return g, lowered, assign_pools(g, planned(keep == "yes"), options)
     copy, kept = planned(False), planned(True)
     copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
     saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
-    return g, lowered, replace(kept, input_kept_saving=saving) if saving > 0 else copy
+    chosen = replace(kept, input_kept_saving=saving) if saving > 0 else copy
+    return g, lowered, assign_pools(g, chosen, options)
+
+
+def assign_pools(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
+    """`plan` with its buffers assigned to the memories of `options.memories` (plan/pools); as
+    it is without memories or with a dynamic allocator. The second memory, fastest first, holds
+    the firmware's own RAM too: its stack, fixed RAM and model-sized buffers (plan/fit.py's
+    count) and the model state, so each memory's pool is exactly what the linker has room for.
+    When no arrangement fits, the plan keeps one arena and says why (`pools_error`), so the fit
+    verdict reports the shortfall."""
+    target = options.memories
+    if target is None or not target.memories or options.allocator != Allocator.STATIC:
+        return plan
+    limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
+    reserve = target.stack + firmware_ram(graph, plan, dynamic.STATIC, limits)
+    reserve += plan.persistent.bytes
+    ranked = pool_strategies.rank_memories(target.memories)
+    at = min(1, len(ranked) - 1)
+    memories = tuple(
+        replace(m, size=max(m.size - reserve, 0), reserved=reserve) if k == at else m
+        for k, m in enumerate(ranked)
+    )
+    scratch = frozenset(b.id for b in plan.buffers if b.scratch_of >= 0)
+    accesses = pool_strategies.buffer_accesses(graph, plan.order, plan.buffers)
+    problem = pool_strategies.PoolProblem(plan.buffers, plan.offsets, accesses, memories, scratch)
+    lay = layouts.get_layout(options.layout)
+    try:
+        found = pool_strategies.POOLS.get(options.pools)(
+            problem, lambda buffers: lay(buffers, time_budget=options.time_budget)
+        )
+    except pool_strategies.PoolsDoNotFit as exc:
+        return replace(plan, pools_error=exc.what)
+    return replace(plan, pools=found)
 
 
 def generate(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
@@ -23,6 +24,9 @@ from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.staging import staging_scratch
+
+if TYPE_CHECKING:
+    from mcugen.plan.pools import PoolPlan
 
 Aliases = Mapping[int, tuple[int, int]]
 
@@ -51,6 +55,11 @@ class MemoryPlan:
     input_kept: bool = False
     #: RAM that keeping it saves: the runner's copy, less the arena it adds (0 when not kept).
     input_kept_saving: int = 0
+    #: The buffers' pools (plan/pools): None without a board's memories or with a dynamic
+    #: allocator; one pool when the arena fits the fastest memory. `offsets` above stay the
+    #: single-arena layout; a split plan's firmware addresses each buffer in its pool.
+    pools: PoolPlan | None = None
+    pools_error: str = ""  # why no arrangement of the memories holds the buffers ("" if one does)
 
     @property
     def arena_bytes(self) -> int:
