@@ -8,7 +8,7 @@ a model that does not fit the real board does not fit its twin either.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,9 @@ class Target:
     emulate: bool
     flash: Region
     ram: Region
+    #: the board's memories where this build runs them: on the twin at the twin's origins (the
+    #: real board's sizes, or the twin's when smaller), memories the twin lacks left out
+    memories: tuple[Memory, ...] = ()
 
     @property
     def machine(self) -> str:
@@ -230,9 +233,9 @@ def resolve_target(board: Board, *, emulate: bool) -> Target:
         return Target(board, board, False, Region(0, 0), Region(0, 0))
     assert board.flash is not None and board.ram is not None
     if not emulate:
-        return Target(board, board, False, board.flash, board.ram)
+        return Target(board, board, False, board.flash, board.ram, board.memories)
     if board.emulator:
-        return Target(board, board, True, board.flash, board.ram)
+        return Target(board, board, True, board.flash, board.ram, board.memories)
     if not board.twin:
         raise McugenError(
             f"board '{board.name}' has no emulated twin",
@@ -242,4 +245,13 @@ def resolve_target(board: Board, *, emulate: bool) -> Target:
     assert twin.flash is not None and twin.ram is not None
     flash = Region(twin.flash.origin, min(board.flash.size, twin.flash.size))
     ram = Region(twin.ram.origin, min(board.ram.size, twin.ram.size))
-    return Target(board, twin, True, flash, ram)
+    return Target(board, twin, True, flash, ram, twin_memories(board.memories))
+
+
+def twin_memories(memories: tuple[Memory, ...]) -> tuple[Memory, ...]:
+    """`memories` where the QEMU twin holds them (`Memory.twin`), at most the twin's size."""
+    return tuple(
+        replace(m, origin=m.twin.origin, size=min(m.size, m.twin.size))
+        for m in memories
+        if m.twin is not None
+    )

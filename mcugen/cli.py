@@ -15,7 +15,7 @@ from pathlib import Path
 from mcugen import __version__
 from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
-from mcugen.plan import dynamic
+from mcugen.plan import dynamic, pools
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 
@@ -235,6 +235,15 @@ def _model_options(
         help="planning search budget in nominal seconds of work, 0 to 3600 (default 1); counted "
         "in work, so the same budget gives the same plan on any machine and load",
     )
+    if board:
+        p.add_argument(
+            "--pools",
+            default=pools.DEFAULT,
+            metavar="NAME",
+            help=f"pool assignment over the board's memories: {', '.join(pools.POOLS.names())} "
+            f"(default {pools.DEFAULT}: one arena while it fits the fastest memory, else the "
+            "hottest buffers there and the rest in the next; static offsets only)",
+        )
     if allocator:
         p.add_argument(
             "--allocator",

@@ -45,6 +45,10 @@ class TensorVM:
     arena_offset: int  # -1 when constant or variable
     data_symbol: str | None
     state_offset: int = -1  # a variable: its offset in the model state struct's `variables`
+    #: In a pool besides the first (plan/pools): the pool's array and the offset in it; the
+    #: tensor table then holds its address (`const_data`), so kernels pay nothing for pools.
+    pool_symbol: str = ""
+    pool_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,23 @@ class DynamicVM:
 
 
 @dataclass(frozen=True)
+class PoolVM:
+    """One pool's array (plan/pools): the first is `mcu_arena`, each in its memory's section."""
+
+    name: str
+    symbol: str
+    bytes: int
+    section: str
+    firmware: bool = False  # the memory that also holds the firmware's .data, .bss and stack
+
+
+#: The arrays' names and sections: templates/link.ld.j2 places `.bss.mcu_pool.<name>` in the
+#: memory <name>; the `.bss` prefix makes them no-load, with no bytes in flash.
+ARENA_SYMBOL = "mcu_arena"
+POOL_SECTION = ".bss.mcu_pool.{}"
+
+
+@dataclass(frozen=True)
 class ModelVM:
     version: str
     model_sha256: str
@@ -138,6 +159,7 @@ class ModelVM:
     state_bytes: int = 0  # the persistent area of the variable tensors (plan/persistent.py)
     variables: tuple[VariableVM, ...] = ()
     input_kept: bool = False  # input 0 intact through an inference (MemoryPlan.input_kept)
+    pools: tuple[PoolVM, ...] = ()  # a split arena, one array per memory; () for one arena
 
 
 def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
@@ -197,6 +219,14 @@ def build_view_model(
     check_table_limits(graph, plan.arena_bytes if dynamic is None else dynamic.arena_bytes)
     offsets = plan.tensor_offsets()
     scratch = plan.scratch_offsets()
+    pools = _pool_vms(plan) if dynamic is None else ()
+    placed = _pool_placements(plan) if pools else {}
+    arena_bytes = pools[0].bytes if pools else plan.arena_bytes
+    if pools:
+        assert plan.pools is not None
+        offsets = {t: off for t, (k, off) in placed.items() if k == 0}
+        first = plan.pools.pools[0].offsets  # kernel scratch is pinned there
+        scratch = {b.scratch_of: first[b.id] for b in plan.buffers if b.scratch_of >= 0}
     if dynamic is not None:
         births = dict(enumerate(dynamic.birth_offsets))
         offsets = {
@@ -219,7 +249,12 @@ def build_view_model(
         if t.is_constant:
             symbol = f"g_const_{t.index}"
             constants.append(ConstantVM(symbol, t.data or b""))
-        elif t.index not in offsets and t.index not in state.offsets and t.nbytes > 0:
+        elif (
+            t.index not in offsets
+            and t.index not in placed
+            and t.index not in state.offsets
+            and t.nbytes > 0
+        ):
             raise UnsupportedError(f"tensor {t.index} ({t.name}) has no arena slot")
         tensors.append(
             TensorVM(
@@ -231,6 +266,7 @@ def build_view_model(
                 offsets.get(t.index, -1),
                 symbol,
                 state.offsets.get(t.index, -1),
+                *_pool_ref(pools, placed.get(t.index)),
             )
         )
     nodes = tuple(
@@ -241,7 +277,7 @@ def build_view_model(
         version=__version__,
         model_sha256=graph.sha256,
         model_name=model_name,
-        arena_bytes=plan.arena_bytes if dynamic is None else dynamic.arena_bytes,
+        arena_bytes=arena_bytes if dynamic is None else dynamic.arena_bytes,
         tensors=tuple(tensors),
         nodes=nodes,
         constants=tuple(constants),
@@ -259,11 +295,46 @@ def build_view_model(
         else dynamic_view_model(dynamic, tensors[-1].index + 1 if tensors else 1),
         state_bytes=state.bytes,
         input_kept=plan.input_kept,
+        pools=pools,
         variables=tuple(
             VariableVM(t, off, state.sizes[t], reset_byte(graph, t))
             for t, off in state.offsets.items()
         ),
     )
+
+
+def _pool_vms(plan: MemoryPlan) -> tuple[PoolVM, ...]:
+    """The arrays of a split plan, first pool first; () for one arena."""
+    if plan.pools is None or not plan.pools.split:
+        return ()
+    return tuple(
+        PoolVM(
+            p.name,
+            ARENA_SYMBOL if k == 0 else f"mcu_pool_{p.name}",
+            p.size,
+            POOL_SECTION.format(p.name),
+            p.memory.reserved > 0,
+        )
+        for k, p in enumerate(plan.pools.pools)
+    )
+
+
+def _pool_placements(plan: MemoryPlan) -> dict[int, tuple[int, int]]:
+    """Tensor -> (pool, offset in it) of a split plan; kernel scratch is in pool 0 (pinned)."""
+    assert plan.pools is not None
+    pools = plan.pools
+    return {
+        t: (pools.pool_of[b.id], pools.pools[pools.pool_of[b.id]].offsets[b.id] + inner)
+        for b in plan.buffers
+        for t, inner in b.tensor_placements()
+    }
+
+
+def _pool_ref(pools: tuple[PoolVM, ...], placed: tuple[int, int] | None) -> tuple[str, int]:
+    """(array, offset) of a tensor in a pool besides the first, else ("", 0)."""
+    if placed is None or placed[0] == 0:
+        return "", 0
+    return pools[placed[0]].symbol, placed[1]
 
 
 def check_table_limits(graph: Graph, arena_bytes: int) -> None:

@@ -14,9 +14,10 @@ import numpy as np
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.project import BuildResult
+from mcugen.host.project import BuildResult, pool_target
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan import dynamic
+from mcugen.plan import pools as pool_strategies
 
 
 def target_for(args: argparse.Namespace) -> Target:
@@ -34,17 +35,25 @@ def target_for(args: argparse.Namespace) -> Target:
 
 def generate_for(args: argparse.Namespace, target: Target) -> Generated:
     """The model of the arguments, planned for `target`, lowered and rendered."""
-    return generate_from_file(args.model, plan_options(args, firmware=not target.board.is_host))
+    options = plan_options(args, firmware=not target.board.is_host, target=target)
+    return generate_from_file(args.model, options)
 
 
-def plan_options(args: argparse.Namespace, *, firmware: bool = False) -> PlanOptions:
+def plan_options(
+    args: argparse.Namespace, *, firmware: bool = False, target: Target | None = None
+) -> PlanOptions:
     """The planning options of the arguments (`--tflm-plan` overrides order, layout, sharing).
     For Cortex-M `firmware` the input stays in the arena when that saves the MLPerf runner's
-    copy of it (PlanOptions.keep_input); TFLM's own plan keeps the copy, as TFLM's runner does."""
+    copy of it (PlanOptions.keep_input); TFLM's own plan keeps the copy, as TFLM's runner does.
+    A `target` with memories gets pools (`--pools`, plan/pools), TFLM's plan included."""
     allocator = getattr(args, "allocator", dynamic.STATIC)
+    memories = pool_target(target) if target is not None else None
+    pools = getattr(args, "pools", None) or pool_strategies.DEFAULT
     if getattr(args, "tflm_plan", False):
-        return replace(PlanOptions.tflm(), allocator=allocator)
+        return replace(PlanOptions.tflm(), allocator=allocator, pools=pools, memories=memories)
     return PlanOptions(
+        pools=pools,
+        memories=memories,
         order=args.order,
         layout=args.layout,
         in_place=not args.no_inplace,
@@ -81,6 +90,26 @@ def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
         for what, size, _, where in sizes.rows():
             if where == mem:
                 print(f"    {what:24} {size:>9}")
+    print_pools(gen, sizes.pools)
+
+
+def print_pools(gen: Generated, linked: tuple[tuple[str, int], ...]) -> None:
+    """The arena's split over the memories (plan/pools), as planned and as linked."""
+    split = gen.plan.pools
+    if split is None or not split.split or gen.dynamic is not None:
+        return
+    sections = dict(linked)
+    print(
+        f"  pools:    {split.strategy}, modelled access cost {split.cost:,.0f} cycles (all in "
+        f"{split.pools[0].name}: {split.fastest_cost:,.0f}, all in the slowest: "
+        f"{split.slowest_cost:,.0f})"
+    )
+    for p in split.pools:
+        print(
+            f"    {p.name:8} {p.size:>9} bytes, {len(p.offsets)} buffers (linked "
+            f"{sections.get(p.name, 0)}); the memory holds {p.memory.size + p.memory.reserved}"
+            + (f", {p.memory.reserved} of it firmware RAM and stack" if p.memory.reserved else "")
+        )
 
 
 def allocator_figures(gen: Generated) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mcugen.boards import load_board, resolve_target
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError, UnsupportedError
@@ -64,7 +65,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
     original = load_model(args.model)
-    options = plan_options(args, firmware=getattr(args, "board", None) not in (None, "host"))
+    board = getattr(args, "board", None)
+    target = resolve_target(load_board(board), emulate=False) if board else None
+    options = plan_options(args, firmware=board not in (None, "host"), target=target)
     planned = plan_model(original, options)
     graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
     note = (
@@ -112,7 +115,6 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
     firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
     if getattr(args, "board", None) is None:
         return None
-    from mcugen.boards import load_board, resolve_target
     from mcugen.host.project import board_limits, linked_sizes
 
     target = resolve_target(load_board(args.board), emulate=False)

@@ -14,6 +14,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from mcugen import __version__
 from mcugen.boards import Target
@@ -24,6 +25,7 @@ from mcugen.io import current_umask
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, fit_of
+from mcugen.plan.pools import PoolMemory, PoolTarget
 from mcugen.resources import boards_dir, runtime_dir
 
 HOST_TARGET = "model"
@@ -102,12 +104,35 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
         emulate=target.emulate,
         stack_bytes=target.board.stack_bytes,
         elf=ELF_TARGET,
+        **link_regions(gen, target),
     )
     files["link.ld"] = env.get_template("link.ld.j2").render(**context).encode()
     files["Makefile"] = env.get_template("Makefile.arm.j2").render(**context).encode()
     if not target.emulate:
         files["platformio.ini"] = env.get_template("platformio.ini.j2").render(**context).encode()
     return files
+
+
+def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
+    """What link.ld.j2 needs for the arena's pools: one region per pool's memory at the target's
+    origins (the twin's when emulating), and the region of the firmware's own RAM (the memory
+    pool assignment reserved it in); one RAM region as before for one arena."""
+    pools = gen.view_model.pools
+    if not pools:
+        return {"regions": [], "ram_region": "RAM"}
+    memories = {m.name: m for m in target.memories}
+    regions = [
+        {
+            "name": p.name,
+            "region": p.name.upper(),
+            "origin": memories[p.name].origin,
+            "size": memories[p.name].size,
+            "section": p.section,
+        }
+        for p in pools
+    ]
+    ram = next((p.name for p in pools if p.firmware), pools[-1].name)
+    return {"regions": regions, "ram_region": ram.upper()}
 
 
 def board_limits(target: Target) -> BoardLimits:
@@ -119,6 +144,23 @@ def board_limits(target: Target) -> BoardLimits:
         target.board.stack_bytes,
         target.port_board.firmware_ram,
     )
+
+
+#: Memories pool assignment may use: internal RAM the kernels address in place.
+POOL_KINDS = ("TCM", "SRAM")
+
+
+def pool_target(target: Target) -> PoolTarget | None:
+    """The target's memories as pool assignment takes them (plan/pools), None when it has none:
+    the writable, mapped internal RAMs, with the stack and fixed RAM the firmware keeps."""
+    usable = [
+        PoolMemory(m.name, m.size, m.read_cycles_per_byte, m.write_cycles_per_byte or 0.0)
+        for m in target.memories
+        if m.kind in POOL_KINDS and m.mapped and m.writable
+    ]
+    if target.board.is_host or not usable:
+        return None
+    return PoolTarget(tuple(usable), target.board.stack_bytes, target.port_board.firmware_ram)
 
 
 def check_fits(gen: Generated, target: Target) -> None:

@@ -11,6 +11,8 @@ from mcugen.errors import BuildError
 
 FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
 RAM_SECTIONS = (".data", ".bss", ".stack")
+#: The arena's pools in their memories (templates/link.ld.j2), when the plan splits it.
+POOL_SECTION_PREFIX = ".mcu_pool_"
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class FirmwareSizes:
     arena: int  # RAM
     stack: int  # RAM, reserved
     other_ram: int  # protocol buffers, runtime state
+    pools: tuple[tuple[str, int], ...] = ()  # (memory, bytes of its pool section) when split
 
     def rows(self) -> list[tuple[str, int, int, str]]:
         """(what, bytes, limit, memory) for a report."""
@@ -74,8 +77,15 @@ def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
     symbols = symbol_sizes(elf, target)
     weights = sum(size for name, size in symbols.items() if name.startswith("g_const_"))
     flash = sum(sections.get(s, 0) for s in FLASH_SECTIONS)
-    ram = sum(sections.get(s, 0) for s in RAM_SECTIONS)
-    arena = symbols.get("mcu_arena", 0)
+    pools = tuple(
+        (name[len(POOL_SECTION_PREFIX) :], size)
+        for name, size in sections.items()
+        if name.startswith(POOL_SECTION_PREFIX)
+    )
+    ram = sum(sections.get(s, 0) for s in RAM_SECTIONS) + sum(size for _, size in pools)
+    arena = symbols.get("mcu_arena", 0) + sum(
+        size for name, size in symbols.items() if name.startswith("mcu_pool_")
+    )
     stack = sections.get(".stack", 0)
     code = sections.get(".text", 0) + sections.get(".isr_vector", 0)
     return FirmwareSizes(
@@ -89,4 +99,5 @@ def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
         arena=arena,
         stack=stack,
         other_ram=ram - arena - stack,
+        pools=pools,
     )

@@ -51,6 +51,22 @@ class LinkedFlash:
 
 
 @dataclass(frozen=True)
+class PoolUse:
+    """One memory of a split arena (plan/pools): its pool, and the firmware's own RAM when the
+    memory holds that too (`firmware`: stack, state and runtime), against the memory's size."""
+
+    name: str
+    pool: int
+    firmware: int
+    size: int
+    buffers: int
+
+    @property
+    def used(self) -> int:
+        return self.pool + self.firmware
+
+
+@dataclass(frozen=True)
 class Fit:
     """Whether a plan fits a board: RAM for arena, state, stack and the runtime's own state; flash
     for weights, code and tables (`linked`), or the weights alone when nothing was linked."""
@@ -66,6 +82,8 @@ class Fit:
     state: int = 0  # the persistent area of the variable tensors, a multiple of 16 bytes
     linked: LinkedFlash | None = None  # code and tables as the linker placed them
     unlinked: str = "not linked yet"  # why flash beyond the weights is unknown (when not linked)
+    pools: tuple[PoolUse, ...] = ()  # a split arena, per memory; () for one arena
+    pools_error: str = ""  # why the arena could not be split (MemoryPlan.pools_error)
 
     @property
     def flash_need(self) -> int:
@@ -96,7 +114,8 @@ class Fit:
     @property
     def fits(self) -> bool:
         memory = self.ram_need <= self.ram_size and self.flash_need <= self.flash_size
-        return memory and not self.unsupported
+        pools = all(p.used <= p.size for p in self.pools)
+        return memory and pools and not self.unsupported
 
     def problem(self) -> McugenError | None:
         """The one-line error when it does not fit, else None."""
@@ -105,11 +124,20 @@ class Fit:
                 f"model cannot be built for {self.board}: {self.unsupported}",
                 hint="see the README's list of supported operators",
             )
+        over = next((p for p in self.pools if p.used > p.size), None)
+        if over is not None:
+            return BuildError(
+                f"model does not fit {self.board}: {over.name} needs {over.used} bytes (pool "
+                f"{over.pool}, firmware {over.firmware}), it has {over.size}; over by "
+                f"{over.used - over.size} bytes",
+                hint="the arena is the largest part: try a smaller model or input resolution",
+            )
         if self.ram_need > self.ram_size:
+            split = f"; pools: {self.pools_error}" if self.pools_error else ""
             return BuildError(
                 f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
                 f"({self._ram_parts('')}), the board has {self.ram_size}; over by "
-                f"{self.ram_need - self.ram_size} bytes",
+                f"{self.ram_need - self.ram_size} bytes{split}",
                 hint="the arena is the largest part: try a smaller model or input resolution",
             )
         if self.flash_need > self.flash_size:
@@ -134,7 +162,18 @@ class Fit:
         if self.unsupported:
             return f"cannot be built for {self.board}: {self.unsupported}; if it could, {ram}"
         verdict = "fits" if self.fits else "does NOT fit"
-        return f"{verdict} {self.board}: {ram}; {flash}"
+        return f"{verdict} {self.board}: {ram}; {flash}{self._pools_line()}"
+
+    def _pools_line(self) -> str:
+        """Per memory of a split arena: "; dtcm 131,072 of 131,072 (pool, 12 buffers), ..."."""
+        if not self.pools:
+            return ""
+        parts = [
+            f"{p.name} {p.used:,} of {p.size:,} (pool {p.pool:,}, {p.buffers} buffers"
+            + (f", firmware {p.firmware:,})" if p.firmware else ")")
+            for p in self.pools
+        ]
+        return "; memories: " + ", ".join(parts)
 
     def as_json(self) -> dict[str, Any]:
         """The verdict as `mcugen plan --json` reports it under "fit"."""
@@ -153,6 +192,10 @@ class Fit:
             "ram_need": self.ram_need,
             "fits": self.fits,
             "unsupported": self.unsupported or None,
+            "pools": {
+                p.name: {"used": p.used, "size": p.size, "pool": p.pool, "firmware": p.firmware}
+                for p in self.pools
+            },
         }
 
 
@@ -195,16 +238,34 @@ def _align(n: int, to: int) -> int:
 def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: BoardLimits) -> Fit:
     """The verdict for `plan` of `graph` run with `allocator` (arena as `allocator_arena` says)
     and `weights` bytes of constants on `board`."""
-    return Fit(
+    runtime = firmware_ram(graph, plan, allocator, board)
+    fit = Fit(
         board.name,
         allocator_arena(plan, allocator),
         board.stack,
         board.ram_size,
         weights,
         board.flash_size,
-        firmware_ram(graph, plan, allocator, board),
+        runtime,
         state=plan.persistent.bytes,
+        pools_error=plan.pools_error,
     )
+    split = plan.pools
+    if allocator != dynamic.STATIC or split is None or not split.split:
+        return fit
+    firmware = board.stack + runtime + plan.persistent.bytes
+    pools = tuple(
+        PoolUse(
+            p.name,
+            p.size,
+            firmware if p.memory.reserved else 0,
+            p.memory.size + p.memory.reserved,
+            len(p.offsets),
+        )
+        for p in split.pools
+    )
+    ram = sum(p.size for p in pools)
+    return replace(fit, arena=sum(p.pool for p in pools), ram_size=ram, pools=pools)
 
 
 def weight_bytes(graph: Graph) -> int:

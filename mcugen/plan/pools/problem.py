@@ -85,9 +85,7 @@ class PoolProblem:
         return max((self.offsets[b.id] + b.size for b in self.buffers), default=0)
 
     def cost_in(self, memory: PoolMemory, buffer_ids: Sequence[int]) -> float:
-        return sum(
-            memory.cost(self.accesses[i].reads, self.accesses[i].writes) for i in buffer_ids
-        )
+        return sum(memory.cost(self.accesses[i].reads, self.accesses[i].writes) for i in buffer_ids)
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,8 @@ class PoolPlan:
         cls, strategy: str, problem: PoolProblem, pools: Sequence[Pool], note: str = ""
     ) -> PoolPlan:
         """The plan of `pools` for `problem`, costs computed, validated."""
-        used = tuple(p for k, p in enumerate(pools) if k == 0 or p.offsets)
+        # Empty pools go, but the first and the one the firmware's own RAM shares stay.
+        used = tuple(p for k, p in enumerate(pools) if k == 0 or p.offsets or p.memory.reserved)
         pool_of = {b: k for k, p in enumerate(used) for b in p.offsets}
         ids = [b.id for b in problem.buffers]
         slowest = max(problem.memories, key=lambda m: (m.cost(1, 1), m.name))
