@@ -45,6 +45,8 @@ def plan_json(
         "input_kept": plan.input_kept,
         "input_kept_saving": plan.input_kept_saving,
     }
+    if plan.pools is not None or plan.pools_error:
+        result["pools"] = pools_json(plan)
     if timings:
         result["plan_seconds"] = plan.plan_seconds
     if runs is not None:
@@ -139,6 +141,8 @@ def plan_text(
             f"input kept intact through the inference: the MLPerf runner loads it in place, "
             f"{plan.input_kept_saving} bytes less RAM than its copy"
         )
+    if plan.pools is not None or plan.pools_error:
+        lines += pools_lines(plan)
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
         lines.append(strategy_table(runs, _pair(plan)))
@@ -155,6 +159,69 @@ def plan_text(
         outs = " ".join(_placed(t, op.inputs, offsets) for t in op.outputs)
         lines.append(f"{step:>4}  {op.index:>3} {op.opcode:<24} {live[step]:>10}  {outs}{marker}")
     return "\n".join(lines)
+
+
+def pools_json(plan: MemoryPlan) -> dict[str, Any]:
+    """The buffers' pools (plan/pools): per memory its bytes, room and tensors, and the modelled
+    access cost against all in the fastest memory (a bound) and all in the slowest."""
+    split = plan.pools
+    if split is None:
+        return {"split": False, "error": plan.pools_error}
+    labels = _buffer_labels(plan)
+    return {
+        "strategy": split.strategy,
+        "split": split.split,
+        "note": split.note,
+        "cost_cycles": split.cost,
+        "all_fastest_cycles": split.fastest_cost,
+        "all_slowest_cycles": split.slowest_cost,
+        "memories": {
+            p.name: {
+                "bytes": p.size,
+                "room": p.memory.size,
+                "firmware_reserved": p.memory.reserved,
+                "buffers": [labels[b] for b in sorted(p.offsets)],
+                "offsets": {labels[b]: off for b, off in sorted(p.offsets.items())},
+            }
+            for p in split.pools
+        },
+    }
+
+
+def pools_lines(plan: MemoryPlan) -> list[str]:
+    """The text report's pool section: which buffers went where, and what that costs."""
+    split = plan.pools
+    if split is None:
+        return [f"pools: one arena; {plan.pools_error}"]
+    if not split.split:
+        return [f"pools ({split.strategy}): one pool, {split.note}"]
+    labels = _buffer_labels(plan)
+
+    def versus(ref: float) -> str:
+        return f"{100.0 * (split.cost - ref) / ref:+.1f} %" if ref else "-"
+
+    lines = [
+        f"pools ({split.strategy}): modelled access cost {split.cost:,.0f} cycles, "
+        f"{versus(split.fastest_cost)} against all in {split.pools[0].name} (a bound, "
+        f"{split.fastest_cost:,.0f}), {versus(split.slowest_cost)} against all in the slowest "
+        f"({split.slowest_cost:,.0f})"
+    ]
+    for p in split.pools:
+        names = " ".join(labels[b] for b in sorted(p.offsets))
+        lines.append(
+            f"  {p.name}: {p.size} of {p.memory.size} bytes, {len(p.offsets)} buffers: {names}"
+        )
+    return lines
+
+
+def _buffer_labels(plan: MemoryPlan) -> dict[int, str]:
+    """Buffer id -> "t12" (its first tensor, "+n" more when shared) or "scratch(op3)"."""
+    labels = {}
+    for b in plan.buffers:
+        tensors = [t for t, _ in b.tensor_placements()]
+        more = f"+{len(tensors) - 1}" if len(tensors) > 1 else ""
+        labels[b.id] = f"scratch(op{b.scratch_of})" if b.scratch_of >= 0 else f"t{tensors[0]}{more}"
+    return labels
 
 
 def _persistent_line(plan: MemoryPlan) -> str:
