@@ -46,7 +46,7 @@ def test_fit_verdict_figures_and_messages() -> None:
     assert fit.summary().startswith(f"fits nucleo-f767: RAM {fit.ram_need:,} of 524,288 bytes")
     assert set(fit.as_json()) == {
         "board", "arena", "state", "stack", "ram_size", "weights", "code", "tables", "flash_need",
-        "flash_size", "flash_linked", "ram_need", "fits", "unsupported",
+        "flash_size", "flash_linked", "ram_need", "fits", "unsupported", "pools",
     }  # fmt: skip
     assert fit.flash_need == 848 and not fit.as_json()["flash_linked"]
     tiny = BoardLimits("tiny", 4096, 512, 1024, 256)

@@ -1,0 +1,180 @@
+"""Pool assignment (mcugen/plan/pools): valid per pool, deterministic, one pool when it fits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcugen.errors import McugenError
+from mcugen.model.graphs import benchmark_suite
+from mcugen.model.tflite_import import load_model
+from mcugen.pipeline import PlanOptions, generate, prepare
+from mcugen.plan import layout as layouts
+from mcugen.plan import pools
+from mcugen.plan.buffers import Buffer
+from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.pools import Accesses, PoolMemory, PoolPlan, PoolProblem, PoolTarget
+from support import EXAMPLE, assert_matches_tflm
+
+F767 = (
+    PoolMemory("dtcm", 131072, 0.25, 0.25),
+    PoolMemory("sram1", 376832, 0.5, 0.5),
+    PoolMemory("sram2", 16384, 0.5, 0.5),
+)
+
+
+def small_fast(fast: int) -> PoolTarget:
+    """The F767's memories with a DTCM of `fast` bytes: forces a split of small models."""
+    return PoolTarget((replace(F767[0], size=fast), *F767[1:]), stack=8192, firmware_ram=1184)
+
+
+def independent_check(problem: PoolProblem, plan: PoolPlan) -> None:
+    """Every buffer in exactly one pool, pinned ones in the first; per pool and per step, the
+    bytes each live buffer uses (its profile) are disjoint and inside the memory, checked byte
+    range by byte range after sorting (not the planner's pairwise test)."""
+    homes = [k for b in problem.buffers for k, p in enumerate(plan.pools) if b.id in p.offsets]
+    assert len(homes) == len(problem.buffers), "a buffer is in no pool or in two"
+    assert all(plan.pool_of[b] == 0 for b in problem.pinned)
+    by_id = {b.id: b for b in problem.buffers}
+    steps = max((b.last for b in problem.buffers), default=0) + 1
+    for pool in plan.pools:
+        assert pool.size <= pool.memory.size
+        for step in range(steps):
+            spans = []
+            for b_id, off in pool.offsets.items():
+                b = by_id[b_id]
+                assert off % b.align == 0 and off + b.size <= pool.size
+                used = max((n for f, t, n in b.segments() if f <= step <= t), default=0)
+                if used:
+                    spans.append((off, off + used))
+            spans.sort()
+            for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+                assert start >= end, f"pool {pool.name} step {step}: bytes overlap"
+
+
+def problem_of(plan: MemoryPlan, graph_target: PoolTarget, graph: object) -> PoolProblem:
+    from mcugen.model.ir import Graph
+
+    assert isinstance(graph, Graph)
+    accesses = pools.buffer_accesses(graph, plan.order, plan.buffers)
+    scratch = frozenset(b.id for b in plan.buffers if b.scratch_of >= 0)
+    return PoolProblem(plan.buffers, plan.offsets, accesses, graph_target.memories, scratch)
+
+
+GRAPHS = [("example", lambda: load_model(EXAMPLE)), *benchmark_suite(quick=True)]
+
+
+@pytest.mark.parametrize("name", [n for n, _ in GRAPHS])
+def test_split_plans_are_valid_and_deterministic(name: str) -> None:
+    make = dict(GRAPHS)[name]
+    whole = prepare(make(), PlanOptions()).__getitem__(2)
+    fast = max(256, whole.arena_bytes // 3 // 16 * 16)
+    options = PlanOptions(memories=small_fast(fast))
+    g, _, plan = prepare(make(), options)
+    again = prepare(make(), options)[2]
+    assert plan.pools is not None and plan.pools.split, plan.pools_error
+    assert plan.pools == again.pools  # same pools, offsets and costs on every run
+    first = plan.pools.pools[0]
+    assert first.name == "dtcm" and first.size <= fast
+    ranked = pools.rank_memories(small_fast(fast).memories)
+    reserved = plan.pools.pools[1].memory.reserved
+    assert reserved > 8192 and plan.pools.pools[1].memory.size == ranked[1].size - reserved
+    problem = PoolProblem(
+        plan.buffers,
+        plan.offsets,
+        pools.buffer_accesses(g, plan.order, plan.buffers),
+        tuple(p.memory for p in plan.pools.pools),
+        frozenset(b.id for b in plan.buffers if b.scratch_of >= 0),
+    )
+    independent_check(problem, plan.pools)
+    assert plan.pools.fastest_cost <= plan.pools.cost <= plan.pools.slowest_cost
+
+
+def test_one_pool_when_the_arena_fits_the_fastest_memory() -> None:
+    plain = generate(load_model(EXAMPLE))
+    pooled = generate(load_model(EXAMPLE), options=PlanOptions(memories=small_fast(131072)))
+    assert pooled.plan.pools is not None and not pooled.plan.pools.split
+    assert pooled.plan.pools.pools[0].offsets == dict(pooled.plan.offsets)
+    assert pooled.files == plain.files  # the firmware is today's, byte for byte
+    # no memories (the host), or a dynamic allocator: no pools at all
+    assert plain.plan.pools is None
+    dyn = generate(
+        load_model(EXAMPLE), options=PlanOptions(allocator="compacting", memories=small_fast(512))
+    )
+    assert dyn.plan.pools is None and not dyn.view_model.pools
+
+
+def test_single_keeps_one_arena_and_unknown_names_are_one_line_errors() -> None:
+    single = generate(
+        load_model(EXAMPLE), options=PlanOptions(pools="single", memories=small_fast(512))
+    )
+    assert single.plan.pools is not None and not single.plan.pools.split
+    with pytest.raises(McugenError, match="unknown pool strategy 'fastest'; choose one of"):
+        PlanOptions(pools="fastest")
+
+
+def test_a_model_that_fits_no_arrangement_says_by_how_many_bytes() -> None:
+    tiny = PoolTarget((replace(F767[0], size=256), replace(F767[1], size=4096)), 0, 0)
+    plan = prepare(load_model(EXAMPLE), PlanOptions(memories=tiny))[2]
+    assert plan.pools is None
+    assert "fit no arrangement of the memories (dtcm 256, sram1 " in plan.pools_error
+    assert "short by at least" in plan.pools_error or "found no room" in plan.pools_error
+
+
+def test_hot_small_buffers_go_to_the_fastest_memory() -> None:
+    """Three buffers live together; the fast memory holds one: the densest (accesses per byte)."""
+    buffers = (Buffer(0, 64, 0, 2), Buffer(1, 64, 0, 2), Buffer(2, 32, 0, 2))
+    accesses = {0: Accesses(64, 64), 1: Accesses(640, 64), 2: Accesses(32, 32)}
+    memories = (PoolMemory("fast", 64, 0.25, 0.25), PoolMemory("slow", 1024, 1.0, 1.0))
+    problem = PoolProblem(buffers, {0: 0, 1: 64, 2: 128}, accesses, memories)
+    plan = pools.POOLS.get("fast_first")(problem, _greedy)
+    assert dict(plan.pools[0].offsets) == {1: 0}
+    independent_check(problem, plan)
+    assert plan.cost == 704 * 0.25 + (128 + 64) * 1.0
+
+
+def _greedy(buffers: Sequence[Buffer]) -> layouts.LayoutResult:
+    return layouts.get_layout("greedy_by_size")(buffers)
+
+
+@st.composite
+def pool_problems(draw: st.DrawFn) -> PoolProblem:
+    n = draw(st.integers(1, 9))
+    buffers = []
+    for i in range(n):
+        first = draw(st.integers(0, 6))
+        buffers.append(
+            Buffer(i, 16 * draw(st.integers(1, 8)), first, first + draw(st.integers(0, 3)))
+        )
+    offsets = _greedy(buffers).offsets
+    accesses = {
+        b.id: Accesses(draw(st.integers(0, 999)), draw(st.integers(0, 999))) for b in buffers
+    }
+    fast = 16 * draw(st.integers(1, 12))
+    memories = (PoolMemory("fast", fast, 0.25, 0.25), PoolMemory("slow", 4096, 0.5, 0.75))
+    pinned = frozenset(b.id for b in buffers[:1] if b.size <= fast and draw(st.booleans()))
+    return PoolProblem(tuple(buffers), offsets, accesses, memories, pinned)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pool_problems())
+def test_random_assignments_are_valid(problem: PoolProblem) -> None:
+    plan = pools.POOLS.get("fast_first")(problem, _greedy)
+    independent_check(problem, plan)
+    assert plan == pools.POOLS.get("fast_first")(problem, _greedy)
+    assert plan.lower_bound <= plan.cost <= plan.slowest_cost
+    if problem.arena <= problem.memories[0].size:
+        assert not plan.split and dict(plan.pools[0].offsets) == dict(problem.offsets)
+
+
+def test_the_example_split_over_two_pools_runs_bit_exact_on_the_host() -> None:
+    """The generated C with pool arrays (here in host sections) matches TFLM."""
+    options = PlanOptions(memories=small_fast(4096))
+    gen = generate(load_model(EXAMPLE), options=options)
+    assert gen.plan.pools is not None and gen.plan.pools.split
+    assert len(gen.view_model.pools) == 2
+    assert_matches_tflm(EXAMPLE.read_bytes(), generate_fn=lambda g: generate(g, options=options))

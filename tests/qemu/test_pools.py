@@ -1,0 +1,108 @@
+"""The arena split over the NUCLEO-F767ZI's DTCM and SRAM1 (plan/pools), run on its QEMU twin:
+bit-exact with TFLM, and each memory's use as the planner counts it is what the linker placed."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.host.device_run import open_device, run_samples
+from mcugen.host.host_run import random_inputs
+from mcugen.host.project import board_limits, build, pool_target
+from mcugen.host.sizes import firmware_sizes, section_sizes
+from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.plan.fit import fit_of
+from mcugen.reference import tflm_outputs
+from support import EXAMPLE, SHARED_MODELS
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+DTCM = 131072
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-pools-") as tmp:
+        yield Path(tmp)
+
+
+def twin() -> Target:
+    return resolve_target(load_board("nucleo-f767"), emulate=True)
+
+
+def options(fast: int | None = None) -> PlanOptions:
+    """As `mcugen build --board nucleo-f767 --emulate` plans, with a DTCM of `fast` bytes."""
+    memories = pool_target(twin())
+    assert memories is not None and memories.memories[0].name == "dtcm"
+    if fast is not None:
+        small = replace(memories.memories[0], size=fast)
+        memories = replace(memories, memories=(small, *memories.memories[1:]))
+    return PlanOptions(keep_input="auto", memories=memories)
+
+
+def run_split(gen: Generated, workdir: Path, seeds: list[int]) -> list[int]:
+    """Build `gen` for the twin, check each memory's use against the ELF, run `seeds` and
+    compare with TFLM; the instructions per inference."""
+    target = twin()
+    result = build(gen, target, workdir / Path(gen.source).stem)
+    fit = fit_of(gen.graph, gen.plan, "static", 0, board_limits(target))
+    sections = section_sizes(result.executable, target)
+    linked = firmware_sizes(result.executable, target)
+    assert fit.ram_need == linked.ram_bytes and len(fit.pools) >= 2
+    for use in fit.pools:
+        placed = sections.get(f".mcu_pool_{use.name}", 0)
+        if use.firmware:
+            placed += sum(sections.get(s, 0) for s in (".data", ".bss", ".stack"))
+        assert use.used == placed, use
+    samples = [random_inputs(gen.graph, s) for s in seeds]
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, gen.graph, samples, emulated=True)
+    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
+    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
+        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
+            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
+    return [run.instructions(t) for t in run.ticks_per_inference]
+
+
+def test_the_example_forced_into_two_pools_is_bit_exact(workdir: Path) -> None:
+    gen = generate_from_file(EXAMPLE, options(fast=4096))
+    assert gen.plan.pools is not None and gen.plan.pools.split
+    assert [p.name for p in gen.plan.pools.pools] == ["dtcm", "sram1"]
+    counts = run_split(gen, workdir, [0, 0])
+    assert counts[0] == counts[1]
+
+
+def _large_models() -> list[str]:
+    if not SHARED_MODELS.is_dir():
+        return []
+    return sorted(p.stem for p in SHARED_MODELS.glob("*.tflite"))
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="needs ../shared/models")
+@pytest.mark.parametrize("stem", _large_models())
+def test_shared_models_larger_than_dtcm_run_split_and_bit_exact(stem: str, workdir: Path) -> None:
+    """Every shared model mcugen builds for the board whose arena exceeds the DTCM."""
+    path = SHARED_MODELS / f"{stem}.tflite"
+    from mcugen.errors import UnsupportedError
+
+    try:
+        gen = generate_from_file(path, options())
+    except UnsupportedError as exc:
+        pytest.skip(f"not supported: {exc.what}")
+    if gen.plan.arena_bytes <= DTCM:
+        pytest.skip(f"arena {gen.plan.arena_bytes} fits the DTCM: one pool")
+    fit = fit_of(gen.graph, gen.plan, "static", 0, board_limits(twin()))
+    if gen.plan.pools is None or not fit.fits:
+        pytest.skip(f"does not fit the board: {gen.plan.pools_error or fit.summary()}")
+    assert gen.plan.pools.split and gen.plan.pools.pools[0].name == "dtcm"
+    run_split(gen, workdir, [0])
