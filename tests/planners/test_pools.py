@@ -16,7 +16,7 @@ from mcugen.pipeline import PlanOptions, generate, prepare
 from mcugen.plan import layout as layouts
 from mcugen.plan import pools
 from mcugen.plan.buffers import Buffer
-from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.dynamic import Allocator
 from mcugen.plan.pools import Accesses, PoolMemory, PoolPlan, PoolProblem, PoolTarget
 from support import EXAMPLE, assert_matches_tflm
 
@@ -56,22 +56,13 @@ def independent_check(problem: PoolProblem, plan: PoolPlan) -> None:
                 assert start >= end, f"pool {pool.name} step {step}: bytes overlap"
 
 
-def problem_of(plan: MemoryPlan, graph_target: PoolTarget, graph: object) -> PoolProblem:
-    from mcugen.model.ir import Graph
-
-    assert isinstance(graph, Graph)
-    accesses = pools.buffer_accesses(graph, plan.order, plan.buffers)
-    scratch = frozenset(b.id for b in plan.buffers if b.scratch_of >= 0)
-    return PoolProblem(plan.buffers, plan.offsets, accesses, graph_target.memories, scratch)
-
-
 GRAPHS = [("example", lambda: load_model(EXAMPLE)), *benchmark_suite(quick=True)]
 
 
 @pytest.mark.parametrize("name", [n for n, _ in GRAPHS])
 def test_split_plans_are_valid_and_deterministic(name: str) -> None:
     make = dict(GRAPHS)[name]
-    whole = prepare(make(), PlanOptions()).__getitem__(2)
+    whole = prepare(make(), PlanOptions())[2]
     fast = max(256, whole.arena_bytes // 3 // 16 * 16)
     options = PlanOptions(memories=small_fast(fast))
     g, _, plan = prepare(make(), options)
@@ -103,7 +94,8 @@ def test_one_pool_when_the_arena_fits_the_fastest_memory() -> None:
     # no memories (the host), or a dynamic allocator: no pools at all
     assert plain.plan.pools is None
     dyn = generate(
-        load_model(EXAMPLE), options=PlanOptions(allocator="compacting", memories=small_fast(512))
+        load_model(EXAMPLE),
+        options=PlanOptions(allocator=Allocator.COMPACTING, memories=small_fast(512)),
     )
     assert dyn.plan.pools is None and not dyn.view_model.pools
 

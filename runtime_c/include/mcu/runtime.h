@@ -78,8 +78,10 @@ typedef enum {
 
 typedef struct {
   int32_t arena_offset;   /* byte offset in the arena, or -1 for data outside it */
-  const void *const_data; /* outside the arena: constant data in flash, or a variable tensor in
-                           * the model state struct (written by its stateful kernel); else NULL */
+  const void *const_data; /* outside the arena: constant data in flash, a variable tensor in
+                           * the model state struct (written by its stateful kernel), or a tensor
+                           * in another pool of a split arena (its address, fixed at link time,
+                           * so kernels pay nothing for pools); else NULL */
   uint32_t bytes;
   uint8_t type;           /* mcu_type_t */
   uint8_t ndims;
