@@ -171,3 +171,27 @@ def test_outputs_honour_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert (tmp_path / "a.bin").stat().st_mode & 0o777 == 0o640
     assert (tmp_path / "b.bin").stat().st_mode & 0o777 == 0o664
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+def test_a_split_arena_verdict_equals_each_linked_memory(tmp_path: Path) -> None:
+    """Pools (plan/pools): per memory, the verdict's pool plus firmware RAM is what the linker
+    put in that memory's region, and the total is the firmware's RAM."""
+    from mcugen.host.project import pool_target
+    from mcugen.host.sizes import section_sizes
+
+    target = resolve_target(load_board("nucleo-f767"), emulate=False)
+    memories = pool_target(target)
+    assert memories is not None
+    small = replace(memories, memories=(replace(memories.memories[0], size=4096),
+                                        *memories.memories[1:]))  # fmt: skip
+    gen = generate(load_model(EXAMPLE), options=PlanOptions(keep_input="auto", memories=small))
+    fit = fit_of(gen.graph, gen.plan, dynamic.STATIC, 0, board_limits(target))
+    result = build(gen, target, tmp_path / "split")
+    sections = section_sizes(result.executable, target)
+    assert [p.name for p in fit.pools] == ["dtcm", "sram1"] and fit.fits
+    for use in fit.pools:
+        firmware = sum(sections.get(s, 0) for s in (".data", ".bss", ".stack"))
+        assert use.used == sections[f".mcu_pool_{use.name}"] + (firmware if use.firmware else 0)
+    assert fit.ram_need == firmware_sizes(result.executable, target).ram_bytes
+    assert set(fit.as_json()["pools"]) == {"dtcm", "sram1"}
