@@ -209,7 +209,8 @@ def pools_lines(plan: MemoryPlan) -> list[str]:
     for p in split.pools:
         names = " ".join(labels[b] for b in sorted(p.offsets))
         lines.append(
-            f"  {p.name}: {p.size} of {p.memory.size} bytes, {len(p.offsets)} buffers: {names}"
+            f"  {p.name}: {p.size} of {p.memory.size} bytes, "
+            f"{_count(len(p.offsets), 'buffer')}: {names}"
         )
     return lines
 
@@ -239,3 +240,7 @@ def _placed(t: int, inputs: Sequence[int], offsets: Mapping[int, int]) -> str:
     text = f"t{t}@{offsets.get(t, '-')}"
     over = [x for x in inputs if x >= 0 and x in offsets and offsets[x] == offsets.get(t)]
     return text + (f" (over t{over[0]})" if over else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

@@ -169,7 +169,8 @@ class Fit:
         if not self.pools:
             return ""
         parts = [
-            f"{p.name} {p.used:,} of {p.size:,} (pool {p.pool:,}, {p.buffers} buffers"
+            f"{p.name} {p.used:,} of {p.size:,} (pool {p.pool:,}, {p.buffers} "
+            + ("buffer" if p.buffers == 1 else "buffers")
             + (f", firmware {p.firmware:,})" if p.firmware else ")")
             for p in self.pools
         ]
