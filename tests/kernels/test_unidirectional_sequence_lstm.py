@@ -184,6 +184,10 @@ def _constant_state(b: GraphBuilder) -> int:
     return b.const(np.zeros((1, 6), np.int8), scale=1.0 / 128, zero_point=-3)
 
 
+def _huge_bias(b: GraphBuilder) -> int:
+    return b.const(np.full(6, 2**31 - 1000, np.int32), scale=0.05 * 0.003)
+
+
 REJECTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "peephole": (lambda: lstm_model(replace={9: _vector}), "peephole"),
     "projection": (lambda: lstm_model(replace={16: _vector}), "projection"),
@@ -196,6 +200,8 @@ REJECTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "per_channel_weights": (lambda: lstm_model(replace={2: _per_channel}), "per channel"),
     "int16_activations": (lambda: lstm_model(replace={0: _int16_input}), "type int16"),
     "state_not_variable": (lambda: lstm_model(replace={18: _constant_state}), "not a variable"),
+    # found by the fuzzer: a gate bias near 2^31 overflowed the int32 sum (UBSan)
+    "bias_overflows_int32": (lambda: lstm_model(replace={12: _huge_bias}), "beyond int32"),
 }
 
 

@@ -27,7 +27,15 @@ import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered, Value, register
-from mcugen.codegen.lower._common import check_dtype, inp, out, qparams, req, unsupported
+from mcugen.codegen.lower._common import (
+    check_accumulator,
+    check_dtype,
+    inp,
+    out,
+    qparams,
+    req,
+    unsupported,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_unidirectional_sequence_lstm_params_t"
@@ -71,7 +79,8 @@ def lower_lstm(graph: Graph, op: Operator) -> Lowered:
     check_dtype(op, hidden, "int8")
     check_dtype(op, y, "int8")
     check_dtype(op, cell, "int16")
-    params: Params = (("time_major", time_major), *_integer_params(op, x, weights, hidden, cell))
+    integer = _integer_params(op, x, weights, biases, hidden, cell)
+    params: Params = (("time_major", time_major), *integer)
     return Lowered("unidirectional_sequence_lstm", "mcu_lstm_int8", PARAMS, params)
 
 
@@ -137,10 +146,19 @@ def _mul_multiplier(a: float, b: float, out_scale: float) -> tuple[int, int]:
 
 
 def _integer_params(
-    op: Operator, x: Tensor, weights: list[Tensor], hidden: Tensor, cell: Tensor
+    op: Operator,
+    x: Tensor,
+    weights: list[Tensor],
+    biases: list[Tensor],
+    hidden: Tensor,
+    cell: Tensor,
 ) -> Params:
     qx, qh, qc = qparams(op, x), qparams(op, hidden), qparams(op, cell)
     fcs = [_fc_multiplier(op, x if k < 4 else hidden, w) for k, w in enumerate(weights)]
+    for k, w in enumerate(weights):  # the eight layers' int32 sums (input layers add the bias)
+        bias = biases[k] if k < 4 else None
+        source = x if k < 4 else hidden
+        check_accumulator(op, source, w, bias, 0, (fcs[k][1],), -qparams(op, w).zero_point)
     s_cell, s_hidden = float(np.float32(qc.scale)), float(np.float32(qh.scale))
     forget = _mul_multiplier(GATE_OUTPUT_SCALE, s_cell, s_cell)
     gated = _mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, s_cell)
