@@ -32,6 +32,7 @@ def svdf_model(
     seed: int = 0,
     options: dict[str, Any] | None = None,
     expose_state: bool = False,
+    extreme: bool = False,
 ) -> bytes:
     """One SVDF (with `expose_state`, its state is an output too); int8 scales chosen from the
     weights' spread so outputs rarely saturate."""
@@ -50,18 +51,23 @@ def svdf_model(
         qmax = 32767 if wide else 127
         sx, sf, st = 0.05, 0.01, 0.02 if not wide else 0.0005
         feature_std = math.sqrt(inputs) * 74 * sx * 74 * sf
-        ss = 3 * feature_std / qmax
+        ss = 3 * feature_std / qmax * (1e-3 if extreme else 1.0)  # extreme: the state saturates
         out_std = math.sqrt(memory * rank) * feature_std * (qmax / 2 * st)
         x = b.input((batch, inputs), "int8", scale=sx, zero_point=-3)
-        wf = b.const(rng.integers(-127, 128, (filters, inputs), dtype=np.int8), scale=sf)
+        features = rng.integers(-127, 128, (filters, inputs), dtype=np.int8)
+        wf = b.const(np.full_like(features, 127) if extreme else features, scale=sf)
         time_w = rng.integers(-qmax, qmax + 1, (filters, memory)).astype(state_dtype)
+        if extreme:
+            time_w[:] = qmax
         wt = b.const(time_w, scale=st)
         bias_scale = float(np.float32(ss) * np.float32(st))
         bias_q = rng.integers(-2000, 2000, units, dtype=np.int32)
         bs = b.const(bias_q, scale=bias_scale) if bias else -1
         zp = 0 if wide else state_zero_point
         state = b.variable((batch, memory * filters), state_dtype, scale=ss, zero_point=zp)
-        y = b.activation((batch, units), "int8", scale=3 * out_std / 127, zero_point=5)
+        # extreme: an output step per 2^31 / 100 of the sum, so a wrapped sum shows
+        y_scale = ss * st * 2**31 / 100 if extreme else 3 * out_std / 127
+        y = b.activation((batch, units), "int8", scale=y_scale, zero_point=5)
     opts: dict[str, Any] = {"rank": rank, "fused_activation_function": act, **(options or {})}
     b.op("SVDF", [x, wf, wt, bs, state], [y], **opts)
     b.output(y, *((state,) if expose_state else ()))
@@ -79,6 +85,14 @@ def test_svdf_int8_state8_bit_exact(batch: int, rank: int, memory: int) -> None:
 @pytest.mark.parametrize("rank", [1, 3])
 def test_svdf_int8_state16_bit_exact(batch: int, rank: int) -> None:
     assert_matches_tflm(svdf_model(batch=batch, rank=rank, state_dtype="int16", memory=7))
+
+
+def test_svdf_int16_sums_wrap_as_tflms() -> None:
+    """Saturated int16 state against full-scale time weights: each filter's sum passes 2^31 within
+    a few invokes. TFLM's int32 sums wrap there (undefined behaviour, a wrap in practice); mcugen's
+    wrap by definition (mcu_wrap_add_i32, checked under UBSan by the fuzzer) and match them."""
+    model = svdf_model(state_dtype="int16", memory=8, rank=3, units=2, extreme=True)
+    assert_matches_tflm(model, samples=10)
 
 
 @pytest.mark.parametrize("act", [0, 1, 3])

@@ -51,6 +51,12 @@ static inline uint32_t mcu_msb64(uint64_t x) {
 }
 
 /* Two's-complement wrapping multiply, as the C++ reference computes x * (1 << shift). */
+/* a + b modulo 2^32: the sums TFLM leaves to overflow (undefined behaviour there, a wrap in
+ * practice), defined here. */
+static inline int32_t mcu_wrap_add_i32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
 static inline int32_t mcu_wrap_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }

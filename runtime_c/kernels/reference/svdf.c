@@ -73,7 +73,7 @@ static void feature_step(const mcu_svdf_params_t *p, const svdf_dims_t *d, const
       const int8_t *w = feature + f * d->input_size;
       int32_t dot = 0;
       for (int32_t c = 0; c < d->input_size; ++c) {
-        dot += w[c] * (x[c] - p->input_zero_point);
+        dot = mcu_wrap_add_i32(dot, w[c] * (x[c] - p->input_zero_point));
       }
       dot = mcu_clamp_i32(mcu_mbqm(dot, p->feature_multiplier, p->feature_shift), lo, hi);
       int32_t newest = (b * d->filters + f) * d->memory + d->memory - 1;
@@ -82,13 +82,16 @@ static void feature_step(const mcu_svdf_params_t *p, const svdf_dims_t *d, const
   }
 }
 
-/* Sum over the memory of one filter's state row against its time weights, as int32. */
+/* Sum over the memory of one filter's state row against its time weights, as int32. The sums
+ * wrap (mcu_wrap_add_i32): with int16 state and time weights a worst-case bound would reject real
+ * models, and TFLM's kernel wraps there in practice. Each product fits: |w| <= 32768 times
+ * |state - zero point| <= 65535. */
 static int32_t time_product(const void *time, const void *state, int32_t row, int32_t f,
                             const svdf_dims_t *d, int32_t zero_point, int wide) {
   int32_t acc = 0;
   for (int32_t j = 0; j < d->memory; ++j) {
     int32_t w = state_at(time, f * d->memory + j, wide);
-    acc += w * (state_at(state, row + j, wide) - zero_point);
+    acc = mcu_wrap_add_i32(acc, w * (state_at(state, row + j, wide) - zero_point));
   }
   return acc;
 }
@@ -110,8 +113,8 @@ static mcu_status_t svdf_integer(const mcu_node_t *node, mcu_context_t *ctx, int
       int32_t acc = bias[u];
       for (int32_t r = 0; r < p->rank; ++r) {
         int32_t f = u * p->rank + r;
-        acc += time_product(time, state, (b * d.filters + f) * d.memory, f, &d,
-                            p->state_zero_point, wide);
+        acc = mcu_wrap_add_i32(acc, time_product(time, state, (b * d.filters + f) * d.memory,
+                                                 f, &d, p->state_zero_point, wide));
       }
       int32_t v = mcu_mbqm(acc, p->time_multiplier, p->time_shift) + p->output_zero_point;
       output[b * d.units + u] = (int8_t)mcu_clamp_i32(v, INT8_MIN, INT8_MAX);
