@@ -134,4 +134,4 @@ def test_custom_operator_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path = tmp_path / "custom.tflite"
     path.write_bytes(write_model(g))
     code, _, err = run_cli(["build", str(path), "-o", str(tmp_path / "out")], capsys)
-    assert code == 2 and "CUSTOM:MyOp" in err and "custom operators" in err
+    assert code == 2 and "CUSTOM:MyOp" in err and "custom operator MyOp is not supported" in err
