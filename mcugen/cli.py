@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     plan = sub.add_parser("plan", help="plan the arena of a model and report it")
-    _model_options(plan, board=False)
+    _model_options(plan, board=False, with_pools=True)
     plan.add_argument(
         "--board",
         default=None,
@@ -193,8 +193,14 @@ def _budget_seconds(text: str) -> float:
 
 
 def _model_options(
-    p: argparse.ArgumentParser, *, board: bool = True, emulate: bool = True, allocator: bool = True
+    p: argparse.ArgumentParser,
+    *,
+    board: bool = True,
+    emulate: bool = True,
+    allocator: bool = True,
+    with_pools: bool | None = None,
 ) -> None:
+    """The model and its planning options; `with_pools` (default: with `board`) adds --pools."""
     p.add_argument("model", type=Path, help="the .tflite model")
     if board:
         p.add_argument(
@@ -235,7 +241,7 @@ def _model_options(
         help="planning search budget in nominal seconds of work, 0 to 3600 (default 1); counted "
         "in work, so the same budget gives the same plan on any machine and load",
     )
-    if board:
+    if board if with_pools is None else with_pools:
         p.add_argument(
             "--pools",
             default=pools.DEFAULT,

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcugen import cli
 from mcugen.errors import McugenError
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_import import load_model
@@ -170,3 +171,13 @@ def test_the_example_split_over_two_pools_runs_bit_exact_on_the_host() -> None:
     assert gen.plan.pools is not None and gen.plan.pools.split
     assert len(gen.view_model.pools) == 2
     assert_matches_tflm(EXAMPLE.read_bytes(), generate_fn=lambda g: generate(g, options=options))
+
+
+@pytest.mark.parametrize("command", ["plan", "build"])
+def test_every_board_command_takes_pools_and_refuses_unknown_names(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [command, str(EXAMPLE), "--board", "nucleo-f767", "--pools", "fastest"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown pool strategy 'fastest'; choose one of" in err
