@@ -338,3 +338,13 @@ def test_real_models_page_validly_above_the_lower_bound(path: object, fraction: 
             f"{schedule.lower_bound / 1000:.0f}, {schedule.bytes_in} B in, "
             f"{schedule.bytes_out} B out {schedule.note}"
         )
+
+
+def test_optimal_is_claimed_only_when_the_bound_is_met() -> None:
+    """The example at 1/2 of its arena, kernels allowed in slow memory: the heuristic leaves a gap
+    to the lower bound and says it is not optimal; CP-SAT closes it and says it is."""
+    problem = real_case(EXAMPLE, 2, MAPPED)
+    heuristic = get_pager("belady")(problem, budget=0.2)
+    exact = get_pager("cpsat")(problem, budget=0.2)
+    assert not heuristic.proven_optimal and heuristic.lower_bound < heuristic.cost
+    assert exact.proven_optimal and exact.lower_bound == exact.cost < heuristic.cost
