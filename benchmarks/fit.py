@@ -22,7 +22,7 @@ from mcugen.errors import BuildError, UnsupportedError
 from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.pipeline import PlanOptions, generate_from_file
-from mcugen.plan.dynamic import Allocator
+from mcugen.plan.dynamic import ALLOCATORS, Allocator
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -39,7 +39,7 @@ def verdict(model: Path, board: str, allocator: str) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--allocator", default="static", choices=[a.value for a in Allocator])
+    parser.add_argument("--allocator", default="static", choices=ALLOCATORS.names())
     parser.add_argument("--models", nargs="*", help="model stems (default: every shared model)")
     args = parser.parse_args()
     allocator = Allocator(args.allocator)

@@ -15,7 +15,7 @@ from pathlib import Path
 from mcugen import __version__
 from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
-from mcugen.plan import dynamic, pools
+from mcugen.plan import dynamic, paging, pools
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 
@@ -192,6 +192,10 @@ def _budget_seconds(text: str) -> float:
     return _number(text, float, 0.0, 3600.0)
 
 
+def _ram_budget(text: str) -> int:
+    return int(_number(text, int, 16, 1 << 31))
+
+
 def _model_options(
     p: argparse.ArgumentParser,
     *,
@@ -250,6 +254,22 @@ def _model_options(
             f"(default {pools.DEFAULT}: one arena while it fits the fastest memory, else the "
             "hottest buffers there and the rest in the next; static offsets only)",
         )
+    p.add_argument(
+        "--ram-budget",
+        type=_ram_budget,
+        default=None,
+        metavar="BYTES",
+        help="fast memory the arena may use; the rest of its buffers are paged to the board's "
+        "slow memory between operators (default: page only when the arena does not fit the "
+        "board's RAM and it has an external memory)",
+    )
+    p.add_argument(
+        "--pager",
+        default=paging.DEFAULT,
+        metavar="NAME",
+        help=f"paging schedule: {', '.join(paging.PAGERS.names())} (default {paging.DEFAULT}: "
+        "the heuristic when it is provably optimal, else CP-SAT from it)",
+    )
     if allocator:
         p.add_argument(
             "--allocator",

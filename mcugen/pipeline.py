@@ -17,10 +17,11 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
-from mcugen.plan.buffers import align_up
+from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.fit import BoardLimits, firmware_ram
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.paging.target import PagingTarget, paged_dynamic, plan_paging
 from mcugen.plan.pools import PoolTarget
 
 
@@ -56,6 +57,10 @@ class PlanOptions:
     #: one arena, as for the host). Static offsets only.
     pools: str = pool_strategies.DEFAULT
     memories: PoolTarget | None = None
+    #: Paging between the board's fast and slow memory (plan/paging/target.py): with a RAM
+    #: budget always, else when the arena does not fit the RAM and the board has an external
+    #: memory. None: never (the host without --ram-budget, boards without a slow memory).
+    paging: PagingTarget | None = None
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -104,15 +109,56 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
         )
         return replace(plan, input_kept=keep and bool(g.inputs))
 
+    paging = options.paging
+    if paging is not None and paging.ram_budget is not None:
+        return g, lowered, page(g, _whole_buffers(g, lowered, options), options)
     # Only static offsets keep the input where the runner loaded it.
     keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
     if keep != "auto":
-        return g, lowered, assign_pools(g, planned(keep == "yes"), options)
-    copy, kept = planned(False), planned(True)
-    copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
-    saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
-    chosen = replace(kept, input_kept_saving=saving) if saving > 0 else copy
-    return g, lowered, assign_pools(g, chosen, options)
+        chosen = assign_pools(g, planned(keep == "yes"), options)
+    else:
+        copy, kept = planned(False), planned(True)
+        copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
+        saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
+        chosen = replace(kept, input_kept_saving=saving) if saving > 0 else copy
+        chosen = assign_pools(g, chosen, options)
+    if paging is not None and paging.slow.external and chosen.pools_error:
+        return g, lowered, page(g, _whole_buffers(g, lowered, options), options)
+    return g, lowered, chosen
+
+
+def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
+    """The plan paging starts from: buffers that move whole (no profiles), the input not kept."""
+    return plan_memory(
+        graph,
+        order=options.order,
+        layout=options.layout,
+        scratch=scratch_sizes(lowered),
+        in_place=options.in_place,
+        traits=op_traits(graph),
+        time_budget=options.time_budget,
+        profiles=False,
+    )
+
+
+def page(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
+    """`plan` with its buffers paged (plan/paging/target.py) through the fast memory: the RAM
+    budget, or the RAM the firmware leaves (its stack, fixed RAM and tables, the model state)."""
+    target = options.paging
+    assert target is not None
+    if options.allocator not in (Allocator.STATIC, Allocator.PAGED):
+        raise UnsupportedError(
+            f"paging moves buffers itself; it cannot run with --allocator {options.allocator}",
+            hint="drop --allocator",
+        )
+    if target.ram_budget is not None:
+        capacity = target.ram_budget // ARENA_ALIGNMENT * ARENA_ALIGNMENT
+    else:
+        limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
+        reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
+        capacity = (target.ram_size - reserve - plan.persistent.bytes) // 16 * 16
+    paging = plan_paging(graph, plan.order, plan.buffers, max(capacity, 0), target)
+    return replace(plan, paging=paging)
 
 
 def assign_pools(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
@@ -165,7 +211,10 @@ def render(
     allocator: Allocator,
 ) -> Generated:
     """The C sources of a prepared model (`prepare`'s three results) for `allocator`."""
-    dyn = plan_allocator(plan, allocator, graph.outputs)
+    if plan.paging is not None:
+        dyn: dynamic.DynamicPlan | None = paged_dynamic(plan.paging, plan.buffers, len(plan.order))
+    else:
+        dyn = plan_allocator(plan, allocator, graph.outputs)
     vm = build_view_model(graph, plan, lowered, model_name, dynamic=dyn)
     return Generated(graph, plan, lowered, vm, render_model(vm), dynamic=dyn)
 

@@ -116,8 +116,11 @@ class DynamicVM:
     dies_buffer: tuple[int, ...]
     move_start: tuple[int, ...]
     move_buffer: tuple[int, ...]
-    move_offset: tuple[int, ...]
+    move_offset: tuple[int, ...]  # paged: -1 - d re-addresses to d without a copy
     scratch_buffer: tuple[int, ...]
+    #: paging: bytes of slow memory, and its linker section ("": an array in RAM)
+    slow_bytes: int = 0
+    slow_section: str = ""
 
 
 @dataclass(frozen=True)
@@ -178,8 +181,15 @@ def _csr(rows: list[list[int]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(starts), tuple(x for row in rows for x in row)
 
 
-def dynamic_view_model(dyn: DynamicPlan, num_tensors: int) -> DynamicVM:
-    """The tables runtime_c/src/allocator.c walks for `dyn`."""
+#: The section of paging's slow memory when it is a memory of its own (templates/link.ld.j2).
+SLOW_SECTION = ".mcu_slow"
+
+
+def dynamic_view_model(
+    dyn: DynamicPlan, num_tensors: int, *, slow_external: bool = False
+) -> DynamicVM:
+    """The tables runtime_c/src/allocator.c walks for `dyn`; with paging, the slow memory in
+    its own section when it is `slow_external`."""
     bufs = dyn.buffers
     placements = [b.tensor_placements() for b in bufs]
     member_start, member_tensor = _csr([[t for t, _ in p] for p in placements])
@@ -189,7 +199,7 @@ def dynamic_view_model(dyn: DynamicPlan, num_tensors: int) -> DynamicVM:
     order_steps = {b.first: b.id for b in bufs if b.scratch_of >= 0}
     return DynamicVM(
         mode=dyn.mode,
-        planned=int(dyn.mode == "planned"),
+        planned=int(dyn.mode in ("planned", "paged")),
         num_steps=dyn.steps + 1,
         num_offsets=max([num_tensors, *(t + 1 for t in member_tensor)]),
         moved_bytes=dyn.moved_bytes,
@@ -204,8 +214,10 @@ def dynamic_view_model(dyn: DynamicPlan, num_tensors: int) -> DynamicVM:
         dies_buffer=dies,
         move_start=move_start,
         move_buffer=move_buffer,
-        move_offset=tuple(m.dst for step in dyn.moves for m in step),
+        move_offset=tuple(m.dst if m.copy else -1 - m.dst for step in dyn.moves for m in step),
         scratch_buffer=tuple(order_steps.get(pos + 1, -1) for pos in range(dyn.steps)),
+        slow_bytes=dyn.slow_bytes,
+        slow_section=SLOW_SECTION if slow_external else "",
     )
 
 
@@ -292,7 +304,11 @@ def build_view_model(
         input_bytes=tuple(graph.tensors[t].nbytes for t in graph.inputs),
         dynamic=None
         if dynamic is None
-        else dynamic_view_model(dynamic, tensors[-1].index + 1 if tensors else 1),
+        else dynamic_view_model(
+            dynamic,
+            tensors[-1].index + 1 if tensors else 1,
+            slow_external=plan.paging is not None and plan.paging.slow.external,
+        ),
         state_bytes=state.bytes,
         input_kept=plan.input_kept,
         pools=pools,

@@ -14,9 +14,9 @@ import numpy as np
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.project import BuildResult, pool_target
+from mcugen.host.project import BuildResult, paging_target, pool_target
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
-from mcugen.plan import dynamic
+from mcugen.plan import dynamic, paging
 from mcugen.plan import pools as pool_strategies
 
 
@@ -49,9 +49,16 @@ def plan_options(
     allocator = getattr(args, "allocator", dynamic.STATIC)
     memories = pool_target(target) if target is not None else None
     pools = getattr(args, "pools", None) or pool_strategies.DEFAULT
+    ram_budget = getattr(args, "ram_budget", None)
+    pager = getattr(args, "pager", None) or paging.DEFAULT
+    paging.get_pager(pager)
+    pages = paging_target(target, ram_budget, pager)
     if getattr(args, "tflm_plan", False):
-        return replace(PlanOptions.tflm(), allocator=allocator, pools=pools, memories=memories)
+        return replace(
+            PlanOptions.tflm(), allocator=allocator, pools=pools, memories=memories, paging=pages
+        )
     return PlanOptions(
+        paging=pages,
         pools=pools,
         memories=memories,
         order=args.order,

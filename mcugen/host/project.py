@@ -19,12 +19,14 @@ from typing import Any
 from mcugen import __version__
 from mcugen.boards import Target
 from mcugen.codegen.render import environment
+from mcugen.codegen.viewmodel import SLOW_SECTION
 from mcugen.errors import BuildError
 from mcugen.host.sizes import FirmwareSizes, firmware_sizes
 from mcugen.io import current_umask
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, fit_of
+from mcugen.plan.paging.target import PagingTarget, SlowMemory
 from mcugen.plan.pools import PoolMemory, PoolTarget
 from mcugen.resources import boards_dir, runtime_dir
 
@@ -34,6 +36,8 @@ ELF_TARGET = "model.elf"
 DYNAMIC_ALLOCATOR_SOURCE = "allocator.c"
 #: Defined for static builds: the runtime drops its allocator hooks (runtime.h).
 STATIC_OFFSETS_DEFINE = "MCU_STATIC_OFFSETS"
+#: Defined for paged builds: offsets beyond the arena address the slow memory (runtime.h).
+PAGED_DEFINE = "MCU_PAGED"
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
     env = environment()
     board = target.port_board
     defines = [STATIC_OFFSETS_DEFINE] if gen.dynamic is None else []
+    if gen.dynamic is not None and gen.dynamic.mode == dynamic.PAGED:
+        defines = [PAGED_DEFINE]
     if target.board.is_host:
         files["main.c"] = (board.directory / "main.c").read_bytes()
         sources.append("main.c")
@@ -116,10 +122,17 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
 def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
     """What link.ld.j2 needs for the arena's pools: one region per pool's memory at the target's
     origins (the twin's when emulating), and the region of the firmware's own RAM (the memory
-    pool assignment reserved it in); one RAM region as before for one arena."""
+    pool assignment reserved it in); one RAM region as before for one arena. With paging to an
+    external memory, its region and section (`slow`)."""
+    slow = None
+    paging = gen.plan.paging
+    if paging is not None and paging.slow.external and paging.slow_bytes:
+        memory = next(m for m in target.memories if m.name == paging.slow.name)
+        slow = {"name": memory.name, "origin": memory.origin, "size": memory.size}
+        slow["section"] = SLOW_SECTION
     pools = gen.view_model.pools
     if not pools:
-        return {"regions": [], "ram_region": "RAM"}
+        return {"regions": [], "ram_region": "RAM", "slow": slow}
     memories = {m.name: m for m in target.memories}
     regions = [
         {
@@ -132,7 +145,7 @@ def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
         for p in pools
     ]
     ram = next((p.name for p in pools if p.firmware), pools[-1].name)
-    return {"regions": regions, "ram_region": ram.upper()}
+    return {"regions": regions, "ram_region": ram.upper(), "slow": slow}
 
 
 def board_limits(target: Target) -> BoardLimits:
@@ -161,6 +174,71 @@ def pool_target(target: Target) -> PoolTarget | None:
     if target.board.is_host or not usable:
         return None
     return PoolTarget(tuple(usable), target.board.stack_bytes, target.port_board.firmware_ram)
+
+
+#: Memories paging may use as its slow memory: external RAM on a bus of its own.
+SLOW_KINDS = ("SDRAM", "PSRAM")
+#: The host's nominal costs, cycles per byte (fast, slow): it has no memories to cite.
+HOST_RATES = (0.25, 1.0)
+
+
+def paging_target(target: Target | None, ram_budget: int | None, pager: str) -> PagingTarget | None:
+    """What paging needs of `target` (plan/paging/target.py), None when it cannot page: the
+    fast memory is the RAM region, costed as its first memory when the budget fits there (DTCM),
+    else as the slowest internal memory in it; the slow memory is the largest external RAM the
+    target reaches (its own linker region), else (with `ram_budget` only) an array in RAM costed
+    as that slowest internal memory. The host pages with `ram_budget` only, at nominal costs."""
+    if target is None or target.board.is_host:
+        if ram_budget is None:
+            return None
+        rate, slow_rate = HOST_RATES
+        nominal = SlowMemory("slow", None, False, slow_rate, slow_rate)
+        return PagingTarget(nominal, rate, rate, ram_budget, pager)
+    inside = [
+        m
+        for m in target.memories
+        if m.kind in POOL_KINDS
+        and m.writable
+        and target.ram.origin <= m.origin < target.ram.origin + target.ram.size
+    ]
+    outside = [m for m in target.memories if m.kind in SLOW_KINDS and m.writable]
+    if not inside or (not outside and ram_budget is None):
+        return None
+    slowest = max(
+        inside, key=lambda m: (m.read_cycles_per_byte + (m.write_cycles_per_byte or 0), m.name)
+    )
+    first = min(inside, key=lambda m: m.origin)  # where the arena starts: DTCM on an STM32F7
+    arena = first if ram_budget is not None and ram_budget <= first.size else slowest
+    fast_read, fast_write = arena.read_cycles_per_byte, arena.write_cycles_per_byte or 0.0
+    slow: SlowMemory
+    if outside:
+        ext = max(outside, key=lambda m: (m.size, m.name))
+        slow = SlowMemory(
+            ext.name,
+            ext.size,
+            True,
+            ext.read_cycles_per_byte,
+            ext.write_cycles_per_byte or 0.0,
+            ext.mapped,
+        )
+    else:
+        slow = SlowMemory(
+            f"{slowest.name} (stand-in)",
+            None,
+            False,
+            slowest.read_cycles_per_byte,
+            slowest.write_cycles_per_byte or 0.0,
+        )
+    return PagingTarget(
+        slow,
+        fast_read,
+        fast_write,
+        ram_budget,
+        pager,
+        ram_size=target.ram.size,
+        stack=target.board.stack_bytes,
+        firmware_ram=target.port_board.firmware_ram,
+    )
 
 
 def check_fits(gen: Generated, target: Target) -> None:

@@ -38,9 +38,13 @@ class Allocator(StrEnum):
     STATIC = "static"
     COMPACTING = "compacting"
     PLANNED = "planned"
+    #: Planned moves plus copies to and from a slow memory (plan/paging): chosen by paging, not
+    #: by `--allocator`.
+    PAGED = "paged"
 
 
 STATIC, COMPACTING, PLANNED = Allocator.STATIC, Allocator.COMPACTING, Allocator.PLANNED
+PAGED = Allocator.PAGED
 
 
 class DynamicPlanInvalid(AssertionError):
@@ -49,8 +53,12 @@ class DynamicPlanInvalid(AssertionError):
 
 @dataclass(frozen=True)
 class Move:
+    """`buffer` goes to `dst`; its bytes are copied there, or with `copy` False only its address
+    changes (paging: a page dropped whose copy in slow memory is current)."""
+
     buffer: int
     dst: int
+    copy: bool = True
 
 
 @dataclass(frozen=True)
@@ -62,11 +70,13 @@ class DynamicPlan:
     moves: tuple[tuple[Move, ...], ...]  # per step 0..steps + 1, performed in order
     arena_bytes: int
     outputs: frozenset[int] = frozenset()  # buffers holding graph outputs (read after invoke)
+    #: PAGED: bytes of slow memory; offsets from `arena_bytes` on address it (slot + arena_bytes)
+    slow_bytes: int = 0
 
     @property
     def moved_bytes(self) -> int:
-        """Bytes moved per inference."""
-        return sum(self.buffers[m.buffer].size for step in self.moves for m in step)
+        """Bytes moved (PAGED: copied between fast and slow memory) per inference."""
+        return sum(self.buffers[m.buffer].size for step in self.moves for m in step if m.copy)
 
     @property
     def lower_bound(self) -> int:
@@ -85,7 +95,7 @@ class DynamicPlan:
         """Raise `DynamicPlanInvalid` on overlap, a move over a live buffer, misalignment, an arena
         above the lower bound, or an input buffer holding an output that ends elsewhere than it
         started (the runtime puts inputs back at their initial offsets after an invoke)."""
-        if self.arena_bytes != self.lower_bound:
+        if self.mode != PAGED and self.arena_bytes != self.lower_bound:
             raise DynamicPlanInvalid(f"arena {self.arena_bytes} != lower bound {self.lower_bound}")
         offsets = {b: self.birth_offsets[b] for b in self.born(0)}
         self._check_live(offsets, 0)
@@ -111,8 +121,10 @@ class DynamicPlan:
         for (_, e0, b0), (s1, _, b1) in zip(spans, spans[1:], strict=False):
             if s1 < e0:
                 raise DynamicPlanInvalid(f"step {step}: buffers {b0} and {b1} overlap")
+        fast, top = self.arena_bytes, self.arena_bytes + self.slow_bytes
         for start, end, b in spans:
-            if start < 0 or end > self.arena_bytes or start % self.buffers[b].align:
+            straddles = start < fast < end
+            if start < 0 or end > top or straddles or start % self.buffers[b].align:
                 raise DynamicPlanInvalid(f"step {step}: buffer {b} at {start} is out of the arena")
 
 

@@ -209,6 +209,9 @@ def allocator_arena(plan: MemoryPlan, allocator: str) -> int:
     extent (`plan.arena_bytes`). `compacting` and `planned` move whole buffers and run in their
     peak live bytes, buffer profiles ignored: `plan.lower_bound` for a plan made for them (no
     profiles), and the arena `dynamic.plan_dynamic` reaches by construction."""
+    if plan.paging is not None:  # the fast arena, and the slow memory when it is in RAM too
+        slow = 0 if plan.paging.slow.external else plan.paging.slow_bytes
+        return plan.paging.fast_bytes + slow
     if allocator == dynamic.STATIC:
         return plan.arena_bytes
     whole = [replace(b, profile=()) for b in plan.buffers]
@@ -238,7 +241,9 @@ def _align(n: int, to: int) -> int:
 
 def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: BoardLimits) -> Fit:
     """The verdict for `plan` of `graph` run with `allocator` (arena as `allocator_arena` says)
-    and `weights` bytes of constants on `board`."""
+    and `weights` bytes of constants on `board`; a paged plan runs with the paged allocator."""
+    if plan.paging is not None:
+        allocator = dynamic.PAGED
     runtime = firmware_ram(graph, plan, allocator, board)
     fit = Fit(
         board.name,

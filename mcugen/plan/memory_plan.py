@@ -26,6 +26,7 @@ from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.staging import staging_scratch
 
 if TYPE_CHECKING:
+    from mcugen.plan.paging.target import PagingPlan
     from mcugen.plan.pools import PoolPlan
 
 Aliases = Mapping[int, tuple[int, int]]
@@ -60,6 +61,10 @@ class MemoryPlan:
     #: single-arena layout; a split plan's firmware addresses each buffer in its pool.
     pools: PoolPlan | None = None
     pools_error: str = ""  # why no arrangement of the memories holds the buffers ("" if one does)
+    #: The buffers paged between the board's fast and slow memory (plan/paging): None unless
+    #: the arena does not fit the fast memory or `--ram-budget` caps it. `offsets` above stay
+    #: the single-arena layout (what everything in fast memory would take).
+    paging: PagingPlan | None = None
 
     @property
     def arena_bytes(self) -> int:

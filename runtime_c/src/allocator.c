@@ -6,6 +6,9 @@
  *   gaps (Liberis & Lane 2019). The arena never exceeds the peak live bytes of the order.
  * planned: the generator computed every buffer's birth offset and the moves to perform before each
  *   operator (mcugen/plan/dynamic.py); the runtime performs them in order.
+ * paged: planned, where offsets from the arena's size on are in a slow memory (MCU_PAGED,
+ *   mcugen/plan/paging/target.py): a move there or back is a page out or in through
+ *   mcu_port_copy, and a page whose slow copy is current is dropped by re-addressing it.
  * Both keep the tensors' current offsets in the model state struct; kernels read them through
  * mcu_tensor_ptr at each eval, so no address is cached across operators. At invoke boundaries the
  * graph inputs are at their initial offsets and the outputs where the last operator left them. */
@@ -22,14 +25,31 @@ static void place(mcu_context_t *ctx, int32_t buffer, int32_t offset) {
   }
 }
 
-static void move(mcu_context_t *ctx, int32_t buffer, int32_t offset) {
+__attribute__((weak)) void mcu_port_copy(void *dst, const void *src, uint32_t bytes) {
+  memcpy(dst, src, bytes);
+}
+
+/* `buffer` to `target`: copied there, or with a negative target (paged) re-addressed to
+ * -1 - target without a copy. Moves inside one memory may overlap (memmove); a copy between
+ * the arena and the slow memory never does. */
+static void move(mcu_context_t *ctx, int32_t buffer, int32_t target) {
+  int32_t offset = target < 0 ? -1 - target : target;
   int32_t from = ctx->dyn->buffer_offsets[buffer];
   if (from == offset) {
     return;
   }
-  uint32_t bytes = ctx->model->dyn->buffer_bytes[buffer];
-  memmove(ctx->arena + offset, ctx->arena + from, bytes);
-  ctx->dyn->moved_bytes += bytes;
+  if (target >= 0) {
+    uint32_t bytes = ctx->model->dyn->buffer_bytes[buffer];
+    uint32_t fast = ctx->model->arena_bytes;
+    uint8_t *dst = mcu_dyn_address(ctx, offset);
+    const uint8_t *src = mcu_dyn_address(ctx, from);
+    if (((uint32_t)offset >= fast) != ((uint32_t)from >= fast)) {
+      mcu_port_copy(dst, src, bytes);
+    } else {
+      memmove(dst, src, bytes);
+    }
+    ctx->dyn->moved_bytes += bytes;
+  }
   place(ctx, buffer, offset);
 }
 

@@ -38,6 +38,9 @@ mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *are
                    MCU_ERR_BAD_MODEL);
   if (model->allocator != NULL) {
     MCU_ENSURE(model->dyn_state != NULL, MCU_ERR_BAD_MODEL);
+#ifndef MCU_PAGED
+    MCU_ENSURE(model->dyn->slow == NULL, MCU_ERR_BAD_MODEL); /* built without paging */
+#endif
     MCU_ENSURE(model->dyn->num_steps == model->num_nodes + 1u, MCU_ERR_BAD_MODEL);
     ctx->dyn = model->dyn_state;
     ctx->offsets = model->dyn_state->tensor_offsets;

@@ -15,7 +15,7 @@ import pytest
 from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.errors import BuildError, McugenError
-from mcugen.host.project import board_limits, build
+from mcugen.host.project import board_limits, build, paging_target
 from mcugen.host.sizes import firmware_sizes
 from mcugen.io import write_atomic
 from mcugen.model.graphs import benchmark_suite
@@ -29,12 +29,25 @@ from support import EXAMPLE, SHARED_MODELS
 F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
 
 
-@pytest.mark.parametrize("allocator", list(dynamic.Allocator))
-def test_allocator_arena_is_the_arena_the_firmware_declares(allocator: dynamic.Allocator) -> None:
+@pytest.mark.parametrize("allocator", dynamic.ALLOCATORS.names())
+def test_allocator_arena_is_the_arena_the_firmware_declares(allocator: str) -> None:
     graphs = [("example", lambda: load_model(EXAMPLE)), *benchmark_suite(quick=True)]
     for name, make in graphs:
-        gen = generate(make(), options=PlanOptions(allocator=allocator))
+        gen = generate(make(), options=PlanOptions(allocator=dynamic.Allocator(allocator)))
         assert allocator_arena(gen.plan, allocator) == gen.view_model.arena_bytes, name
+
+
+def test_paged_arena_is_fast_arena_plus_slow_array_in_ram() -> None:
+    """Paging on a board without an external memory (here the host): the firmware declares the
+    fast arena and the slow memory's array, both in RAM, and the fit counts both."""
+    graphs = [("example", lambda: load_model(EXAMPLE)), *benchmark_suite(quick=True)]
+    for name, make in graphs:
+        budget = generate(make()).plan.arena_bytes // 3
+        gen = generate(make(), options=PlanOptions(paging=paging_target(None, budget, "belady")))
+        assert gen.plan.paging is not None and gen.dynamic is not None, name
+        assert gen.view_model.arena_bytes <= budget, name
+        declared = gen.view_model.arena_bytes + gen.dynamic.slow_bytes
+        assert allocator_arena(gen.plan, dynamic.STATIC) == declared, name
 
 
 def test_fit_verdict_figures_and_messages() -> None:

@@ -123,8 +123,13 @@ typedef struct {
   const int16_t *dies_buffer;      /* buffers last used at each step (outputs never die) */
   const uint32_t *move_start;      /* per step + 1 (planned mode) */
   const int16_t *move_buffer;      /* moves before the step's operator, in order */
-  const int32_t *move_offset;      /* destination offsets */
+  const int32_t *move_offset;      /* destination offsets; paged: -1 - d to re-address to d
+                                    * without copying (a page dropped, its slow copy current) */
   const int16_t *scratch_buffer;   /* per operator position: its scratch buffer, -1 if none */
+  /* Paging (allocator "paged", mcugen/plan/paging, built with MCU_PAGED): an offset o at or
+   * above the model's arena_bytes addresses slow[o - arena_bytes]; NULL without paging. */
+  uint8_t *slow;
+  uint32_t slow_bytes;
 } mcu_dyn_plan_t;
 
 /* Mutable part of dynamic allocation; lives in the generated model state struct. */
@@ -186,6 +191,10 @@ struct mcu_context {
 /* Dynamic allocation hooks around operator `position` (src/allocator.c), and the table of them
  * that a generated model of a dynamic build points at. */
 void mcu_dyn_reset(mcu_context_t *ctx);
+/* The copy between fast and slow memory of paging: memcpy by default (a weak definition in
+ * src/allocator.c); a board's port may define its own (DMA, for instance). The two ranges never
+ * overlap. Moves inside the arena use memmove. */
+void mcu_port_copy(void *dst, const void *src, uint32_t bytes);
 void mcu_dyn_before(mcu_context_t *ctx, uint32_t position);
 void mcu_dyn_after(mcu_context_t *ctx, uint32_t position);
 extern const mcu_allocator_t mcu_dyn_allocator;
@@ -215,12 +224,24 @@ mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t 
 #define MCU_CURRENT_OFFSETS(ctx) ((ctx)->offsets)
 #endif
 
+/* Address of a dynamic allocator's offset: in the arena, or with paging (MCU_PAGED) in the slow
+ * memory from the arena's size on. */
+static inline uint8_t *mcu_dyn_address(const mcu_context_t *ctx, int32_t offset) {
+#ifdef MCU_PAGED
+  uint32_t fast = ctx->model->arena_bytes;
+  if ((uint32_t)offset >= fast) {
+    return ctx->model->dyn->slow + ((uint32_t)offset - fast);
+  }
+#endif
+  return ctx->arena + offset;
+}
+
 /* Data pointer of tensor `index` (arena or flash). */
 static inline void *mcu_tensor_ptr(const mcu_context_t *ctx, int32_t index) {
   const mcu_tensor_t *t = &ctx->model->tensors[index];
   if (t->arena_offset >= 0) {
     const int32_t *offsets = MCU_CURRENT_OFFSETS(ctx);
-    return ctx->arena + (offsets != NULL ? offsets[index] : t->arena_offset);
+    return offsets != NULL ? mcu_dyn_address(ctx, offsets[index]) : ctx->arena + t->arena_offset;
   }
   return (void *)(uintptr_t)t->const_data;
 }
@@ -247,8 +268,10 @@ static inline void *mcu_scratch(const mcu_context_t *ctx, const mcu_node_t *n) {
   if (n->scratch_offset < 0) {
     return NULL;
   }
-  int32_t offset = MCU_CURRENT_OFFSETS(ctx) != NULL ? ctx->scratch_offset : n->scratch_offset;
-  return ctx->arena + offset;
+  if (MCU_CURRENT_OFFSETS(ctx) != NULL) {
+    return mcu_dyn_address(ctx, ctx->scratch_offset);
+  }
+  return ctx->arena + n->scratch_offset;
 }
 
 /* Number of elements of a tensor. */
