@@ -46,6 +46,9 @@ class Memory:
     source: str = ""
     #: where the board's QEMU twin places this memory (origin, size), None when the twin has none
     twin: Region | None = None
+    #: the board's port sets the memory up (an external memory needs its controller started);
+    #: False: only the twin may use it
+    port_ready: bool = True
 
     @property
     def end(self) -> int:
@@ -155,6 +158,7 @@ def _memory(entry: dict[str, Any]) -> Memory:
         ),
         source=str(entry.get("source", "")),
         twin=Region(int(twin["origin"]), int(twin["size"])) if twin else None,
+        port_ready=bool(entry.get("port_ready", True)),
     )
     costs = [memory.read_cycles_per_byte, memory.write_cycles_per_byte or 0.0]
     if memory.size <= 0 or min(costs) < 0 or not memory.source:

@@ -9,6 +9,7 @@ from mcugen import __version__
 from mcugen.model.ir import Graph
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.report_paging import paging_json, paging_lines
 
 
 def plan_json(
@@ -47,6 +48,8 @@ def plan_json(
     }
     if plan.pools is not None or plan.pools_error:
         result["pools"] = pools_json(plan)
+    if plan.paging is not None:
+        result["paging"] = paging_json(graph, plan)
     if timings:
         result["plan_seconds"] = plan.plan_seconds
     if runs is not None:
@@ -143,6 +146,8 @@ def plan_text(
         )
     if plan.pools is not None or plan.pools_error:
         lines += pools_lines(plan)
+    if plan.paging is not None:
+        lines += paging_lines(graph, plan)
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
         lines.append(strategy_table(runs, _pair(plan)))

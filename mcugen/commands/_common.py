@@ -198,6 +198,7 @@ def device_report(
         "arena_bytes": run.arena_bytes,
         "stack_used": run.stack_used,
         "stack_bytes": run.stack_bytes,
+        "moved_bytes": run.moved_bytes,
         "sizes": asdict(firmware_sizes(result.executable, target)),
         "outputs": outputs_json(gen, run.outputs[0]),
         "_outputs": run.outputs[0],
@@ -238,6 +239,8 @@ def print_device_figures(r: dict[str, Any]) -> None:
         f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
         f"{r['stack_bytes']} bytes"
     )
+    if r.get("moved_bytes"):
+        print(f"  moved or paged by the allocator: {r['moved_bytes']:,} bytes per inference")
     s = r["sizes"]
     print(
         f"  flash {s['flash_bytes']} of {s['flash_limit']} bytes (weights {s['weights']}, "

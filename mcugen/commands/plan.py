@@ -20,7 +20,7 @@ from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions, prepare, render
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, compare_strategies
-from mcugen.plan.fit import Fit, LinkedFlash, fit_of, weight_bytes
+from mcugen.plan.fit import Fit, LinkedFlash, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.report import plan_json, plan_text
 
@@ -115,13 +115,13 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
     firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
     if getattr(args, "board", None) is None:
         return None
-    from mcugen.host.project import board_limits, linked_sizes
+    from mcugen.host.project import linked_sizes, target_fit
 
     target = resolve_target(load_board(args.board), emulate=False)
     if target.board.is_host:
         raise McugenError("the host board has no memory limits to check", hint="name a board")
     graph, plan = planned.graph, planned.plan
-    fit = fit_of(graph, plan, options.allocator, weight_bytes(graph), board_limits(target))
+    fit = target_fit(graph, plan, options.allocator, weight_bytes(graph), target)
     if planned.lowered is None:
         return replace(fit, unsupported=planned.unsupported)
     if shutil.which(target.port_board.cc) is None:
@@ -129,4 +129,5 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
     name = Path(args.model).stem
     gen = render(graph, planned.lowered, plan, model_name=name, allocator=options.allocator)
     sizes = linked_sizes(gen, target)
-    return replace(fit, weights=sizes.weights, linked=LinkedFlash(sizes.code, sizes.other_rodata))
+    weights = 0 if sizes.external_weights else sizes.weights
+    return replace(fit, weights=weights, linked=LinkedFlash(sizes.code, sizes.other_rodata))

@@ -32,6 +32,7 @@ class DeviceRun:
     node_ticks: list[int]  # last sample, per step of the order, when profiled
     emulated: bool
     seconds: float
+    moved_bytes: int = 0  # per inference (the last): moved or paged by a dynamic allocator
 
     def instructions(self, ticks: int) -> int:
         """Instructions (under QEMU) or core cycles (on a board) for `ticks` of the counter."""
@@ -105,7 +106,7 @@ def run_samples(
     start = time.perf_counter()
     info = link.info()
     _check_info(info.input_bytes, info.output_bytes, graph, link.name)
-    outputs, ticks, node_ticks, stack = [], [], [], 0
+    outputs, ticks, node_ticks, stack, moved = [], [], [], 0, 0
     for sample in samples:
         for i, (t_index, arr) in enumerate(zip(graph.inputs, sample, strict=True)):
             t = graph.tensors[t_index]
@@ -119,6 +120,7 @@ def run_samples(
             )
         ticks.append(res.ticks)
         stack = max(stack, res.stack_used)
+        moved = res.moved_bytes
         outputs.append(_read_outputs(link, graph))
         if profile:
             node_ticks = link.profile(info.num_nodes)
@@ -132,6 +134,7 @@ def run_samples(
         node_ticks,
         emulated,
         time.perf_counter() - start,
+        moved,
     )
 
 

@@ -17,15 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from mcugen import __version__
-from mcugen.boards import Target
+from mcugen.boards import Memory, Target
 from mcugen.codegen.render import environment
 from mcugen.codegen.viewmodel import SLOW_SECTION
 from mcugen.errors import BuildError
 from mcugen.host.sizes import FirmwareSizes, firmware_sizes
 from mcugen.io import current_umask
+from mcugen.model.ir import Graph
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, fit_of
+from mcugen.plan.fit import BoardLimits, Fit, fit_of
+from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.paging.target import PagingTarget, SlowMemory
 from mcugen.plan.pools import PoolMemory, PoolTarget
 from mcugen.resources import boards_dir, runtime_dir
@@ -38,6 +40,8 @@ DYNAMIC_ALLOCATOR_SOURCE = "allocator.c"
 STATIC_OFFSETS_DEFINE = "MCU_STATIC_OFFSETS"
 #: Defined for paged builds: offsets beyond the arena address the slow memory (runtime.h).
 PAGED_DEFINE = "MCU_PAGED"
+#: Defined when the weights live in external flash (runtime.h MCU_WEIGHTS).
+WEIGHTS_EXTERNAL_DEFINE = "MCU_WEIGHTS_EXTERNAL"
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
     defines = [STATIC_OFFSETS_DEFINE] if gen.dynamic is None else []
     if gen.dynamic is not None and gen.dynamic.mode == dynamic.PAGED:
         defines = [PAGED_DEFINE]
+    if not target.board.is_host and weights_memory(model_weights(gen), target) is not None:
+        defines.append(WEIGHTS_EXTERNAL_DEFINE)
     if target.board.is_host:
         files["main.c"] = (board.directory / "main.c").read_bytes()
         sources.append("main.c")
@@ -119,6 +125,29 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
     return files
 
 
+#: Flash left to code and tables when weights move to external flash: they go there when they
+#: would leave less than this much of the internal flash.
+CODE_ROOM = 128 * 1024
+#: Memories the weights may live in besides the internal flash.
+WEIGHT_KINDS = ("QSPI",)
+
+
+def weights_memory(weights: int, target: Target) -> Memory | None:
+    """The memory-mapped external flash that holds the weights when they leave less than
+    `CODE_ROOM` of the internal flash (the largest such memory that holds them), else None."""
+    flash = target.board.flash or target.flash  # the board's own (a measuring link widens it)
+    if weights + CODE_ROOM <= flash.size:
+        return None
+    found = [
+        m for m in target.memories if m.kind in WEIGHT_KINDS and m.mapped and m.size >= weights
+    ]
+    return max(found, key=lambda m: (m.size, m.name)) if found else None
+
+
+def model_weights(gen: Generated) -> int:
+    return sum(len(c.data) for c in gen.view_model.constants)
+
+
 def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
     """What link.ld.j2 needs for the arena's pools: one region per pool's memory at the target's
     origins (the twin's when emulating), and the region of the firmware's own RAM (the memory
@@ -130,9 +159,15 @@ def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
         memory = next(m for m in target.memories if m.name == paging.slow.name)
         slow = {"name": memory.name, "origin": memory.origin, "size": memory.size}
         slow["section"] = SLOW_SECTION
+    external = weights_memory(model_weights(gen), target)
+    weights = (
+        {"name": external.name, "origin": external.origin, "size": external.size}
+        if external is not None
+        else None
+    )
     pools = gen.view_model.pools
     if not pools:
-        return {"regions": [], "ram_region": "RAM", "slow": slow}
+        return {"regions": [], "ram_region": "RAM", "slow": slow, "weights": weights}
     memories = {m.name: m for m in target.memories}
     regions = [
         {
@@ -145,7 +180,7 @@ def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
         for p in pools
     ]
     ram = next((p.name for p in pools if p.firmware), pools[-1].name)
-    return {"regions": regions, "ram_region": ram.upper(), "slow": slow}
+    return {"regions": regions, "ram_region": ram.upper(), "slow": slow, "weights": weights}
 
 
 def board_limits(target: Target) -> BoardLimits:
@@ -246,10 +281,39 @@ def check_fits(gen: Generated, target: Target) -> None:
     if target.board.is_host:
         return
     allocator = gen.dynamic.mode if gen.dynamic is not None else dynamic.STATIC
-    weights = sum(len(c.data) for c in gen.view_model.constants)
-    problem = fit_of(gen.graph, gen.plan, allocator, weights, board_limits(target)).problem()
+    problem = target_fit(gen.graph, gen.plan, allocator, model_weights(gen), target).problem()
     if problem is not None:
         raise problem
+    if not target.emulate:
+        for name in external_memories(gen, target):
+            memory = next(m for m in target.memories if m.name == name)
+            if not memory.port_ready:
+                raise BuildError(
+                    f"{target.board.name}'s port does not set up its {name} yet, and this "
+                    f"build needs it ({memory.kind})",
+                    hint="run it on the board's twin (--emulate)",
+                )
+
+
+def external_memories(gen: Generated, target: Target) -> list[str]:
+    """The memories outside the internal flash and RAM that a build of `gen` uses."""
+    used = []
+    external = weights_memory(model_weights(gen), target)
+    if external is not None:
+        used.append(external.name)
+    paging = gen.plan.paging
+    if paging is not None and paging.slow.external and paging.slow_bytes:
+        used.append(paging.slow.name)
+    return used
+
+
+def target_fit(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, target: Target) -> Fit:
+    """`plan.fit.fit_of` on `target`, weights in external flash when they go there."""
+    fit = fit_of(graph, plan, allocator, weights, board_limits(target))
+    external = weights_memory(weights, target)
+    if external is None:
+        return fit
+    return replace(fit, weights=0, external_weights=weights, external_memory=external.name)
 
 
 #: Region size when linking only to measure: large enough for any model, small enough that

@@ -71,6 +71,7 @@ class InvokeResult:
     failed_node: int
     ticks: int
     stack_used: int
+    moved_bytes: int = 0  # bytes a dynamic allocator moved or paged (firmware before 0.x: 0)
 
 
 class DeviceLink:
@@ -254,7 +255,8 @@ class DeviceLink:
         if len(body) < 16:
             raise self._malformed("INVOKE", body)
         status, _, failed, ticks, stack = struct.unpack("<BBhQI", body[:16])
-        return InvokeResult(status, failed, ticks, stack)
+        moved = struct.unpack("<I", body[16:20])[0] if len(body) >= 20 else 0
+        return InvokeResult(status, failed, ticks, stack, moved)
 
     def profile(self, num_nodes: int) -> list[int]:
         ticks: list[int] = []

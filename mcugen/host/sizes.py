@@ -13,6 +13,8 @@ FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
 RAM_SECTIONS = (".data", ".bss", ".stack")
 #: The arena's pools in their memories (templates/link.ld.j2), when the plan splits it.
 POOL_SECTION_PREFIX = ".mcu_pool_"
+#: The weights in external flash (templates/link.ld.j2), outside the internal flash's sections.
+WEIGHTS_SECTION = ".mcu_weights"
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class FirmwareSizes:
     stack: int  # RAM, reserved
     other_ram: int  # protocol buffers, runtime state
     pools: tuple[tuple[str, int], ...] = ()  # (memory, bytes of its pool section) when split
+    external_weights: int = 0  # weights in external flash (section .mcu_weights), not in flash
 
     def rows(self) -> list[tuple[str, int, int, str]]:
         """(what, bytes, limit, memory) for a report."""
@@ -76,6 +79,7 @@ def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
     sections = section_sizes(elf, target)
     symbols = symbol_sizes(elf, target)
     weights = sum(size for name, size in symbols.items() if name.startswith("g_const_"))
+    external = sections.get(WEIGHTS_SECTION, 0)
     flash = sum(sections.get(s, 0) for s in FLASH_SECTIONS)
     pools = tuple(
         (name[len(POOL_SECTION_PREFIX) :], size)
@@ -95,9 +99,10 @@ def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
         ram_limit=target.ram.size,
         weights=weights,
         code=code,
-        other_rodata=flash - weights - code,
+        other_rodata=flash - (0 if external else weights) - code,
         arena=arena,
         stack=stack,
         other_ram=ram - arena - stack,
         pools=pools,
+        external_weights=external,
     )

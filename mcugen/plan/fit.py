@@ -84,6 +84,9 @@ class Fit:
     unlinked: str = "not linked yet"  # why flash beyond the weights is unknown (when not linked)
     pools: tuple[PoolUse, ...] = ()  # a split arena, per memory; () for one arena
     pools_error: str = ""  # why the arena could not be split (MemoryPlan.pools_error)
+    #: weights in a memory-mapped external flash (not counted in `weights`), and its name
+    external_weights: int = 0
+    external_memory: str = ""
 
     @property
     def flash_need(self) -> int:
@@ -162,7 +165,12 @@ class Fit:
         if self.unsupported:
             return f"cannot be built for {self.board}: {self.unsupported}; if it could, {ram}"
         verdict = "fits" if self.fits else "does NOT fit"
-        return f"{verdict} {self.board}: {ram}; {flash}{self._pools_line()}"
+        external = (
+            f"; weights {self.external_weights:,} bytes in {self.external_memory}"
+            if self.external_memory
+            else ""
+        )
+        return f"{verdict} {self.board}: {ram}; {flash}{external}{self._pools_line()}"
 
     def _pools_line(self) -> str:
         """Per memory of a split arena: "; dtcm 131,072 of 131,072 (pool, 12 buffers), ..."."""
@@ -193,6 +201,8 @@ class Fit:
             "ram_need": self.ram_need,
             "fits": self.fits,
             "unsupported": self.unsupported or None,
+            "external_weights": self.external_weights,
+            "external_memory": self.external_memory or None,
             "pools": {
                 p.name: {"used": p.used, "size": p.size, "pool": p.pool, "firmware": p.firmware}
                 for p in self.pools

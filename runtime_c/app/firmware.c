@@ -68,6 +68,7 @@ const uint64_t *mcu_app_node_ticks(void) { return g_node_ticks; }
 int32_t mcu_app_failed_node(void) { return g_ctx.failed_node; }
 uint32_t mcu_app_stack_used(void) { return mcu_stack_size_bytes() - mcu_stack_unused_bytes(); }
 uint32_t mcu_app_stack_size(void) { return mcu_stack_size_bytes(); }
+uint32_t mcu_app_moved_bytes(void) { return g_ctx.dyn != 0 ? g_ctx.dyn->moved_bytes : 0u; }
 
 int main(void) {
   g_errno = 0;

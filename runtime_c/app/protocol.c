@@ -11,6 +11,7 @@
 extern const uint64_t *mcu_app_node_ticks(void);
 extern int32_t mcu_app_failed_node(void);
 extern uint32_t mcu_app_stack_used(void);
+extern uint32_t mcu_app_moved_bytes(void);
 extern uint32_t mcu_app_stack_size(void);
 
 static uint8_t g_rx[MCU_PROTO_MAX_PAYLOAD];
@@ -152,7 +153,8 @@ static void cmd_read_output(uint32_t len) {
   send_frame(MCU_CMD_READ_OUTPUT | MCU_REPLY_FLAG, src + offset, count);
 }
 
-/* payload: count u16, profile u8 -> status u8, pad u8, failed node i16, ticks u64, stack u32 */
+/* payload: count u16, profile u8 -> status u8, pad u8, failed node i16, ticks u64, stack u32,
+ * moved u32 (bytes a dynamic allocator moved or paged in the last inference) */
 static void cmd_invoke(uint32_t len) {
   if (len != 3 || get_u16(g_rx) == 0) {
     send_error(MCU_PERR_LENGTH, "invoke wants count u16 >= 1 and profile u8");
@@ -165,7 +167,8 @@ static void cmd_invoke(uint32_t len) {
   put_u16(g_tx + 2, (uint32_t)(status == 0 ? -1 : mcu_app_failed_node()));
   put_u64(g_tx + 4, ticks);
   put_u32(g_tx + 12, mcu_app_stack_used());
-  send_frame(MCU_CMD_INVOKE | MCU_REPLY_FLAG, g_tx, 16);
+  put_u32(g_tx + 16, mcu_app_moved_bytes());
+  send_frame(MCU_CMD_INVOKE | MCU_REPLY_FLAG, g_tx, 20);
 }
 
 /* payload: first node u16, count u16 -> count x ticks u64 of the last profiled invoke */

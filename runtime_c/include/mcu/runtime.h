@@ -11,6 +11,14 @@ extern "C" {
 #endif
 
 #define MCU_ALIGNED(n) __attribute__((aligned(n)))
+/* Where the constant tensors go: .rodata (internal flash), or with MCU_WEIGHTS_EXTERNAL the
+ * section .mcu_weights, which the link script places in a memory-mapped external flash (QSPI)
+ * when the weights do not fit the internal one (mcugen/host/project.py weights_memory). */
+#ifdef MCU_WEIGHTS_EXTERNAL
+#define MCU_WEIGHTS __attribute__((section(".mcu_weights")))
+#else
+#define MCU_WEIGHTS
+#endif
 #define MCU_MAX_DIMS 6
 
 /* Status codes: 0 is success, every other value says which kind of failure happened. */
