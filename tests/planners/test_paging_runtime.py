@@ -1,0 +1,141 @@
+"""Paging in the firmware (plan/paging/target.py, runtime_c/src/allocator.c with MCU_PAGED): the
+schedule's moves keep every buffer's bytes, the host build of a paged plan is bit-exact with TFLM
+at budgets down to a few hundred bytes with either pager, the reports carry the schedule, and the
+user's mistakes get one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcugen.cli import main
+from mcugen.host.project import paging_target
+from mcugen.model.graphs import benchmark_suite
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import load_model
+from mcugen.model.tflite_write import write_model
+from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.plan.dynamic import PAGED, DynamicPlan
+from mcugen.plan.memory_plan import plan_memory
+from mcugen.plan.paging import CostModel, PagingError
+from mcugen.plan.paging.target import PagingTarget, SlowMemory, paged_dynamic, plan_paging
+from support import EXAMPLE, SHARED_MODELS, assert_matches_tflm, random_dags
+
+SUITE = benchmark_suite(quick=True)
+
+
+def paged(graph: Graph, budget: int, pager: str = "auto") -> Generated:
+    return generate(graph, options=PlanOptions(paging=paging_target(None, budget, pager)))
+
+
+def simulate(dyn: DynamicPlan) -> None:
+    """Run the moves on labelled bytes: every buffer still holds its own label when used, and a
+    dropped page is only dropped when the slow slot holds its current label."""
+    memory: dict[int, tuple[int, int]] = {}  # address -> (buffer, version)
+    where: dict[int, int] = {}
+    version: dict[int, int] = {}
+    for step in range(dyn.steps + 1):
+        for m in dyn.moves[step]:
+            src, size = where[m.buffer], dyn.buffers[m.buffer].size
+            if m.copy:
+                for k in range(0, size, 16):
+                    memory[m.dst + k] = memory[src + k]
+            else:  # a drop: the destination already holds the current bytes
+                assert all(
+                    memory.get(m.dst + k) == (m.buffer, version[m.buffer])
+                    for k in range(0, size, 16)
+                ), (step, m)
+            where[m.buffer] = m.dst
+        for born in dyn.born(step):
+            where[born] = dyn.birth_offsets[born]
+        for b in dyn.buffers:
+            if b.first <= step <= b.last and b.size:
+                if b.first == step:  # written by its producer
+                    version[b.id] = step
+                    for k in range(0, b.size, 16):
+                        memory[where[b.id] + k] = (b.id, step)
+                held = {memory.get(where[b.id] + k) for k in range(0, b.size, 16)}
+                assert held == {(b.id, version[b.id])}, (step, b.id, held)
+
+
+@pytest.mark.parametrize(("name", "build"), SUITE, ids=[n for n, _ in SUITE])
+@pytest.mark.parametrize("fraction", [2, 4])
+def test_generated_graphs_paged_bit_exact(name: str, build, fraction: int) -> None:
+    graph = build()
+    budget = max(generate(graph).plan.arena_bytes // fraction // 16 * 16, 16)
+    gen = paged(graph, budget)
+    assert gen.dynamic is not None and gen.dynamic.mode == PAGED
+    assert gen.view_model.arena_bytes <= budget
+    simulate(gen.dynamic)
+    assert_matches_tflm(write_model(graph), samples=2, generate_fn=lambda g: paged(g, budget))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph=random_dags(), share=st.integers(1, 8), pager=st.sampled_from(["belady", "cpsat"]))
+def test_random_graphs_paged_keep_every_buffer(graph: Graph, share: int, pager: str) -> None:
+    """Any budget from 1/8 of the arena up: the moves keep every buffer's bytes (simulated)."""
+    plan = plan_memory(graph, profiles=False)
+    budget = max(plan.arena_bytes * share // 8 // 16 * 16, 16)
+    target = paging_target(None, budget, pager)
+    assert target is not None
+    paging = plan_paging(graph, plan.order, plan.buffers, budget, target)
+    simulate(paged_dynamic(paging, plan.buffers, len(plan.order)))
+
+
+@pytest.mark.parametrize("pager", ["belady", "cpsat"])
+def test_the_example_paged_through_a_few_hundred_bytes(pager: str) -> None:
+    model = EXAMPLE.read_bytes()
+    assert_matches_tflm(model, samples=3, generate_fn=lambda g: paged(g, 512, pager))
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="needs ../shared/models")
+@pytest.mark.parametrize("stem", ["mlperf_ic_resnet8_int8", "mlperf_kws_dscnn_int8"])
+def test_mlperf_models_paged_at_a_quarter_bit_exact(stem: str) -> None:
+    model = (SHARED_MODELS / f"{stem}.tflite").read_bytes()
+    budget = generate(load_model(SHARED_MODELS / f"{stem}.tflite")).plan.arena_bytes // 4
+    result = assert_matches_tflm(model, samples=2, generate_fn=lambda g: paged(g, budget))
+    assert result is not None
+
+
+def test_copies_only_memory_too_small_fails_with_the_shortfall() -> None:
+    """Slow memory that kernels may not work on: a budget below one operator's operands fails
+    at plan time with the bytes missing."""
+    graph = load_model(EXAMPLE)
+    slow = SlowMemory("flash-like", None, False, 1.0, 1.0, mapped=False)
+    target = PagingTarget(slow, 0.25, 0.25, ram_budget=64)
+    assert target.cost_model() == CostModel(1.25, 1.25, None)
+    with pytest.raises(PagingError, match=r"needs \d+ bytes of fast memory at once, \d+ more"):
+        generate(graph, options=PlanOptions(paging=target))
+
+
+def test_plan_reports_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(EXAMPLE), "--ram-budget", "1024", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["paging"]
+    assert report["fast_bytes"] <= 1024 < report["arena_all_fast"]
+    assert report["bytes_in"] + report["bytes_out"] == sum(
+        s["bytes_in"] + s["bytes_out"] for s in report["steps"]
+    )
+    assert report["lower_bound_cycles"] <= report["overhead_cycles"]
+    assert main(["plan", str(EXAMPLE), "--ram-budget", "1024", "--no-strategies"]) == 0
+    text = capsys.readouterr().out
+    assert "paging (" in text and "modelled overhead" in text
+
+
+def test_paging_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert (
+        main(["build", str(EXAMPLE), "--ram-budget", "1024", "--pager", "nope", "-o", str(out)])
+        != 0
+    )
+    assert "unknown pager 'nope'" in capsys.readouterr().err
+    args = ["build", str(EXAMPLE), "--ram-budget", "1024", "--allocator", "compacting"]
+    assert main([*args, "-o", str(out)]) != 0
+    assert "drop --allocator" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["plan", str(EXAMPLE), "--ram-budget", "8"])
+    assert "--ram-budget" in capsys.readouterr().err
+    assert not out.exists()

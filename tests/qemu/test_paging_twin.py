@@ -1,0 +1,100 @@
+"""Paging on the disco-f746ng twin (mps2-an500: its PSRAM stands in for the SDRAM and the QSPI
+flash): bit-exact with TFLM, the bytes the firmware pages are the plan's, the RAM is what the
+linker placed, and MobileNetV2's 1.4 MB arena and 3.5 MB of weights run on a 320 KB, 1 MB
+board. A build for the real board refuses memories its port does not set up yet."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.errors import BuildError
+from mcugen.host.device_run import open_device, run_samples
+from mcugen.host.host_run import random_inputs
+from mcugen.host.project import build, model_weights, paging_target, pool_target, target_fit
+from mcugen.host.sizes import firmware_sizes, section_sizes
+from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.reference import tflm_outputs
+from support import EXAMPLE, SHARED_MODELS
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-paging-") as tmp:
+        yield Path(tmp)
+
+
+def disco(emulate: bool = True) -> Target:
+    return resolve_target(load_board("disco-f746ng"), emulate=emulate)
+
+
+def paged(path: Path, budget: int | None) -> Generated:
+    """As `mcugen build PATH --board disco-f746ng --emulate [--ram-budget BUDGET]` plans."""
+    target, memories = paging_target(disco(), budget, "auto"), pool_target(disco())
+    options = PlanOptions(keep_input="auto", paging=target, memories=memories)
+    return generate_from_file(path, options)
+
+
+def run_paged(gen: Generated, workdir: Path) -> int:
+    """Build for the twin, check RAM and paged bytes against the plan and outputs against TFLM;
+    the instructions per inference."""
+    target = disco()
+    result = build(gen, target, workdir / Path(gen.source).stem)
+    fit = target_fit(gen.graph, gen.plan, "static", model_weights(gen), target)
+    assert fit.fits and fit.ram_need == firmware_sizes(result.executable, target).ram_bytes
+    paging = gen.plan.paging
+    assert paging is not None
+    sections = section_sizes(result.executable, target)
+    assert sections.get(".mcu_slow", 0) == paging.slow_bytes
+    samples = [random_inputs(gen.graph, 0)]
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, gen.graph, samples, emulated=True)
+    assert run.moved_bytes == paging.schedule.bytes_in + paging.schedule.bytes_out
+    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
+    for o, r in zip(run.outputs[0], ref[0], strict=True):
+        assert np.array_equal(o, r.reshape(o.shape))
+    return run.instructions(run.ticks_per_inference[0])
+
+
+def test_the_example_paged_through_sdram(workdir: Path) -> None:
+    gen = paged(EXAMPLE, 512)
+    assert gen.plan.paging is not None and gen.plan.paging.slow.name == "sdram"
+    assert gen.view_model.arena_bytes <= 512
+    run_paged(gen, workdir)
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="needs ../shared/models")
+def test_resnet8_at_a_third_of_its_arena(workdir: Path) -> None:
+    """At 1/3 the schedule copies pages out (at 1/4 it keeps them in the SDRAM instead)."""
+    path = SHARED_MODELS / "mlperf_ic_resnet8_int8.tflite"
+    arena = generate_from_file(path).plan.arena_bytes
+    gen = paged(path, arena // 3)
+    assert gen.plan.paging is not None and gen.plan.paging.schedule.bytes_out > 0
+    run_paged(gen, workdir)
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="needs ../shared/models")
+def test_mobilenet_v2_runs_on_the_discovery_twin(workdir: Path) -> None:
+    """1.4 MB of activations and 3.5 MB of weights on a board with 320 KB of SRAM and 1 MB of
+    flash: paged to the SDRAM and read from the QSPI flash, without a budget."""
+    path = SHARED_MODELS / "tflm_mobilenet_v2_int8.tflite"
+    gen = paged(path, None)
+    paging = gen.plan.paging
+    assert paging is not None and gen.plan.arena_bytes > 1_000_000
+    assert paging.fast_bytes < 320 * 1024
+    fit = target_fit(gen.graph, gen.plan, "static", model_weights(gen), disco())
+    assert fit.external_memory == "qspi" and fit.external_weights > 3_000_000
+    assert run_paged(gen, workdir) > 0
+    with pytest.raises(BuildError, match="port does not set up its"):
+        build(gen, disco(emulate=False), workdir / "real")
