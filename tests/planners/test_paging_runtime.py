@@ -112,7 +112,7 @@ def test_copies_only_memory_too_small_fails_with_the_shortfall() -> None:
         generate(graph, options=PlanOptions(paging=target))
 
 
-def test_plan_reports_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_reports_the_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", str(EXAMPLE), "--ram-budget", "1024", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["paging"]
     assert report["fast_bytes"] <= 1024 < report["arena_all_fast"]
@@ -120,9 +120,13 @@ def test_plan_reports_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
         s["bytes_in"] + s["bytes_out"] for s in report["steps"]
     )
     assert report["lower_bound_cycles"] <= report["overhead_cycles"]
-    assert main(["plan", str(EXAMPLE), "--ram-budget", "1024", "--no-strategies"]) == 0
+    chart = tmp_path / "paged.svg"
+    args = ["plan", str(EXAMPLE), "--ram-budget", "1024", "--no-strategies", "--chart", str(chart)]
+    assert main(args) == 0
     text = capsys.readouterr().out
     assert "paging (" in text and "modelled overhead" in text
+    svg = chart.read_text()
+    assert "fast memory offset" in svg and "paged in" in svg and "budget 1024 B" in svg
 
 
 def test_paging_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
