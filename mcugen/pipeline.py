@@ -21,6 +21,7 @@ from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.fit import BoardLimits, firmware_ram
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import PagingTarget, paged_dynamic, plan_paging
 from mcugen.plan.pools import PoolTarget
 
@@ -157,8 +158,43 @@ def page(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
         limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
         reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
         capacity = (target.ram_size - reserve - plan.persistent.bytes) // 16 * 16
+    plan, tried = _paging_order(graph, plan, options, max(capacity, 0))
     paging = plan_paging(graph, plan.order, plan.buffers, max(capacity, 0), target)
-    return replace(plan, paging=paging)
+    return replace(plan, paging=replace(paging, orders_tried=tried))
+
+
+def _paging_order(
+    graph: Graph, plan: MemoryPlan, options: PlanOptions, capacity: int
+) -> tuple[MemoryPlan, tuple[tuple[str, int], ...]]:
+    """With `--order auto`, the candidate order (stored, greedy, optimal) whose buffers the
+    heuristic pages at the least modelled cost (ties: the smaller arena, then the earlier): an
+    order that pages less is a better order. Returns the plan of that order and each distinct
+    candidate's heuristic cost (millicycles). Other orders are kept as they are."""
+    if options.order != orders.DEFAULT or options.paging is None:
+        return plan, ()
+    quick = replace(options.paging, pager="belady")
+    lowered = lower_all(graph, tuple(range(len(graph.operators))))
+    best: tuple[int, int, int, MemoryPlan] | None = None
+    tried: list[tuple[str, int]] = []
+    seen: set[tuple[int, ...]] = set()
+    failure: PagingError | None = None
+    for k, name in enumerate(orders.AUTO_CANDIDATES):
+        candidate = _whole_buffers(graph, lowered, replace(options, order=name))
+        if candidate.order in seen:
+            continue
+        seen.add(candidate.order)
+        try:
+            cost = plan_paging(graph, candidate.order, candidate.buffers, capacity, quick).cost
+        except PagingError as exc:
+            failure = failure or exc
+            continue
+        tried.append((name, cost))
+        if best is None or (cost, candidate.arena_bytes, k) < best[:3]:
+            best = (cost, candidate.arena_bytes, k, candidate)
+    if best is None:
+        assert failure is not None
+        raise failure
+    return best[3], tuple(tried)
 
 
 def assign_pools(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:

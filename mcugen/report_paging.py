@@ -66,6 +66,8 @@ def paging_json(graph: Graph, plan: MemoryPlan) -> dict[str, Any]:
         "all_slow_overhead_cycles": _cycles(paging.all_in_slow),
         "lower_bound_cycles": _cycles(s.lower_bound),
         "proven_optimal": s.proven_optimal,
+        "order": plan.order_strategy,
+        "orders_tried": {name: _cycles(cost) for name, cost in paging.orders_tried},
         "steps": [
             {
                 "step": step,
@@ -100,6 +102,12 @@ def paging_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
         f"overhead {s.cost / 1000:,.0f} cycles against everything in fast memory (a bound), "
         f"{versus}; lower bound {s.lower_bound / 1000:,.0f} cycles",
     ]
+    if paging.orders_tried:
+        costs = ", ".join(f"{name} {cost / 1000:,.0f}" for name, cost in paging.orders_tried)
+        lines.append(
+            f"  order {plan.order_strategy}: the heuristic's modelled cycles of each order "
+            f"tried: {costs}"
+        )
     if s.note:
         lines.append(f"  note: {s.note}")
     used = fast_in_use(paging)

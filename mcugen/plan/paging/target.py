@@ -83,6 +83,8 @@ class PagingPlan:
     #: every buffer in slow memory, each use in place (what a user without paging does), None
     #: when kernels may not work there
     all_in_slow: int | None
+    #: the candidate orders paging chose among and the heuristic's cost of each (millicycles)
+    orders_tried: tuple[tuple[str, int], ...] = ()
 
     @property
     def fast_bytes(self) -> int:
