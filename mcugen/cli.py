@@ -18,6 +18,7 @@ from mcugen.host.flash import TOOLS as FLASH_TOOLS
 from mcugen.plan import dynamic, paging, pools
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan.paging.target import OBJECTIVES
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -262,6 +263,13 @@ def _model_options(
         help="fast memory the arena may use; the rest of its buffers are paged to the board's "
         "slow memory between operators (default: page only when the arena does not fit the "
         "board's RAM and it has an external memory)",
+    )
+    p.add_argument(
+        "--objective",
+        default="cycles",
+        choices=OBJECTIVES,
+        help="what paging minimises: CPU cycles (default) or energy, when the board gives its "
+        "memories' energy per byte",
     )
     p.add_argument(
         "--pager",

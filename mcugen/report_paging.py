@@ -1,8 +1,9 @@
 """The paging part of the plan reports (plan/paging/target.py): formatting only.
 
-Figures are the schedule's modelled costs, in cycles: the overhead against everything in fast
-memory (0 by definition: a bound, even when it does not fit), against the whole arena in the slow
-memory used in place (what a user without paging does), and the gap to the proven lower bound.
+Figures are the schedule's modelled costs, in cycles (picojoules with --objective energy): the
+overhead against everything in fast memory (0 by definition: a bound, even when it does not fit),
+against the whole arena in the slow memory used in place (what a user without paging does), and
+the gap to the proven lower bound.
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ def paging_json(graph: Graph, plan: MemoryPlan) -> dict[str, Any]:
             "copy_in": cost.copy_in,
             "slow_access": cost.slow_access,
         },
-        "overhead_cycles": _cycles(s.cost),
-        "all_fast_overhead_cycles": 0.0,
-        "all_slow_overhead_cycles": _cycles(paging.all_in_slow),
-        "lower_bound_cycles": _cycles(s.lower_bound),
+        "unit": paging.unit,
+        "overhead": _cycles(s.cost),
+        "all_fast_overhead": 0.0,
+        "all_slow_overhead": _cycles(paging.all_in_slow),
+        "lower_bound": _cycles(s.lower_bound),
         "proven_optimal": s.proven_optimal,
         "order": plan.order_strategy,
         "orders_tried": {name: _cycles(cost) for name, cost in paging.orders_tried},
@@ -86,10 +88,10 @@ def paging_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     copies before them."""
     paging = plan.paging
     assert paging is not None
-    s = paging.schedule
+    s, unit = paging.schedule, paging.unit
     slow = paging.all_in_slow
     versus = (
-        f"{100.0 * s.cost / slow:.1f} % of the {slow / 1000:,.0f} cycles the whole arena in "
+        f"{100.0 * s.cost / slow:.1f} % of the {slow / 1000:,.0f} {unit} the whole arena in "
         f"{paging.slow.name} would add"
         if slow
         else f"kernels may not work in {paging.slow.name}: no all-in-slow baseline"
@@ -99,13 +101,13 @@ def paging_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
         f"{paging.capacity:,}-byte budget (the arena all in fast memory: {plan.arena_bytes:,}), "
         f"{paging.slow.name} {paging.slow_bytes:,} bytes",
         f"  per inference: {s.bytes_in:,} bytes paged in, {s.bytes_out:,} out; modelled "
-        f"overhead {s.cost / 1000:,.0f} cycles against everything in fast memory (a bound), "
-        f"{versus}; lower bound {s.lower_bound / 1000:,.0f} cycles",
+        f"overhead {s.cost / 1000:,.0f} {unit} against everything in fast memory (a bound), "
+        f"{versus}; lower bound {s.lower_bound / 1000:,.0f} {unit}",
     ]
     if paging.orders_tried:
         costs = ", ".join(f"{name} {cost / 1000:,.0f}" for name, cost in paging.orders_tried)
         lines.append(
-            f"  order {plan.order_strategy}: the heuristic's modelled cycles of each order "
+            f"  order {plan.order_strategy}: the heuristic's modelled {unit} of each order "
             f"tried: {costs}"
         )
     if s.note:

@@ -52,7 +52,8 @@ def plan_options(
     ram_budget = getattr(args, "ram_budget", None)
     pager = getattr(args, "pager", None) or paging.DEFAULT
     paging.get_pager(pager)
-    pages = paging_target(target, ram_budget, pager)
+    objective = getattr(args, "objective", None) or "cycles"
+    pages = paging_target(target, ram_budget, pager, objective)
     if getattr(args, "tflm_plan", False):
         return replace(
             PlanOptions.tflm(), allocator=allocator, pools=pools, memories=memories, paging=pages

@@ -217,7 +217,9 @@ SLOW_KINDS = ("SDRAM", "PSRAM")
 HOST_RATES = (0.25, 1.0)
 
 
-def paging_target(target: Target | None, ram_budget: int | None, pager: str) -> PagingTarget | None:
+def paging_target(
+    target: Target | None, ram_budget: int | None, pager: str, objective: str = "cycles"
+) -> PagingTarget | None:
     """What paging needs of `target` (plan/paging/target.py), None when it cannot page: the
     fast memory is the RAM region, costed as its first memory when the budget fits there (DTCM),
     else as the slowest internal memory in it; the slow memory is the largest external RAM the
@@ -228,7 +230,7 @@ def paging_target(target: Target | None, ram_budget: int | None, pager: str) -> 
             return None
         rate, slow_rate = HOST_RATES
         nominal = SlowMemory("slow", None, False, slow_rate, slow_rate)
-        return PagingTarget(nominal, rate, rate, ram_budget, pager)
+        return PagingTarget(nominal, rate, rate, ram_budget, pager, objective=objective)
     inside = [
         m
         for m in target.memories
@@ -255,6 +257,7 @@ def paging_target(target: Target | None, ram_budget: int | None, pager: str) -> 
             ext.read_cycles_per_byte,
             ext.write_cycles_per_byte or 0.0,
             ext.mapped,
+            ext.energy_pj_per_byte,
         )
     else:
         slow = SlowMemory(
@@ -263,6 +266,7 @@ def paging_target(target: Target | None, ram_budget: int | None, pager: str) -> 
             False,
             slowest.read_cycles_per_byte,
             slowest.write_cycles_per_byte or 0.0,
+            energy_pj_per_byte=slowest.energy_pj_per_byte,
         )
     return PagingTarget(
         slow,
@@ -273,6 +277,9 @@ def paging_target(target: Target | None, ram_budget: int | None, pager: str) -> 
         ram_size=target.ram.size,
         stack=target.board.stack_bytes,
         firmware_ram=target.port_board.firmware_ram,
+        objective=objective,
+        fast_energy=arena.energy_pj_per_byte,
+        fast_name=arena.name,
     )
 
 

@@ -39,6 +39,11 @@ class SlowMemory:
     read_cycles_per_byte: float
     write_cycles_per_byte: float
     mapped: bool = True
+    energy_pj_per_byte: float | None = None  # None: not measured (boards/<name>/board.toml)
+
+
+#: What paging minimises: CPU cycles, or energy (picojoules) when the board gives it per byte.
+OBJECTIVES = ("cycles", "energy")
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,19 @@ class PagingTarget:
     ram_size: int = 0  # the board's RAM region, where the arena and the firmware's RAM live
     stack: int = 0
     firmware_ram: int = 0  # the board's fixed RAM (plan/fit.py adds the model-sized parts)
+    objective: str = "cycles"
+    fast_energy: float | None = None  # pJ per byte of the fast memory, None: not measured
+    fast_name: str = "RAM"
+
+    @property
+    def unit(self) -> str:
+        """The unit of every cost of this target's schedules."""
+        return "pJ" if self.objective == "energy" else "cycles"
 
     def cost_model(self) -> CostModel:
+        """Overhead per byte against everything in fast memory, in `unit`."""
+        if self.objective == "energy":
+            return self._energy_model()
         slow = self.slow
         extra = max(
             slow.read_cycles_per_byte - self.fast_read,
@@ -68,6 +84,23 @@ class PagingTarget:
             copy_out=self.fast_read + slow.write_cycles_per_byte,
             copy_in=slow.read_cycles_per_byte + self.fast_write,
             slow_access=extra if slow.mapped else None,
+        )
+
+    def _energy_model(self) -> CostModel:
+        """Energy: a copy reads one memory and writes the other; an access in place costs the
+        slow memory's energy less the fast one's. A one-line error when the board lacks them."""
+        fast, slow = self.fast_energy, self.slow.energy_pj_per_byte
+        if fast is None or slow is None:
+            missing = " and ".join(
+                name for name, e in ((self.fast_name, fast), (self.slow.name, slow)) if e is None
+            )
+            raise PagingError(
+                f"--objective energy needs the energy per byte of {missing}; the board "
+                "description gives none (energy_pj_per_byte in board.toml, from a measurement)",
+                hint="plan with --objective cycles, or add measured figures to board.toml",
+            )
+        return CostModel(
+            fast + slow, slow + fast, max(slow - fast, 0.0) if self.slow.mapped else None
         )
 
 
@@ -85,6 +118,7 @@ class PagingPlan:
     all_in_slow: int | None
     #: the candidate orders paging chose among and the heuristic's cost of each (millicycles)
     orders_tried: tuple[tuple[str, int], ...] = ()
+    unit: str = "cycles"  # of every cost (PagingTarget.unit), in thousandths
 
     @property
     def fast_bytes(self) -> int:
@@ -119,6 +153,8 @@ def plan_paging(
     error with the shortfall) when some step's working set cannot fit."""
     from mcugen.plan.paging import get_pager
 
+    if target.objective not in OBJECTIVES:
+        raise ValueError(f"objective {target.objective!r}: one of {OBJECTIVES}")
     problem = paging_problem(graph, order, buffers, capacity, target.cost_model())
     problem.check_feasible()
     schedule = get_pager(target.pager)(problem, budget=target.work)
@@ -132,7 +168,7 @@ def plan_paging(
         )
     rate = problem.cost.slow_per_byte
     whole = None if rate is None else sum(b.size * rate * len(b.uses) for b in problem.buffers)
-    return PagingPlan(capacity, slow, problem, schedule, whole)
+    return PagingPlan(capacity, slow, problem, schedule, whole, unit=target.unit)
 
 
 def paged_dynamic(paging: PagingPlan, buffers: Sequence[Buffer], steps: int) -> DynamicPlan:
