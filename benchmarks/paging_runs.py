@@ -3,21 +3,32 @@
 For MCUNet VWW, ST YAMNet, the MLPerf Tiny int8 models (IC ResNet-8, KWS DS-CNN, VWW MobileNet
 v1, AD ToyCar) in ../shared/models and the generated RandWire and NAS graphs
 (mcugen.model.graphs.benchmark_suite, written to a temporary .tflite), on disco-f746ng emulated
-(its twin mps2-an500; the twin's PSRAM stands in for the SDRAM): plans the model with no RAM
-budget (its arena A) and runs that firmware as the baseline, then for budgets A/2 and A/4
-(rounded down to 16 bytes) plans, builds and runs it with its buffers paged between the fast RAM
-and the slow memory. Each run is one random sample (fixed seed) whose outputs are compared with
-TFLM's interpreter as `mcugen verify` does. One markdown row per model and budget (the baseline
-first): the pager and its gap to the lower bound, the bytes the schedule pages in and out against
-the bytes the firmware paged in the inference (moved_bytes), instructions per inference with and
-without paging and the measured overhead, the modelled overhead and its share of the baseline,
-the modelled cost of every buffer in slow memory and the ratio of paging to it, bit-exactness
-and planning seconds. A model that cannot be planned, built or run prints its one-line error.
+(its twin mps2-an500; the twin's PSRAM stands in for the SDRAM). Per model, each plan is built
+and run on the twin with one random sample (fixed seed), its outputs compared with TFLM's
+interpreter as `mcugen verify` does:
+- budget "none": the plan `mcugen verify` makes without a budget (static offsets, its arena A):
+  the baseline, "instr no paging";
+- budgets A/2 and A/4 (rounded down to 16 bytes): paged between the fast RAM and the slow
+  memory, in the order paging chose (`--order auto`: the candidate it pages at the least cost);
+- before the first budget paged in an order, budget "W ...": that order paged with a budget of
+  its whole-buffer arena W (the plan paging starts from: buffers move whole), where every buffer
+  fits in fast memory and nothing need be copied (the row shows whether the pager copies): what
+  the copies' instructions of the budgets in that order are counted from.
+One markdown row per plan: the pager and its gap to the lower bound, the bytes the schedule pages
+in and out against the bytes the firmware paged in the inference (moved_bytes), instructions per
+inference with paging, without it and the measured overhead, the copies' instructions (over the
+budget W paged run), the modelled overhead and its share of the baseline, the modelled cost of
+every buffer in slow memory and the ratio of paging to it, bit-exactness and planning seconds. A
+plan that cannot be made, built or run prints its one-line error.
 
 Instructions stand in for cycles: QEMU counts instructions (-icount shift=0), so the modelled
 overhead (cycles) is set against the baseline's instruction count. QEMU has no wait states: the
-measured overhead is only the copies' own instructions, not the slow memory's latency that the
-cost model charges for, so it is not a measurement of the modelled overhead.
+instruction counts show only the copies' own instructions, not the slow memory's latency the
+cost model charges for, nor what a kernel working in slow memory pays there. The measured
+overhead against the baseline also holds the paged plan's other differences (its order; whole
+buffers, which change which operators run in place with a staging scratch and so the kernels'
+paths; the allocator's tables), which can make it negative; the copies' instructions column
+leaves those out.
 Run: PYTHONPATH=. .venv/bin/python benchmarks/paging_runs.py [--quick]
 """
 
@@ -45,7 +56,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
-from mcugen.plan import paging
+from mcugen.plan import order, paging
 from mcugen.plan.paging.target import PagingPlan
 from mcugen.reference import first_difference, tflm_outputs
 
@@ -75,6 +86,7 @@ COLUMNS = (
     "instr paged",
     "instr no paging",
     "measured overhead",
+    "copies' instr",
     "modelled overhead cycles",
     "modelled / no-paging instr",
     "all in slow cycles",
@@ -127,16 +139,21 @@ def models(quick: bool) -> list[tuple[str, ModelFile]]:
     return [(name, file) for name, file in found if not quick or name in QUICK]
 
 
-def plan_options(target: Target, budget: int | None) -> PlanOptions:
-    """As `mcugen verify --board disco-f746ng --emulate [--ram-budget B]` plans by default."""
+def plan_options(target: Target, budget: int | None, order_name: str) -> PlanOptions:
+    """As `mcugen verify --board disco-f746ng --emulate [--ram-budget B] [--order O]` plans."""
     pages = paging_target(target, budget, paging.DEFAULT)
-    return PlanOptions(paging=pages, memories=pool_target(target), keep_input="auto")
+    return PlanOptions(
+        order=order_name, paging=pages, memories=pool_target(target), keep_input="auto"
+    )
 
 
-def planned(graph: Graph, target: Target, budget: int | None) -> tuple[Generated, float]:
+def planned(
+    graph: Graph, target: Target, budget: int | None, order_name: str = order.DEFAULT
+) -> tuple[Generated, float]:
     """The generated firmware sources and the seconds planning and rendering took."""
     start = time.perf_counter()
-    gen = generate(graph, model_name="model", options=plan_options(target, budget))
+    options = plan_options(target, budget, order_name)
+    gen = generate(graph, model_name="model", options=options)
     return gen, time.perf_counter() - start
 
 
@@ -162,9 +179,9 @@ def percent(part: float, whole: float) -> str:
     return f"{100 * part / whole:+.3f} %" if whole else "-"
 
 
-def pager_cell(plan: PagingPlan) -> str:
-    """The pager that made the schedule, and whether it is proven optimal or how far above the
-    lower bound it may be."""
+def pager_cell(gen: Generated, plan: PagingPlan) -> str:
+    """The pager that made the schedule, whether it is proven optimal or how far above the
+    lower bound it may be, and the order it paged."""
     s = plan.schedule
     if s.proven_optimal:
         quality = "optimal"
@@ -172,33 +189,40 @@ def pager_cell(plan: PagingPlan) -> str:
         quality = f"gap {100 * (s.cost / s.lower_bound - 1):.1f} %"
     else:
         quality = "gap inf"
-    return f"{s.strategy}, {quality}" + (f" ({s.note})" if s.note else "")
+    note = f" ({s.note})" if s.note else ""
+    return f"{s.strategy}, {quality}{note}; order {gen.plan.order_strategy}"
 
 
-def schedule_cells(plan: PagingPlan | None, measured: Measured) -> list[str]:
+def schedule_cells(gen: Generated, measured: Measured) -> list[str]:
     """Pager, planned bytes in / out, bytes the firmware paged, and whether the two agree."""
+    plan = gen.plan.paging
     if plan is None:
         return ["-", "-", f"{measured.moved_bytes:,}", "-"]
     s = plan.schedule
     same = s.bytes_in + s.bytes_out == measured.moved_bytes
     return [
-        pager_cell(plan),
+        pager_cell(gen, plan),
         f"{s.bytes_in:,} / {s.bytes_out:,}",
         f"{measured.moved_bytes:,}",
         "yes" if same else "NO",
     ]
 
 
-def cost_cells(plan: PagingPlan | None, measured: Measured, baseline: int) -> list[str]:
-    """Instructions with and without paging, the measured and modelled overhead, all in slow."""
+def cost_cells(
+    plan: PagingPlan | None, measured: Measured, baseline: int, all_fast: int | None
+) -> list[str]:
+    """Instructions with and without paging, the measured overhead, the copies' instructions
+    (over `all_fast`, the same order paged with every buffer fast), the modelled overhead, and
+    every buffer in slow memory."""
     if plan is None:
-        return ["-", f"{baseline:,}", "-", "-", "-", "-", "-"]
+        return ["-", f"{baseline:,}"] + ["-"] * 6
     overhead = plan.cost / 1000
     whole = plan.all_in_slow
     return [
         f"{measured.instructions:,}",
         f"{baseline:,}",
         percent(measured.instructions - baseline, baseline),
+        "-" if all_fast is None else f"{measured.instructions - all_fast:+,}",
         f"{overhead:,.0f}",
         percent(overhead, baseline),
         "-" if whole is None else f"{whole / 1000:,.0f}",
@@ -206,12 +230,24 @@ def cost_cells(plan: PagingPlan | None, measured: Measured, baseline: int) -> li
     ]
 
 
-def row(model: Baseline, budget: str, gen: Generated, seconds: float, measured: Measured) -> str:
+def row(
+    model: Baseline,
+    budget: str,
+    gen: Generated,
+    seconds: float,
+    measured: Measured,
+    all_fast: int | None = None,
+) -> str:
     plan = gen.plan.paging
     cells = [model.name, f"{len(gen.plan.order)}", f"{model.arena:,}", budget]
-    cells += schedule_cells(plan, measured) + cost_cells(plan, measured, model.instructions)
+    cells += schedule_cells(gen, measured)
+    cells += cost_cells(plan, measured, model.instructions, all_fast)
     cells += ["yes" if measured.exact else "NO", f"{seconds:.2f}"]
     return "| " + " | ".join(cells) + " |"
+
+
+def error_row(name: str, arena: str, budget: str, err: Exception) -> str:
+    return f"| {name} | - | {arena} | {budget} | error: {one_line(err)} |"
 
 
 def baseline(
@@ -228,24 +264,48 @@ def baseline(
     return base, row(base, "none", gen, seconds, measured)
 
 
-def budget_row(model: Baseline, target: Target, budget: int) -> str:
+def all_fast(model: Baseline, target: Target, paged: Generated) -> tuple[int | None, str]:
+    """The order of `paged` paged with a budget of its whole-buffer arena, where every buffer
+    fits in fast memory (the pager may still copy: the row shows it); its instructions (None
+    when it fails) and its row."""
+    name, whole = paged.plan.order_strategy, paged.plan.arena_bytes
+    label = f"W {whole:,}"
+    try:
+        gen, seconds = planned(model.graph, target, whole, name)
+        measured = run_on_twin(gen, target, model.samples, model.reference)
+    except Exception as err:  # reported in its row: the paged run still prints
+        return None, error_row(model.name, f"{model.arena:,}", label, err)
+    return measured.instructions, row(model, label, gen, seconds, measured, measured.instructions)
+
+
+def budget_rows(
+    model: Baseline, target: Target, budget: int, fast_runs: dict[str, int | None]
+) -> Iterator[str]:
+    """The row of `budget`, after the budget W row of its order when that is the first time
+    the order is paged (`fast_runs`: the budget W instructions by order, filled here)."""
     try:
         gen, seconds = planned(model.graph, target, budget)
         measured = run_on_twin(gen, target, model.samples, model.reference)
     except Exception as err:  # reported in its row: the other budgets and models still run
-        return f"| {model.name} | - | {model.arena:,} | {budget:,} | error: {one_line(err)} |"
-    return row(model, f"{budget:,}", gen, seconds, measured)
+        yield error_row(model.name, f"{model.arena:,}", f"{budget:,}", err)
+        return
+    name = gen.plan.order_strategy
+    if name not in fast_runs:
+        fast_runs[name], line = all_fast(model, target, gen)
+        yield line
+    yield row(model, f"{budget:,}", gen, seconds, measured, fast_runs[name])
 
 
 def model_rows(name: str, model_file: ModelFile, target: Target, scratch: Path) -> Iterator[str]:
     try:
         model, first = baseline(name, model_file, target, scratch)
     except Exception as err:  # reported in its row: the other models still run
-        yield f"| {name} | - | - | none | error: {one_line(err)} |"
+        yield error_row(name, "-", "none", err)
         return
     yield first
+    fast_runs: dict[str, int | None] = {}
     for fraction in FRACTIONS:
-        yield budget_row(model, target, model.arena // fraction // 16 * 16)
+        yield from budget_rows(model, target, model.arena // fraction // 16 * 16, fast_runs)
 
 
 def main() -> int:
