@@ -159,7 +159,9 @@ def page(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
         reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
         capacity = (target.ram_size - reserve - plan.persistent.bytes) // 16 * 16
     plan, tried = _paging_order(graph, plan, options, max(capacity, 0))
-    paging = plan_paging(graph, plan.order, plan.buffers, max(capacity, 0), target)
+    paging = plan_paging(
+        graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
+    )
     return replace(plan, paging=replace(paging, orders_tried=tried))
 
 
@@ -184,7 +186,9 @@ def _paging_order(
             continue
         seen.add(candidate.order)
         try:
-            cost = plan_paging(graph, candidate.order, candidate.buffers, capacity, quick).cost
+            cost = plan_paging(
+                graph, candidate.order, candidate.buffers, capacity, quick, candidate.offsets
+            ).cost
         except PagingError as exc:
             failure = failure or exc
             continue

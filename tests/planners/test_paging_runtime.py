@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from mcugen.cli import main
 from mcugen.host.project import paging_target
-from mcugen.model.graphs import benchmark_suite
+from mcugen.model.graphs import benchmark_suite, nas_cells
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
-from mcugen.plan.dynamic import PAGED, DynamicPlan
+from mcugen.pipeline import Generated, PlanOptions, generate, prepare
+from mcugen.plan.dynamic import PAGED, PLANNED, DynamicPlan
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.paging import CostModel, PagingError
 from mcugen.plan.paging.target import PagingTarget, SlowMemory, paged_dynamic, plan_paging
@@ -85,6 +85,22 @@ def test_random_graphs_paged_keep_every_buffer(graph: Graph, share: int, pager: 
     assert target is not None
     paging = plan_paging(graph, plan.order, plan.buffers, budget, target)
     simulate(paged_dynamic(paging, plan.buffers, len(plan.order)))
+
+
+def test_a_budget_that_holds_the_layout_pages_nothing() -> None:
+    """At the budget of the plan's own whole-buffer arena nothing is copied, whatever the
+    pagers' greedy layouts find (nas_cells6_c16 in the optimal order: belady paged 6,144 bytes
+    there before the plan's layout was tried first)."""
+    graphs = [*SUITE, ("nas_cells6_c16", lambda: nas_cells(3, cells=6, channels=16, hw=8))]
+    for name, make in graphs:
+        graph = make()
+        for order in ("optimal", "auto"):
+            whole = prepare(graph, PlanOptions(order=order, allocator=PLANNED))[2]
+            target = paging_target(None, whole.arena_bytes, "belady")
+            gen = generate(graph, options=PlanOptions(order=order, paging=target))
+            assert gen.plan.paging is not None, name
+            schedule = gen.plan.paging.schedule
+            assert schedule.cost == 0 and not schedule.copies, (name, order)
 
 
 @pytest.mark.parametrize("pager", ["belady", "cpsat"])

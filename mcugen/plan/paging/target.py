@@ -17,14 +17,14 @@ moves of the dynamic allocator (`paged_dynamic`): before each operator, pages le
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcugen.model.ir import Graph
 from mcugen.plan.buffers import Buffer, align_up
 from mcugen.plan.dynamic import PAGED, DynamicPlan, Move
 from mcugen.plan.paging.problem import CostModel, PagingError, PagingProblem, paging_problem
-from mcugen.plan.paging.schedule import SLOW, Direction, Schedule
+from mcugen.plan.paging.schedule import SLOW, Direction, Schedule, schedule_of
 from mcugen.plan.paging.validate import validate
 
 
@@ -148,16 +148,21 @@ def plan_paging(
     buffers: Sequence[Buffer],
     capacity: int,
     target: PagingTarget,
+    layout: Mapping[int, int] | None = None,
 ) -> PagingPlan:
     """The schedule of `buffers` through `capacity` fast bytes, validated; `PagingError` (a user
-    error with the shortfall) when some step's working set cannot fit."""
+    error with the shortfall) when some step's working set cannot fit. When `layout` (the plan's
+    offsets of these buffers) fits in `capacity`, it is the schedule: nothing pages, at no cost
+    (the pagers' own first step tries only the greedy layouts, which may be larger)."""
     from mcugen.plan.paging import get_pager
 
     if target.objective not in OBJECTIVES:
         raise ValueError(f"objective {target.objective!r}: one of {OBJECTIVES}")
     problem = paging_problem(graph, order, buffers, capacity, target.cost_model())
     problem.check_feasible()
-    schedule = get_pager(target.pager)(problem, budget=target.work)
+    schedule = _resident(problem, layout) if layout is not None else None
+    if schedule is None:
+        schedule = get_pager(target.pager)(problem, budget=target.work)
     validate(problem, schedule)
     slow = target.slow
     if slow.size is not None and schedule.slow_bytes > slow.size:
@@ -169,6 +174,14 @@ def plan_paging(
     rate = problem.cost.slow_per_byte
     whole = None if rate is None else sum(b.size * rate * len(b.uses) for b in problem.buffers)
     return PagingPlan(capacity, slow, problem, schedule, whole, unit=target.unit)
+
+
+def _resident(problem: PagingProblem, layout: Mapping[int, int]) -> Schedule | None:
+    """Every buffer in fast memory at its `layout` offset, or None when that exceeds capacity."""
+    if any(layout[b.id] + b.size > problem.capacity for b in problem.buffers):
+        return None
+    timeline = {b.id: (layout[b.id],) * (b.last - b.first + 1) for b in problem.buffers}
+    return schedule_of(problem, timeline, strategy="layout", lower_bound=0, proven_optimal=True)
 
 
 def paged_dynamic(paging: PagingPlan, buffers: Sequence[Buffer], steps: int) -> DynamicPlan:
