@@ -265,6 +265,12 @@ def _model_options(
         "board's RAM and it has an external memory)",
     )
     p.add_argument(
+        "--copies-only",
+        action="store_true",
+        help="paging: kernels never work on the slow memory; every operand is copied into fast "
+        "memory before its operator (the budget must hold each operator's operands)",
+    )
+    p.add_argument(
         "--objective",
         default="cycles",
         choices=OBJECTIVES,

@@ -53,7 +53,8 @@ def plan_options(
     pager = getattr(args, "pager", None) or paging.DEFAULT
     paging.get_pager(pager)
     objective = getattr(args, "objective", None) or "cycles"
-    pages = paging_target(target, ram_budget, pager, objective)
+    copies_only = bool(getattr(args, "copies_only", False))
+    pages = paging_target(target, ram_budget, pager, objective, copies_only=copies_only)
     if getattr(args, "tflm_plan", False):
         return replace(
             PlanOptions.tflm(), allocator=allocator, pools=pools, memories=memories, paging=pages

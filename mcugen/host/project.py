@@ -218,18 +218,24 @@ HOST_RATES = (0.25, 1.0)
 
 
 def paging_target(
-    target: Target | None, ram_budget: int | None, pager: str, objective: str = "cycles"
+    target: Target | None,
+    ram_budget: int | None,
+    pager: str,
+    objective: str = "cycles",
+    *,
+    copies_only: bool = False,
 ) -> PagingTarget | None:
     """What paging needs of `target` (plan/paging/target.py), None when it cannot page: the
     fast memory is the RAM region, costed as its first memory when the budget fits there (DTCM),
     else as the slowest internal memory in it; the slow memory is the largest external RAM the
     target reaches (its own linker region), else (with `ram_budget` only) an array in RAM costed
-    as that slowest internal memory. The host pages with `ram_budget` only, at nominal costs."""
+    as that slowest internal memory. The host pages with `ram_budget` only, at nominal costs.
+    `copies_only`: kernels never work on the slow memory, as if it were not memory-mapped."""
     if target is None or target.board.is_host:
         if ram_budget is None:
             return None
         rate, slow_rate = HOST_RATES
-        nominal = SlowMemory("slow", None, False, slow_rate, slow_rate)
+        nominal = SlowMemory("slow", None, False, slow_rate, slow_rate, not copies_only)
         return PagingTarget(nominal, rate, rate, ram_budget, pager, objective=objective)
     inside = [
         m
@@ -256,7 +262,7 @@ def paging_target(
             True,
             ext.read_cycles_per_byte,
             ext.write_cycles_per_byte or 0.0,
-            ext.mapped,
+            ext.mapped and not copies_only,
             ext.energy_pj_per_byte,
         )
     else:
@@ -266,7 +272,8 @@ def paging_target(
             False,
             slowest.read_cycles_per_byte,
             slowest.write_cycles_per_byte or 0.0,
-            energy_pj_per_byte=slowest.energy_pj_per_byte,
+            not copies_only,
+            slowest.energy_pj_per_byte,
         )
     return PagingTarget(
         slow,

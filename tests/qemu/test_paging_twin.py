@@ -39,9 +39,10 @@ def disco(emulate: bool = True) -> Target:
     return resolve_target(load_board("disco-f746ng"), emulate=emulate)
 
 
-def paged(path: Path, budget: int | None) -> Generated:
+def paged(path: Path, budget: int | None, *, copies_only: bool = False) -> Generated:
     """As `mcugen build PATH --board disco-f746ng --emulate [--ram-budget BUDGET]` plans."""
-    target, memories = paging_target(disco(), budget, "auto"), pool_target(disco())
+    target = paging_target(disco(), budget, "auto", copies_only=copies_only)
+    memories = pool_target(disco())
     options = PlanOptions(keep_input="auto", paging=target, memories=memories)
     return generate_from_file(path, options)
 
@@ -82,6 +83,18 @@ def test_resnet8_at_a_third_of_its_arena(workdir: Path) -> None:
     gen = paged(path, arena // 3)
     assert gen.plan.paging is not None
     assert gen.plan.paging.schedule.bytes_in + gen.plan.paging.schedule.bytes_out > 0
+    run_paged(gen, workdir)
+
+
+@pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="needs ../shared/models")
+def test_resnet8_copies_only(workdir: Path) -> None:
+    """Kernels never in the SDRAM: every operand copied in before its operator (32,768 bytes
+    paged at a budget of 2/3 of the arena)."""
+    path = SHARED_MODELS / "mlperf_ic_resnet8_int8.tflite"
+    gen = paged(path, 32768, copies_only=True)
+    paging = gen.plan.paging
+    assert paging is not None and paging.problem.cost.slow_access is None
+    assert paging.schedule.bytes_in > 0 and paging.all_in_slow is None
     run_paged(gen, workdir)
 
 

@@ -128,7 +128,8 @@ class PagingProblem:
             raise PagingError(
                 f"step {worst} needs {need} bytes of fast memory at once, {need - self.capacity} "
                 f"more than the {self.capacity} available",
-                hint="raise the budget or allow kernels to work in slow memory",
+                hint="raise --ram-budget, or let kernels work in the slow memory where the "
+                "board maps it (no --copies-only)",
             )
 
 
