@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mcugen import __version__
+from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
 from mcugen.plan import dynamic, paging, pools
@@ -263,6 +264,13 @@ def _model_options(
         help="fast memory the arena may use; the rest of its buffers are paged to the board's "
         "slow memory between operators (default: page only when the arena does not fit the "
         "board's RAM and it has an external memory)",
+    )
+    p.add_argument(
+        "--kernels",
+        default="opt",
+        choices=KERNEL_CHOICES,
+        help="opt (default): the optimised kernel variant where one takes the operator's shape, "
+        "else the reference; reference: TFLM's reference kernels only",
     )
     p.add_argument(
         "--copies-only",

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mcugen.codegen.lower import Lowered, op_traits
+from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
 from mcugen.errors import UnsupportedError
@@ -62,6 +63,10 @@ class PlanOptions:
     #: budget always, else when the arena does not fit the RAM and the board has an external
     #: memory. None: never (the host without --ram-budget, boards without a slow memory).
     paging: PagingTarget | None = None
+    #: Kernels: the optimised variants where one takes the operator ("opt"), or the reference
+    #: kernels only; `core` is the target's (boards' `core`), which decides the variants.
+    kernels: str = "opt"
+    core: str = "host"
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -72,6 +77,8 @@ class PlanOptions:
         object.__setattr__(self, "allocator", Allocator(self.allocator))
         if self.keep_input not in KEEP_INPUT:
             raise ValueError(f"keep_input is one of {', '.join(KEEP_INPUT)}")
+        if self.kernels not in KERNEL_CHOICES:
+            raise ValueError(f"kernels is one of {', '.join(KERNEL_CHOICES)}")
 
     @classmethod
     def tflm(cls) -> PlanOptions:
@@ -93,7 +100,9 @@ def rewritten(graph: Graph, *, portable: bool = False) -> Graph:
 def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
     """Rewrite, lower and plan; `UnsupportedError` names the first unsupported operator."""
     g = rewritten(graph) if options.rewrites else graph
-    lowered = lower_all(g, tuple(range(len(g.operators))))
+    lowered = lower_all(
+        g, tuple(range(len(g.operators))), kernels=options.kernels, core=options.core
+    )
 
     def planned(keep: bool) -> MemoryPlan:
         # A kept input plans as an output too: outputs stay live to the last step.
@@ -175,7 +184,9 @@ def _paging_order(
     if options.order != orders.DEFAULT or options.paging is None:
         return plan, ()
     quick = replace(options.paging, pager="belady")
-    lowered = lower_all(graph, tuple(range(len(graph.operators))))
+    lowered = lower_all(
+        graph, tuple(range(len(graph.operators))), kernels=options.kernels, core=options.core
+    )
     best: tuple[int, int, int, MemoryPlan] | None = None
     tried: list[tuple[str, int]] = []
     seen: set[tuple[int, ...]] = set()

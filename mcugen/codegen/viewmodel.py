@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcugen import __version__
-from mcugen.codegen.lower import Array, Lowered, Value, lower
+from mcugen.codegen.lower import Array, Lowered, Value, lower_for
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.plan.dynamic import DynamicPlan
@@ -78,6 +78,7 @@ class NodeVM:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     scratch_offset: int
+    variant: str = "reference"  # the kernel implementation (codegen/lower/_variants.py)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,8 @@ class ModelVM:
     outputs: tuple[int, ...]
     headers: tuple[str, ...]
     kernels: tuple[str, ...]
+    #: C files under runtime_c/kernels/ the operators' functions are in (reference/ and opt/)
+    kernel_sources: tuple[str, ...]
     output_scales: tuple[float, ...]  # 1.0 / 0 for float outputs: real = scale * (q - zp)
     output_zero_points: tuple[int, ...]
     sha256_bytes: tuple[int, ...]
@@ -165,9 +168,12 @@ class ModelVM:
     pools: tuple[PoolVM, ...] = ()  # a split arena, one array per memory; () for one arena
 
 
-def lower_all(graph: Graph, order: tuple[int, ...]) -> dict[int, Lowered]:
-    """Lower every operator; the first unsupported one raises, naming it."""
-    return {i: lower(graph, graph.operators[i]) for i in order}
+def lower_all(
+    graph: Graph, order: tuple[int, ...], *, kernels: str = "opt", core: str = "host"
+) -> dict[int, Lowered]:
+    """Lower every operator, with the optimised variants for `core` unless `kernels` is
+    "reference"; the first unsupported operator raises, naming it."""
+    return {i: lower_for(graph, graph.operators[i], kernels=kernels, core=core) for i in order}
 
 
 def scratch_sizes(lowered: dict[int, Lowered]) -> dict[int, int]:
@@ -250,6 +256,7 @@ def build_view_model(
     state.validate(graph)  # every variable has its place outside the arena
     tensors = []
     constants = []
+    relaid = _relaid_constants(lowered)
     for t in graph.tensors:
         if t.index not in used:
             continue
@@ -260,7 +267,7 @@ def build_view_model(
         symbol = None
         if t.is_constant:
             symbol = f"g_const_{t.index}"
-            constants.append(ConstantVM(symbol, t.data or b""))
+            constants.append(ConstantVM(symbol, relaid.get(t.index, t.data or b"")))
         elif (
             t.index not in offsets
             and t.index not in placed
@@ -285,6 +292,7 @@ def build_view_model(
         _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1)) for pos, i in enumerate(plan.order)
     )
     kernels = tuple(sorted({low.kernel for low in lowered.values()}))
+    sources = tuple(sorted({src for low in lowered.values() for src in low.c_sources}))
     return ModelVM(
         version=__version__,
         model_sha256=graph.sha256,
@@ -295,8 +303,10 @@ def build_view_model(
         constants=tuple(constants),
         inputs=graph.inputs,
         outputs=graph.outputs,
-        headers=tuple(f"mcu/kernels/{k}.h" for k in kernels),
+        headers=tuple(f"mcu/kernels/{k}.h" for k in kernels)
+        + tuple(sorted({h for low in lowered.values() for h in low.headers})),
         kernels=kernels,
+        kernel_sources=sources,
         output_scales=tuple(_scale_zp(graph, t)[0] for t in graph.outputs),
         output_zero_points=tuple(_scale_zp(graph, t)[1] for t in graph.outputs),
         sha256_bytes=tuple(bytes.fromhex(graph.sha256)) if graph.sha256 else (0,) * 32,
@@ -419,7 +429,20 @@ def _node_vm(position: int, graph: Graph, index: int, low: Lowered, scratch_offs
         op.inputs,
         op.outputs,
         scratch_offset,
+        low.variant,
     )
+
+
+def _relaid_constants(lowered: dict[int, Lowered]) -> dict[int, bytes]:
+    """Tensor -> the bytes a kernel variant laid it out in (Lowered.constants), checked: the
+    same length, and one layout per tensor."""
+    found: dict[int, bytes] = {}
+    for low in lowered.values():
+        for tensor, data in low.constants:
+            if found.get(tensor, data) != data:
+                raise AssertionError(f"tensor {tensor} laid out two ways")
+            found[tensor] = data
+    return found
 
 
 def _param_vm(index: int, name: str, value: Value, arrays: list[ArrayVM]) -> ParamVM:

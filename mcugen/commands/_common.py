@@ -55,11 +55,21 @@ def plan_options(
     objective = getattr(args, "objective", None) or "cycles"
     copies_only = bool(getattr(args, "copies_only", False))
     pages = paging_target(target, ram_budget, pager, objective, copies_only=copies_only)
+    kernels = getattr(args, "kernels", None) or "opt"
+    core = target.port_board.core if target is not None else "host"
     if getattr(args, "tflm_plan", False):
         return replace(
-            PlanOptions.tflm(), allocator=allocator, pools=pools, memories=memories, paging=pages
+            PlanOptions.tflm(),
+            allocator=allocator,
+            pools=pools,
+            memories=memories,
+            paging=pages,
+            kernels=kernels,
+            core=core,
         )
     return PlanOptions(
+        kernels=kernels,
+        core=core,
         paging=pages,
         pools=pools,
         memories=memories,

@@ -70,10 +70,9 @@ def _runtime_files(gen: Generated) -> tuple[dict[str, bytes], list[str]]:
             continue  # static offsets: the model has no allocator hook, nothing to link
         files[f"runtime/src/{src.name}"] = src.read_bytes()
         sources.append(f"runtime/src/{src.name}")
-    for kernel in gen.view_model.kernels:
-        src = rt / "kernels" / "reference" / f"{kernel}.c"
-        files[f"runtime/kernels/{kernel}.c"] = src.read_bytes()
-        sources.append(f"runtime/kernels/{kernel}.c")
+    for kernel_file in gen.view_model.kernel_sources:
+        files[f"runtime/kernels/{kernel_file}"] = (rt / "kernels" / kernel_file).read_bytes()
+        sources.append(f"runtime/kernels/{kernel_file}")
     return files, sources
 
 

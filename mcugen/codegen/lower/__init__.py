@@ -45,6 +45,19 @@ class Lowered:
     params_type: str | None = None  # C struct type of the parameters, None if the kernel has none
     params: tuple[tuple[str, Value], ...] = ()
     scratch_bytes: int = 0
+    #: the implementation: "reference", or the name of an optimised variant (lower/variants.py)
+    variant: str = "reference"
+    #: C files under runtime_c/kernels/ that define `function`; () is reference/<kernel>.c
+    sources: tuple[str, ...] = ()
+    #: headers besides mcu/kernels/<kernel>.h that declare `params_type`
+    headers: tuple[str, ...] = ()
+    #: constant tensors whose bytes this kernel wants laid out its own way: (tensor, bytes of
+    #: the same length); only for a tensor no other operator reads
+    constants: tuple[tuple[int, bytes], ...] = ()
+
+    @property
+    def c_sources(self) -> tuple[str, ...]:
+        return self.sources or (f"reference/{self.kernel}.c",)
 
 
 Lowering = Callable[[Graph, Operator], Lowered]
@@ -152,3 +165,18 @@ def lower(graph: Graph, op: Operator) -> Lowered:
 # Every lowering module registers itself on import; load them all now, so that `LOWERINGS` is
 # complete for anyone who reads it.
 _load_all()
+
+
+def lower_for(graph: Graph, op: Operator, *, kernels: str = "opt", core: str = "host") -> Lowered:
+    """`lower`, then the first optimised variant (lower/_variants.py) for `core` that takes the
+    operator, unless `kernels` is "reference"."""
+    from mcugen.codegen.lower._variants import variants_for
+
+    reference = lower(graph, op)
+    if kernels == "reference":
+        return reference
+    for candidate in variants_for(registry_key(op), core):
+        found = candidate.select(graph, op, reference)
+        if found is not None:
+            return found
+    return reference

@@ -29,5 +29,8 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
+/* Optimised variant (kernels/opt/conv_2d_1x1_s8.c): int8, 1x1 filter, stride 1, one group;
+ * parameters mcu_mat_mult_s8_params_t (mcu/mat_mult_s8.h). */
+mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

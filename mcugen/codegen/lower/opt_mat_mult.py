@@ -1,0 +1,130 @@
+"""Optimised variants built on the int8 matrix product (runtime_c/kernels/opt/mat_mult_s8.c):
+FULLY_CONNECTED with a filter zero point of 0 and 1x1 CONV_2D with stride 1 and one group.
+
+Both take the reference lowering's requantisation as it is and fold the input offset into the
+bias: bias'[c] = bias[c] + input_offset * sum_k w[c][k], so the kernel sums w * x only (exact:
+integer sums do not depend on their order, and the reference lowering checked the full sum
+against int32; a folded bias outside int32 keeps the reference kernel). The weights are laid
+out for the kernel's 2-channel blocks (`pair_layout`), so one pointer walks both channels; a
+weight tensor another operator also reads keeps the reference kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower._variants import variant
+from mcugen.model.ir import Graph, Operator
+
+PARAMS = "mcu_mat_mult_s8_params_t"
+HEADER = "mcu/mat_mult_s8.h"
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def folded_bias(graph: Graph, op: Operator, input_offset: int) -> Array | None:
+    """bias[c] + input_offset * (sum of filter row c), per output channel; None outside int32."""
+    w = graph.tensors[op.inputs[1]].array().astype(np.int64)
+    rows = w.reshape(w.shape[0], -1)
+    folded = input_offset * rows.sum(axis=1)
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        folded = folded + graph.tensors[op.inputs[2]].array().astype(np.int64).reshape(-1)
+    if folded.size and (folded.min() < INT32[0] or folded.max() > INT32[1]):
+        return None
+    return Array("int32_t", tuple(int(v) for v in folded))
+
+
+def pair_layout(rows: np.ndarray) -> bytes:
+    """Weights [C][K] for the kernel (runtime_c/kernels/opt/mat_mult_s8.c): channels in pairs,
+    each pair as blocks of 4 weights of its first channel then 4 of its second, then the first's
+    last K mod 4 weights and the second's; an odd last channel as it is."""
+    channels, depth = rows.shape
+    full = depth - depth % 4
+    out: list[np.ndarray] = []
+    for c in range(0, channels - 1, 2):
+        pair = rows[c : c + 2, :full].reshape(2, -1, 4).transpose(1, 0, 2).reshape(-1)
+        out += [pair, rows[c, full:], rows[c + 1, full:]]
+    if channels % 2:
+        out.append(rows[-1])
+    return np.concatenate(out).astype(np.int8).tobytes() if out else b""
+
+
+def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] | None:
+    """The weights in `pair_layout`, None when another operator reads the same tensor."""
+    index = op.inputs[1]
+    if len(graph.consumers().get(index, [])) != 1:
+        return None
+    w = graph.tensors[index]
+    data = pair_layout(w.array().reshape(w.shape[0], -1))
+    assert len(data) == len(w.data or b""), "a layout keeps every weight"
+    return ((index, data),)
+
+
+def mat_mult_params(
+    graph: Graph, op: Operator, reference: Lowered
+) -> tuple[tuple[str, Value], ...] | None:
+    """The matrix product's parameters from the reference lowering's, None when it cannot run."""
+    ref = dict(reference.params)
+    bias = folded_bias(graph, op, int(ref["input_offset"]))  # type: ignore[arg-type]
+    if bias is None:
+        return None
+    return (
+        ("output_offset", ref["output_offset"]),
+        ("act_min", ref["act_min"]),
+        ("act_max", ref["act_max"]),
+        ("num_channels", ref["num_channels"]),
+        ("multipliers", ref["multipliers"]),
+        ("shifts", ref["shifts"]),
+        ("bias", bias),
+    )
+
+
+def _variant(
+    graph: Graph, op: Operator, reference: Lowered, name: str, function: str
+) -> Lowered | None:
+    """The variant's lowering, None when the bias does not fold or the weights are shared."""
+    params = mat_mult_params(graph, op, reference)
+    relaid = relaid_weights(graph, op)
+    if params is None or relaid is None:
+        return None
+    return Lowered(
+        reference.kernel,
+        function,
+        PARAMS,
+        params,
+        reference.scratch_bytes,
+        variant=name,
+        sources=("opt/mat_mult_s8.c", f"opt/{name}.c"),
+        headers=(HEADER,),
+        constants=relaid,
+    )
+
+
+@variant(
+    "fully_connected_s8",
+    "FULLY_CONNECTED",
+    handles="int8 input, weights with zero point 0 (per tensor or per channel), any shape",
+)
+def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    if reference.function != "mcu_fully_connected_int8":
+        return None
+    if dict(reference.params).get("filter_offset") != 0:
+        return None
+    return _variant(graph, op, reference, "fully_connected_s8", "mcu_fully_connected_s8_opt")
+
+
+@variant(
+    "conv_2d_1x1_s8",
+    "CONV_2D",
+    handles="int8, 1x1 filter, stride 1, one group (any padding option: a 1x1 filter pads 0)",
+)
+def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    if reference.function != "mcu_conv_2d_int8":
+        return None
+    ref = dict(reference.params)
+    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
+    pointwise = w.shape[1] == w.shape[2] == 1 and w.shape[3] == x.shape[3]
+    unit = ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0
+    if not pointwise or not unit:
+        return None
+    return _variant(graph, op, reference, "conv_2d_1x1_s8", "mcu_conv_2d_1x1_s8_opt")

@@ -1,0 +1,88 @@
+/* The Armv7E-M DSP instructions the optimised kernels (kernels/opt/) are written with, through
+ * ACLE intrinsics when the compiler targets a core that has them (__ARM_FEATURE_DSP: Cortex-M4,
+ * M7, M33, M55), else as plain C with the same results, so the same kernels run, bit for bit, on
+ * the host and on cores without the extension. All arithmetic is on 32-bit words holding two
+ * 16-bit lanes; sums wrap modulo 2^32 as the instructions do. */
+#ifndef MCU_SIMD_H
+#define MCU_SIMD_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define MCU_SIMD_DSP 1
+#else
+#define MCU_SIMD_DSP 0
+#endif
+
+/* A 32-bit word from any address (the compiler emits one LDR where unaligned loads are allowed,
+ * as on the Cortex-M4 and M7). */
+static inline uint32_t mcu_load_u32(const void *p) {
+  uint32_t w;
+  memcpy(&w, p, sizeof w);
+  return w;
+}
+
+static inline void mcu_store_u32(void *p, uint32_t w) { memcpy(p, &w, sizeof w); }
+
+/* Lanes of a word: low and high 16-bit halves, sign-extended. */
+static inline int32_t mcu_lo16(uint32_t w) { return (int32_t)(int16_t)(w & 0xFFFFu); }
+static inline int32_t mcu_hi16(uint32_t w) { return (int32_t)(int16_t)(w >> 16); }
+
+/* SXTB16: bytes 0 and 2 of `w`, each sign-extended to a 16-bit lane. */
+static inline uint32_t mcu_sxtb16(uint32_t w) {
+#if MCU_SIMD_DSP
+  return (uint32_t)__sxtb16((int32_t)w);
+#else
+  uint32_t lo = (uint32_t)(int32_t)(int8_t)(w & 0xFFu) & 0xFFFFu;
+  uint32_t hi = (uint32_t)(int32_t)(int8_t)((w >> 16) & 0xFFu) & 0xFFFFu;
+  return lo | (hi << 16);
+#endif
+}
+
+/* SXTB16 with ROR #8: bytes 1 and 3 of `w`, each sign-extended to a 16-bit lane. */
+static inline uint32_t mcu_sxtb16_ror8(uint32_t w) {
+#if MCU_SIMD_DSP
+  /* one instruction (SXTB16 with its rotate); GCC does not fold a separate ROR into it */
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
+  return r;
+#else
+  return mcu_sxtb16((w >> 8) | (w << 24));
+#endif
+}
+
+/* SMLAD: acc + lo(a) * lo(b) + hi(a) * hi(b), modulo 2^32. */
+static inline int32_t mcu_smlad(uint32_t a, uint32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  return __smlad((int32_t)a, (int32_t)b, acc);
+#else
+  uint32_t sum = (uint32_t)acc + (uint32_t)(mcu_lo16(a) * mcu_lo16(b));
+  return (int32_t)(sum + (uint32_t)(mcu_hi16(a) * mcu_hi16(b)));
+#endif
+}
+
+/* PKHBT: the low lane of `lo` and the low lane of `hi` in one word. */
+static inline uint32_t mcu_pack16(int32_t lo, int32_t hi) {
+  return ((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi << 16);
+}
+
+/* Four int8 values of a word as two words of 16-bit lanes, each value plus `offset2` (both lanes
+ * hold the same 16-bit offset): `*even` gets bytes 0 and 2, `*odd` bytes 1 and 3. SADD16 keeps
+ * it exact as long as value + offset fits 16 bits, which int8 values and offsets in [-255, 255]
+ * do. */
+static inline void mcu_expand_i8(uint32_t w, uint32_t offset2, uint32_t *even, uint32_t *odd) {
+#if MCU_SIMD_DSP
+  *even = (uint32_t)__sadd16((int32_t)mcu_sxtb16(w), (int32_t)offset2);
+  *odd = (uint32_t)__sadd16((int32_t)mcu_sxtb16_ror8(w), (int32_t)offset2);
+#else
+  uint32_t e = mcu_sxtb16(w);
+  uint32_t o = mcu_sxtb16_ror8(w);
+  int32_t off = mcu_lo16(offset2);
+  *even = mcu_pack16(mcu_lo16(e) + off, mcu_hi16(e) + off);
+  *odd = mcu_pack16(mcu_lo16(o) + off, mcu_hi16(o) + off);
+#endif
+}
+
+#endif
