@@ -86,7 +86,7 @@ def measure_instructions() -> dict[str, int]:
 
     with tempfile.TemporaryDirectory(prefix="mcugen-budget-") as tmp:
         return {
-            name: measure(SHARED_MODELS / f"{name}.tflite", "nucleo-f767", Path(tmp))[0]
+            name: measure(SHARED_MODELS / f"{name}.tflite", "nucleo-f767", "opt", Path(tmp))[0]
             for name in MLPERF_TINY
         }
 

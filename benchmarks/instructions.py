@@ -2,9 +2,11 @@
 
 Builds each model for a board's QEMU twin (default nucleo-f767 -> mps2-an500, Cortex-M7), runs one
 seeded input twice through the serial protocol under `-icount shift=0`, and prints a table row per
-model. "code" is .text + vectors (kernels, runtime, protocol, libc); TFLM's "code" column is .text
-minus the model array, CMSIS-NN build (ANCHORS.md).
-Run: python benchmarks/instructions.py [--board B] [MODEL...]
+model, with instructions per multiply-accumulate (mcugen/model/macs.py; TFLM's per-MAC figures
+divide its counts by the same MACs). "code" is .text + vectors (kernels, runtime, protocol, libc);
+TFLM's "code" column is .text minus the model array, CMSIS-NN build (ANCHORS.md).
+`--kernels reference` measures the reference kernels only (default: the optimised variants).
+Run: python benchmarks/instructions.py [--board B] [--kernels opt|reference] [MODEL...]
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import tempfile
 from pathlib import Path
 
 from mcugen.boards import load_board, resolve_target
+from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
-from mcugen.pipeline import generate_from_file
+from mcugen.model.macs import graph_macs
+from mcugen.pipeline import PlanOptions, generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEFAULT_MODELS = {
@@ -49,9 +53,9 @@ def tflm_anchors(path: Path) -> dict[str, list[str]]:
     return rows
 
 
-def measure(model: Path, board: str, workdir: Path) -> tuple[int, int, int, int]:
-    gen = generate_from_file(model)
+def measure(model: Path, board: str, kernels: str, workdir: Path) -> tuple[int, int, int, int, int]:
     target = resolve_target(load_board(board), emulate=True)
+    gen = generate_from_file(model, PlanOptions(kernels=kernels, core=target.port_board.core))
     result = build(gen, target, workdir / model.stem)
     sample = random_inputs(gen.graph, 0)
     with open_device(target, result.executable, None) as link:
@@ -60,34 +64,45 @@ def measure(model: Path, board: str, workdir: Path) -> tuple[int, int, int, int]
     if counts[0] != counts[1]:
         print(f"warning: {model.stem}: counts differ between runs: {counts}", file=sys.stderr)
     sizes = firmware_sizes(result.executable, target)
-    return counts[0], sizes.code, run.arena_bytes, run.stack_used
+    return counts[0], graph_macs(gen.graph), sizes.code, run.arena_bytes, run.stack_used
+
+
+def per_mac(count: str | int, macs: int) -> str:
+    """`count` (an int, or ANCHORS.md's "1,234" text) per MAC, "-" when unknown."""
+    value = int(count.replace(",", "")) if isinstance(count, str) and count[:1].isdigit() else count
+    return f"{value / macs:.2f}" if isinstance(value, int) and macs else "-"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("--board", default="nucleo-f767")
+    parser.add_argument("--kernels", default="opt", choices=KERNEL_CHOICES)
     args = parser.parse_args()
     models = args.models or [SHARED / "models" / f"{m}.tflite" for m in DEFAULT_MODELS]
     anchors = tflm_anchors(SHARED / "ANCHORS.md")
-    print(f"board: {args.board} (QEMU twin), mcugen reference kernels, -O2; one seeded input")
+    print(f"board: {args.board} (QEMU twin), mcugen {args.kernels} kernels, -O2; one seeded input")
     print(
-        "| model | mcugen instr. | TFLM ref. instr. | TFLM CMSIS-NN instr. | mcugen code B "
-        "| TFLM code B | mcugen arena B | TFLM arena B | mcugen stack B | TFLM stack B |"
+        "| model | MACs | mcugen instr. | per MAC | TFLM ref. instr. | TFLM CMSIS-NN instr. "
+        "| per MAC | mcugen code B | TFLM code B | mcugen arena B | TFLM arena B "
+        "| mcugen stack B | TFLM stack B |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---" * 13 + "|")
     with tempfile.TemporaryDirectory(prefix="mcugen-bench-") as tmp:
         for model in models:
             label = DEFAULT_MODELS.get(model.stem, model.stem)
             try:
-                instr, code, arena, stack = measure(model, args.board, Path(tmp))
+                instr, macs, code, arena, stack = measure(
+                    model, args.board, args.kernels, Path(tmp)
+                )
             except McugenError as err:
                 print(f"| {label} | error: {err.line()} |")
                 continue
             a = anchors.get(label, ["-"] * 6)
             print(
-                f"| {label} | {instr:,} | {a[2]} | {a[3]} | {code:,} | {a[4]} | {arena:,} "
-                f"| {a[1]} | {stack:,} | {a[5]} |"
+                f"| {label} | {macs:,} | {instr:,} | {per_mac(instr, macs)} | {a[2]} | {a[3]} "
+                f"| {per_mac(a[3], macs)} | {code:,} | {a[4]} | {arena:,} | {a[1]} | {stack:,} "
+                f"| {a[5]} |"
             )
     return 0
 

@@ -15,6 +15,7 @@ import numpy as np
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.host.project import BuildResult, paging_target, pool_target
+from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan import dynamic, paging
 from mcugen.plan import pools as pool_strategies
@@ -221,10 +222,15 @@ def device_report(
                 "step": k,
                 "operator": gen.plan.order[k],
                 "opcode": gen.graph.operators[gen.plan.order[k]].opcode,
+                "kernel": gen.lowered[gen.plan.order[k]].variant,
+                "macs": operator_macs(gen.graph, gen.graph.operators[gen.plan.order[k]]),
                 run.unit: run.instructions(t),
             }
             for k, t in enumerate(run.node_ticks)
         ]
+    macs = graph_macs(gen.graph)
+    report["macs"] = macs
+    report["per_mac"] = round(report["per_inference"] / macs, 3) if macs else None
     return report
 
 
@@ -246,7 +252,8 @@ def outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, An
 
 def print_device_figures(r: dict[str, Any]) -> None:
     """Per-inference count, arena, stack high-water and sizes of a `device_report`."""
-    print(f"  per inference: {r['per_inference']:,} {r['unit']}")
+    per_mac = f" ({r['per_mac']} per MAC)" if r.get("per_mac") else ""
+    print(f"  per inference: {r['per_inference']:,} {r['unit']}{per_mac}")
     print(
         f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
         f"{r['stack_bytes']} bytes"
@@ -263,7 +270,9 @@ def print_device_figures(r: dict[str, Any]) -> None:
 def print_operator_table(r: dict[str, Any]) -> None:
     """The per-operator rows of a profiled `device_report` (nothing if it was not profiled)."""
     for row in r.get("per_operator", []):
+        count, macs = row[r["unit"]], row.get("macs", 0)
+        per_mac = f"{count / macs:6.2f}/MAC" if macs else ""
         print(
             f"    step {row['step']:>3}  op {row['operator']:>3} {row['opcode']:<24} "
-            f"{row[r['unit']]:>12,}"
+            f"{row.get('kernel', ''):<20} {count:>12,} {per_mac}"
         )
