@@ -229,3 +229,35 @@ def int16_lut_input_scaling(scale: float, pot_shifts: tuple[int, ...]) -> tuple[
     while multiplier <= 32767.0 / 2.0 and shift <= 30:
         shift, multiplier = shift + 1, multiplier * 2.0
     return int(multiplier), shift
+
+
+# ---- TFLM's integer rescaling, evaluated exactly at build time (for tables of int8 inputs) ----
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def wrap_i32(x: int) -> int:
+    """`x` modulo 2^32 as a signed 32-bit value (C's wrapping int32 arithmetic)."""
+    return (x + 2**31) % 2**32 - 2**31
+
+
+def srdhm(a: int, b: int) -> int:
+    """gemmlowp::SaturatingRoundingDoublingHighMul of two int32 values (runtime.h mcu_srdhm)."""
+    if a == b == INT32_MIN:
+        return INT32_MAX
+    ab = a * b
+    total = ab + (1 << 30 if ab >= 0 else 1 - (1 << 30))
+    quotient = abs(total) >> 31  # C's division truncates toward zero
+    return quotient if total >= 0 else -quotient
+
+
+def rdbpot(x: int, exponent: int) -> int:
+    """gemmlowp::RoundingDivideByPOT: round half away from zero (mcu_rdbpot)."""
+    mask = (1 << exponent) - 1
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> exponent) + (1 if (x & mask) > threshold else 0)
+
+
+def mbqm_smaller_than_one(x: int, multiplier: int, shift: int) -> int:
+    """tflite::MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
+    return rdbpot(srdhm(x, multiplier), -shift)

@@ -145,3 +145,39 @@ def test_shared_weights_keep_the_reference_kernel() -> None:
     b.output(y)
     gen = generate(import_model(b.tflite(), source="shared"))
     assert {low.variant for low in gen.lowered.values()} == {"reference"}
+
+
+def add_model(
+    shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
+) -> bytes:
+    b = GraphBuilder()
+    x1 = b.input(shape, "int8", scale=scales[0], zero_point=zps[0])
+    x2 = b.input(shape, "int8", scale=scales[1], zero_point=zps[1])
+    y = b.activation(shape, "int8", scale=scales[2], zero_point=zps[2])
+    b.op("ADD", [x1, x2], [y], fused_activation_function=act)
+    b.output(y)
+    return b.tflite()
+
+
+@SLOW
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=4).map(tuple),
+    scales=st.tuples(*[st.floats(0.002, 0.5) for _ in range(3)]),
+    zps=st.tuples(*[st.integers(-128, 127) for _ in range(3)]),
+    act=st.sampled_from([0, 1, 3]),
+)
+def test_add_variant(
+    shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
+) -> None:
+    assert_variant_exact(add_model(shape, scales, zps, act), "add_s8", samples=3)
+
+
+def test_add_variant_broadcasting_keeps_the_reference() -> None:
+    b = GraphBuilder()
+    x1 = b.input((1, 4, 4, 3), "int8", scale=0.1, zero_point=2)
+    x2 = b.input((1, 1, 1, 3), "int8", scale=0.2, zero_point=-3)
+    y = b.activation((1, 4, 4, 3), "int8", scale=0.3, zero_point=1)
+    b.op("ADD", [x1, x2], [y])
+    b.output(y)
+    gen = generate(import_model(b.tflite(), source="broadcast"))
+    assert {low.variant for low in gen.lowered.values()} == {"reference"}
