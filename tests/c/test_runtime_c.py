@@ -33,7 +33,7 @@ CONFIGS = {
 
 
 def sources() -> list[Path]:
-    return sorted([*(RUNTIME / "src").glob("*.c"), *(RUNTIME / "kernels/reference").glob("*.c")])
+    return sorted([*(RUNTIME / "src").glob("*.c"), *(RUNTIME / "kernels").rglob("*.c")])
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))

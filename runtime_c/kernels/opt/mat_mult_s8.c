@@ -10,6 +10,7 @@
 #include "mcu/mat_mult_s8.h"
 
 #include "mcu/quant.h"
+#include "mcu/requant.h"
 #include "mcu/simd.h"
 
 /* Two lanes of four int8 inputs: even and odd bytes. */
@@ -92,7 +93,7 @@ static int32_t dot_1x1(const int8_t *x, const int8_t *w, int32_t depth, int32_t 
 
 static inline int8_t requantize(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
   int32_t ch = p->num_channels > 1 ? c : 0;
-  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
+  acc = mcu_requant(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
   return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
 }
 
