@@ -256,7 +256,9 @@ def conv_staging_bytes(graph: Graph, op: Operator) -> int | None:
       on that channel's own input positions (output pixel k sits where input pixel k was);
     - CONV_2D 1x1 stride 1 over the same grid: it copies one input pixel at a time and writes that
       pixel's outputs, first pixel first when it has no more output than input channels, last
-      pixel first when it has more (runtime_c/kernels/reference/conv_2d.c, depthwise_conv_2d.c).
+      pixel first when it has more (runtime_c/kernels/reference/conv_2d.c, depthwise_conv_2d.c);
+      int8 stages two pixels, which the optimised kernel (kernels/opt/conv_2d_1x1_s8.c) runs as
+      one 2-row block (the reference kernel uses the first).
     Arithmetic and order of the sums are unchanged, so outputs stay bit-exact. Never raises."""
     if len(op.inputs) < 2 or len(op.outputs) != 1 or min(*op.inputs[:2], op.outputs[0]) < 0:
         return None
@@ -275,7 +277,7 @@ def conv_staging_bytes(graph: Graph, op: Operator) -> int | None:
     strides = (int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1)))
     if not pointwise or not same_grid or strides != (1, 1):
         return None
-    return x.shape[3] * size
+    return x.shape[3] * size * (2 if x.dtype == "int8" else 1)
 
 
 def conv_in_place_traits(graph: Graph, op: Operator) -> OpTraits:
