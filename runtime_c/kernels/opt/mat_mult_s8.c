@@ -90,16 +90,32 @@ static int32_t dot_1x1(const int8_t *x, const int8_t *w, int32_t depth, int32_t 
   return acc;
 }
 
+/* mcu_mbqm(acc, multiplier, shift) (TFLM's MultiplyByQuantizedMultiplier, double rounding)
+ * plus the output offset, clamped: the same values in fewer instructions. gemmlowp's rounding
+ * doubling high multiply adds 2^30 to a product t >= 0, 1 - 2^30 to a negative one, then divides
+ * by 2^31 truncating toward zero; both cases equal floor((t + 2^30) / 2^31), an arithmetic shift
+ * (for t < 0, truncation is ceil: floor((t + 1 - 2^30 + 2^31 - 1) / 2^31)). Its one saturating
+ * case, both operands INT32_MIN, cannot occur: the build passes multipliers in [0, 2^31) and
+ * shifts in [-31, 31] only (mcugen/codegen/lower/opt_mat_mult.py). The rounding divide by 2^right
+ * is gemmlowp's (halves away from zero). */
 static inline int8_t requantize(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
   int32_t ch = p->num_channels > 1 ? c : 0;
-  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
+  int32_t shift = p->shifts[ch];
+  int32_t left = mcu_max_i32(shift, 0);
+  uint32_t right = (uint32_t)(left - shift); /* max(-shift, 0), without a branch */
+  int32_t x = (int32_t)((uint32_t)acc << (uint32_t)left);
+  int32_t m = p->multipliers[ch];
+  int64_t product = (int64_t)x * (int64_t)m;
+  int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
+  int32_t mask = (int32_t)((1u << right) - 1u);
+  int32_t threshold = (mask >> 1) + (int32_t)((uint32_t)high >> 31);
+  int32_t scaled = (high >> right) + ((high & mask) > threshold ? 1 : 0);
+  return (int8_t)mcu_clamp_i32(scaled + p->output_offset, p->act_min, p->act_max);
 }
 
-/* Rows r and r + 1 (`pair`) or row r alone, all channels. */
-static void rows_block(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
-                       const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
-                       int8_t *out1) {
+void mcu_mat_mult_s8_rows(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
+                          const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
+                          int8_t *out1) {
   int32_t c = 0;
   for (; c + 2 <= channels; c += 2) {
     const int8_t *pair = w + c * depth;
@@ -132,10 +148,11 @@ void mcu_mat_mult_s8(const mcu_mat_mult_s8_params_t *p, const int8_t *x, int32_t
   int32_t r = 0;
   for (; r + 2 <= rows; r += 2) {
     const int8_t *x0 = x + r * x_stride;
-    rows_block(p, x0, x0 + x_stride, w, channels, depth, out + r * out_stride,
-               out + (r + 1) * out_stride);
+    mcu_mat_mult_s8_rows(p, x0, x0 + x_stride, w, channels, depth, out + r * out_stride,
+                         out + (r + 1) * out_stride);
   }
   if (r < rows) {
-    rows_block(p, x + r * x_stride, NULL, w, channels, depth, out + r * out_stride, NULL);
+    mcu_mat_mult_s8_rows(p, x + r * x_stride, NULL, w, channels, depth, out + r * out_stride,
+                         NULL);
   }
 }
