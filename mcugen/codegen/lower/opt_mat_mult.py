@@ -60,13 +60,23 @@ def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] 
     return ((index, data),)
 
 
+def kernel_requantizes(multipliers: Value, shifts: Value) -> bool:
+    """The kernel's requantisation (runtime_c/include/mcu/requant.h) equals TFLM's for
+    multipliers in [0, 2^31) and shifts in [-31, 30] (tests/c/test_requant.py), which
+    QuantizeMultiplier gives; anything else keeps the reference kernel."""
+    assert isinstance(multipliers, Array) and isinstance(shifts, Array)
+    return all(0 <= int(m) < 2**31 for m in multipliers.values) and all(
+        -31 <= int(s) <= 30 for s in shifts.values
+    )
+
+
 def mat_mult_params(
     graph: Graph, op: Operator, reference: Lowered
 ) -> tuple[tuple[str, Value], ...] | None:
     """The matrix product's parameters from the reference lowering's, None when it cannot run."""
     ref = dict(reference.params)
     bias = folded_bias(graph, op, int(ref["input_offset"]))  # type: ignore[arg-type]
-    if bias is None:
+    if bias is None or not kernel_requantizes(ref["multipliers"], ref["shifts"]):
         return None
     return (
         ("output_offset", ref["output_offset"]),

@@ -25,4 +25,11 @@ void mcu_mat_mult_s8(const mcu_mat_mult_s8_params_t *p, const int8_t *x, int32_t
                      int32_t x_stride, const int8_t *w, int32_t channels, int32_t depth,
                      int8_t *out, int32_t out_stride);
 
+/* Two rows `x0` and `x1` of `depth` inputs (or `x0` alone when `x1` is NULL) against all
+ * `channels`: out0[c] and out1[c]. The building block of mcu_mat_mult_s8, for callers that
+ * gather their rows themselves (kernels/opt/conv_2d_s8.c). */
+void mcu_mat_mult_s8_rows(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
+                          const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
+                          int8_t *out1);
+
 #endif

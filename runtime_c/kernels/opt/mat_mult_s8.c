@@ -91,16 +91,17 @@ static int32_t dot_1x1(const int8_t *x, const int8_t *w, int32_t depth, int32_t 
   return acc;
 }
 
+/* mcu_mbqm plus the output offset, clamped, in fewer instructions (mcu/requant.h): the build
+ * passes only the multipliers and shifts it is exact for (mcugen/codegen/lower/opt_mat_mult.py). */
 static inline int8_t requantize(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
   int32_t ch = p->num_channels > 1 ? c : 0;
   acc = mcu_requant(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
   return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
 }
 
-/* Rows r and r + 1 (`pair`) or row r alone, all channels. */
-static void rows_block(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
-                       const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
-                       int8_t *out1) {
+void mcu_mat_mult_s8_rows(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
+                          const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
+                          int8_t *out1) {
   int32_t c = 0;
   for (; c + 2 <= channels; c += 2) {
     const int8_t *pair = w + c * depth;
@@ -133,10 +134,11 @@ void mcu_mat_mult_s8(const mcu_mat_mult_s8_params_t *p, const int8_t *x, int32_t
   int32_t r = 0;
   for (; r + 2 <= rows; r += 2) {
     const int8_t *x0 = x + r * x_stride;
-    rows_block(p, x0, x0 + x_stride, w, channels, depth, out + r * out_stride,
-               out + (r + 1) * out_stride);
+    mcu_mat_mult_s8_rows(p, x0, x0 + x_stride, w, channels, depth, out + r * out_stride,
+                         out + (r + 1) * out_stride);
   }
   if (r < rows) {
-    rows_block(p, x + r * x_stride, NULL, w, channels, depth, out + r * out_stride, NULL);
+    mcu_mat_mult_s8_rows(p, x + r * x_stride, NULL, w, channels, depth, out + r * out_stride,
+                         NULL);
   }
 }

@@ -33,4 +33,29 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
  * parameters mcu_mat_mult_s8_params_t (mcu/mat_mult_s8.h). */
 mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
+/* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
+ * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the
+ * offset is applied), and the requantisation of mcu_mat_mult_s8_params_t with the input offset
+ * folded into the bias. */
+typedef struct {
+  int32_t stride_w;
+  int32_t stride_h;
+  int32_t dilation_w;
+  int32_t dilation_h;
+  int32_t pad_w;
+  int32_t pad_h;
+  int32_t pad_value; /* input zero point */
+  int32_t output_offset;
+  int32_t act_min;
+  int32_t act_max;
+  int32_t num_channels;
+  const int32_t *multipliers;
+  const int32_t *shifts;
+  const int32_t *bias; /* per output channel, input_offset * sum of the filter folded in */
+} mcu_conv_2d_s8_params_t;
+
+/* Optimised variant (kernels/opt/conv_2d_s8.c): int8, one group, any filter, stride, dilation
+ * and padding; parameters mcu_conv_2d_s8_params_t, scratch for two windows. */
+mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+
 #endif
