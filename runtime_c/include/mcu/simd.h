@@ -85,4 +85,56 @@ static inline void mcu_expand_i8(uint32_t w, uint32_t offset2, uint32_t *even, u
 #endif
 }
 
+/* SXTAB16: `acc2` plus bytes 0 and 2 of `w`, each sign-extended, lane by lane (16-bit lanes
+ * wrap; an int8 value plus an offset in [-255, 255] never does). */
+static inline uint32_t mcu_sxtab16(uint32_t acc2, uint32_t w) {
+#if MCU_SIMD_DSP
+  return (uint32_t)__sxtab16((int32_t)acc2, (int32_t)w);
+#else
+  uint32_t e = mcu_sxtb16(w);
+  return mcu_pack16(mcu_lo16(acc2) + mcu_lo16(e), mcu_hi16(acc2) + mcu_hi16(e));
+#endif
+}
+
+/* SXTAB16 with ROR #8: `acc2` plus bytes 1 and 3 of `w`, lane by lane. */
+static inline uint32_t mcu_sxtab16_ror8(uint32_t acc2, uint32_t w) {
+#if MCU_SIMD_DSP
+  uint32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc2), "r"(w));
+  return r;
+#else
+  return mcu_sxtab16(acc2, (w >> 8) | (w << 24));
+#endif
+}
+
+/* SMLABB: acc + lo(a) * lo(b), modulo 2^32. */
+static inline int32_t mcu_smlabb(uint32_t a, uint32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  return __smlabb((int32_t)a, (int32_t)b, acc);
+#else
+  return (int32_t)((uint32_t)acc + (uint32_t)(mcu_lo16(a) * mcu_lo16(b)));
+#endif
+}
+
+/* SMLATT: acc + hi(a) * hi(b), modulo 2^32. */
+static inline int32_t mcu_smlatt(uint32_t a, uint32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  return __smlatt((int32_t)a, (int32_t)b, acc);
+#else
+  return (int32_t)((uint32_t)acc + (uint32_t)(mcu_hi16(a) * mcu_hi16(b)));
+#endif
+}
+
+/* SMMULR: the high word of a * b, rounded: (a * b + 2^31) >> 32 (floor). */
+static inline int32_t mcu_smmulr(int32_t a, int32_t b) {
+#if MCU_SIMD_DSP
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+#else
+  int64_t p = (int64_t)a * (int64_t)b + ((int64_t)1 << 31);
+  return (int32_t)(p >> 32); /* arithmetic shift: the floor, as the instruction */
+#endif
+}
+
 #endif

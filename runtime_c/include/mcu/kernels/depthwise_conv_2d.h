@@ -28,5 +28,9 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
 /* int16 input and output (zero points 0), int8 filter, int64 bias or none. */
 mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
+/* Optimised variant (kernels/opt/depthwise_conv_2d_s8.c): int8, depth multiplier 1, dilation 1,
+ * at most 64 taps, sums small enough for its requantisation (mcugen/codegen/lower/
+ * opt_depthwise.py); the same parameters. In place too. */
+mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif

@@ -1,0 +1,110 @@
+"""The optimised int8 DEPTHWISE_CONV_2D (runtime_c/kernels/opt/depthwise_conv_2d_s8.c) against
+the reference kernel and TFLM on random shapes: each case checks that the variant was selected,
+then that its outputs equal the reference kernel's and TFLM's bit for bit. Strides 1 and 2 (and
+mixed), SAME and VALID, 3x3 and other filter sizes, odd widths, channel counts not multiples of
+4, batches, activations, per-tensor and per-channel weights, tiny images whose windows all cross
+the border, and in place (the planner puts the output over the input) in both of the kernel's
+in-place paths (four channels at a time, and one at a time where four do not fit the scratch)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from test_depthwise_conv_2d import SAME, VALID, Dw, dw_int8
+from test_opt_variants import SLOW, assert_variant_exact
+
+from mcugen.model.builder import GraphBuilder
+from mcugen.pipeline import Generated
+
+VARIANT = "depthwise_conv_2d_s8"
+
+
+@SLOW
+@given(
+    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    channels=st.integers(1, 13),
+    kernel=st.sampled_from([(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
+    stride=st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]),
+    padding=st.sampled_from([SAME, VALID]),
+    batch=st.integers(1, 2),
+    act=st.sampled_from([0, 1, 3]),
+    per_channel=st.booleans(),
+    bias=st.sampled_from(["const", "const", "absent"]),
+    seed=st.integers(0, 1000),
+)
+def test_depthwise_variant(
+    hw: tuple[int, int],
+    channels: int,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: int,
+    batch: int,
+    act: int,
+    per_channel: bool,
+    bias: str,
+    seed: int,
+) -> None:
+    if padding == VALID:  # VALID needs the image to hold one window
+        hw = (max(hw[0], kernel[0]), max(hw[1], kernel[1]))
+    case = Dw(
+        in_hwc=(*hw, channels),
+        kernel=kernel,
+        stride=stride,
+        padding=padding,
+        act=act,
+        batch=batch,
+        bias=bias,
+        per_channel=per_channel,
+    )
+    assert_variant_exact(dw_int8(case, seed), VARIANT)
+
+
+def chain(hw: tuple[int, int], channels: int, stride: int, zp: int) -> bytes:
+    """x -> ADD(x, x) -> 3x3 depthwise: the depthwise may run in place over the sum, which dies
+    there (the model input itself is never overwritten)."""
+    rng = np.random.default_rng(channels * 10 + stride)
+    b = GraphBuilder()
+    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=zp)
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=zp)
+    b.op("ADD", [x, x], [h])
+    w_scales = rng.uniform(0.003, 0.03, channels)
+    w = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=w_scales, axis=3)
+    bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
+    out_hw = tuple((n + stride - 1) // stride for n in hw)
+    y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
+    b.op(
+        "DEPTHWISE_CONV_2D",
+        [h, w, bias],
+        [y],
+        padding=SAME,
+        stride_h=stride,
+        stride_w=stride,
+        depth_multiplier=1,
+    )
+    b.output(y)
+    return b.tflite()
+
+
+def in_place(gen: Generated) -> bool:
+    offsets = gen.plan.tensor_offsets()
+    last = gen.graph.operators[-1]
+    return offsets.get(last.inputs[0]) == offsets.get(last.outputs[0]) is not None
+
+
+def test_depthwise_variant_in_place() -> None:
+    """Four channels at a time (the held-back outputs fit the staging scratch), one at a time (a
+    3x3 image: they do not), stride 1 and 2, a channel count not a multiple of 4."""
+    for hw, channels, stride in (((7, 6), 10, 1), ((8, 9), 8, 2), ((3, 3), 9, 1), ((2, 5), 5, 2)):
+        gen = assert_variant_exact(chain(hw, channels, stride, zp=7), VARIANT, samples=2)
+        assert in_place(gen), (hw, channels, stride)
+
+
+def test_depthwise_reference_outside_the_variant() -> None:
+    """Depth multiplier 2 and dilation 2 keep the reference kernel."""
+    from mcugen.model.tflite_import import import_model
+    from mcugen.pipeline import generate
+
+    for case in (Dw(in_hwc=(5, 5, 3), mult=2), Dw(in_hwc=(7, 7, 4), dilation=(2, 2))):
+        gen = generate(import_model(dw_int8(case), source="dw"))
+        assert {low.variant for low in gen.lowered.values()} == {"reference"}
