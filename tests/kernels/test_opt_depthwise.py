@@ -108,3 +108,44 @@ def test_depthwise_reference_outside_the_variant() -> None:
     for case in (Dw(in_hwc=(5, 5, 3), mult=2), Dw(in_hwc=(7, 7, 4), dilation=(2, 2))):
         gen = generate(import_model(dw_int8(case), source="dw"))
         assert {low.variant for low in gen.lowered.values()} == {"reference"}
+
+
+@SLOW
+@given(
+    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    mult=st.integers(2, 9),
+    kernel=st.sampled_from([(3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
+    stride=st.sampled_from([(1, 1), (2, 2), (1, 2)]),
+    padding=st.sampled_from([SAME, VALID]),
+    dilation=st.sampled_from([(1, 1), (2, 1)]),
+    act=st.sampled_from([0, 1, 3]),
+    per_channel=st.booleans(),
+    seed=st.integers(0, 1000),
+)
+def test_one_input_channel_runs_as_a_convolution(
+    hw: tuple[int, int],
+    mult: int,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: int,
+    dilation: tuple[int, int],
+    act: int,
+    per_channel: bool,
+    seed: int,
+) -> None:
+    """Depth multiplier = output depth on one input channel (person_detect's first layer, 8):
+    the general convolution's kernel with the filter's columns as its rows."""
+    if padding == VALID:
+        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
+        hw = (max(hw[0], reach[0]), max(hw[1], reach[1]))
+    case = Dw(
+        in_hwc=(*hw, 1),
+        mult=mult,
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        padding=padding,
+        act=act,
+        per_channel=per_channel,
+    )
+    assert_variant_exact(dw_int8(case, seed), "depthwise_as_conv_s8")

@@ -84,3 +84,41 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
         sources=("opt/mat_mult_s8.c", f"opt/{NAME}.c"),
         constants=relaid,
     )
+
+
+@variant(
+    "depthwise_as_conv_s8",
+    "DEPTHWISE_CONV_2D",
+    handles="int8 with one input channel (so a depth multiplier equal to the output depth): the "
+    "same sums as a convolution of one input channel, run by conv_2d_s8's kernel",
+)
+def depthwise_as_conv(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """A depthwise convolution of one input channel: output channel m sums taps of that channel
+    with filter[0, ky, kx, m], exactly a CONV_2D whose filter row m is that filter's column m
+    (`filter_rows` transposes it; relaid_weights stores it in the pair layout)."""
+    if reference.function != "mcu_depthwise_conv_2d_int8":
+        return None
+    ref = dict(reference.params)
+    x = graph.tensors[op.inputs[0]]
+    pad_value = -_int(ref, "input_offset")
+    w = graph.tensors[op.inputs[1]]
+    # one input channel, several outputs (one output: depthwise_conv_2d_s8 takes it)
+    if x.shape[3] != 1 or w.shape[3] < 2 or not -128 <= pad_value < 128:
+        return None
+    mm = mat_mult_params(graph, op, reference)
+    relaid = relaid_weights(graph, op)
+    if mm is None or relaid is None:
+        return None
+    params = tuple((k, ref[k]) for k in WINDOW) + (("pad_value", pad_value),) + mm
+    scratch = 0 if reads_in_place(graph, op, ref) else 2 * _align4(w.shape[1] * w.shape[2])
+    return Lowered(
+        "conv_2d",
+        "mcu_conv_2d_s8_opt",
+        PARAMS,
+        params,
+        scratch,
+        variant="depthwise_as_conv_s8",
+        sources=("opt/mat_mult_s8.c", f"opt/{NAME}.c"),
+        headers=("mcu/kernels/conv_2d.h",),
+        constants=relaid,
+    )

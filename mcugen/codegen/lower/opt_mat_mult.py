@@ -22,10 +22,18 @@ HEADER = "mcu/mat_mult_s8.h"
 INT32 = (-(2**31), 2**31 - 1)
 
 
+def filter_rows(graph: Graph, op: Operator) -> np.ndarray:
+    """The filter as [output channel][its weights]: CONV_2D and FULLY_CONNECTED rows as stored;
+    a DEPTHWISE_CONV_2D of one input channel ([1, KH, KW, O]) transposed to [O][KH * KW]."""
+    w = graph.tensors[op.inputs[1]].array().astype(np.int64)
+    if op.opcode == "DEPTHWISE_CONV_2D":
+        return w.reshape(-1, w.shape[-1]).T
+    return w.reshape(w.shape[0], -1)
+
+
 def folded_bias(graph: Graph, op: Operator, input_offset: int) -> Array | None:
     """bias[c] + input_offset * (sum of filter row c), per output channel; None outside int32."""
-    w = graph.tensors[op.inputs[1]].array().astype(np.int64)
-    rows = w.reshape(w.shape[0], -1)
+    rows = filter_rows(graph, op)
     folded = input_offset * rows.sum(axis=1)
     if len(op.inputs) > 2 and op.inputs[2] >= 0:
         folded = folded + graph.tensors[op.inputs[2]].array().astype(np.int64).reshape(-1)
@@ -55,7 +63,7 @@ def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] 
     if len(graph.consumers().get(index, [])) != 1:
         return None
     w = graph.tensors[index]
-    data = pair_layout(w.array().reshape(w.shape[0], -1))
+    data = pair_layout(filter_rows(graph, op))
     assert len(data) == len(w.data or b""), "a layout keeps every weight"
     return ((index, data),)
 

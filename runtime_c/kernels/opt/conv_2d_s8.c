@@ -45,8 +45,12 @@ static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
   d->out_w = out->dims[2];
   d->out_c = out->dims[3];
   d->depth = d->k_h * d->k_w * d->in_c;
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(filter->dims[3] == d->in_c, MCU_ERR_BAD_MODEL); /* one group */
+  MCU_ENSURE_MODEL(out->dims[0] == d->batches, MCU_ERR_BAD_MODEL);
+  /* a convolution of one group [O, KH, KW, I], or a depthwise one of one input channel
+   * [1, KH, KW, O] whose weights the build stored as the convolution's rows */
+  MCU_ENSURE_MODEL((filter->dims[0] == d->out_c && filter->dims[3] == d->in_c) ||
+                       (d->in_c == 1 && filter->dims[0] == 1 && filter->dims[3] == d->out_c),
+                   MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
