@@ -82,8 +82,15 @@ class PlanOptions:
 
     @classmethod
     def tflm(cls) -> PlanOptions:
-        """TFLM's own plan: the stored order, greedy by size, nothing shared."""
-        return cls(order="stored", layout="greedy_by_size", in_place=False, rewrites=False)
+        """TFLM's own plan: the stored order, greedy by size, nothing shared, the reference
+        kernels' scratch."""
+        return cls(
+            order="stored",
+            layout="greedy_by_size",
+            in_place=False,
+            rewrites=False,
+            kernels="reference",
+        )
 
 
 def stored_order_peak(graph: Graph) -> int:

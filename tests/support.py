@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from mcugen import reference
@@ -31,7 +32,7 @@ from mcugen.host.project import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, generate, rewritten
+from mcugen.pipeline import Generated, PlanOptions, generate, rewritten
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.layout.greedy import greedy_by_size
@@ -267,12 +268,13 @@ def generate_optimized(
     rewrites: bool = True,
     aliasing: bool = True,
     order: str | tuple[int, ...] = "stored",
+    kernels: str = "opt",
 ) -> Generated:
     """As `pipeline.generate`, after `rewrite` and with `aliases_for` (greedy-by-size layout).
     `order` names an order strategy, or gives the order itself (of the graph after rewrites)."""
     g = rewritten(graph) if rewrites else graph
     traits = op_traits(g)
-    lowered = lower_all(g, tuple(range(len(g.operators))))
+    lowered = lower_all(g, tuple(range(len(g.operators))), kernels=kernels)
     scratch = scratch_sizes(lowered)
     if isinstance(order, str):
         chosen = get_order(order)(g, scratch=scratch).order
@@ -305,7 +307,8 @@ def generate_optimized(
 def arenas(model: bytes, **kwargs: Any) -> tuple[MemoryPlan, MemoryPlan]:
     """(plain plan, optimized plan) of a model, both validated."""
     graph = import_model(model, source="test model")
-    plain = generate_optimized(graph, rewrites=False, aliasing=False).plan
+    kernels = kwargs.get("kernels", "opt")
+    plain = generate_optimized(graph, rewrites=False, aliasing=False, kernels=kernels).plan
     return plain, generate_optimized(graph, **kwargs).plan
 
 
@@ -440,3 +443,143 @@ def custom_model(
     b.custom(code, ids, outs, options)
     b.output(*outs)
     return b.tflite()
+
+
+# --- Shared by the kernel tests: convolution models and the optimised variants' check ----------
+
+
+@dataclass(frozen=True)
+class Conv:
+    in_hwc: tuple[int, int, int] = (9, 11, 3)
+    out_c: int = 5
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: int = SAME
+    act: int = NONE
+    batch: int = 1
+    groups: int = 1
+    bias: bool = True
+    per_channel: bool = True
+    out_scale: float = 0.16
+    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
+
+    def out_hw(self) -> tuple[int, int]:
+        dims = []
+        for i in range(2):
+            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
+            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
+            dims.append((size + self.stride[i] - 1) // self.stride[i])
+        return dims[0], dims[1]
+
+    def options(self) -> dict[str, int]:
+        return {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "dilation_h_factor": self.dilation[0],
+            "dilation_w_factor": self.dilation[1],
+            "fused_activation_function": self.act,
+        }
+
+    def filter_shape(self) -> tuple[int, int, int, int]:
+        return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
+
+
+def conv_int8(c: Conv, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((c.batch, *c.in_hwc), "int8", scale=0.04, zero_point=-9)
+    w_scales = rng.uniform(0.002, 0.02, c.out_c) if c.per_channel else 0.011
+    weights = rng.integers(-c.weight_max, c.weight_max + 1, c.filter_shape(), dtype=np.int8)
+    w = b.const(weights, scale=w_scales, zero_point=0, axis=0)
+    inputs = [x, w]
+    if c.bias:
+        bias_scale = 0.04 * np.atleast_1d(w_scales)
+        inputs.append(b.const(rng.integers(-3000, 3000, c.out_c, dtype=np.int32), scale=bias_scale))
+    else:
+        inputs.append(-1)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=c.out_scale, zero_point=3)
+    b.op("CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+@dataclass(frozen=True)
+class Dw:
+    in_hwc: tuple[int, int, int] = (9, 11, 6)
+    mult: int = 1
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: int = SAME
+    act: int = NONE
+    batch: int = 1
+    bias: str = "const"  # "const"; "absent": two inputs; "omitted": third input -1
+    per_channel: bool = True
+    option_mult: int | None = None  # the depth_multiplier written in the options, if not `mult`
+
+    @property
+    def out_c(self) -> int:
+        return self.in_hwc[2] * self.mult
+
+    def out_hw(self) -> tuple[int, int]:
+        dims = []
+        for i in range(2):
+            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
+            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
+            dims.append((size + self.stride[i] - 1) // self.stride[i])
+        return dims[0], dims[1]
+
+    def options(self) -> dict[str, int]:
+        mult = self.mult if self.option_mult is None else self.option_mult
+        return {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "dilation_h_factor": self.dilation[0],
+            "dilation_w_factor": self.dilation[1],
+            "depth_multiplier": mult,
+            "fused_activation_function": self.act,
+        }
+
+
+def dw_int8(c: Dw, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((c.batch, *c.in_hwc), "int8", scale=0.05, zero_point=11)
+    w_scales = rng.uniform(0.003, 0.03, c.out_c) if c.per_channel else 0.013
+    filt = rng.integers(-127, 128, (1, *c.kernel, c.out_c), dtype=np.int8)
+    inputs = [x, b.const(filt, scale=w_scales, zero_point=0, axis=3)]
+    if c.bias == "const":
+        bias_scale = 0.05 * np.atleast_1d(w_scales)
+        inputs.append(b.const(rng.integers(-2000, 2000, c.out_c, dtype=np.int32), scale=bias_scale))
+    elif c.bias == "omitted":
+        inputs.append(-1)
+    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.2, zero_point=-4)
+    b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
+    b.output(y)
+    return b.tflite()
+
+
+SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def reference_kernels(graph: Graph) -> Generated:
+    return generate(graph, options=PlanOptions(kernels="reference"))
+
+
+def assert_variant_exact(model: bytes, variant: str, samples: int = 2) -> Generated:
+    """`variant` runs some operator of `model`, and opt == reference == TFLM on seeded inputs."""
+    gen = generate(import_model(model, source="test model"))
+    chosen = {low.variant for low in gen.lowered.values()}
+    assert variant in chosen, chosen
+    inputs = [random_inputs(gen.graph, seed) for seed in range(samples)]
+    ours = mcugen_outputs(model, inputs)
+    theirs = mcugen_outputs(model, inputs, reference_kernels)
+    for a, b in zip(ours, theirs, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y), "opt and reference kernels differ"
+    result = compare_with_tflm(model, inputs=inputs)
+    assert not result.mismatches, result.mismatches[:3]
+    return gen

@@ -65,7 +65,6 @@ def plan_options(
             pools=pools,
             memories=memories,
             paging=pages,
-            kernels=kernels,
             core=core,
         )
     return PlanOptions(

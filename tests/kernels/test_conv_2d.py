@@ -3,8 +3,6 @@ or no bias) bit-exact, float32 close."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
@@ -12,67 +10,10 @@ from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from support import assert_matches_tflm
+from support import Conv, assert_matches_tflm, conv_int8
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU6 = 0, 1, 3
-
-
-@dataclass(frozen=True)
-class Conv:
-    in_hwc: tuple[int, int, int] = (9, 11, 3)
-    out_c: int = 5
-    kernel: tuple[int, int] = (3, 3)
-    stride: tuple[int, int] = (1, 1)
-    dilation: tuple[int, int] = (1, 1)
-    padding: int = SAME
-    act: int = NONE
-    batch: int = 1
-    groups: int = 1
-    bias: bool = True
-    per_channel: bool = True
-    out_scale: float = 0.16
-    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
-
-    def out_hw(self) -> tuple[int, int]:
-        dims = []
-        for i in range(2):
-            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
-            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
-            dims.append((size + self.stride[i] - 1) // self.stride[i])
-        return dims[0], dims[1]
-
-    def options(self) -> dict[str, int]:
-        return {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "fused_activation_function": self.act,
-        }
-
-    def filter_shape(self) -> tuple[int, int, int, int]:
-        return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
-
-
-def conv_int8(c: Conv, seed: int = 0) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((c.batch, *c.in_hwc), "int8", scale=0.04, zero_point=-9)
-    w_scales = rng.uniform(0.002, 0.02, c.out_c) if c.per_channel else 0.011
-    weights = rng.integers(-c.weight_max, c.weight_max + 1, c.filter_shape(), dtype=np.int8)
-    w = b.const(weights, scale=w_scales, zero_point=0, axis=0)
-    inputs = [x, w]
-    if c.bias:
-        bias_scale = 0.04 * np.atleast_1d(w_scales)
-        inputs.append(b.const(rng.integers(-3000, 3000, c.out_c, dtype=np.int32), scale=bias_scale))
-    else:
-        inputs.append(-1)
-    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=c.out_scale, zero_point=3)
-    b.op("CONV_2D", inputs, [y], **c.options())
-    b.output(y)
-    return b.tflite()
 
 
 def conv_f32(c: Conv, seed: int = 0) -> bytes:

@@ -4,7 +4,6 @@ float32 close."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -14,67 +13,10 @@ from mcugen.errors import UnsupportedError
 from mcugen.host.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from support import assert_matches_tflm, mcugen_outputs, tflm_outputs
+from support import Dw, assert_matches_tflm, dw_int8, mcugen_outputs, tflm_outputs
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU6 = 0, 1, 3
-
-
-@dataclass(frozen=True)
-class Dw:
-    in_hwc: tuple[int, int, int] = (9, 11, 6)
-    mult: int = 1
-    kernel: tuple[int, int] = (3, 3)
-    stride: tuple[int, int] = (1, 1)
-    dilation: tuple[int, int] = (1, 1)
-    padding: int = SAME
-    act: int = NONE
-    batch: int = 1
-    bias: str = "const"  # "const"; "absent": two inputs; "omitted": third input -1
-    per_channel: bool = True
-    option_mult: int | None = None  # the depth_multiplier written in the options, if not `mult`
-
-    @property
-    def out_c(self) -> int:
-        return self.in_hwc[2] * self.mult
-
-    def out_hw(self) -> tuple[int, int]:
-        dims = []
-        for i in range(2):
-            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
-            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
-            dims.append((size + self.stride[i] - 1) // self.stride[i])
-        return dims[0], dims[1]
-
-    def options(self) -> dict[str, int]:
-        mult = self.mult if self.option_mult is None else self.option_mult
-        return {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "depth_multiplier": mult,
-            "fused_activation_function": self.act,
-        }
-
-
-def dw_int8(c: Dw, seed: int = 0) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((c.batch, *c.in_hwc), "int8", scale=0.05, zero_point=11)
-    w_scales = rng.uniform(0.003, 0.03, c.out_c) if c.per_channel else 0.013
-    filt = rng.integers(-127, 128, (1, *c.kernel, c.out_c), dtype=np.int8)
-    inputs = [x, b.const(filt, scale=w_scales, zero_point=0, axis=3)]
-    if c.bias == "const":
-        bias_scale = 0.05 * np.atleast_1d(w_scales)
-        inputs.append(b.const(rng.integers(-2000, 2000, c.out_c, dtype=np.int32), scale=bias_scale))
-    elif c.bias == "omitted":
-        inputs.append(-1)
-    y = b.activation((c.batch, *c.out_hw(), c.out_c), "int8", scale=0.2, zero_point=-4)
-    b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
-    b.output(y)
-    return b.tflite()
 
 
 def dw_f32(c: Dw, seed: int = 0) -> bytes:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from test_conv_2d import SAME, VALID, Conv, conv_int8
-from test_opt_variants import SLOW, assert_variant_exact
 
 from mcugen.codegen.lower import lower_for
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
+from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8
 
 KERNELS = [(1, 3), (3, 3), (5, 5), (10, 4), (3, 1), (1, 1)]
 

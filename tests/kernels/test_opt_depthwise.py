@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from test_depthwise_conv_2d import SAME, VALID, Dw, dw_int8
-from test_opt_variants import SLOW, assert_variant_exact
 
 from mcugen.model.builder import GraphBuilder
 from mcugen.pipeline import Generated
+from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8
 
 VARIANT = "depthwise_conv_2d_s8"
 

@@ -7,37 +7,13 @@ per-channel weights, and the in-place 1x1 convolution are covered."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from test_conv_2d import Conv, conv_int8
 
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, PlanOptions, generate
-from support import compare_with_tflm, mcugen_outputs, random_inputs
-
-SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def reference_kernels(graph: Graph) -> Generated:
-    return generate(graph, options=PlanOptions(kernels="reference"))
-
-
-def assert_variant_exact(model: bytes, variant: str, samples: int = 2) -> Generated:
-    """`variant` runs some operator of `model`, and opt == reference == TFLM on seeded inputs."""
-    gen = generate(import_model(model, source="test model"))
-    chosen = {low.variant for low in gen.lowered.values()}
-    assert variant in chosen, chosen
-    inputs = [random_inputs(gen.graph, seed) for seed in range(samples)]
-    ours = mcugen_outputs(model, inputs)
-    theirs = mcugen_outputs(model, inputs, reference_kernels)
-    for a, b in zip(ours, theirs, strict=True):
-        for x, y in zip(a, b, strict=True):
-            assert np.array_equal(x, y), "opt and reference kernels differ"
-    result = compare_with_tflm(model, inputs=inputs)
-    assert not result.mismatches, result.mismatches[:3]
-    return gen
+from mcugen.pipeline import Generated, generate
+from support import SLOW, Conv, assert_variant_exact, conv_int8
 
 
 def fc_model(

@@ -437,7 +437,8 @@ def conv_in_place_model(dtype: str, kind: str) -> bytes:
 )
 def test_convolution_in_place_matches_tflm(dtype: str, kind: str) -> None:
     model = conv_in_place_model(dtype, kind)
-    plain, optimized = arenas(model, rewrites=False)
+    # reference kernels: the optimised 3x3 convolutions' scratch would move the peak to them
+    plain, optimized = arenas(model, rewrites=False, kernels="reference")
     graph = import_model(model, source="test")
     middle = graph.operators[1]
     offsets = optimized.tensor_offsets()
@@ -460,7 +461,8 @@ def test_convolutions_that_cannot_run_in_place_are_left_alone() -> None:
     c = n.conv(b, 4, stride=2)  # 1x1 stride 2: a different grid
     model = n.model(n.conv(c, 2))
     graph = import_model(model, source="test")
-    assert [conv_staging_bytes(graph, op) for op in graph.operators] == [None, None, None, 4]
+    # the 1x1 stride-1 one may: int8 stages two pixels (the optimised kernel's 2-row block)
+    assert [conv_staging_bytes(graph, op) for op in graph.operators] == [None, None, None, 8]
     plan = generate_optimized(graph, rewrites=False).plan
     offsets = plan.tensor_offsets()
     assert all(offsets[op.outputs[0]] != offsets[op.inputs[0]] for op in graph.operators[:3])

@@ -289,7 +289,8 @@ def test_cli_measure_mlperf(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["protocol"] == "mlperf-tiny"
     assert report["agree"] is True
     assert (report["count"], report["warmup"]) == (2, 1)
-    assert report["instructions_per_inference"] > 1_000_000
+    # more instructions than the example's 123,040 multiply-accumulates
+    assert report["instructions_per_inference"] > 123_040
     assert report["energy"] is None and "power monitor" in report["energy_note"]
 
     assert cli.main(argv) == 0
