@@ -128,7 +128,7 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
 
     paging = options.paging
     if paging is not None and paging.ram_budget is not None:
-        return g, lowered, page(g, _whole_buffers(g, lowered, options), options)
+        return g, lowered, page(g, lowered, _whole_buffers(g, lowered, options), options)
     # Only static offsets keep the input where the runner loaded it.
     keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
     if keep != "auto":
@@ -140,7 +140,7 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
         chosen = replace(kept, input_kept_saving=saving) if saving > 0 else copy
         chosen = assign_pools(g, chosen, options)
     if paging is not None and paging.slow.external and chosen.pools_error:
-        return g, lowered, page(g, _whole_buffers(g, lowered, options), options)
+        return g, lowered, page(g, lowered, _whole_buffers(g, lowered, options), options)
     return g, lowered, chosen
 
 
@@ -158,7 +158,9 @@ def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptio
     )
 
 
-def page(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
+def page(
+    graph: Graph, lowered: dict[int, Lowered], plan: MemoryPlan, options: PlanOptions
+) -> MemoryPlan:
     """`plan` with its buffers paged (plan/paging/target.py) through the fast memory: the RAM
     budget, or the RAM the firmware leaves (its stack, fixed RAM and tables, the model state)."""
     target = options.paging
@@ -174,7 +176,7 @@ def page(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
         limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
         reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
         capacity = (target.ram_size - reserve - plan.persistent.bytes) // 16 * 16
-    plan, tried = _paging_order(graph, plan, options, max(capacity, 0))
+    plan, tried = _paging_order(graph, lowered, plan, options, max(capacity, 0))
     paging = plan_paging(
         graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
     )
@@ -182,7 +184,11 @@ def page(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
 
 
 def _paging_order(
-    graph: Graph, plan: MemoryPlan, options: PlanOptions, capacity: int
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    plan: MemoryPlan,
+    options: PlanOptions,
+    capacity: int,
 ) -> tuple[MemoryPlan, tuple[tuple[str, int], ...]]:
     """With `--order auto`, the candidate order (stored, greedy, optimal) whose buffers the
     heuristic pages at the least modelled cost (ties: the smaller arena, then the earlier): an
@@ -191,9 +197,6 @@ def _paging_order(
     if options.order != orders.DEFAULT or options.paging is None:
         return plan, ()
     quick = replace(options.paging, pager="belady")
-    lowered = lower_all(
-        graph, tuple(range(len(graph.operators))), kernels=options.kernels, core=options.core
-    )
     best: tuple[int, int, int, MemoryPlan] | None = None
     tried: list[tuple[str, int]] = []
     seen: set[tuple[int, ...]] = set()

@@ -448,6 +448,22 @@ def custom_model(
 # --- Shared by the kernel tests: convolution models and the optimised variants' check ----------
 
 
+def window_out_hw(
+    in_hwc: tuple[int, int, int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    padding: int,
+) -> tuple[int, int]:
+    """Output height and width of a convolution window (TFLite's SAME and VALID)."""
+    dims = []
+    for i in range(2):
+        eff = (kernel[i] - 1) * dilation[i] + 1
+        size = in_hwc[i] if padding == SAME else in_hwc[i] - eff + 1
+        dims.append((size + stride[i] - 1) // stride[i])
+    return dims[0], dims[1]
+
+
 @dataclass(frozen=True)
 class Conv:
     in_hwc: tuple[int, int, int] = (9, 11, 3)
@@ -465,12 +481,7 @@ class Conv:
     weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
 
     def out_hw(self) -> tuple[int, int]:
-        dims = []
-        for i in range(2):
-            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
-            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
-            dims.append((size + self.stride[i] - 1) // self.stride[i])
-        return dims[0], dims[1]
+        return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
 
     def options(self) -> dict[str, int]:
         return {
@@ -524,12 +535,7 @@ class Dw:
         return self.in_hwc[2] * self.mult
 
     def out_hw(self) -> tuple[int, int]:
-        dims = []
-        for i in range(2):
-            eff = (self.kernel[i] - 1) * self.dilation[i] + 1
-            size = self.in_hwc[i] if self.padding == SAME else self.in_hwc[i] - eff + 1
-            dims.append((size + self.stride[i] - 1) // self.stride[i])
-        return dims[0], dims[1]
+        return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
 
     def options(self) -> dict[str, int]:
         mult = self.mult if self.option_mult is None else self.option_mult

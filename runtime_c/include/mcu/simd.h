@@ -68,23 +68,6 @@ static inline uint32_t mcu_pack16(int32_t lo, int32_t hi) {
   return ((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi << 16);
 }
 
-/* Four int8 values of a word as two words of 16-bit lanes, each value plus `offset2` (both lanes
- * hold the same 16-bit offset): `*even` gets bytes 0 and 2, `*odd` bytes 1 and 3. SADD16 keeps
- * it exact as long as value + offset fits 16 bits, which int8 values and offsets in [-255, 255]
- * do. */
-static inline void mcu_expand_i8(uint32_t w, uint32_t offset2, uint32_t *even, uint32_t *odd) {
-#if MCU_SIMD_DSP
-  *even = (uint32_t)__sadd16((int32_t)mcu_sxtb16(w), (int32_t)offset2);
-  *odd = (uint32_t)__sadd16((int32_t)mcu_sxtb16_ror8(w), (int32_t)offset2);
-#else
-  uint32_t e = mcu_sxtb16(w);
-  uint32_t o = mcu_sxtb16_ror8(w);
-  int32_t off = mcu_lo16(offset2);
-  *even = mcu_pack16(mcu_lo16(e) + off, mcu_hi16(e) + off);
-  *odd = mcu_pack16(mcu_lo16(o) + off, mcu_hi16(o) + off);
-#endif
-}
-
 /* SXTAB16: `acc2` plus bytes 0 and 2 of `w`, each sign-extended, lane by lane (16-bit lanes
  * wrap; an int8 value plus an offset in [-255, 255] never does). */
 static inline uint32_t mcu_sxtab16(uint32_t acc2, uint32_t w) {
