@@ -99,7 +99,7 @@ def main() -> int:
     parser.add_argument("--full-suite", action="store_true", help="all 12 generated graphs")
     args = parser.parse_args()
     target = resolve_target(load_board(args.board), emulate=True)
-    print(f"board: {args.board} (QEMU twin, -icount shift=0), reference kernels; one seeded input")
+    print(f"board: {args.board} (QEMU twin, -icount shift=0), optimised kernels; one seeded input")
     print(
         "| model | arena static B | arena compacting B | arena planned B | saved vs static "
         "| moved compacting B | moved planned B | instr. same plan static | instr. compacting "

@@ -108,7 +108,7 @@ def main() -> int:
     args = parser.parse_args()
     models = args.models or [SHARED / "models" / f"{m}.tflite" for m in DEFAULT_MODELS]
     allocators = args.allocator or list(ALLOCATORS)
-    print(f"board: {args.board}, reference kernels, -O2, --gc-sections; bytes kept by the link")
+    print(f"board: {args.board}, optimised kernels, -O2, --gc-sections; bytes kept by the link")
     print(
         "| model | allocator | interpreter .text | allocator .text | kernels .text "
         "| runtime .text | runtime .rodata | runtime .data+.bss | firmware code |"
