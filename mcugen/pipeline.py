@@ -120,7 +120,7 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
             layout=options.layout,
             scratch=scratch_sizes(lowered),
             in_place=options.in_place,
-            traits=op_traits(g),
+            traits=op_traits(g, lowered),
             time_budget=options.time_budget,
             profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move buffers
         )
@@ -152,7 +152,7 @@ def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptio
         layout=options.layout,
         scratch=scratch_sizes(lowered),
         in_place=options.in_place,
-        traits=op_traits(graph),
+        traits=op_traits(graph, lowered),
         time_budget=options.time_budget,
         profiles=False,
     )

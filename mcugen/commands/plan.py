@@ -81,7 +81,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         in_place = not note and not getattr(args, "no_inplace", False)
         # TFLM's row is TFLM's plan of the file as it is: no rewrites, scratch or sharing.
         tflm = plan_memory(original, order=TFLM_BASELINE[0], layout=TFLM_BASELINE[1])
-        traits = op_traits(graph) if in_place else None
+        traits = op_traits(graph, planned.lowered) if in_place else None
         runs = compare_strategies(graph, known=[plan, tflm], scratch=scratch, traits=traits)
     if chart is not None:
         title = (

@@ -191,8 +191,8 @@ def _alias_conv(
 ) -> None:
     """The operator writes over its input with `staging` bytes of scratch (step 5) when that does
     not raise the peak."""
-    if groups.scratch.get(op.index, 0) > 0:
-        return  # a kernel scratch of its own would share the scratch pointer
+    if staging > 0 and groups.scratch.get(op.index, 0) > 0:
+        return  # a kernel scratch of its own would share the scratch pointer with the staging
     x, y = op.inputs[0], op.outputs[0]
     if x not in arena or y not in arena or y in groups.aliases or x in graph.outputs:
         return

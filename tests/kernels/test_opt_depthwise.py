@@ -3,8 +3,8 @@ the reference kernel and TFLM on random shapes: each case checks that the varian
 then that its outputs equal the reference kernel's and TFLM's bit for bit. Strides 1 and 2 (and
 mixed), SAME and VALID, 3x3 and other filter sizes, odd widths, channel counts not multiples of
 4, batches, activations, per-tensor and per-channel weights, tiny images whose windows all cross
-the border, and in place (the planner puts the output over the input) in both of the kernel's
-in-place paths (four channels at a time, and one at a time where four do not fit the scratch)."""
+the border, and in place (the planner puts the output over the input, which the kernel's band of
+copied rows allows with no scratch beyond its own)."""
 
 from __future__ import annotations
 
@@ -92,11 +92,23 @@ def in_place(gen: Generated) -> bool:
 
 
 def test_depthwise_variant_in_place() -> None:
-    """Four channels at a time (the held-back outputs fit the staging scratch), one at a time (a
-    3x3 image: they do not), stride 1 and 2, a channel count not a multiple of 4."""
+    """Stride 1 and 2, channel counts not multiples of 4, images down to 2x5 (every window
+    crosses the border)."""
     for hw, channels, stride in (((7, 6), 10, 1), ((8, 9), 8, 2), ((3, 3), 9, 1), ((2, 5), 5, 2)):
         gen = assert_variant_exact(chain(hw, channels, stride, zp=7), VARIANT, samples=2)
         assert in_place(gen), (hw, channels, stride)
+
+
+def test_in_place_only_while_the_band_stays_ahead() -> None:
+    """The build's check of the in-place order: an output row may not reach input rows the band
+    has not copied while some remain (a filter row below the padding would break it)."""
+    from mcugen.codegen.lower.opt_depthwise import in_place_ok
+
+    same = {"stride_h": 1, "pad_h": 1}
+    assert in_place_ok(same, (9, 7), 3, (9, 7))
+    assert in_place_ok({"stride_h": 2, "pad_h": 0}, (9, 7), 3, (4, 3))
+    # one filter row and one row of padding: output row 0 lands on input row 0 before it is read
+    assert not in_place_ok({"stride_h": 1, "pad_h": 1}, (9, 7), 1, (9, 7))
 
 
 def test_depthwise_reference_outside_the_variant() -> None:

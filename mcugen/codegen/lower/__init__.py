@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -54,6 +54,9 @@ class Lowered:
     #: constant tensors whose bytes this kernel wants laid out its own way: (tensor, bytes of
     #: the same length); only for a tensor no other operator reads
     constants: tuple[tuple[int, bytes], ...] = ()
+    #: the sharing this implementation allows, when it differs from the operator's registered
+    #: traits (an optimised kernel that runs in place with its own scratch); None: the registered
+    traits: OpTraits | None = None
 
     @property
     def c_sources(self) -> tuple[str, ...]:
@@ -120,15 +123,20 @@ def registry_key(op: Operator) -> str:
     return f"CUSTOM:{op.custom_code}" if op.custom_code is not None else op.opcode
 
 
-def op_traits(graph: Graph) -> Traits:
+def op_traits(graph: Graph, lowered: Mapping[int, Lowered] | None = None) -> Traits:
     """Operator index -> the traits its kernel declares, for every operator that shares something
-    (unsupported operators share nothing)."""
+    (unsupported operators share nothing). With `lowered` (operator -> the kernel chosen), a
+    variant's own traits replace the registered ones."""
     _load_all()
     found: dict[int, OpTraits] = {}
     for op in graph.operators:
         if registry_key(op) not in LOWERINGS:
             continue
-        traits = LOWERINGS[registry_key(op)].traits(graph, op)
+        chosen = lowered.get(op.index) if lowered is not None else None
+        if chosen is not None and chosen.traits is not None:
+            traits = chosen.traits
+        else:
+            traits = LOWERINGS[registry_key(op)].traits(graph, op)
         if traits.shares:
             found[op.index] = traits
     return MappingProxyType(found)

@@ -1,28 +1,39 @@
 """Optimised int8 DEPTHWISE_CONV_2D (runtime_c/kernels/opt/depthwise_conv_2d_s8.c): depth
-multiplier 1, dilation 1, up to 64 taps, any stride and padding, in place too.
+multiplier 1, dilation 1, up to 16 filter rows, any stride and padding, in place too.
 
 The kernel takes the reference lowering's parameters and the weights as they are (NHWC: four
-channels of a tap in one word). Its requantisation replaces the doubling high multiply by one
-SMMULR of twice the shifted sum, exact while that doubling cannot overflow; `requant_fits`
-proves it at build time from the weights, the bias and the input zero point, with a margin so
-that the rounding division cannot overflow either. A model outside it keeps the reference.
+channels of a tap in one word). Its scratch holds a group's widened weights and a band of k_h
+padded input rows (`scratch_bytes`); the band also lets it run in place with no more scratch,
+when its outputs never reach rows it has not copied yet (`in_place_ok`). Its requantisation
+replaces the doubling high multiply by one SMMULR of twice the shifted sum, exact while that
+doubling cannot overflow; `requant_fits` proves it at build time from the weights, the bias and
+the input zero point, with a margin so that the rounding division cannot overflow either. A
+model outside it keeps the reference.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered
+from mcugen.codegen.lower import Array, Lowered, Value
 from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.model.ir import Graph, Operator
+from mcugen.model.traits import NO_TRAITS, OpTraits
 
-MAX_TAPS = 64  # DW_MAX_TAPS in the kernel: its widened weights live on the stack
+MAX_ROWS = 16  # MCU_DW_MAX_ROWS in the kernel: its band row pointers live on the stack
 SHIFTED_LIMIT = 2**29  # |sum << left| below this: SMMULR(2a, M) and the rounding stay in int32
+MAX_RIGHT = 22  # 2^29 + 2^(right-1) + 128 * 2^right stays in int32
 
 
 def requant_fits(graph: Graph, op: Operator, input_offset: int, shifts: Array) -> bool:
     """Every channel's largest |sum| (taps' |weight| times the largest |input + offset|, plus
-    |bias|), shifted left by its shift, stays below SHIFTED_LIMIT."""
+    |bias|), shifted left by its shift, stays below SHIFTED_LIMIT, and no right shift exceeds
+    MAX_RIGHT (the kernel adds output_offset << right before shifting)."""
+    if min((int(v) for v in shifts.values), default=0) < -MAX_RIGHT:
+        return False
     w = graph.tensors[op.inputs[1]].array().astype(np.int64)
     channels = w.shape[-1]
     taps = np.abs(w).reshape(-1, channels).sum(axis=0)
@@ -35,11 +46,42 @@ def requant_fits(graph: Graph, op: Operator, input_offset: int, shifts: Array) -
     return max(shifted, default=0) < SHIFTED_LIMIT
 
 
+def band_width(ref: Mapping[str, Value], in_w: int, k_w: int, out_w: int) -> int:
+    """Entries of a band row: the left padding and the image, or as far as the last window reads."""
+    pad_w, stride_w = ref["pad_w"], ref["stride_w"]
+    assert isinstance(pad_w, int) and isinstance(stride_w, int)
+    return max(pad_w + in_w, (out_w - 1) * stride_w + k_w)
+
+
+def scratch_bytes(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], k_hw: tuple[int, int], out_w: int
+) -> int:
+    """Four channels' widened weights (8 bytes a tap), then k_h band rows of 4-byte entries."""
+    k_h, k_w = k_hw
+    return 8 * k_h * k_w + 4 * k_h * band_width(ref, in_hw[1], k_w, out_w)
+
+
+def in_place_ok(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], k_h: int, out_hw: tuple[int, int]
+) -> bool:
+    """Output row oy ends at flat pixel (oy + 1) * out_w, which must not pass the first input row
+    the band has not copied (oy * stride_h - pad_h + k_h) while rows remain to copy: the kernel's
+    `in_place_ok`, which checks it again at run time."""
+    stride_h, pad_h = ref["stride_h"], ref["pad_h"]
+    assert isinstance(stride_h, int) and isinstance(pad_h, int)
+    (in_h, in_w), (out_h, out_w) = in_hw, out_hw
+    for oy in range(out_h):
+        copied = oy * stride_h - pad_h + k_h
+        if copied < in_h and (oy + 1) * out_w > copied * in_w:
+            return False
+    return True
+
+
 @variant(
     "depthwise_conv_2d_s8",
     "DEPTHWISE_CONV_2D",
-    handles="int8, depth multiplier 1, dilation 1, at most 64 taps, any stride and padding, "
-    "in place too; sums within 2^29 after the requantisation's left shift",
+    handles="int8, depth multiplier 1, dilation 1, at most 16 filter rows, any stride and "
+    "padding, in place too; sums within 2^29 after the requantisation's left shift",
 )
 def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_depthwise_conv_2d_int8":
@@ -48,7 +90,7 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
     w = graph.tensors[op.inputs[1]]
     if w.data is None or ref["depth_multiplier"] != 1:
         return None
-    if ref["dilation_h"] != 1 or ref["dilation_w"] != 1 or w.shape[1] * w.shape[2] > MAX_TAPS:
+    if ref["dilation_h"] != 1 or ref["dilation_w"] != 1 or w.shape[1] > MAX_ROWS:
         return None
     shifts = ref["shifts"]
     assert isinstance(shifts, Array)
@@ -56,12 +98,27 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
     assert isinstance(input_offset, int)
     if not requant_fits(graph, op, input_offset, shifts):
         return None
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    in_hw, out_hw, k_hw = (
+        (x.shape[1], x.shape[2]),
+        (y.shape[1], y.shape[2]),
+        (w.shape[1], w.shape[2]),
+    )
+    # in place as the registered traits allow (batch 1, no more output than input pixels), and
+    # only where the band stays ahead of the outputs; no staging beyond the scratch
+    registered = conv_staging_bytes(graph, op)
+    traits = (
+        OpTraits(staging_bytes=0)
+        if registered is not None and in_place_ok(ref, in_hw, k_hw[0], out_hw)
+        else NO_TRAITS
+    )
     return Lowered(
         reference.kernel,
         "mcu_depthwise_conv_2d_s8_opt",
         reference.params_type,
         reference.params,
-        reference.scratch_bytes,
+        scratch_bytes(ref, in_hw, k_hw, out_hw[1]),
         variant="depthwise_conv_2d_s8",
         sources=("opt/depthwise_conv_2d_s8.c",),
+        traits=traits,
     )

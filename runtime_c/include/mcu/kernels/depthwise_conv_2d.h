@@ -29,7 +29,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
 mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
 /* Optimised variant (kernels/opt/depthwise_conv_2d_s8.c): int8, depth multiplier 1, dilation 1,
- * at most 64 taps, sums small enough for its requantisation (mcugen/codegen/lower/
+ * at most 16 filter rows, sums small enough for its requantisation (mcugen/codegen/lower/
  * opt_depthwise.py); the same parameters. In place too. */
 mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
