@@ -1,6 +1,8 @@
 /* Host "board": reads K samples of the model's inputs from a file, runs the model on each, writes
- * the outputs to another file, and prints one machine-readable result line.
- * usage: model IN.bin OUT.bin  (IN holds K x the summed input bytes, in input order) */
+ * the outputs to another file, and prints one machine-readable result line. With a third file,
+ * it also writes the variable tensors as they are after the last sample, in the model's variable
+ * order (a training graph's trained weights and optimiser state).
+ * usage: model IN.bin OUT.bin [STATE.bin]  (IN holds K x the summed input bytes, in input order) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,23 @@ static uint32_t io_bytes(const int16_t *ids, uint32_t count) {
     total += mcu_model.tensors[ids[i]].bytes;
   }
   return total;
+}
+
+static int write_state(const char *path) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) {
+    printf("mcu-result status=io error=open-state\n");
+    return 1;
+  }
+  for (uint32_t i = 0; i < mcu_model.num_variables; ++i) {
+    const mcu_variable_t *v = &mcu_model.variables[i];
+    if (fwrite(v->data, 1, v->bytes, f) != v->bytes) {
+      printf("mcu-result status=io error=write-state\n");
+      fclose(f);
+      return 1;
+    }
+  }
+  return fclose(f) == 0 ? 0 : 1;
 }
 
 static int run_samples(const uint8_t *in, long samples, FILE *out) {
@@ -55,8 +74,8 @@ static int run_samples(const uint8_t *in, long samples, FILE *out) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s IN.bin OUT.bin\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s IN.bin OUT.bin [STATE.bin]\n", argv[0]);
     return 2;
   }
   FILE *fin = fopen(argv[1], "rb");
@@ -88,5 +107,8 @@ int main(int argc, char **argv) {
   int rc = run_samples(in, n / (long)per_sample, fout);
   fclose(fout);
   free(in);
+  if (rc == 0 && argc == 4) {
+    rc = write_state(argv[3]);
+  }
   return rc;
 }

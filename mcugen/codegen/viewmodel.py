@@ -89,6 +89,7 @@ class VariableVM:
     offset: int
     nbytes: int
     reset_byte: int
+    init_symbol: str | None = None  # its initial bytes in flash (a trainable weight), or None
 
 
 @dataclass(frozen=True)
@@ -268,6 +269,8 @@ def build_view_model(
         if t.is_constant:
             symbol = f"g_const_{t.index}"
             constants.append(ConstantVM(symbol, relaid.get(t.index, t.data or b"")))
+        elif t.is_variable and t.keeps_initial and t.data is not None:
+            constants.append(ConstantVM(f"g_init_{t.index}", t.data))
         elif (
             t.index not in offsets
             and t.index not in placed
@@ -323,10 +326,15 @@ def build_view_model(
         input_kept=plan.input_kept,
         pools=pools,
         variables=tuple(
-            VariableVM(t, off, state.sizes[t], reset_byte(graph, t))
+            VariableVM(t, off, state.sizes[t], reset_byte(graph, t), _init_symbol(graph, t))
             for t, off in state.offsets.items()
         ),
     )
+
+
+def _init_symbol(graph: Graph, t: int) -> str | None:
+    tensor = graph.tensors[t]
+    return f"g_init_{t}" if tensor.keeps_initial and tensor.data is not None else None
 
 
 def _pool_vms(plan: MemoryPlan) -> tuple[PoolVM, ...]:

@@ -22,25 +22,31 @@ class HostRun:
     outputs: list[list[np.ndarray]]  # [sample][output index]
     seconds: float
     result_line: str
+    state: bytes | None = None  # the variable tensors after the last sample, when asked for
 
 
 def run_host(
-    exe: Path, graph: Graph, samples: list[list[np.ndarray]], *, timeout: float = 300.0
+    exe: Path,
+    graph: Graph,
+    samples: list[list[np.ndarray]],
+    *,
+    timeout: float = 300.0,
+    state: bool = False,
 ) -> HostRun:
-    """Run `samples` (each: one array per model input) through the executable in one process."""
+    """Run `samples` (each: one array per model input) through the executable in one process;
+    with `state`, also read back the variable tensors as the last sample left them."""
     blob = bytearray()
     for sample in samples:
         for t_index, arr in zip(graph.inputs, sample, strict=True):
             t = graph.tensors[t_index]
             blob += np.ascontiguousarray(arr, dtype=DTYPES[t.dtype][0]).reshape(t.shape).tobytes()
     with tempfile.TemporaryDirectory(prefix="mcugen-run-") as tmp:
-        fin, fout = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
+        fin, fout, fstate = Path(tmp) / "in.bin", Path(tmp) / "out.bin", Path(tmp) / "state.bin"
         fin.write_bytes(bytes(blob))
         start = time.perf_counter()
+        args = [str(exe), str(fin), str(fout)] + ([str(fstate)] if state else [])
         try:
-            proc = subprocess.run(
-                [str(exe), str(fin), str(fout)], capture_output=True, text=True, timeout=timeout
-            )
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise RunError(
                 f"the model did not finish within {timeout:.0f} s", where=str(exe)
@@ -51,7 +57,8 @@ def run_host(
             line = match.group(0) if match else (proc.stderr.strip() or f"exit {proc.returncode}")
             raise RunError(f"the model failed: {line}", where=str(exe))
         raw = fout.read_bytes()
-    return HostRun(_split_outputs(graph, raw, len(samples)), seconds, match.group(0))
+        dumped = fstate.read_bytes() if state else None
+    return HostRun(_split_outputs(graph, raw, len(samples)), seconds, match.group(0), dumped)
 
 
 def _split_outputs(graph: Graph, raw: bytes, count: int) -> list[list[np.ndarray]]:

@@ -19,6 +19,7 @@ from mcugen.errors import RunError
 SYNC = b"\xa5\x5a"
 MAX_PAYLOAD = 512
 CMD_INFO, CMD_WRITE_INPUT, CMD_INVOKE, CMD_READ_OUTPUT, CMD_PROFILE, CMD_EXIT = 1, 2, 3, 4, 5, 7
+CMD_READ_STATE, CMD_WRITE_STATE = 8, 9
 REPLY_FLAG, REPLY_ERROR = 0x80, 0x7F
 ERR_CRC, ERR_UNKNOWN, ERR_LENGTH, ERR_RANGE, ERR_TIMEOUT, ERR_INVOKE = range(0x10, 0x16)
 #: Error codes meaning the device never saw the request intact, so resending it is safe.
@@ -247,6 +248,23 @@ class DeviceLink:
                 raise self._malformed("READ_OUTPUT", body)
             out += body
         return bytes(out)
+
+    def read_state(self, variable: int, nbytes: int) -> bytes:
+        """Variable tensor `variable` of the model's state (its `nbytes` bytes)."""
+        out = bytearray()
+        while len(out) < nbytes:
+            count = min(MAX_PAYLOAD, nbytes - len(out))
+            body = self.request(CMD_READ_STATE, struct.pack("<HIH", variable, len(out), count))
+            if len(body) != count:
+                raise self._malformed("READ_STATE", body)
+            out += body
+        return bytes(out)
+
+    def write_state(self, variable: int, data: bytes) -> None:
+        step = MAX_PAYLOAD - 6
+        for offset in range(0, len(data), step):
+            chunk = data[offset : offset + step]
+            self.request(CMD_WRITE_STATE, struct.pack("<HI", variable, offset) + chunk)
 
     def invoke(
         self, count: int = 1, *, profile: bool = False, timeout: float = 600.0

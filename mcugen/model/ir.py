@@ -65,6 +65,10 @@ class Tensor:
     quant: Quantization | None = None
     data: bytes | None = field(default=None, repr=False)
     is_variable: bool = False
+    #: a variable whose `data` is its initial value (a training graph's weights, mcugen/train/);
+    #: a variable read from a file starts from zero or its zero point, as in TFLM, whatever its
+    #: buffer holds
+    keeps_initial: bool = False
 
     @property
     def num_elements(self) -> int:

@@ -136,6 +136,52 @@ static void cmd_write_input(uint32_t len) {
   send_frame(MCU_CMD_WRITE_INPUT | MCU_REPLY_FLAG, 0, 0);
 }
 
+/* Variable tensor `index` (the model's state: a training graph's weights and optimiser state). */
+static uint8_t *state_ptr(uint32_t index, uint32_t *bytes) {
+  if (index >= mcu_model.num_variables) {
+    return 0;
+  }
+  *bytes = mcu_model.variables[index].bytes;
+  return (uint8_t *)mcu_model.variables[index].data;
+}
+
+/* payload: variable u16, offset u32, count u16 */
+static void cmd_read_state(uint32_t len) {
+  if (len != 8) {
+    send_error(MCU_PERR_LENGTH, "read state wants variable u16, offset u32, count u16");
+    return;
+  }
+  uint32_t bytes = 0;
+  const uint8_t *src = state_ptr(get_u16(g_rx), &bytes);
+  uint32_t offset = get_u32(g_rx + 2);
+  uint32_t count = get_u16(g_rx + 6);
+  if (src == 0 || offset > bytes || count > bytes - offset || count > MCU_PROTO_MAX_PAYLOAD) {
+    send_error(MCU_PERR_RANGE, "variable index or range out of bounds");
+    return;
+  }
+  send_frame(MCU_CMD_READ_STATE | MCU_REPLY_FLAG, src + offset, count);
+}
+
+/* payload: variable u16, offset u32, data (at most 506 bytes) */
+static void cmd_write_state(uint32_t len) {
+  if (len < 6) {
+    send_error(MCU_PERR_LENGTH, "write state wants variable u16, offset u32, data");
+    return;
+  }
+  uint32_t bytes = 0;
+  uint8_t *dst = state_ptr(get_u16(g_rx), &bytes);
+  uint32_t offset = get_u32(g_rx + 2);
+  uint32_t count = len - 6;
+  if (dst == 0 || offset > bytes || count > bytes - offset) {
+    send_error(MCU_PERR_RANGE, "variable index or range out of bounds");
+    return;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    dst[offset + i] = g_rx[6 + i];
+  }
+  send_frame(MCU_CMD_WRITE_STATE | MCU_REPLY_FLAG, 0, 0);
+}
+
 /* payload: index u8, offset u32, count u16 */
 static void cmd_read_output(uint32_t len) {
   if (len != 7) {
@@ -207,6 +253,12 @@ static void dispatch(uint8_t cmd, uint32_t len) {
       break;
     case MCU_CMD_PROFILE:
       cmd_profile(len);
+      break;
+    case MCU_CMD_READ_STATE:
+      cmd_read_state(len);
+      break;
+    case MCU_CMD_WRITE_STATE:
+      cmd_write_state(len);
       break;
     case MCU_CMD_EXIT:
       send_frame(MCU_CMD_EXIT | MCU_REPLY_FLAG, 0, 0);

@@ -13,7 +13,11 @@ mcu_status_t mcu_reset_variables(const mcu_context_t *ctx) {
   const mcu_model_t *model = ctx->model;
   for (uint32_t i = 0; i < model->num_variables; ++i) {
     const mcu_variable_t *v = &model->variables[i];
-    memset(v->data, v->reset_byte, v->bytes);
+    if (v->init != NULL) {
+      memcpy(v->data, v->init, v->bytes);
+    } else {
+      memset(v->data, v->reset_byte, v->bytes);
+    }
   }
   return MCU_OK;
 }

@@ -58,7 +58,8 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     depth = check_shapes(op, x, w, y, bias)
     if op.options.get("weights_format", 0) != 0:
         raise unsupported(op, "shuffled weights format is not supported")
-    if not w.is_constant:
+    if not w.is_constant and not (dtype == "float32" and w.is_variable):
+        # float32 weights may be variables: a training graph's (mcugen/train/)
         raise unsupported(op, "non-constant weights are not supported")
     act = activation_params(op, y)
     if dtype == "float32":

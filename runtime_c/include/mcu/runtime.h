@@ -159,11 +159,14 @@ typedef struct {
   void (*after)(mcu_context_t *ctx, uint32_t position);
 } mcu_allocator_t;
 
-/* A variable tensor (SVDF and LSTM state): it lives in the model state struct, outside the arena,
- * keeps its value from one invoke to the next, and is filled with `reset_byte` by mcu_init and
- * mcu_reset_variables, as TFLM's ResetVariableTensors does (the zero point for int8, else 0). */
+/* A variable tensor (SVDF and LSTM state, a training graph's weights and optimiser state): it
+ * lives in the model state struct, outside the arena, keeps its value from one invoke to the next,
+ * and is set by mcu_init and mcu_reset_variables: copied from `init` when there is one (trainable
+ * weights start from the model's), else filled with `reset_byte`, as TFLM's
+ * ResetVariableTensors does (the zero point for int8, else 0). */
 typedef struct {
   void *data;
+  const void *init; /* `bytes` bytes in flash, or NULL */
   uint32_t bytes;
   uint8_t reset_byte;
 } mcu_variable_t;

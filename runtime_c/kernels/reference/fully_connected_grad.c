@@ -1,0 +1,58 @@
+/* Backward FULLY_CONNECTED (mcu/kernels/fully_connected_grad.h), float32, rows = the batch:
+ *   dz = dy where act_min < y < act_max, else 0;
+ *   dW[o][i] = sum_r dz[r][o] x[r][i];  db[o] = sum_r dz[r][o];  dx[r][i] = sum_o dz[r][o] W[o][i].
+ * Each sum runs in the index order written, so every build gives the same bits. */
+#include "mcu/kernels/fully_connected_grad.h"
+
+static inline float passed(const mcu_fully_connected_grad_params_t *p, float dy, float y) {
+  return (y > p->act_min_f && y < p->act_max_f) ? dy : 0.0f;
+}
+
+mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_fully_connected_grad_params_t *p = node->params;
+  MCU_ENSURE_MODEL(node->num_inputs == 4, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_outputs == p->has_dw + p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *w_t = mcu_input_tensor(ctx, node, 2);
+  const mcu_tensor_t *y_t = mcu_input_tensor(ctx, node, 3);
+  MCU_ENSURE_MODEL(w_t != NULL && y_t != NULL && w_t->ndims == 2, MCU_ERR_BAD_MODEL);
+  const int32_t outs = w_t->dims[0], ins = w_t->dims[1];
+  const int32_t rows = mcu_num_elements(y_t) / outs;
+  const float *dy = mcu_input(ctx, node, 0);
+  const float *x = mcu_input(ctx, node, 1);
+  const float *w = mcu_input(ctx, node, 2);
+  const float *y = mcu_input(ctx, node, 3);
+  int out = 0;
+  float *dw = p->has_dw ? mcu_output(ctx, node, out++) : NULL;
+  float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
+  float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
+  for (int32_t o = 0; o < outs; ++o) {
+    if (dw != NULL) {
+      for (int32_t i = 0; i < ins; ++i) {
+        float total = 0.0f;
+        for (int32_t r = 0; r < rows; ++r) {
+          total += passed(p, dy[r * outs + o], y[r * outs + o]) * x[r * ins + i];
+        }
+        dw[o * ins + i] = total;
+      }
+    }
+    if (db != NULL) {
+      float total = 0.0f;
+      for (int32_t r = 0; r < rows; ++r) {
+        total += passed(p, dy[r * outs + o], y[r * outs + o]);
+      }
+      db[o] = total;
+    }
+  }
+  if (dx != NULL) {
+    for (int32_t r = 0; r < rows; ++r) {
+      for (int32_t i = 0; i < ins; ++i) {
+        float total = 0.0f;
+        for (int32_t o = 0; o < outs; ++o) {
+          total += passed(p, dy[r * outs + o], y[r * outs + o]) * w[o * ins + i];
+        }
+        dx[r * ins + i] = total;
+      }
+    }
+  }
+  return MCU_OK;
+}

@@ -1,0 +1,182 @@
+"""An independent reference for training: the float part of a training graph's forward model
+evaluated in JAX, its loss, and the loss's gradients by every trained parameter (jax.grad).
+
+`float_part_grads(tg, boundary, label)` takes the values entering the float part (the outputs of
+its DEQUANTIZE operators, or the model inputs of a float model) and returns {parameter variable
+tensor in the training graph: gradient}. `boundary_values` computes those entering values with
+TFLM (the frozen int8 prefix and its DEQUANTIZE, written as a model of their own). Each forward
+opcode the float part may hold has one JAX function in `JAX_OPS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mcugen.model.ir import Graph, Operator
+from mcugen.reference import tflm_outputs
+from mcugen.train.graph import TrainingGraph, compact
+
+jax.config.update("jax_enable_x64", False)
+
+Env = dict[int, Any]
+JaxOp = Callable[[Graph, Operator, Env], list[Any]]
+JAX_OPS: dict[str, JaxOp] = {}
+
+
+def jax_op(*opcodes: str) -> Callable[[JaxOp], JaxOp]:
+    def wrap(fn: JaxOp) -> JaxOp:
+        for code in opcodes:
+            JAX_OPS[code] = fn
+        return fn
+
+    return wrap
+
+
+def activation(op: Operator, y: Any) -> Any:
+    act = int(op.options.get("fused_activation_function", 0))
+    if act == 1:
+        return jax.nn.relu(y)
+    if act == 2:
+        return jnp.clip(y, -1.0, 1.0)
+    if act == 3:
+        return jnp.clip(y, 0.0, 6.0)
+    assert act == 0, act
+    return y
+
+
+def value(graph: Graph, env: Env, t: int) -> Any:
+    if t in env:
+        return env[t]
+    tensor = graph.tensors[t]
+    assert tensor.data is not None, f"tensor {t} has no value"
+    return jnp.asarray(np.frombuffer(tensor.data, dtype=tensor.dtype).reshape(tensor.shape))
+
+
+@jax_op("FULLY_CONNECTED")
+def _fully_connected(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    x, w = value(graph, env, op.inputs[0]), value(graph, env, op.inputs[1])
+    y = x.reshape(-1, w.shape[1]) @ w.T
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        y = y + value(graph, env, op.inputs[2])
+    return [activation(op, y).reshape(graph.tensors[op.outputs[0]].shape)]
+
+
+@jax_op("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+def _reshape(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    return [value(graph, env, op.inputs[0]).reshape(graph.tensors[op.outputs[0]].shape)]
+
+
+@jax_op("ADD")
+def _add(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    a, b = (value(graph, env, t) for t in op.inputs)
+    return [activation(op, a + b)]
+
+
+# --- convolutions (CONV_2D, DEPTHWISE_CONV_2D) --------------------------------------------------
+
+
+# --- activations ---------------------------------------------------------------------------------
+
+
+@jax_op("RELU")
+def _relu(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    return [jax.nn.relu(value(graph, env, op.inputs[0]))]
+
+
+@jax_op("RELU6")
+def _relu6(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    return [jnp.clip(value(graph, env, op.inputs[0]), 0.0, 6.0)]
+
+
+@jax_op("RELU_N1_TO_1")
+def _relu_n1(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    return [jnp.clip(value(graph, env, op.inputs[0]), -1.0, 1.0)]
+
+
+# --- pooling, MEAN, PAD, CONCATENATION, MUL ------------------------------------------------------
+
+
+# --- the float part of a training graph ----------------------------------------------------------
+
+
+def float_part_ops(tg: TrainingGraph) -> list[Operator]:
+    """The float part's forward operators, without the final SOFTMAX of a cross-entropy graph
+    (the loss reads its input)."""
+    ops = [tg.forward.operators[i] for i in tg.forward_float_ops]
+    if tg.loss == "cross_entropy":
+        assert ops[-1].opcode == "SOFTMAX"
+        ops = ops[:-1]
+    return ops
+
+
+def entering(tg: TrainingGraph) -> list[int]:
+    """Forward-graph tensors the float part reads that it does not compute and that are not
+    constants: DEQUANTIZE outputs and float model inputs, in first-use order."""
+    ops = float_part_ops(tg)
+    made = {t for op in ops for t in op.outputs}
+    seen: list[int] = []
+    for op in ops:
+        for t in op.inputs:
+            tensor = tg.forward.tensors[t] if t >= 0 else None
+            if tensor is None or t in made or t in seen:
+                continue
+            if tensor.data is None or tensor.is_variable and not tensor.keeps_initial:
+                seen.append(t)
+    return seen
+
+
+def boundary_values(tg: TrainingGraph, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+    """The values entering the float part, computed by TFLM from the model inputs."""
+    from mcugen.model.tflite_write import write_model
+
+    graph = tg.forward
+    wanted = entering(tg)
+    direct = {t: np.asarray(a) for t, a in zip(graph.inputs, inputs, strict=True) if t in wanted}
+    rest = tuple(t for t in wanted if t not in direct)
+    if not rest:
+        return direct
+    floats = set(tg.forward_float_ops)
+    prefix_ops = [op for op in graph.operators if op.index not in floats]
+    prefix, _ = compact("prefix", graph.tensors, prefix_ops, graph.inputs, rest)
+    sample = [np.asarray(a) for a in inputs]
+    outs = tflm_outputs(write_model(prefix), prefix, [sample])[0]
+    for t, arr in zip(rest, outs, strict=True):
+        direct[t] = np.asarray(arr, dtype=np.float32).reshape(graph.tensors[t].shape)
+    return direct
+
+
+def loss_value(tg: TrainingGraph, out: Any, label: np.ndarray) -> Any:
+    if tg.loss == "mse":
+        return jnp.mean((out.reshape(-1) - jnp.asarray(label).reshape(-1)) ** 2)
+    beta = float(tg.forward.operators[-1].options.get("beta", 1.0))
+    logits = beta * out.reshape(-1, out.shape[-1])
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    rows = jnp.arange(logits.shape[0])
+    return -jnp.mean(logp[rows, jnp.asarray(label).reshape(-1)])
+
+
+def float_part_grads(
+    tg: TrainingGraph, boundary: dict[int, np.ndarray], label: np.ndarray
+) -> tuple[float, dict[int, np.ndarray]]:
+    """(loss, {training-graph parameter variable: d loss / d parameter}) in JAX."""
+    graph = tg.forward
+    ops = float_part_ops(tg)
+    names = [p.forward_tensor for p in tg.params]
+
+    def loss_of(weights: list[Any]) -> Any:
+        env: Env = {t: jnp.asarray(v) for t, v in boundary.items()}
+        env.update(dict(zip(names, weights, strict=True)))
+        for op in ops:
+            for t, v in zip(op.outputs, JAX_OPS[op.opcode](graph, op, env), strict=True):
+                env[t] = v
+        logits = ops[-1].outputs[0]
+        return loss_value(tg, env[logits], label)
+
+    start = [value(graph, {}, t) for t in names]
+    loss, grads = jax.value_and_grad(loss_of)(start)
+    return float(loss), {p.tensor: np.asarray(g) for p, g in zip(tg.params, grads, strict=True)}
