@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     _optimize_parser(sub)
     _measure_parser(sub)
     _flash_parser(sub)
+    _train_parser(sub)
 
     boards = sub.add_parser("boards", help="list the boards and their limits")
     boards.add_argument(
@@ -154,6 +155,48 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--warmup", type=_non_negative, default=None, help="warm-up inferences with --mlperf"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "train", help="fine-tune a model on the host, a board or its twin, write the tuned model"
+    )
+    _model_options(p)
+    _device_options(p)
+    p.add_argument(
+        "--data", type=Path, required=True, help=".npz with x (samples) and y (labels or targets)"
+    )
+    p.add_argument("--epochs", type=_positive, default=1, help="passes over the data (default 1)")
+    p.add_argument(
+        "--trainable",
+        default="last:1",
+        help="last:K (the last K weighted operators), all, or operator indices such as 9,11",
+    )
+    p.add_argument(
+        "--loss",
+        default="auto",
+        help="cross_entropy, mse, or auto (cross-entropy when the model ends in SOFTMAX)",
+    )
+    p.add_argument("--lr", type=_rate, default=0.01, help="learning rate (default 0.01)")
+    p.add_argument("--momentum", type=_rate, default=0.0, help="SGD momentum, below 1")
+    p.add_argument("--weight-decay", type=_rate, default=0.0, help="L2 weight decay")
+    p.add_argument(
+        "--accumulate",
+        type=_positive,
+        default=1,
+        help="samples whose gradients are averaged per update (batch 1, default 1)",
+    )
+    p.add_argument("-o", "--output", type=Path, default=None, help="write the tuned .tflite")
+    p.add_argument(
+        "--requantize",
+        action="store_true",
+        help="write the tuned model int8 throughout (default: its trained part in float32)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _rate(text: str) -> float:
+    return _number(text, float, 0.0, 1e6)
 
 
 def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
