@@ -589,3 +589,37 @@ def assert_variant_exact(model: bytes, variant: str, samples: int = 2) -> Genera
     result = compare_with_tflm(model, inputs=inputs)
     assert not result.mismatches, result.mismatches[:3]
     return gen
+
+
+def int8_classifier(seed: int = 0, depth: int = 16, hidden: int = 12, classes: int = 4) -> Graph:
+    """An int8 model for training tests: FULLY_CONNECTED (relu) -> FULLY_CONNECTED -> SOFTMAX,
+    per-channel weights, the converter's quantization of a softmax output."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((1, depth), "int8", scale=0.05, zero_point=0)
+    h, width, scale = x, depth, 0.05
+    for units, act, out_scale in ((hidden, 1, 0.08), (classes, 0, 0.15)):
+        w_scales = rng.uniform(0.004, 0.01, units)
+        w = b.const(rng.integers(-127, 128, (units, width), dtype=np.int8), scale=w_scales)
+        bias = b.const(
+            rng.integers(-400, 400, units, dtype=np.int32), scale=scale * w_scales, zero_point=0
+        )
+        y = b.activation((1, units), "int8", scale=out_scale, zero_point=-20 if act else 3)
+        b.op("FULLY_CONNECTED", [h, w, bias], [y], fused_activation_function=act)
+        h, width, scale = y, units, out_scale
+    probs = b.activation((1, classes), "int8", scale=1.0 / 256, zero_point=-128)
+    b.op("SOFTMAX", [h], [probs], beta=1.0)
+    b.output(probs)
+    return b.graph()
+
+
+def synthetic_dataset(graph: Graph, samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) a linear model can learn: int8 samples of the model's input, labels the argmax of
+    a fixed random projection of them."""
+    rng = np.random.default_rng(seed)
+    x_t = graph.tensors[graph.inputs[0]]
+    classes = graph.tensors[graph.outputs[0]].shape[-1]
+    x = rng.integers(-100, 101, (samples, *x_t.shape[1:]), dtype=np.int8)
+    projection = rng.normal(0, 1, (int(np.prod(x_t.shape[1:])), classes))
+    y = np.argmax(x.reshape(samples, -1).astype(np.float64) @ projection, axis=1)
+    return x, y.astype(np.int64)
