@@ -37,6 +37,7 @@ def test_training_step_matches_jax(stem: str, trainable: str) -> None:
     model = load_model(SHARED_MODELS / f"{stem}.tflite")
     tg = build_training_graph(model, TrainOptions(trainable=trainable, accumulate=2))
     x = random_inputs(model, 3)[0]
+    label: np.ndarray
     if tg.loss == "cross_entropy":
         label = np.array([1], dtype=np.int32)
     else:  # the autoencoder reconstructs its input
