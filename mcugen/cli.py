@@ -186,6 +186,22 @@ def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=1,
         help="samples whose gradients are averaged per update (batch 1, default 1)",
     )
+    p.add_argument(
+        "--checkpoint-every",
+        type=_positive,
+        default=None,
+        metavar="STEPS",
+        help="save the state in the board's checkpoint store every STEPS steps and at the end",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="start from the board's newest valid checkpoint"
+    )
+    p.add_argument(
+        "--checkpoint-dir",
+        type=Path,
+        default=None,
+        help="with --emulate: where the twin keeps its checkpoint files (default: here)",
+    )
     p.add_argument("-o", "--output", type=Path, default=None, help="write the tuned .tflite")
     p.add_argument(
         "--requantize",

@@ -53,6 +53,17 @@ def load_dataset(path: Path) -> Dataset:
 def cmd_train(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
+    checkpoints = args.checkpoint_every is not None or args.resume
+    if checkpoints and target.board.is_host:
+        raise McugenError(
+            "checkpoints live in a board's store; the host build has none",
+            hint="train on a board or its twin (--board nucleo-f767 --emulate)",
+        )
+    if args.checkpoint_dir is not None and not (target.emulate and args.checkpoint_dir.is_dir()):
+        raise McugenError(
+            "--checkpoint-dir needs --emulate and an existing directory",
+            where=str(args.checkpoint_dir),
+        )
     options = TrainOptions(
         trainable=args.trainable,
         loss=args.loss,
@@ -74,7 +85,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         if target.board.is_host:
             run = train_on_host(gen, result.executable, run_steps)
         else:
-            run = train_on_device(gen, target, result.executable, args.port, run_steps)
+            run = train_on_device(
+                gen,
+                target,
+                result.executable,
+                args.port,
+                run_steps,
+                checkpoint_every=args.checkpoint_every or 0,
+                resume=args.resume,
+                storage=args.checkpoint_dir or Path.cwd(),
+            )
     if args.output is not None:
         tuned = requantized_model(tg, run.state) if args.requantize else float_model(tg, run.state)
         write_atomic(args.output, write_model(tuned))

@@ -47,12 +47,12 @@ class DeviceRun:
 
 @contextlib.contextmanager
 def open_console(
-    target: Target, elf: Path, port: str | None
+    target: Target, elf: Path, port: str | None, *, cwd: Path | None = None
 ) -> Iterator[tuple[serial.SerialBase, str]]:
     """The console of the emulated twin running `elf` (port None) or of a real board on a serial
     port, as (pyserial object, name for messages). The board must already run the firmware."""
     if port is None:
-        with qemu_console(target.machine, elf) as link:
+        with qemu_console(target.machine, elf, cwd=cwd) as link:
             yield link, f"QEMU {target.machine}"
         return
     try:
@@ -68,12 +68,14 @@ def open_console(
 
 
 @contextlib.contextmanager
-def open_device(target: Target, elf: Path, port: str | None) -> Iterator[DeviceLink]:
+def open_device(
+    target: Target, elf: Path, port: str | None, *, cwd: Path | None = None
+) -> Iterator[DeviceLink]:
     """mcugen's binary protocol on the emulated twin (port None) or a real board.
 
     Under emulation it first waits for the firmware's boot banner: some QEMU UART models (the
     STM32 one of netduinoplus2) drop bytes that arrive before the firmware enables the UART."""
-    with open_console(target, elf, port) as (ser, name):
+    with open_console(target, elf, port, cwd=cwd) as (ser, name):
         if port is None:
             _wait_for_banner(ser, name, BOOT_TIMEOUT_S)
         yield DeviceLink(ser, name=name)

@@ -19,7 +19,15 @@ from mcugen.errors import RunError
 SYNC = b"\xa5\x5a"
 MAX_PAYLOAD = 512
 CMD_INFO, CMD_WRITE_INPUT, CMD_INVOKE, CMD_READ_OUTPUT, CMD_PROFILE, CMD_EXIT = 1, 2, 3, 4, 5, 7
-CMD_READ_STATE, CMD_WRITE_STATE = 8, 9
+CMD_READ_STATE, CMD_WRITE_STATE, CMD_CHECKPOINT = 8, 9, 10
+#: CHECKPOINT's status byte (runtime_c/include/mcu/checkpoint.h mcu_ckpt_status_t)
+CHECKPOINT_STATUS = {
+    0: "ok",
+    1: "the board has no checkpoint storage (or too little for the state)",
+    2: "the model has no state to checkpoint",
+    3: "the storage failed to read, erase or write",
+    4: "no valid checkpoint of this model in either slot",
+}
 REPLY_FLAG, REPLY_ERROR = 0x80, 0x7F
 ERR_CRC, ERR_UNKNOWN, ERR_LENGTH, ERR_RANGE, ERR_TIMEOUT, ERR_INVOKE = range(0x10, 0x16)
 #: Error codes meaning the device never saw the request intact, so resending it is safe.
@@ -265,6 +273,14 @@ class DeviceLink:
         for offset in range(0, len(data), step):
             chunk = data[offset : offset + step]
             self.request(CMD_WRITE_STATE, struct.pack("<HI", variable, offset) + chunk)
+
+    def checkpoint(self, *, load: bool, timeout: float = 60.0) -> tuple[int, int]:
+        """Save (or load) the model state in the board's checkpoint store: (status, sequence)."""
+        body = self.request(CMD_CHECKPOINT, bytes([int(load)]), timeout=timeout)
+        if len(body) != 5:
+            raise self._malformed("CHECKPOINT", body)
+        status, sequence = struct.unpack("<BI", body)
+        return status, sequence
 
     def invoke(
         self, count: int = 1, *, profile: bool = False, timeout: float = 600.0

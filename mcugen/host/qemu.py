@@ -89,13 +89,16 @@ def qemu_command(machine: str, elf: Path, listen_fd: int) -> list[str]:
         "-icount",
         "shift=0,sleep=off",
         "-kernel",
-        str(elf),
+        str(Path(elf).resolve()),
     ]
 
 
 @contextlib.contextmanager
-def qemu_console(machine: str, elf: Path, *, timeout: float = 10.0) -> Iterator[serial.SerialBase]:
-    """Start QEMU, connect to its console; yields a pyserial object. QEMU is killed on exit."""
+def qemu_console(
+    machine: str, elf: Path, *, timeout: float = 10.0, cwd: Path | None = None
+) -> Iterator[serial.SerialBase]:
+    """Start QEMU, connect to its console; yields a pyserial object. QEMU is killed on exit.
+    `cwd`: QEMU's working directory, where the firmware's semihosting files go (checkpoints)."""
     if shutil.which("qemu-system-arm") is None:
         raise RunError(
             "qemu-system-arm not found",
@@ -110,6 +113,7 @@ def qemu_console(machine: str, elf: Path, *, timeout: float = 10.0) -> Iterator[
             stderr=subprocess.PIPE,
             pass_fds=(listener.fileno(),),
             preexec_fn=_die_with_parent,
+            cwd=cwd,
         )
     _LIVE.add(proc)
     try:

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from mcugen.boards import Target
+from mcugen.errors import RunError
+from mcugen.host.protocol import CHECKPOINT_STATUS, DeviceLink
 from mcugen.pipeline import Generated
 from mcugen.train.steps import variables
 
@@ -35,25 +37,65 @@ def train_on_host(gen: Generated, exe: Path, steps: list[list[np.ndarray]]) -> T
 
 
 def train_on_device(
-    gen: Generated, target: Target, elf: Path, port: str | None, steps: list[list[np.ndarray]]
+    gen: Generated,
+    target: Target,
+    elf: Path,
+    port: str | None,
+    steps: list[list[np.ndarray]],
+    *,
+    checkpoint_every: int = 0,
+    resume: bool = False,
+    storage: Path | None = None,
 ) -> TrainRun:
     """The steps over mcugen's serial protocol (one invoke each), then the variables through
-    READ_STATE."""
+    READ_STATE. With `resume`, the board first loads its newest valid checkpoint; with
+    `checkpoint_every`, it saves one after every that many steps and after the last. `storage`:
+    the twin's working directory, where its checkpoint files are."""
     from mcugen.host.device_run import open_device, run_samples
 
     start = time.perf_counter()
-    with open_device(target, elf, None if target.emulate else port) as link:
-        run = run_samples(link, gen.graph, steps, emulated=target.emulate)
+    losses: list[float] = []
+    per_step: list[int] = []
+    stack_used = stack_bytes = 0
+    unit = ""
+    every = checkpoint_every or len(steps)
+    with open_device(target, elf, None if target.emulate else port, cwd=storage) as link:
+        if resume:
+            _checkpoint(link, load=True)
+        for first in range(0, len(steps), every):
+            run = run_samples(
+                link, gen.graph, steps[first : first + every], emulated=target.emulate
+            )
+            losses += [float(out[0].reshape(-1)[0]) for out in run.outputs]
+            per_step += [run.instructions(t) for t in run.ticks_per_inference]
+            stack_used, stack_bytes, unit = (
+                max(stack_used, run.stack_used),
+                run.stack_bytes,
+                run.unit,
+            )
+            if checkpoint_every:
+                _checkpoint(link, load=False)
         state = b"".join(
             link.read_state(i, v.nbytes) for i, v in enumerate(gen.view_model.variables)
         )
-    losses = [float(out[0].reshape(-1)[0]) for out in run.outputs]
     return TrainRun(
         losses,
         variables(gen.view_model, gen.graph, state),
         time.perf_counter() - start,
-        run.unit,
-        tuple(run.instructions(t) for t in run.ticks_per_inference),
-        run.stack_used,
-        run.stack_bytes,
+        unit,
+        tuple(per_step),
+        stack_used,
+        stack_bytes,
     )
+
+
+def _checkpoint(link: DeviceLink, *, load: bool) -> int:
+    status, sequence = link.checkpoint(load=load)
+    if status != 0:
+        what = "loading" if load else "saving"
+        raise RunError(
+            f"{what} a checkpoint failed: {CHECKPOINT_STATUS.get(status, f'status {status}')}",
+            where=link.name,
+            hint="train without --resume to start from the model's weights" if load else "",
+        )
+    return sequence

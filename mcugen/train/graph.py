@@ -7,6 +7,7 @@ and only the operators `gradients.py` knows (others are a one-line error naming 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -164,6 +165,7 @@ def build_training_graph(model: Graph, options: TrainOptions) -> TrainingGraph:
         b.forward_ops + b.train_ops,
         tuple(model.inputs) + (label, apply),
         (loss_tensor,),
+        sha256=_identity(model, trainable, options),
     )
     outputs = tuple(floats.map.get(t, t) for t in model.outputs)
     forward, fremap = compact(model.name, b.tensors, forward_ops, tuple(model.inputs), outputs)
@@ -262,6 +264,8 @@ def compact(
     ops: Sequence[Operator],
     inputs: tuple[int, ...],
     outputs: tuple[int, ...],
+    *,
+    sha256: str = "",
 ) -> tuple[Graph, dict[int, int]]:
     """A graph of `ops` with only the tensors they and the inputs and outputs use, renumbered in
     first-use order; returns it and the old -> new tensor indices."""
@@ -297,8 +301,18 @@ def compact(
         inputs=tuple(remap[t] for t in inputs),
         outputs=tuple(remap[t] for t in outputs),
         name=name,
+        sha256=sha256,
     )
     return graph, remap
+
+
+def _identity(model: Graph, trainable: tuple[int, ...], options: TrainOptions) -> str:
+    """The training graph's SHA-256, from what fixes its state: the model, the trained
+    operators, the loss, which optimiser state it keeps. It tags checkpoints, so that one loads
+    only into the same training (another learning rate may resume it)."""
+    state = (options.accumulate > 1, options.momentum > 0)
+    text = f"{model.sha256}|{trainable}|{options.loss}|{state}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "mcu/checkpoint.h"
 #include "mcu/port.h"
 #include "protocol.h"
 
@@ -182,6 +183,25 @@ static void cmd_write_state(uint32_t len) {
   send_frame(MCU_CMD_WRITE_STATE | MCU_REPLY_FLAG, 0, 0);
 }
 
+/* payload: op u8 (0 save, 1 load) -> status u8 (mcu_ckpt_status_t), sequence u32 */
+static void cmd_checkpoint(uint32_t len) {
+  if (len != 1 || g_rx[0] > 1) {
+    send_error(MCU_PERR_LENGTH, "checkpoint wants op u8: 0 save, 1 load");
+    return;
+  }
+  uint32_t sequence = 0;
+  mcu_ckpt_status_t status = MCU_CKPT_NO_STATE;
+#if MCU_MODEL_NUM_VARIABLES > 0
+  const uint32_t tag = (uint32_t)mcu_model_sha256[0] | ((uint32_t)mcu_model_sha256[1] << 8) |
+                       ((uint32_t)mcu_model_sha256[2] << 16) | ((uint32_t)mcu_model_sha256[3] << 24);
+  status = g_rx[0] == 0 ? mcu_checkpoint_save(&mcu_model, tag, &sequence)
+                        : mcu_checkpoint_load(&mcu_model, tag, &sequence);
+#endif
+  g_tx[0] = (uint8_t)status;
+  put_u32(g_tx + 1, sequence);
+  send_frame(MCU_CMD_CHECKPOINT | MCU_REPLY_FLAG, g_tx, 5);
+}
+
 /* payload: index u8, offset u32, count u16 */
 static void cmd_read_output(uint32_t len) {
   if (len != 7) {
@@ -259,6 +279,9 @@ static void dispatch(uint8_t cmd, uint32_t len) {
       break;
     case MCU_CMD_WRITE_STATE:
       cmd_write_state(len);
+      break;
+    case MCU_CMD_CHECKPOINT:
+      cmd_checkpoint(len);
       break;
     case MCU_CMD_EXIT:
       send_frame(MCU_CMD_EXIT | MCU_REPLY_FLAG, 0, 0);

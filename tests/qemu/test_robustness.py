@@ -30,6 +30,7 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build
 from mcugen.host.protocol import (
+    CMD_CHECKPOINT,
     CMD_EXIT,
     CMD_INFO,
     CMD_INVOKE,
@@ -66,7 +67,7 @@ BOARD = "nucleo-f767"
 #: Corrupted frames per kind; together more than 1,000.
 COUNTS = {
     "bad_crc": 300,
-    "unknown_command": 248,  # every command byte the firmware does not know
+    "unknown_command": 247,  # every command byte the firmware does not know
     "length_too_short": 100,
     "length_too_long": 100,
     "length_over_max": 30,
@@ -75,6 +76,7 @@ COUNTS = {
     "invoke": 40,
     "profile": 40,
     "state": 40,
+    "checkpoint": 30,
     "sync_garbage": 60,
 }
 KNOWN = {
@@ -86,6 +88,7 @@ KNOWN = {
     CMD_EXIT,
     CMD_READ_STATE,
     CMD_WRITE_STATE,
+    CMD_CHECKPOINT,
 }
 REPLY_SECONDS = 5.0
 #: The device's frame timeout is 200 ms of virtual time, about 0.3 s of wall time: a ceiling.
@@ -259,6 +262,8 @@ def expected_code(cmd: int, payload: bytes, info: DeviceInfo) -> int | None:
         nodes = info.num_nodes
         out_of_range = first > nodes or count > nodes - first or count * 8 > MAX_PAYLOAD
         return ERR_RANGE if out_of_range else None
+    if cmd == CMD_CHECKPOINT:  # op 0 or 1; a model without state answers with a status
+        return ERR_LENGTH if n != 1 or payload[0] > 1 else None
     if cmd in (CMD_READ_STATE, CMD_WRITE_STATE):
         # the example model has no variable tensors: every well-sized request is out of range
         wrong = n != 8 if cmd == CMD_READ_STATE else n < 6
@@ -291,6 +296,10 @@ def _argument_payload(rng: random.Random, cmd: int, info: DeviceInfo) -> bytes:
         if rng.random() < 0.5:
             return rng.randbytes(rng.choice([0, 1, 2, 4, 5, 16]))
         return struct.pack("<HB", rng.choice([0, 0, 1, 2]), rng.randrange(256))
+    if cmd == CMD_CHECKPOINT:
+        if rng.random() < 0.2:
+            return bytes([rng.randrange(2)])  # valid: the stateless model answers "no state"
+        return rng.randbytes(rng.choice([0, 1, 1, 2, 5]))
     if cmd in (CMD_READ_STATE, CMD_WRITE_STATE):
         if rng.random() < 0.3:
             return rng.randbytes(rng.choice([0, 1, 5, 7, 9]))
@@ -313,6 +322,7 @@ def _argument_payload(rng: random.Random, cmd: int, info: DeviceInfo) -> bytes:
         (CMD_PROFILE, "profile"),
         (CMD_READ_STATE, "state"),
         (CMD_WRITE_STATE, "state"),
+        (CMD_CHECKPOINT, "checkpoint"),
     ],
 )
 def test_bad_arguments_are_errors(device: Device, cmd: int, kind: str) -> None:

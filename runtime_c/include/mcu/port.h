@@ -1,4 +1,5 @@
-/* What a board provides to the firmware: console bytes, a cycle counter, exit. Nothing else. */
+/* What a board provides to the firmware: console bytes, a cycle counter, exit, and optionally a
+ * store for checkpoints. Nothing else. */
 #ifndef MCU_PORT_H
 #define MCU_PORT_H
 
@@ -16,5 +17,15 @@ uint32_t mcu_port_cycle_hz(void);
 void mcu_port_cycles_restart(void);
 /* Leave: under an emulator, exit with `code`; on a board, stop. */
 void mcu_port_exit(int code) __attribute__((noreturn));
+
+/* Checkpoint storage (mcu/checkpoint.h), optional: two slots (0 and 1) of mcu_port_store_bytes()
+ * bytes each, 0 when the board has none (the runtime's weak default). Erase makes a slot read as
+ * empty (flash: the sector's 0xFF bytes); writes go to erased bytes only. Each returns 0 on
+ * success. Under QEMU the slots are semihosting files (boards/common/store_semihost.c); the
+ * NUCLEO-F767ZI keeps them in two internal flash sectors. */
+uint32_t mcu_port_store_bytes(void);
+int mcu_port_store_erase(uint32_t slot);
+int mcu_port_store_read(uint32_t slot, uint32_t offset, void *dst, uint32_t bytes);
+int mcu_port_store_write(uint32_t slot, uint32_t offset, const void *src, uint32_t bytes);
 
 #endif
