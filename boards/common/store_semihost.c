@@ -3,9 +3,9 @@
  * SYS_WRITE, SYS_CLOSE). Erasing truncates the file. Writes go out in 32-byte calls, as a flash
  * driver programs a few words at a time, so that a reset (QEMU killed) can land inside a save.
  *
- * Power cuts on purpose: when the file mcugen-store-cut.bin exists at the first store operation,
- * it holds a count K (u32): the twin exits (status 0x5C) in place of its (K+1)-th erase or write
- * call, as a board whose power fails there (tests/qemu/test_checkpoint_twin.py). */
+ * Power cuts on purpose: while the file mcugen-store-cut.bin exists, it holds a count K (u32):
+ * the twin exits (status 0x5C) in place of its (K+1)-th erase or write call, as a board whose
+ * power fails there (tests/qemu/test_checkpoint_twin.py). */
 #include <stdint.h>
 
 #include "mcu/port.h"
@@ -24,8 +24,6 @@ static const char *const g_names[3] = {"mcugen-checkpoint-0.bin", "mcugen-checkp
                                         "mcugen-store-cut.bin"};
 #define CUT_FILE 2u
 #define CUT_EXIT_STATUS 0x5C
-
-static int64_t g_cut_after = -2; /* -2: not read yet, -1: no cut */
 
 static int32_t semihost(uint32_t op, const volatile uint32_t *args) {
   register uint32_t r0 __asm("r0") = op;
@@ -54,25 +52,29 @@ static int seek(int32_t h, uint32_t offset) {
   return semihost(SYS_SEEK, args) == 0 ? 0 : -1;
 }
 
-/* Counts erase and write calls against the cut file's K; exits at the (K+1)-th. */
+/* Counts erase and write calls down in the cut file itself (no RAM of its own: the firmware's
+ * RAM is the same with and without a store); exits where the count reaches zero. */
 static void power_check(void) {
-  if (g_cut_after == -2) {
-    g_cut_after = -1;
-    int32_t h = open_slot(CUT_FILE, MODE_RB);
-    if (h >= 0) {
-      uint32_t count = 0;
-      volatile uint32_t args[3] = {(uint32_t)h, (uint32_t)(uintptr_t)&count, 4u};
-      if (semihost(SYS_READ, args) == 0) {
-        g_cut_after = count;
-      }
-      close_handle(h);
-    }
+  int32_t h = open_slot(CUT_FILE, MODE_RB);
+  if (h < 0) {
+    return;
   }
-  if (g_cut_after == 0) {
+  uint32_t count = 0;
+  volatile uint32_t args[3] = {(uint32_t)h, (uint32_t)(uintptr_t)&count, 4u};
+  int32_t unread = semihost(SYS_READ, args);
+  close_handle(h);
+  if (unread != 0) {
+    return;
+  }
+  if (count == 0) {
     mcu_port_exit(CUT_EXIT_STATUS);
   }
-  if (g_cut_after > 0) {
-    --g_cut_after;
+  --count;
+  h = open_slot(CUT_FILE, MODE_WB);
+  if (h >= 0) {
+    volatile uint32_t wargs[3] = {(uint32_t)h, (uint32_t)(uintptr_t)&count, 4u};
+    (void)semihost(SYS_WRITE, wargs);
+    close_handle(h);
   }
 }
 
