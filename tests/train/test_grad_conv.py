@@ -8,13 +8,16 @@ jax.grad of the same float computation, within 1e-5 relative (of the largest gra
 tensor). Random windows: strides 1-3 (h and w apart), SAME and VALID, dilations 1-2, kernels 1x1
 to 5x5, odd images, channel counts that are not multiples of 4, grouped CONV_2D, depth
 multipliers 1-3, the four fused activations, bias or none. Chains of two convolutions carry dx of
-the second into dW of the first; the head is FULLY_CONNECTED + SOFTMAX or a per-pixel SOFTMAX."""
+the second into dW of the first; the head is FULLY_CONNECTED + SOFTMAX or a per-pixel SOFTMAX.
+An int8 model trains its last convolution and FULLY_CONNECTED over its int8 prefix (TFLM). The
+backward operators' lowerings take the forward window and refuse options their shapes deny."""
 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -23,11 +26,13 @@ from hypothesis import strategies as st
 from jax_reference import boundary_values, float_part_grads
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.codegen.quant import out_size
+from mcugen.codegen.lower import lower
+from mcugen.codegen.quant import FLOAT_MAX, out_size
+from mcugen.errors import McugenError
 from mcugen.host.host_run import run_host
 from mcugen.host.project import build
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.ir import Graph
+from mcugen.model.ir import Graph, Operator
 from mcugen.pipeline import PlanOptions, generate
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
@@ -321,3 +326,41 @@ def test_int8_model_trains_its_last_convolution_and_dense_layer(trained: str) ->
     assert [(o["has_dw"], o["has_db"], o["has_dx"]) for o in grad_ops(tg)] == [(True, True, False)]
     opcodes = [op.opcode for op in tg.forward.operators]
     assert opcodes[:3] == ["CONV_2D", "DEQUANTIZE", trained]
+
+
+# --- lowering of the backward operators -----------------------------------------------------
+
+
+def backward_operator(kind: str, **changes: object) -> tuple[Graph, Operator]:
+    """A chain of two `kind` convolutions trained from the first: the training graph and its
+    second backward operator (the first convolution's), with options `changes` applied."""
+    layer = Layer(kind, 2, (3, 2), (2, 1), (1, 2), SAME, 1, True)
+    model, _ = conv_model(0, (9, 7, 4), [layer, layer], 3)
+    graph = build_training_graph(model, TrainOptions(trainable="all")).graph
+    ops = [op for op in graph.operators if op.custom_code and op.custom_code.endswith("Conv2DGrad")]
+    op = ops[1]
+    return graph, replace(op, options=MappingProxyType(dict(op.options) | changes))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_backward_operator_takes_the_forward_window(kind: str) -> None:
+    graph, op = backward_operator(kind)
+    params = dict(lower(graph, op).params)
+    # SAME over 9 x 7 with a 3 x 2 filter, strides (2, 1), dilations (1, 2): padding (1, 1)
+    window = {"stride_h": 2, "stride_w": 1, "dilation_h": 1, "dilation_w": 2}
+    assert {k: params[k] for k in window} == window
+    assert (params["pad_h"], params["pad_w"]) == (1, 1)
+    assert (params["has_dw"], params["has_db"], params["has_dx"]) == (1, 1, 0)
+    assert (params["act_min_f"], params["act_max_f"]) == (0.0, FLOAT_MAX)
+    if kind == "DEPTHWISE_CONV_2D":
+        assert params["depth_multiplier"] == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("changes", [{"stride_h": 3}, {"padding": VALID}, {"has_dx": True}])
+def test_backward_operator_that_disagrees_with_its_shapes_is_refused(
+    kind: str, changes: dict[str, object]
+) -> None:
+    graph, op = backward_operator(kind, **changes)
+    with pytest.raises(McugenError):
+        lower(graph, op)
