@@ -80,6 +80,59 @@ def _add(graph: Graph, op: Operator, env: Env) -> list[Any]:
 # --- convolutions (CONV_2D, DEPTHWISE_CONV_2D) --------------------------------------------------
 
 
+def _conv_padding(
+    op: Operator, in_hw: Sequence[int], k_hw: Sequence[int], out_hw: Sequence[int]
+) -> list[tuple[int, int]]:
+    """TFLite's padding as (before, after) per spatial axis: SAME pads max((out - 1) * stride +
+    (k - 1) * dilation + 1 - in, 0) in total, half (rounded down) before; VALID pads nothing."""
+    pads = []
+    for i, axis in enumerate("hw"):
+        stride = int(op.options.get(f"stride_{axis}", 1))
+        dilation = int(op.options.get(f"dilation_{axis}_factor", 1))
+        total = max((out_hw[i] - 1) * stride + (k_hw[i] - 1) * dilation + 1 - in_hw[i], 0)
+        if int(op.options.get("padding", 0)) == 1:  # VALID
+            total = 0
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _convolve(graph: Graph, op: Operator, env: Env, w_ohwi: Any, groups: int) -> list[Any]:
+    """act(conv(x, W) + b) with W laid out [O, KH, KW, I] and `groups` feature groups."""
+    x = value(graph, env, op.inputs[0])
+    out_shape = graph.tensors[op.outputs[0]].shape
+    y = jax.lax.conv_general_dilated(
+        x,
+        w_ohwi,
+        window_strides=(int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1))),
+        padding=_conv_padding(op, x.shape[1:3], w_ohwi.shape[1:3], out_shape[1:3]),
+        rhs_dilation=(
+            int(op.options.get("dilation_h_factor", 1)),
+            int(op.options.get("dilation_w_factor", 1)),
+        ),
+        dimension_numbers=("NHWC", "OHWI", "NHWC"),
+        feature_group_count=groups,
+        precision=jax.lax.Precision.HIGHEST,
+    )
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        y = y + value(graph, env, op.inputs[2])
+    assert y.shape == out_shape, (y.shape, out_shape)
+    return [activation(op, y)]
+
+
+@jax_op("CONV_2D")
+def _conv_2d(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    w = value(graph, env, op.inputs[1])  # [O, KH, KW, C / groups]
+    groups = graph.tensors[op.inputs[0]].shape[3] // w.shape[3]
+    return _convolve(graph, op, env, w, groups)
+
+
+@jax_op("DEPTHWISE_CONV_2D")
+def _depthwise_conv_2d(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    w = value(graph, env, op.inputs[1])  # [1, KH, KW, C * M]: output channel c * M + m reads c
+    channels = graph.tensors[op.inputs[0]].shape[3]
+    return _convolve(graph, op, env, jnp.transpose(w, (3, 1, 2, 0)), channels)
+
+
 # --- activations ---------------------------------------------------------------------------------
 
 
