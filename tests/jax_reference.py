@@ -134,8 +134,9 @@ def _average_pool(graph: Graph, op: Operator, env: Env) -> list[Any]:
 
 @jax_op("MAX_POOL_2D")
 def _max_pool(graph: Graph, op: Operator, env: Env) -> list[Any]:
-    """Padding is -inf, so it never wins (XLA's gradient of tied taps is not TFLite's: tests
-    avoid exact ties)."""
+    """Padding is -inf, so it never wins. Which of tied taps gets XLA's gradient is XLA's choice
+    (the first, on CPU, in the cases tried); the backward kernel's is the first. Tests avoid
+    ties."""
     x = value(graph, env, op.inputs[0])
     return [activation(op, pool_window(graph, op, x, -jnp.inf, jax.lax.max))]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -40,6 +41,8 @@ SAME, VALID = 0, 1
 ACTS = st.sampled_from([0, 1, 2, 3])
 SIZES = st.integers(1, 7)
 CHANNELS = st.integers(1, 6)
+#: (input shape, filter (h, w), strides (h, w), padding)
+Window = tuple[tuple[int, ...], tuple[int, int], tuple[int, int], int]
 
 
 def host_gradients(
@@ -58,9 +61,7 @@ def host_gradients(
 def assert_gradients_match(model: Graph, seed: int) -> None:
     """Every parameter's gradient on the host equals jax.grad's, for random inputs and label."""
     rng = np.random.default_rng(seed + 1)
-    inputs = [
-        rng.normal(0, 1.0, model.tensors[t].shape).astype(np.float32) for t in model.inputs
-    ]
+    inputs = [rng.normal(0, 1.0, model.tensors[t].shape).astype(np.float32) for t in model.inputs]
     label = np.array([int(rng.integers(CLASSES))])
     tg = build_training_graph(model, TrainOptions(trainable="all", accumulate=2))
     sample = [*inputs, label.astype(np.int32), np.array([0], np.int32)]
@@ -105,7 +106,7 @@ class Net:
     def trained(self, shape: tuple[int, ...]) -> int:
         return self.reshape(self.dense(self.x, math.prod(shape)), shape)
 
-    def op(self, opcode: str, inputs: list[int], shape: tuple[int, ...], **options: object) -> int:
+    def op(self, opcode: str, inputs: list[int], shape: tuple[int, ...], **options: Any) -> int:
         y = self.b.activation(shape, "float32")
         self.b.op(opcode, inputs, [y], **options)
         return y
@@ -119,7 +120,7 @@ class Net:
 
 
 @st.composite
-def windows(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, int], tuple[int, int], int]:
+def windows(draw: st.DrawFn) -> Window:
     """(input shape, filter, strides, padding); a VALID filter fits the image."""
     shape = (1, draw(SIZES), draw(SIZES), draw(CHANNELS))
     padding = draw(st.sampled_from([SAME, VALID]))
@@ -131,7 +132,9 @@ def windows(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, int], tuple[in
 
 
 def pool_model(
-    opcode: str, seed: int, window: tuple[tuple[int, ...], tuple[int, int], tuple[int, int], int],
+    opcode: str,
+    seed: int,
+    window: Window,
     act: int,
 ) -> Graph:
     shape, filt, stride, padding = window
@@ -154,17 +157,13 @@ def pool_model(
 
 @EXAMPLES
 @given(seed=st.integers(0, 10_000), window=windows(), act=ACTS)
-def test_average_pool_matches_jax(
-    seed: int, window: tuple[tuple[int, ...], tuple[int, int], tuple[int, int], int], act: int
-) -> None:
+def test_average_pool_matches_jax(seed: int, window: Window, act: int) -> None:
     assert_gradients_match(pool_model("AVERAGE_POOL_2D", seed, window, act), seed)
 
 
 @EXAMPLES
 @given(seed=st.integers(0, 10_000), window=windows(), act=ACTS)
-def test_max_pool_matches_jax(
-    seed: int, window: tuple[tuple[int, ...], tuple[int, int], tuple[int, int], int], act: int
-) -> None:
+def test_max_pool_matches_jax(seed: int, window: Window, act: int) -> None:
     assert_gradients_match(pool_model("MAX_POOL_2D", seed, window, act), seed)
 
 
