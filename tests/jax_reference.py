@@ -154,6 +154,77 @@ def _relu_n1(graph: Graph, op: Operator, env: Env) -> list[Any]:
 # --- pooling, MEAN, PAD, CONCATENATION, MUL ------------------------------------------------------
 
 
+def pool_padding(graph: Graph, op: Operator) -> list[tuple[int, int]]:
+    """TFLite's padding of a pool's image axes: VALID none; SAME total =
+    max((out - 1) * stride + filter - in, 0), before = total // 2, the rest after."""
+    x, y = graph.tensors[op.inputs[0]].shape, graph.tensors[op.outputs[0]].shape
+    o = op.options
+    windows = ((o["stride_h"], o["filter_height"]), (o["stride_w"], o["filter_width"]))
+    pads = []
+    for axis, (stride, filt) in zip((1, 2), windows, strict=True):
+        total = max((y[axis] - 1) * int(stride) + int(filt) - x[axis], 0)
+        if int(o.get("padding", 0)) == 1:  # VALID
+            total = 0
+        pads.append((total // 2, total - total // 2))
+    return [(0, 0), *pads, (0, 0)]
+
+
+def pool_window(graph: Graph, op: Operator, x: Any, init: float, reducer: Any) -> Any:
+    o = op.options
+    dims = (1, int(o["filter_height"]), int(o["filter_width"]), 1)
+    strides = (1, int(o["stride_h"]), int(o["stride_w"]), 1)
+    return jax.lax.reduce_window(x, init, reducer, dims, strides, pool_padding(graph, op))
+
+
+@jax_op("AVERAGE_POOL_2D")
+def _average_pool(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    """The sum of each window's in-image taps divided by their count (padding never counts)."""
+    x = value(graph, env, op.inputs[0])
+    total = pool_window(graph, op, x, 0.0, jax.lax.add)
+    count = pool_window(graph, op, jnp.ones_like(x), 0.0, jax.lax.add)
+    return [activation(op, total / count)]
+
+
+@jax_op("MAX_POOL_2D")
+def _max_pool(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    """Padding is -inf, so it never wins. Which of tied taps gets XLA's gradient is XLA's choice
+    (the first, on CPU, in the cases tried); the backward kernel's is the first. Tests avoid
+    ties."""
+    x = value(graph, env, op.inputs[0])
+    return [activation(op, pool_window(graph, op, x, -jnp.inf, jax.lax.max))]
+
+
+@jax_op("MEAN")
+def _mean(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    x = value(graph, env, op.inputs[0])
+    axes = tuple(
+        sorted({int(a) % x.ndim for a in np.asarray(value(graph, env, op.inputs[1])).ravel()})
+    )
+    return [jnp.mean(x, axis=axes).reshape(graph.tensors[op.outputs[0]].shape)]
+
+
+@jax_op("PAD", "PADV2")
+def _pad(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    x = value(graph, env, op.inputs[0])
+    pairs = [
+        (int(lo), int(hi)) for lo, hi in np.asarray(value(graph, env, op.inputs[1])).reshape(-1, 2)
+    ]
+    fill = value(graph, env, op.inputs[2]).reshape(()) if len(op.inputs) > 2 else 0.0
+    return [jnp.pad(x, pairs, constant_values=fill)]
+
+
+@jax_op("CONCATENATION")
+def _concatenation(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    parts = [value(graph, env, t) for t in op.inputs]
+    return [activation(op, jnp.concatenate(parts, axis=int(op.options.get("axis", 0))))]
+
+
+@jax_op("MUL")
+def _mul(graph: Graph, op: Operator, env: Env) -> list[Any]:
+    a, b = (value(graph, env, t) for t in op.inputs)
+    return [activation(op, a * b)]
+
+
 # --- the float part of a training graph ----------------------------------------------------------
 
 

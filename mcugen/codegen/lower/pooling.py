@@ -23,7 +23,7 @@ FUNCTIONS = {"AVERAGE_POOL_2D": "mcu_average_pool_2d", "MAX_POOL_2D": "mcu_max_p
 SUFFIX = {"int8": "int8", "int16": "int16", "float32": "f32"}
 
 
-def _window_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, Value], ...]:
+def window_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, Value], ...]:
     """Strides, filter size and the padding TFLM's ComputePaddingHeightWidth derives."""
     opts = op.options
     stride = (int(opts.get("stride_h", 0)), int(opts.get("stride_w", 0)))
@@ -79,7 +79,7 @@ def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
         raise unsupported(op, f"batch and depth of {x.shape} and {y.shape} differ")
     if dtype != "float32":
         _check_quantization(op, x, y)
-    params = _window_params(op, x, y) + activation_params(op, y)
+    params = window_params(op, x, y) + activation_params(op, y)
     if op.opcode == "AVERAGE_POOL_2D" and dtype != "float32":
         _check_sum(op, x)
     return Lowered("pooling", f"{FUNCTIONS[op.opcode]}_{SUFFIX[dtype]}", PARAMS, params)
