@@ -34,11 +34,12 @@ from mcugen.train.steps import Dataset, steps
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 DEFAULT = [
     "mlperf_kws_dscnn_int8:last:1",
-    "mlperf_kws_dscnn_int8:last:2",
+    "mlperf_kws_dscnn_int8:last:3",
     "mlperf_ic_resnet8_int8:last:1",
-    "mlperf_ic_resnet8_int8:last:2",
+    "mlperf_ic_resnet8_int8:last:4",
     "mlperf_vww_mbv1_int8:last:1",
-    "mlperf_vww_mbv1_int8:last:2",
+    "mlperf_vww_mbv1_int8:25,29",
+    "mlperf_vww_mbv1_int8:last:3",
     "mlperf_ad_toycar_int8:last:1",
 ]
 
@@ -91,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("specs", nargs="*", default=DEFAULT)
     parser.add_argument("--board", default="nucleo-f767")
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--accumulate", type=int, default=4)
+    parser.add_argument("--momentum", type=float, default=0.0)
+    parser.add_argument("--accumulate", type=int, default=1)
     args = parser.parse_args(argv)
     if not SHARED.is_dir():
         print(f"needs the shared models in {SHARED}", file=sys.stderr)

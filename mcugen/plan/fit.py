@@ -114,6 +114,14 @@ class Fit:
         ]
         return ", ".join(f"{name} {value:{number_format}}" for name, value in shown)
 
+    def _ram_hint(self) -> str:
+        if self.state > self.arena:  # a training graph's weights and optimiser state
+            return (
+                "the state (variable tensors) is the largest part: with mcugen train, fewer "
+                "trainable layers, no --momentum and --accumulate 1 keep less"
+            )
+        return "the arena is the largest part: try a smaller model or input resolution"
+
     @property
     def fits(self) -> bool:
         memory = self.ram_need <= self.ram_size and self.flash_need <= self.flash_size
@@ -141,7 +149,7 @@ class Fit:
                 f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
                 f"({self._ram_parts('')}), the board has {self.ram_size}; over by "
                 f"{self.ram_need - self.ram_size} bytes{split}",
-                hint="the arena is the largest part: try a smaller model or input resolution",
+                hint=self._ram_hint(),
             )
         if self.flash_need > self.flash_size:
             return BuildError(

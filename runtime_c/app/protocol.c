@@ -139,11 +139,15 @@ static void cmd_write_input(uint32_t len) {
 
 /* Variable tensor `index` (the model's state: a training graph's weights and optimiser state). */
 static uint8_t *state_ptr(uint32_t index, uint32_t *bytes) {
-  if (index >= mcu_model.num_variables) {
-    return 0;
+#if MCU_MODEL_NUM_VARIABLES > 0
+  if (index < mcu_model.num_variables) {
+    *bytes = mcu_model.variables[index].bytes;
+    return (uint8_t *)mcu_model.variables[index].data;
   }
-  *bytes = mcu_model.variables[index].bytes;
-  return (uint8_t *)mcu_model.variables[index].data;
+#else
+  (void)index, (void)bytes; /* a stateless model: every request is out of range */
+#endif
+  return 0;
 }
 
 /* payload: variable u16, offset u32, count u16 */

@@ -85,10 +85,13 @@ def load_model_bytes(data: bytes, workdir: Path) -> Graph:
     return load_model(path)
 
 
+#: The classifier and the last block: KWS's depthwise and pointwise, IC's two convolutions and
+#: its shortcut's, VWW's last depthwise (the 256 x 256 pointwise after it is trained through, not
+#: trained: its float32 weights and their gradient, 2 x 256 KB, do not fit the F767's 512 KB).
 MLPERF = [
-    ("mlperf_kws_dscnn_int8", "last:1"),
-    ("mlperf_ic_resnet8_int8", "last:1"),
-    ("mlperf_vww_mbv1_int8", "last:1"),
+    ("mlperf_kws_dscnn_int8", "last:3"),
+    ("mlperf_ic_resnet8_int8", "last:4"),
+    ("mlperf_vww_mbv1_int8", "25,29"),
 ]
 
 
@@ -96,11 +99,11 @@ MLPERF = [
 @pytest.mark.parametrize(("stem", "trainable"), MLPERF)
 def test_mlperf_models_fine_tune_on_the_twin(stem: str, trainable: str, workdir: Path) -> None:
     model = load_model(SHARED_MODELS / f"{stem}.tflite")
-    x, y = synthetic_dataset(model, 8, seed=1)
+    x, y = synthetic_dataset(model, 6, seed=1)
     options = TrainOptions(trainable=trainable, learning_rate=0.005)
-    tg, host, twin = both(model, options, Dataset(x, y), 3, workdir, stem)
+    tg, host, twin = both(model, options, Dataset(x, y), 2, workdir, stem)
     assert_same_state(host, twin)
-    assert np.mean(twin.losses[-8:]) < np.mean(twin.losses[:8])
+    assert np.mean(twin.losses[-6:]) < np.mean(twin.losses[:6])
     tuned = write_model(float_model(tg, twin.state))
     graph = load_model_bytes(tuned, workdir)
     outs = tflm_outputs(tuned, graph, [[x[0][None]]])

@@ -23,10 +23,13 @@ from mcugen.train.steps import variables
 from support import SHARED_MODELS
 
 RTOL = 1e-5
+#: the classifier and the last block (KWS: depthwise + pointwise; IC: its two convolutions and
+#: the shortcut's; VWW: the last depthwise, the pointwise between them trained through), and the
+#: autoencoder's last layer
 CASES = [
-    ("mlperf_kws_dscnn_int8", "last:1"),
-    ("mlperf_ic_resnet8_int8", "last:1"),
-    ("mlperf_vww_mbv1_int8", "last:1"),
+    ("mlperf_kws_dscnn_int8", "last:3"),
+    ("mlperf_ic_resnet8_int8", "last:4"),
+    ("mlperf_vww_mbv1_int8", "25,29"),
     ("mlperf_ad_toycar_int8", "last:1"),
 ]
 
