@@ -5,9 +5,10 @@ kept busy (issue 10; search budgets count work, never read a clock)."""
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
+import os
 import shutil
-import time
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,27 +20,23 @@ from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_write import write_model
 from support import EXAMPLE
 
-
-def _spin(seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass
+#: A busy loop for one core, at most ten minutes.
+SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end:\n    pass\n"
 
 
 @contextmanager
 def every_core_busy() -> Iterator[None]:
+    # new interpreters, not forked ones: a fork of a process that has loaded JAX (the training
+    # tests' reference, multithreaded) may deadlock
     workers = [
-        multiprocessing.Process(target=_spin, args=(600.0,), daemon=True)
-        for _ in range(max(2, multiprocessing.cpu_count()))
+        subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(max(2, os.cpu_count() or 1))
     ]
-    for w in workers:
-        w.start()
     try:
         yield
     finally:
         for w in workers:
-            w.terminate()
-            w.join()
+            w.kill()
+            w.wait()
 
 
 @contextmanager
