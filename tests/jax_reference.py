@@ -5,21 +5,30 @@ evaluated in JAX, its loss, and the loss's gradients by every trained parameter 
 its DEQUANTIZE operators, or the model inputs of a float model) and returns {parameter variable
 tensor in the training graph: gradient}. `boundary_values` computes those entering values with
 TFLM (the frozen int8 prefix and its DEQUANTIZE, written as a model of their own). Each forward
-opcode the float part may hold has one JAX function in `JAX_OPS`.
+opcode the float part may hold has one JAX function in `JAX_OPS`. `assert_host_matches_jax` is
+the training tests' comparison: one sample on the host build against jax.grad.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
+from mcugen.boards import load_board, resolve_target
+from mcugen.host.host_run import run_host
+from mcugen.host.project import build
 from mcugen.model.ir import Graph, Operator
+from mcugen.pipeline import PlanOptions, generate
 from mcugen.reference import tflm_outputs
 from mcugen.train.graph import TrainingGraph, compact
+from mcugen.train.steps import variables
 
 jax.config.update("jax_enable_x64", False)
 
@@ -304,3 +313,46 @@ def float_part_grads(
     start = [value(graph, {}, t) for t in names]
     loss, grads = jax.value_and_grad(loss_of)(start)
     return float(loss), {p.tensor: np.asarray(g) for p, g in zip(tg.params, grads, strict=True)}
+
+
+# --- the host build against JAX ------------------------------------------------------------------
+
+RTOL = 1e-5
+HOST = resolve_target(load_board("host"), emulate=False)
+
+
+def host_gradients(
+    tg: TrainingGraph, sample: list[np.ndarray]
+) -> tuple[float, dict[int, np.ndarray]]:
+    """(loss, {parameter variable: its gradient}) from one host-run sample with apply = 0 (a
+    graph that accumulates, so the accumulators hold exactly that sample's gradients)."""
+    assert tg.options.accumulate >= 2, "the gradients are read from the accumulators"
+    gen = generate(tg.graph, options=PlanOptions(rewrites=False))
+    with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
+        exe = build(gen, HOST, Path(tmp) / "p").executable
+        run = run_host(exe, tg.graph, [sample], state=True)
+    assert run.state is not None
+    state = variables(gen.view_model, gen.graph, run.state)
+    return float(run.outputs[0][0][0]), {p.tensor: state[p.accumulator] for p in tg.params}
+
+
+def assert_host_matches_jax(
+    tg: TrainingGraph,
+    inputs: list[np.ndarray],
+    label: np.ndarray,
+    *,
+    what: str = "",
+    loss_abs: float = 1e-6,
+) -> None:
+    """The host build's loss and every parameter's gradient for one sample equal jax.grad's
+    within RTOL, relative to the largest gradient of the tensor."""
+    label_type = np.int32 if tg.loss == "cross_entropy" else np.float32
+    sample = [*inputs, np.asarray(label).astype(label_type), np.array([0], np.int32)]
+    loss, ours = host_gradients(tg, sample)
+    ref_loss, theirs = float_part_grads(tg, boundary_values(tg, inputs), label)
+    assert loss == pytest.approx(ref_loss, rel=RTOL, abs=loss_abs)
+    for p in tg.params:
+        a, b = ours[p.tensor], theirs[p.tensor].reshape(ours[p.tensor].shape)
+        scale = max(float(np.max(np.abs(b))), 1e-12)
+        worst = float(np.max(np.abs(a - b))) / scale
+        assert worst <= RTOL, f"{what}{p.role} of operator {p.op}: relative error {worst:.2e}"

@@ -7,58 +7,22 @@ computation, within 1e-5 relative (of the largest gradient of the tensor)."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax_reference import boundary_values, float_part_grads
+from jax_reference import assert_host_matches_jax
 
-from mcugen.boards import load_board, resolve_target
-from mcugen.host.host_run import run_host
-from mcugen.host.project import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
-from mcugen.pipeline import PlanOptions, generate
-from mcugen.train.graph import TrainingGraph, build_training_graph
+from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from mcugen.train.steps import variables
 
-RTOL = 1e-5
-HOST = resolve_target(load_board("host"), emulate=False)
 EXAMPLES = settings(max_examples=8, deadline=None)
-
-
-def host_gradients(
-    tg: TrainingGraph, sample: list[np.ndarray]
-) -> tuple[float, dict[int, np.ndarray]]:
-    """(loss, {parameter variable: its gradient}) from one host-run sample with apply = 0."""
-    gen = generate(tg.graph, options=PlanOptions(rewrites=False))
-    with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
-        exe = build(gen, HOST, Path(tmp) / "p").executable
-        run = run_host(exe, tg.graph, [sample], state=True)
-    assert run.state is not None
-    state = variables(gen.view_model, gen.graph, run.state)
-    return float(run.outputs[0][0][0]), {p.tensor: state[p.accumulator] for p in tg.params}
 
 
 def assert_gradients_match(model: Graph, trainable: str, x: np.ndarray, label: np.ndarray) -> None:
     tg = build_training_graph(model, TrainOptions(trainable=trainable, accumulate=2))
-    sample = [
-        x,
-        label.astype(np.int32 if tg.loss == "cross_entropy" else np.float32),
-        np.array([0], np.int32),
-    ]
-    loss, ours = host_gradients(tg, sample)
-    ref_loss, theirs = float_part_grads(tg, boundary_values(tg, [x]), label)
-    assert loss == pytest.approx(ref_loss, rel=RTOL, abs=1e-6)
-    for p in tg.params:
-        a, b = ours[p.tensor], theirs[p.tensor].reshape(ours[p.tensor].shape)
-        scale = max(float(np.max(np.abs(b))), 1e-12)
-        worst = float(np.max(np.abs(a - b))) / scale
-        assert worst <= RTOL, f"{p.role} of operator {p.op}: relative error {worst:.2e}"
+    assert_host_matches_jax(tg, [x], label)
 
 
 def mlp(seed: int, depth: int, units: list[int], acts: list[int], residual: bool) -> Graph:

@@ -5,24 +5,16 @@ within 1e-5 relative of jax.grad, and the loss within 1e-5."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
-from jax_reference import boundary_values, float_part_grads
+from jax_reference import assert_host_matches_jax
 
-from mcugen.boards import load_board, resolve_target
-from mcugen.host.host_run import random_inputs, run_host
-from mcugen.host.project import build
+from mcugen.host.host_run import random_inputs
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from mcugen.train.steps import variables
 from support import SHARED_MODELS
 
-RTOL = 1e-5
 #: the classifier and the last block (KWS: depthwise + pointwise; IC: its two convolutions and
 #: the shortcut's; VWW: the last depthwise, the pointwise between them trained through), and the
 #: autoencoder's last layer
@@ -48,17 +40,4 @@ def test_training_step_matches_jax(stem: str, trainable: str) -> None:
         assert q is not None
         out_shape = model.tensors[model.outputs[0]].shape
         label = ((x.astype(np.float32) - q.zero_point) * q.scale).reshape(out_shape)
-    gen = generate(tg.graph, options=PlanOptions(rewrites=False))
-    host = resolve_target(load_board("host"), emulate=False)
-    with tempfile.TemporaryDirectory(prefix="mcugen-step-") as tmp:
-        exe = build(gen, host, Path(tmp) / "p").executable
-        run = run_host(exe, tg.graph, [[x, label, np.array([0], np.int32)]], state=True)
-    assert run.state is not None
-    state = variables(gen.view_model, gen.graph, run.state)
-    loss, theirs = float_part_grads(tg, boundary_values(tg, [x]), label)
-    assert float(run.outputs[0][0][0]) == pytest.approx(loss, rel=RTOL)
-    for p in tg.params:
-        ours = state[p.accumulator]
-        ref = theirs[p.tensor].reshape(ours.shape)
-        worst = float(np.max(np.abs(ours - ref))) / max(float(np.max(np.abs(ref))), 1e-12)
-        assert worst <= RTOL, f"{stem} {p.role} of operator {p.op}: relative error {worst:.2e}"
+    assert_host_matches_jax(tg, [x], label, what=f"{stem} ", loss_abs=0.0)

@@ -28,10 +28,17 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"dir": d, "model": model, "data": data}
 
 
-def train(files: dict[str, Path], *extra: str) -> dict:
-    args = ["train", str(files["model"]), "--board", "host", "--data", str(files["data"])]
-    assert main([*args, "--json", *extra]) == 0
-    return {}
+def host_argv(files: dict[str, Path], data: Path | None = None) -> list[str]:
+    """`mcugen train` of the test model on the host, on `data` (default: the good dataset)."""
+    return ["train", str(files["model"]), "--board", "host", "--data", str(data or files["data"])]
+
+
+def assert_one_error_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
 
 
 def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
@@ -49,7 +56,7 @@ def test_training_lowers_the_loss_and_tflm_runs_the_result(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     tuned = files["dir"] / "tuned.tflite"
-    argv = ["train", str(files["model"]), "--board", "host", "--data", str(files["data"])]
+    argv = host_argv(files)
     report = run_json(
         capsys,
         [
@@ -105,7 +112,7 @@ def test_training_lowers_the_loss_and_tflm_runs_the_result(
 def test_the_same_run_gives_the_same_bytes(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["train", str(files["model"]), "--board", "host", "--data", str(files["data"])]
+    argv = host_argv(files)
     outs = []
     for k in range(2):
         out = files["dir"] / f"again{k}.tflite"
@@ -145,10 +152,7 @@ def test_bad_datasets_are_one_line_errors(
     bad = files["dir"] / "bad.npz"
     np.savez(bad, **data)
     out = files["dir"] / "never.tflite"
-    argv = ["train", str(files["model"]), "--board", "host", "--data", str(bad), "-o", str(out)]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0], err
+    assert_one_error_line(capsys, [*host_argv(files, bad), "-o", str(out)], message)
     assert not out.exists()
 
 
@@ -165,10 +169,7 @@ def test_bad_datasets_are_one_line_errors(
 def test_bad_trainable_choices_are_one_line_errors(
     files: dict[str, Path], trainable: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["train", str(files["model"]), "--board", "host", "--data", str(files["data"])]
-    assert main([*argv, "--trainable", trainable]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0], err
+    assert_one_error_line(capsys, [*host_argv(files), "--trainable", trainable], message)
 
 
 def test_missing_dataset_and_bad_options(
