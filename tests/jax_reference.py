@@ -294,23 +294,32 @@ def loss_value(tg: TrainingGraph, out: Any, label: np.ndarray) -> Any:
 
 
 def float_part_grads(
-    tg: TrainingGraph, boundary: dict[int, np.ndarray], label: np.ndarray
+    tg: TrainingGraph,
+    boundary: dict[int, np.ndarray],
+    label: np.ndarray,
+    weights: dict[int, np.ndarray] | None = None,
 ) -> tuple[float, dict[int, np.ndarray]]:
-    """(loss, {training-graph parameter variable: d loss / d parameter}) in JAX."""
+    """(loss, {training-graph parameter variable: d loss / d parameter}) in JAX, at the model's
+    parameter values or at `weights` (training-graph parameter variable -> value)."""
     graph = tg.forward
     ops = float_part_ops(tg)
     names = [p.forward_tensor for p in tg.params]
 
-    def loss_of(weights: list[Any]) -> Any:
+    def loss_of(values: list[Any]) -> Any:
         env: Env = {t: jnp.asarray(v) for t, v in boundary.items()}
-        env.update(dict(zip(names, weights, strict=True)))
+        env.update(dict(zip(names, values, strict=True)))
         for op in ops:
             for t, v in zip(op.outputs, JAX_OPS[op.opcode](graph, op, env), strict=True):
                 env[t] = v
         logits = ops[-1].outputs[0]
         return loss_value(tg, env[logits], label)
 
-    start = [value(graph, {}, t) for t in names]
+    start = [value(graph, {}, p.forward_tensor) for p in tg.params]
+    if weights is not None:
+        start = [
+            jnp.asarray(weights[p.tensor]).reshape(w.shape)
+            for p, w in zip(tg.params, start, strict=True)
+        ]
     loss, grads = jax.value_and_grad(loss_of)(start)
     return float(loss), {p.tensor: np.asarray(g) for p, g in zip(tg.params, grads, strict=True)}
 
@@ -321,19 +330,27 @@ RTOL = 1e-5
 HOST = resolve_target(load_board("host"), emulate=False)
 
 
+def host_state(
+    tg: TrainingGraph, samples: list[list[np.ndarray]]
+) -> tuple[float, dict[int, np.ndarray]]:
+    """(the last sample's loss, {training-graph variable: its value}) after the host build has
+    run `samples` (each the model's inputs, the label and `apply`)."""
+    gen = generate(tg.graph, options=PlanOptions(rewrites=False))
+    with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
+        exe = build(gen, HOST, Path(tmp) / "p").executable
+        run = run_host(exe, tg.graph, samples, state=True)
+    assert run.state is not None
+    return float(run.outputs[-1][0][0]), variables(gen.view_model, gen.graph, run.state)
+
+
 def host_gradients(
     tg: TrainingGraph, sample: list[np.ndarray]
 ) -> tuple[float, dict[int, np.ndarray]]:
     """(loss, {parameter variable: its gradient}) from one host-run sample with apply = 0 (a
     graph that accumulates, so the accumulators hold exactly that sample's gradients)."""
     assert tg.options.accumulate >= 2, "the gradients are read from the accumulators"
-    gen = generate(tg.graph, options=PlanOptions(rewrites=False))
-    with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
-        exe = build(gen, HOST, Path(tmp) / "p").executable
-        run = run_host(exe, tg.graph, [sample], state=True)
-    assert run.state is not None
-    state = variables(gen.view_model, gen.graph, run.state)
-    return float(run.outputs[0][0][0]), {p.tensor: state[p.accumulator] for p in tg.params}
+    loss, state = host_state(tg, [sample])
+    return loss, {p.tensor: state[p.accumulator] for p in tg.params}
 
 
 def assert_host_matches_jax(

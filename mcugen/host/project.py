@@ -59,9 +59,11 @@ def executable_name(target: Target) -> str:
 def _runtime_files(gen: Generated) -> tuple[dict[str, bytes], list[str]]:
     files: dict[str, bytes] = {}
     rt = runtime_dir()
+    vm = gen.view_model
     for header in sorted((rt / "include").rglob("*.h")):
         rel = header.relative_to(rt / "include")
-        if rel.parts[:2] == ("mcu", "kernels") and rel.stem not in gen.view_model.kernels:
+        kernel_header = rel.parts[:2] == ("mcu", "kernels")
+        if kernel_header and rel.stem not in vm.kernels and rel.as_posix() not in vm.headers:
             continue
         files[f"runtime/include/{rel.as_posix()}"] = header.read_bytes()
     sources = []

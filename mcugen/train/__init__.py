@@ -8,8 +8,9 @@ code generator and runtime run, one sample per invoke.
    variable tensors (the model state, outside the arena) that start from the model's values.
    The rest stays the model's int8 operators, and DEQUANTIZE joins the two. The model's final
    SOFTMAX gives way to the loss; `gradients.py` adds each float operator's backward operators,
-   in reverse; one McugenSgd operator per parameter updates it. Inputs: the model's, the label,
-   and `apply` (samples accumulated, 0 to only accumulate); output: the loss.
+   in reverse; the backward kernels of CONV_2D and FULLY_CONNECTED update their weights
+   themselves, and one McugenSgd operator per other parameter updates it. Inputs: the model's,
+   the label, and `apply` (samples accumulated, 0 to only accumulate); output: the loss.
 3. The training graph is planned and rendered like any model (`mcugen.pipeline.generate`): the
    planner orders and lays out forward activations kept for the backward pass, gradients and
    scratch; the variables hold weights, accumulated gradients and momentum.

@@ -12,18 +12,24 @@ from __future__ import annotations
 
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Operator
-from mcugen.train.graph import FloatPart, TrainBuilder
+from mcugen.train.graph import FloatPart, Optimiser, TrainBuilder
 from mcugen.train.rules import GRADIENTS, GradContext, load_rules
 
 
 def backward(
-    b: TrainBuilder, floats: FloatPart, seeds: dict[int, int], *, skip: Operator | None
+    b: TrainBuilder,
+    floats: FloatPart,
+    seeds: dict[int, int],
+    *,
+    skip: Operator | None,
+    optimiser: Optimiser,
 ) -> dict[int, int]:
     """Adds the backward operators from the loss's gradients (`seeds`: tensor -> gradient) and
-    returns each trained parameter's gradient tensor (variable -> gradient)."""
+    returns each trained parameter's gradient tensor (variable -> gradient, or UPDATED_IN_PLACE
+    when its backward kernel applies the update itself)."""
     load_rules()
     grads = dict(seeds)
-    ctx = GradContext(b, floats.produced, {p.tensor: p for p in floats.params}, {})
+    ctx = GradContext(b, floats.produced, {p.tensor: p for p in floats.params}, {}, optimiser)
     for model_index in reversed(floats.region):
         op = floats.ops[model_index]
         if op is skip:

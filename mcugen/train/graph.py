@@ -157,8 +157,9 @@ def build_training_graph(model: Graph, options: TrainOptions) -> TrainingGraph:
     label, apply, loss_tensor, grad = _add_loss(b, loss, logits, head)
     from mcugen.train.gradients import backward  # gradients.py builds on this module
 
-    param_grads = backward(b, floats, {logits: grad}, skip=head)
-    optimiser = _add_updates(b, floats.params, param_grads, apply, options)
+    optimiser = Optimiser(apply, _optimiser_state(b, floats.params, options), options)
+    param_grads = backward(b, floats, {logits: grad}, skip=head, optimiser=optimiser)
+    _add_updates(b, floats.params, param_grads, optimiser)
     graph, remap = compact(
         model.name + ".train",
         b.tensors,
@@ -177,7 +178,7 @@ def build_training_graph(model: Graph, options: TrainOptions) -> TrainingGraph:
             accumulator=remap[acc] if acc >= 0 else -1,
             momentum=remap[mom] if mom >= 0 else -1,
         )
-        for p, (acc, mom) in zip(floats.params, optimiser, strict=True)
+        for p, (acc, mom) in ((p, optimiser.state[p.tensor]) for p in floats.params)
     )
     converted = {id(op) for op in floats.ops.values()}
     float_ops = tuple(i for i, op in enumerate(forward_ops) if id(op) in converted)
@@ -229,15 +230,39 @@ def _add_loss(
     return label, apply, loss_tensor, grad
 
 
-def _add_updates(
-    b: TrainBuilder,
-    params: list[Parameter],
-    grads: dict[int, int],
-    apply: int,
-    options: TrainOptions,
-) -> list[tuple[int, int]]:
-    """One McugenSgd per parameter; returns its (accumulator, momentum) variables (-1: none)."""
-    state = []
+#: A parameter's gradient entry when its backward kernel applies the update itself.
+UPDATED_IN_PLACE = -1
+
+
+@dataclass(frozen=True)
+class Optimiser:
+    """The update's operands: the `apply` input, each parameter's (sum, momentum) variables
+    (-1: not kept) and the options."""
+
+    apply: int
+    state: dict[int, tuple[int, int]]
+    options: TrainOptions
+
+    def fused_inputs(self, param: int) -> list[int]:
+        """The inputs a backward kernel that updates `param` itself takes after its own."""
+        acc, mom = self.state[param]
+        return [acc, mom, self.apply]
+
+    def fused_options(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "update_w": True,
+            "learning_rate": o.learning_rate,
+            "momentum": o.momentum,
+            "weight_decay": o.weight_decay,
+        }
+
+
+def _optimiser_state(
+    b: TrainBuilder, params: list[Parameter], options: TrainOptions
+) -> dict[int, tuple[int, int]]:
+    """Each parameter's (sum, momentum) variables, -1 when not kept."""
+    state = {}
     for p in params:
         w = b.tensors[p.tensor]
         acc = mom = -1
@@ -245,17 +270,27 @@ def _add_updates(
             acc = b.tensor(w.shape, "float32", f"{w.name}/sum", variable=True)
         if options.momentum > 0:
             mom = b.tensor(w.shape, "float32", f"{w.name}/momentum", variable=True)
+        state[p.tensor] = (acc, mom)
+    return state
+
+
+def _add_updates(
+    b: TrainBuilder, params: list[Parameter], grads: dict[int, int], optimiser: Optimiser
+) -> None:
+    """One McugenSgd per parameter that its backward kernel does not update itself."""
+    for p in params:
+        if grads[p.tensor] == UPDATED_IN_PLACE:
+            continue
+        acc, mom = optimiser.state[p.tensor]
         b.operator(
             "CUSTOM",
-            [p.tensor, grads[p.tensor], acc, mom, apply],
+            [p.tensor, grads[p.tensor], acc, mom, optimiser.apply],
             [],
             custom="McugenSgd",
-            learning_rate=options.learning_rate,
-            momentum=options.momentum,
-            weight_decay=options.weight_decay,
+            learning_rate=optimiser.options.learning_rate,
+            momentum=optimiser.options.momentum,
+            weight_decay=optimiser.options.weight_decay,
         )
-        state.append((acc, mom))
-    return state
 
 
 def compact(

@@ -10,7 +10,9 @@ to 5x5, odd images, channel counts that are not multiples of 4, grouped CONV_2D,
 multipliers 1-3, the four fused activations, bias or none. Chains of two convolutions carry dx of
 the second into dW of the first; the head is FULLY_CONNECTED + SOFTMAX or a per-pixel SOFTMAX.
 An int8 model trains its last convolution and FULLY_CONNECTED over its int8 prefix (TFLM). The
-backward operators' lowerings take the forward window and refuse options their shapes deny."""
+backward operators' lowerings take the forward window and refuse options their shapes deny.
+The weight update, in the kernels of CONV_2D and FULLY_CONNECTED and in McugenSgd, is checked
+against PyTorch's SGD formula on JAX's gradients (the last section)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax_reference import assert_host_matches_jax
+from jax_reference import assert_host_matches_jax, float_part_grads, host_state
 
 from mcugen.codegen.lower import lower
 from mcugen.codegen.quant import FLOAT_MAX, out_size
@@ -168,6 +170,13 @@ def grad_ops(tg: TrainingGraph) -> list[dict[str, object]]:
     return [dict(op.options) for op in tg.graph.operators if op.custom_code in codes]
 
 
+def grad_flags(options: dict[str, object]) -> tuple[bool, bool, bool]:
+    """(trains W, has db, has dx) of a backward operator's options: CONV_2D's updates W itself
+    (`update_w`), DEPTHWISE_CONV_2D's writes dW (`has_dw`)."""
+    trains = bool(options.get("update_w", False) or options.get("has_dw", False))
+    return trains, bool(options["has_db"]), bool(options["has_dx"])
+
+
 images = st.tuples(st.sampled_from([7, 8, 9, 11]), st.sampled_from([7, 9, 10, 11]))
 KINDS = ("CONV_2D", "DEPTHWISE_CONV_2D")
 
@@ -217,7 +226,7 @@ def test_chain_of_two_convolutions_matches_jax(
     tg = run_case(
         seed, in_hwc, [first, second], data.draw(st.booleans()), "0" if first_only else "all"
     )
-    flags = [(o["has_dw"], o["has_db"], o["has_dx"]) for o in grad_ops(tg)]
+    flags = [grad_flags(o) for o in grad_ops(tg)]
     assert flags == [
         (not first_only, second.bias and not first_only, True),
         (True, first.bias, False),
@@ -293,7 +302,7 @@ def test_int8_model_trains_its_last_convolution_and_dense_layer(trained: str) ->
     tg = assert_gradients_match(model, "last:2", x, np.array([2]))
     assert tg.trainable == (1, 2)
     assert [p.role for p in tg.params] == ["weights", "bias", "weights", "bias"]
-    assert [(o["has_dw"], o["has_db"], o["has_dx"]) for o in grad_ops(tg)] == [(True, True, False)]
+    assert [grad_flags(o) for o in grad_ops(tg)] == [(True, True, False)]
     opcodes = [op.opcode for op in tg.forward.operators]
     assert opcodes[:3] == ["CONV_2D", "DEQUANTIZE", trained]
 
@@ -320,7 +329,8 @@ def test_backward_operator_takes_the_forward_window(kind: str) -> None:
     window = {"stride_h": 2, "stride_w": 1, "dilation_h": 1, "dilation_w": 2}
     assert {k: params[k] for k in window} == window
     assert (params["pad_h"], params["pad_w"]) == (1, 1)
-    assert (params["has_dw"], params["has_db"], params["has_dx"]) == (1, 1, 0)
+    trains = params["update_w"] if kind == "CONV_2D" else params["has_dw"]
+    assert (trains, params["has_db"], params["has_dx"]) == (1, 1, 0)
     assert (params["act_min_f"], params["act_max_f"]) == (0.0, FLOAT_MAX)
     if kind == "DEPTHWISE_CONV_2D":
         assert params["depth_multiplier"] == 2
@@ -334,3 +344,69 @@ def test_backward_operator_that_disagrees_with_its_shapes_is_refused(
     graph, op = backward_operator(kind, **changes)
     with pytest.raises(McugenError):
         lower(graph, op)
+
+
+# --- the weight update ----------------------------------------------------------------------
+# The weight update against PyTorch's SGD formula on JAX's gradients, on the host build.
+#
+# A float model whose CONV_2D and FULLY_CONNECTED update their weights inside their backward
+# kernels (one output channel at a time) and whose biases and DEPTHWISE_CONV_2D weights go through
+# McugenSgd trains four samples, two per update, with momentum and weight decay. The reference
+# takes jax.grad at the current weights for every sample and applies, in float32,
+# g = (g1 + g2) / 2 + weight_decay w; m = momentum m + g; w = w - lr m. Every parameter's change
+# after the two updates equals the reference's within 1e-4 of the largest change (the gradients
+# agree within 1e-5; the second update's are taken at weights that differ by that much).
+
+LAYERS = [
+    Layer("CONV_2D", 4, (3, 3), (2, 1), (1, 1), SAME, 1, True),
+    Layer("DEPTHWISE_CONV_2D", 2, (2, 3), (1, 1), (1, 2), VALID, 3, True),
+]
+
+
+@pytest.mark.parametrize(("momentum", "weight_decay"), [(0.9, 0.01), (0.0, 0.0)])
+def test_sgd_updates_match_the_formula_on_jax_gradients(
+    momentum: float, weight_decay: float
+) -> None:
+    model, _ = conv_model(5, (7, 6, 3), LAYERS, 4)
+    options = TrainOptions(
+        trainable="all",
+        learning_rate=0.05,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        accumulate=2,
+    )
+    tg = build_training_graph(model, options)
+    codes = [op.custom_code for op in tg.graph.operators if op.custom_code]
+    assert codes.count("McugenSgd") == 4  # three biases and the depthwise weights
+    rng = np.random.default_rng(6)
+    xs = [rng.normal(0, 1.0, (1, 7, 6, 3)).astype(np.float32) for _ in range(4)]
+    labels = [np.array([i % 4], np.int32) for i in range(4)]
+    applies = [0, 2, 0, 2]
+    _, ours = host_state(
+        tg, [[x, y, np.array([a], np.int32)] for x, y, a in zip(xs, labels, applies, strict=True)]
+    )
+
+    start = {p.tensor: tg.graph.tensors[p.tensor].array().reshape(-1) for p in tg.params}
+    w = {t: v.copy() for t, v in start.items()}
+    m = {t: np.zeros_like(v) for t, v in start.items()}
+    f32 = np.float32
+    for first in (0, 2):
+        g1 = float_part_grads(tg, {tg.forward.inputs[0]: xs[first]}, labels[first], w)[1]
+        g2 = float_part_grads(tg, {tg.forward.inputs[0]: xs[first + 1]}, labels[first + 1], w)[1]
+        for t in w:
+            g = (g1[t].reshape(-1) + g2[t].reshape(-1)) / f32(2)
+            g = g + f32(weight_decay) * w[t]
+            if momentum:
+                m[t] = f32(momentum) * m[t] + g
+                g = m[t]
+            w[t] = w[t] - f32(0.05) * g
+    for p in tg.params:
+        change, expected = (
+            ours[p.tensor].reshape(-1) - start[p.tensor],
+            w[p.tensor] - start[p.tensor],
+        )
+        worst = float(np.max(np.abs(change - expected)))
+        assert worst <= 1e-4 * float(np.max(np.abs(expected))), f"{p.role} of operator {p.op}"
+        if momentum:
+            assert np.allclose(ours[p.momentum].reshape(-1), m[p.tensor], rtol=1e-4, atol=1e-7)
+        assert not np.any(ours[p.accumulator])  # cleared by the update

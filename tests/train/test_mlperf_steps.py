@@ -15,12 +15,13 @@ from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
 from support import SHARED_MODELS
 
-#: the classifier and the last block (KWS: depthwise + pointwise; IC: its two convolutions and
-#: the shortcut's; VWW: the last depthwise, the pointwise between them trained through), and the
-#: autoencoder's last layer
+#: the classifier and the last block (KWS and VWW: depthwise + pointwise; IC: its two
+#: convolutions and the shortcut's), VWW's last depthwise with the pointwise after it trained
+#: through, and the autoencoder's last layer
 CASES = [
     ("mlperf_kws_dscnn_int8", "last:3"),
     ("mlperf_ic_resnet8_int8", "last:4"),
+    ("mlperf_vww_mbv1_int8", "last:3"),
     ("mlperf_vww_mbv1_int8", "25,29"),
     ("mlperf_ad_toycar_int8", "last:1"),
 ]

@@ -1,10 +1,13 @@
 """McugenConv2DGrad: the backward pass of a float32 CONV_2D in a training graph
 (mcugen/train/rules/conv.py builds it; runtime_c/kernels/reference/conv_2d_grad.c).
 
-Inputs dy, x, W, y; outputs dW, db, dx, those its options ask for (`has_dw`, `has_db`,
-`has_dx`), in that order. The other options are the forward operator's: its window (padding,
-strides, dilations) and `fused_activation_function`. Grouped convolutions (filter depth below the
-input depth) are handled as the forward kernel handles them."""
+Inputs dy, x, W, y, then W's sum, momentum and `apply` (McugenSgd's, -1 when W does not train);
+outputs db, dx, those its options ask for (`has_db`, `has_dx`), in that order. With `update_w`
+the kernel applies the SGD step (`learning_rate`, `momentum`, `weight_decay`) to W itself, one
+output channel at a time, in a scratch of one filter. The other options are the forward
+operator's: its window (padding, strides, dilations) and `fused_activation_function`. Grouped
+convolutions (filter depth below the input depth) are handled as the forward kernel handles
+them. `grad_operands`, `check_grad_shapes` and `grad_params` serve the depthwise one too."""
 
 from __future__ import annotations
 
@@ -12,20 +15,23 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, Value, register
 from mcugen.codegen.lower._common import check_dtype, fused_activation, invalid, req
 from mcugen.codegen.lower.conv_2d import check_4d, window_params
+from mcugen.codegen.lower.fully_connected_grad import weight_update
 from mcugen.model.ir import Graph, Operator, Tensor
 
 CODE = "McugenConv2DGrad"
-FLAGS = ("has_dw", "has_db", "has_dx")
+FLAGS = ("has_db", "has_dx")
 
 
-def grad_operands(graph: Graph, op: Operator) -> tuple[list[Tensor], dict[str, Tensor]]:
+def grad_operands(
+    graph: Graph, op: Operator, flags: tuple[str, ...]
+) -> tuple[list[Tensor], dict[str, Tensor]]:
     """([dy, x, W, y], {flag: the output it asks for}) of a convolution's backward operator, all
-    float32, dy shaped as y."""
-    flags = [k for k in FLAGS if op.options.get(k, False)]
-    if len(op.inputs) != 4 or len(op.outputs) != len(flags) or not flags:
-        raise invalid(op, f"has {len(op.inputs)} inputs and {len(op.outputs)} outputs")
+    float32, dy shaped as y; `flags` name the outputs it may have, in order."""
+    wanted = [k for k in flags if op.options.get(k, False)]
+    if len(op.outputs) != len(wanted) or not (wanted or op.options.get("update_w")):
+        raise invalid(op, f"has {len(op.outputs)} outputs for flags {wanted}")
     inputs = [req(graph, op, i) for i in range(4)]
-    outputs = {k: graph.tensors[t] for k, t in zip(flags, op.outputs, strict=True)}
+    outputs = {k: graph.tensors[t] for k, t in zip(wanted, op.outputs, strict=True)}
     for t in (*inputs, *outputs.values()):
         check_dtype(op, t, "float32")
     dy, x, w, y = inputs
@@ -48,22 +54,31 @@ def check_grad_shapes(
             raise invalid(op, f"gradient {t.index} has shape {t.shape} ({flag})")
 
 
-def grad_params(op: Operator, x: Tensor, w: Tensor, y: Tensor) -> tuple[tuple[str, Value], ...]:
+def grad_params(
+    op: Operator, x: Tensor, w: Tensor, y: Tensor, flags: tuple[str, ...]
+) -> tuple[tuple[str, Value], ...]:
     """The forward window (checked against the shapes), the activation's float range, the flags."""
     window = window_params(
         op, (x.shape[1], x.shape[2]), (w.shape[1], w.shape[2]), out_hw=(y.shape[1], y.shape[2])
     )
     lo, hi = quant.activation_range_float(fused_activation(op))
-    flags = tuple((k, int(bool(op.options.get(k, False)))) for k in FLAGS)
-    return window + (("act_min_f", lo), ("act_max_f", hi)) + flags
+    values = tuple((k, int(bool(op.options.get(k, False)))) for k in flags)
+    return window + (("act_min_f", lo), ("act_max_f", hi)) + values
 
 
 @register(f"CUSTOM:{CODE}")
 def lower_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
-    (_, x, w, y), outputs = grad_operands(graph, op)
+    (_, x, w, y), outputs = grad_operands(graph, op, FLAGS)
     in_c, (out_c, _, _, k_c) = x.shape[3], w.shape
     if k_c < 1 or in_c % k_c != 0 or out_c % (in_c // k_c) != 0 or y.shape[3] != out_c:
         raise invalid(op, f"filter {w.shape} does not map input {x.shape} to output {y.shape}")
     check_grad_shapes(op, outputs, x, w, out_c)
-    params = grad_params(op, x, w, y)
-    return Lowered("conv_2d_grad", "mcu_conv_2d_grad_f32", "mcu_conv_2d_grad_params_t", params)
+    update, scratch = weight_update(graph, op, w, w.num_elements // out_c)
+    return Lowered(
+        "conv_2d_grad",
+        "mcu_conv_2d_grad_f32",
+        "mcu_conv_2d_grad_params_t",
+        grad_params(op, x, w, y, FLAGS) + update,
+        scratch_bytes=scratch,
+        headers=("mcu/kernels/sgd.h",),
+    )

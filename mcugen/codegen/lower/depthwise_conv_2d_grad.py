@@ -14,11 +14,14 @@ from mcugen.codegen.lower.depthwise_conv_2d import depth_multiplier
 from mcugen.model.ir import Graph, Operator
 
 CODE = "McugenDepthwiseConv2DGrad"
+FLAGS = ("has_dw", "has_db", "has_dx")
 
 
 @register(f"CUSTOM:{CODE}")
 def lower_depthwise_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
-    (_, x, w, y), outputs = grad_operands(graph, op)
+    if len(op.inputs) != 4:
+        raise invalid(op, f"has {len(op.inputs)} inputs, not 4")
+    (_, x, w, y), outputs = grad_operands(graph, op, FLAGS)
     out_c = w.shape[3]
     if w.shape[0] != 1 or y.shape[3] != out_c:
         raise invalid(op, f"filter {w.shape} does not map input {x.shape} to output {y.shape}")
@@ -28,5 +31,5 @@ def lower_depthwise_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
         "depthwise_conv_2d_grad",
         "mcu_depthwise_conv_2d_grad_f32",
         "mcu_depthwise_conv_2d_grad_params_t",
-        grad_params(op, x, w, y) + (("depth_multiplier", mult),),
+        grad_params(op, x, w, y, FLAGS) + (("depth_multiplier", mult),),
     )

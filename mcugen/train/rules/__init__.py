@@ -15,7 +15,7 @@ import numpy as np
 from mcugen.codegen.quant import ACT_NONE
 from mcugen.model.ir import Operator
 from mcugen.registry import Registry
-from mcugen.train.graph import Parameter, TrainBuilder
+from mcugen.train.graph import UPDATED_IN_PLACE, Optimiser, Parameter, TrainBuilder
 
 #: A rule: (context, forward operator, gradient of each output or None) -> {input tensor: grad}.
 GradRule = Callable[["GradContext", Operator, tuple[int | None, ...]], dict[int, int]]
@@ -28,6 +28,7 @@ class GradContext:
     produced: set[int]
     params: dict[int, Parameter]
     param_grads: dict[int, int]
+    optimiser: Optimiser
 
     def needs_grad(self, t: int) -> bool:
         """Tensor `t` carries a gradient: a float activation written by the float part."""
@@ -39,6 +40,15 @@ class GradContext:
             return None
         self.param_grads[t] = self.b.like(t, "grad")
         return self.param_grads[t]
+
+    def update_in_place(self, t: int) -> tuple[list[int], dict[str, Any]]:
+        """The extra inputs and options of a backward kernel that applies the SGD step to the
+        trained parameter `t` itself, one output channel at a time, so that its whole gradient
+        never exists; ([-1, -1, -1], {}) when `t` does not train."""
+        if t < 0 or t not in self.params:
+            return [-1, -1, -1], {}
+        self.param_grads[t] = UPDATED_IN_PLACE
+        return self.optimiser.fused_inputs(t), self.optimiser.fused_options()
 
     def grad_like(self, t: int) -> int:
         return self.b.like(t, "grad")

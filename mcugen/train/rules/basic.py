@@ -17,16 +17,17 @@ def _fully_connected(ctx: GradContext, op: Operator, dys: tuple[int | None, ...]
     assert dy is not None
     x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else -1
-    dw, db = ctx.param_grad(w), ctx.param_grad(bias)
+    update, flags = ctx.update_in_place(w)  # W's SGD step runs in the kernel, row by row
+    db = ctx.param_grad(bias)
     dx = ctx.grad_like(x) if ctx.needs_grad(x) else None
-    outputs = [t for t in (dw, db, dx) if t is not None]
-    if not outputs:
+    outputs = [t for t in (db, dx) if t is not None]
+    if not outputs and not flags:
         return {}
     ctx.custom(
         "McugenFullyConnectedGrad",
-        [dy, x, w, op.outputs[0]],
+        [dy, x, w, op.outputs[0], *update],
         outputs,
-        has_dw=dw is not None,
+        **flags,
         has_db=db is not None,
         has_dx=dx is not None,
         fused_activation_function=int(op.options.get("fused_activation_function", ACT_NONE)),

@@ -1,11 +1,12 @@
-/* Backward CONV_2D (mcu/kernels/conv_2d_grad.h), float32, grouped or not. One pass over the
- * output gradient, output element (n, oy, ox, o) by element:
- *   dz = dy where act_min < y < act_max, else 0;   db[o] += dz;
- *   for each tap (ky, kx) of its window that lies in the image, at input pixel (iy, ix):
- *     dW[o][ky][kx][i] += dz * x[n][iy][ix][c0 + i];   dx[n][iy][ix][c0 + i] += dz * W[o][ky][kx][i]
- * with c0 the first input channel of o's group. Taps in the padding add nothing, as they add
- * nothing forward. dW, db and dx start at 0 and each of their sums runs in that loop order
- * (n, oy, ox, o, ky, kx), so every build gives the same bits. */
+/* Backward CONV_2D (mcu/kernels/conv_2d_grad.h), float32, grouped or not. For output element
+ * (n, oy, ox, o), dz = dy where act_min < y < act_max, else 0, and each tap (ky, kx) of its window
+ * that lies in the image, at input pixel (iy, ix), adds (c0: the first input channel of o's group)
+ *   db[o] += dz;   dx[n][iy][ix][c0 + i] += dz * W[o][ky][kx][i];
+ *   dW[o][ky][kx][i] += dz * x[n][iy][ix][c0 + i].
+ * Taps in the padding add nothing, as they add nothing forward. A first pass over the output
+ * gradient, element by element in the order (n, oy, ox, o), computes db and dx; then each output
+ * channel o in turn sums its dW over (n, oy, ox) into a scratch row and updates its weights. Every
+ * sum starts at 0 and runs in the order written, so every build gives the same bits. */
 #include "mcu/kernels/conv_2d_grad.h"
 
 typedef struct {
@@ -22,19 +23,11 @@ typedef struct {
   int32_t per_group; /* output channels per group */
 } conv_grad_dims_t;
 
-/* The tensors one batch element works on; a gradient not asked for is NULL. */
-typedef struct {
-  const float *x;
-  const float *w;
-  float *dw;
-  float *dx;
-} conv_grad_io_t;
-
 static mcu_status_t conv_grad_dims(const mcu_node_t *node, const mcu_context_t *ctx,
                                    conv_grad_dims_t *d) {
   const mcu_conv_2d_grad_params_t *p = node->params;
-  MCU_ENSURE_MODEL(node->num_inputs == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(node->num_outputs == p->has_dw + p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_inputs == 7, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_outputs == p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *dy = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *x = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *w = mcu_input_tensor(ctx, node, 2);
@@ -61,40 +54,116 @@ static mcu_status_t conv_grad_dims(const mcu_node_t *node, const mcu_context_t *
 }
 
 static void conv_grad_clear(float *t, int32_t n) {
-  if (t == NULL) {
-    return;
-  }
   for (int32_t i = 0; i < n; ++i) {
     t[i] = 0.0f;
   }
 }
 
-/* Output element (oy, ox, o) of one batch element, its gradient dz, into dW and dx: every tap
- * of its window (top-left input position y0, x0) inside the image. */
-static void conv_grad_taps(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
-                           const conv_grad_io_t *io, float dz, int32_t y0, int32_t x0, int32_t o) {
-  const int32_t c0 = (o / d->per_group) * d->k_c;
+static inline float conv_grad_dz(const mcu_conv_2d_grad_params_t *p, float dy, float y) {
+  return (y > p->act_min_f && y < p->act_max_f) ? dy : 0.0f;
+}
+
+/* The taps k in [0, taps) whose input position start + dilation * k lies in [0, extent): one
+ * range, [*lo, *hi). */
+static void conv_grad_taps(int32_t start, int32_t dilation, int32_t extent, int32_t taps,
+                           int32_t *lo, int32_t *hi) {
+  int32_t k = 0;
+  while (k < taps && start + dilation * k < 0) {
+    ++k;
+  }
+  *lo = k;
+  while (k < taps && start + dilation * k < extent) {
+    ++k;
+  }
+  *hi = k;
+}
+
+/* The window of output pixel (oy, ox) inside the image: its taps and its top-left position. */
+typedef struct {
+  int32_t ky_lo, ky_hi, kx_lo, kx_hi, y0, x0;
+} conv_grad_window_t;
+
+static void conv_grad_window(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
+                             int32_t oy, int32_t ox, conv_grad_window_t *win) {
+  win->y0 = oy * p->stride_h - p->pad_h;
+  win->x0 = ox * p->stride_w - p->pad_w;
+  conv_grad_taps(win->y0, p->dilation_h, d->in_h, d->k_h, &win->ky_lo, &win->ky_hi);
+  conv_grad_taps(win->x0, p->dilation_w, d->in_w, d->k_w, &win->kx_lo, &win->kx_hi);
+}
+
+/* db and dx: one pass over the output gradient in the order (n, oy, ox, o). */
+static void conv_grad_input(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
+                            const float *dy, const float *y, const float *w, float *db,
+                            float *dx) {
+  const int32_t image = d->in_h * d->in_w * d->in_c;
   const int32_t filter_size = d->k_h * d->k_w * d->k_c;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    const int32_t iy = y0 + p->dilation_h * ky;
-    if (iy < 0 || iy >= d->in_h) {
-      continue;
-    }
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      const int32_t ix = x0 + p->dilation_w * kx;
-      if (ix < 0 || ix >= d->in_w) {
-        continue;
-      }
-      const int32_t pixel = (iy * d->in_w + ix) * d->in_c + c0;
-      const int32_t tap = o * filter_size + (ky * d->k_w + kx) * d->k_c;
-      if (io->dw != NULL) {
-        for (int32_t i = 0; i < d->k_c; ++i) {
-          io->dw[tap + i] += dz * io->x[pixel + i];
+  if (db != NULL) {
+    conv_grad_clear(db, d->out_c);
+  }
+  if (dx != NULL) {
+    conv_grad_clear(dx, d->batches * image);
+  }
+  int32_t k = 0;
+  for (int32_t b = 0; b < d->batches; ++b) {
+    float *dx_b = dx != NULL ? dx + b * image : NULL;
+    for (int32_t oy = 0; oy < d->out_h; ++oy) {
+      for (int32_t ox = 0; ox < d->out_w; ++ox) {
+        conv_grad_window_t win;
+        conv_grad_window(p, d, oy, ox, &win);
+        for (int32_t o = 0; o < d->out_c; ++o, ++k) {
+          const float dz = conv_grad_dz(p, dy[k], y[k]);
+          if (db != NULL) {
+            db[o] += dz;
+          }
+          if (dx_b == NULL) {
+            continue;
+          }
+          const int32_t c0 = (o / d->per_group) * d->k_c;
+          for (int32_t ky = win.ky_lo; ky < win.ky_hi; ++ky) {
+            const int32_t iy = win.y0 + p->dilation_h * ky;
+            for (int32_t kx = win.kx_lo; kx < win.kx_hi; ++kx) {
+              const int32_t ix = win.x0 + p->dilation_w * kx;
+              float *to = dx_b + (iy * d->in_w + ix) * d->in_c + c0;
+              const float *from = w + o * filter_size + (ky * d->k_w + kx) * d->k_c;
+              for (int32_t i = 0; i < d->k_c; ++i) {
+                to[i] += dz * from[i];
+              }
+            }
+          }
         }
       }
-      if (io->dx != NULL) {
-        for (int32_t i = 0; i < d->k_c; ++i) {
-          io->dx[pixel + i] += dz * io->w[tap + i];
+    }
+  }
+}
+
+/* dW of output channel o, summed over (n, oy, ox) into `row` (KH*KW*C/groups floats). */
+static void conv_grad_weights(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
+                              const float *dy, const float *y, const float *x, int32_t o,
+                              float *row) {
+  const int32_t image = d->in_h * d->in_w * d->in_c;
+  const int32_t c0 = (o / d->per_group) * d->k_c;
+  conv_grad_clear(row, d->k_h * d->k_w * d->k_c);
+  int32_t k = o;
+  for (int32_t b = 0; b < d->batches; ++b) {
+    const float *x_b = x + b * image;
+    for (int32_t oy = 0; oy < d->out_h; ++oy) {
+      for (int32_t ox = 0; ox < d->out_w; ++ox, k += d->out_c) {
+        const float dz = conv_grad_dz(p, dy[k], y[k]);
+        if (dz == 0.0f) {
+          continue; /* adds only zeros (x is finite): the sums keep their bits */
+        }
+        conv_grad_window_t win;
+        conv_grad_window(p, d, oy, ox, &win);
+        for (int32_t ky = win.ky_lo; ky < win.ky_hi; ++ky) {
+          const int32_t iy = win.y0 + p->dilation_h * ky;
+          for (int32_t kx = win.kx_lo; kx < win.kx_hi; ++kx) {
+            const int32_t ix = win.x0 + p->dilation_w * kx;
+            const float *from = x_b + (iy * d->in_w + ix) * d->in_c + c0;
+            float *to = row + (ky * d->k_w + kx) * d->k_c;
+            for (int32_t i = 0; i < d->k_c; ++i) {
+              to[i] += dz * from[i];
+            }
+          }
         }
       }
     }
@@ -107,32 +176,31 @@ mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_TRY(conv_grad_dims(node, ctx, &d));
   const float *dy = mcu_input(ctx, node, 0);
   const float *x = mcu_input(ctx, node, 1);
+  float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
   const float *y = mcu_input(ctx, node, 3);
+  float *acc = (float *)mcu_input(ctx, node, 4);
+  float *mom = (float *)mcu_input(ctx, node, 5);
+  int32_t apply = 0;
+  if (p->update_w) {
+    MCU_ENSURE_MODEL(mcu_input(ctx, node, 6) != NULL && mcu_scratch(ctx, node) != NULL,
+                     MCU_ERR_BAD_MODEL);
+    apply = *(const int32_t *)mcu_input(ctx, node, 6);
+    MCU_ENSURE(apply >= 0 && (acc != NULL || apply <= 1), MCU_ERR_INPUT);
+  }
   int out = 0;
-  float *dw = p->has_dw ? mcu_output(ctx, node, out++) : NULL;
   float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
   float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
-  const int32_t image = d.in_h * d.in_w * d.in_c;
-  conv_grad_clear(dw, d.out_c * d.k_h * d.k_w * d.k_c);
-  conv_grad_clear(db, d.out_c);
-  conv_grad_clear(dx, d.batches * image);
-  conv_grad_io_t io = {x, mcu_input(ctx, node, 2), dw, dx};
-  int32_t k = 0;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    io.x = x + b * image;
-    io.dx = dx != NULL ? dx + b * image : NULL;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t o = 0; o < d.out_c; ++o, ++k) {
-          const float dz = (y[k] > p->act_min_f && y[k] < p->act_max_f) ? dy[k] : 0.0f;
-          if (db != NULL) {
-            db[o] += dz;
-          }
-          const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-          conv_grad_taps(p, &d, &io, dz, y0, x0, o);
-        }
-      }
-    }
+  conv_grad_input(p, &d, dy, y, w, db, dx);
+  if (!p->update_w || (apply == 0 && acc == NULL)) {
+    return MCU_OK;
+  }
+  float *row = mcu_scratch(ctx, node);
+  const int32_t filter_size = d.k_h * d.k_w * d.k_c;
+  for (int32_t o = 0; o < d.out_c; ++o) {
+    conv_grad_weights(p, &d, dy, y, x, o, row);
+    const int32_t at = o * filter_size;
+    mcu_sgd_step(&p->sgd, w + at, row, acc != NULL ? acc + at : NULL,
+                 mom != NULL ? mom + at : NULL, filter_size, apply);
   }
   return MCU_OK;
 }

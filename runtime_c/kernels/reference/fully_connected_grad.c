@@ -1,7 +1,8 @@
 /* Backward FULLY_CONNECTED (mcu/kernels/fully_connected_grad.h), float32, rows = the batch:
  *   dz = dy where act_min < y < act_max, else 0;
- *   dW[o][i] = sum_r dz[r][o] x[r][i];  db[o] = sum_r dz[r][o];  dx[r][i] = sum_o dz[r][o] W[o][i].
- * Each sum runs in the index order written, so every build gives the same bits. */
+ *   dx[r][i] = sum_o dz[r][o] W[o][i];  db[o] = sum_r dz[r][o];  dW[o][i] = sum_r dz[r][o] x[r][i]
+ * in that order, dW row by row into the update. Each sum runs in the index order written, so
+ * every build gives the same bits. */
 #include "mcu/kernels/fully_connected_grad.h"
 
 static inline float passed(const mcu_fully_connected_grad_params_t *p, float dy, float y) {
@@ -10,8 +11,8 @@ static inline float passed(const mcu_fully_connected_grad_params_t *p, float dy,
 
 mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_fully_connected_grad_params_t *p = node->params;
-  MCU_ENSURE_MODEL(node->num_inputs == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(node->num_outputs == p->has_dw + p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_inputs == 7, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_outputs == p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *w_t = mcu_input_tensor(ctx, node, 2);
   const mcu_tensor_t *y_t = mcu_input_tensor(ctx, node, 3);
   MCU_ENSURE_MODEL(w_t != NULL && y_t != NULL && w_t->ndims == 2, MCU_ERR_BAD_MODEL);
@@ -19,30 +20,20 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
   const int32_t rows = mcu_num_elements(y_t) / outs;
   const float *dy = mcu_input(ctx, node, 0);
   const float *x = mcu_input(ctx, node, 1);
-  const float *w = mcu_input(ctx, node, 2);
+  float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
   const float *y = mcu_input(ctx, node, 3);
+  float *acc = (float *)mcu_input(ctx, node, 4);
+  float *mom = (float *)mcu_input(ctx, node, 5);
+  int32_t apply = 0;
+  if (p->update_w) {
+    MCU_ENSURE_MODEL(mcu_input(ctx, node, 6) != NULL && mcu_scratch(ctx, node) != NULL,
+                     MCU_ERR_BAD_MODEL);
+    apply = *(const int32_t *)mcu_input(ctx, node, 6);
+    MCU_ENSURE(apply >= 0 && (acc != NULL || apply <= 1), MCU_ERR_INPUT);
+  }
   int out = 0;
-  float *dw = p->has_dw ? mcu_output(ctx, node, out++) : NULL;
   float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
   float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
-  for (int32_t o = 0; o < outs; ++o) {
-    if (dw != NULL) {
-      for (int32_t i = 0; i < ins; ++i) {
-        float total = 0.0f;
-        for (int32_t r = 0; r < rows; ++r) {
-          total += passed(p, dy[r * outs + o], y[r * outs + o]) * x[r * ins + i];
-        }
-        dw[o * ins + i] = total;
-      }
-    }
-    if (db != NULL) {
-      float total = 0.0f;
-      for (int32_t r = 0; r < rows; ++r) {
-        total += passed(p, dy[r * outs + o], y[r * outs + o]);
-      }
-      db[o] = total;
-    }
-  }
   if (dx != NULL) {
     for (int32_t r = 0; r < rows; ++r) {
       for (int32_t i = 0; i < ins; ++i) {
@@ -53,6 +44,30 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
         dx[r * ins + i] = total;
       }
     }
+  }
+  if (db != NULL) {
+    for (int32_t o = 0; o < outs; ++o) {
+      float total = 0.0f;
+      for (int32_t r = 0; r < rows; ++r) {
+        total += passed(p, dy[r * outs + o], y[r * outs + o]);
+      }
+      db[o] = total;
+    }
+  }
+  if (!p->update_w || (apply == 0 && acc == NULL)) {
+    return MCU_OK;
+  }
+  float *row = mcu_scratch(ctx, node);
+  for (int32_t o = 0; o < outs; ++o) {
+    for (int32_t i = 0; i < ins; ++i) {
+      float total = 0.0f;
+      for (int32_t r = 0; r < rows; ++r) {
+        total += passed(p, dy[r * outs + o], y[r * outs + o]) * x[r * ins + i];
+      }
+      row[i] = total;
+    }
+    mcu_sgd_step(&p->sgd, w + o * ins, row, acc != NULL ? acc + o * ins : NULL,
+                 mom != NULL ? mom + o * ins : NULL, ins, apply);
   }
   return MCU_OK;
 }

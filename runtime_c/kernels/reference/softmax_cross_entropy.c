@@ -1,7 +1,9 @@
 /* Softmax cross-entropy and its gradient, per row z of `classes` logits with label l:
  *   loss = ln(sum_j e^(b z_j - m)) + m - b z_l, with m = max_j b z_j,
  *   d loss / d z_j = b (e^(b z_j - m) / sum - [j == l]),
- * both divided by the number of rows. exp and ln are mcu/train_math.h's, so the host and the
+ * both divided by the number of rows. The label's term is computed as -(sum of the others'
+ * exponentials) / sum: p_l - 1 would cancel when p_l is near 1 and lose the digits every other
+ * gradient is scaled by. exp and ln are mcu/train_math.h's, so the host and the
  * board give the same bits. A label outside [0, classes) fails the invoke (MCU_ERR_INPUT): the
  * host checks labels before it sends them. */
 #include "mcu/kernels/softmax_cross_entropy.h"
@@ -33,14 +35,15 @@ mcu_status_t mcu_softmax_cross_entropy_f32(const mcu_node_t *node, mcu_context_t
       float v = p->beta * z[j];
       m = v > m ? v : m;
     }
-    float sum = 0.0f;
+    float sum = 0.0f, others = 0.0f;
     for (int32_t j = 0; j < classes; ++j) {
       g[j] = mcu_exp_f32(p->beta * z[j] - m);
       sum += g[j];
+      others += j == label ? 0.0f : g[j];
     }
     for (int32_t j = 0; j < classes; ++j) {
-      float prob = g[j] / sum;
-      g[j] = p->beta * (prob - (j == label ? 1.0f : 0.0f)) * scale;
+      const float delta = j == label ? -others / sum : g[j] / sum;
+      g[j] = p->beta * delta * scale;
     }
     total += (mcu_log_f32(sum) + m) - p->beta * z[label];
   }

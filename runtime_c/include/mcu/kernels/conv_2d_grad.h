@@ -1,14 +1,19 @@
 #ifndef MCU_KERNELS_CONV_2D_GRAD_H
 #define MCU_KERNELS_CONV_2D_GRAD_H
 
+#include "mcu/kernels/sgd.h"
 #include "mcu/runtime.h"
 
-/* The backward pass of a float32 CONV_2D y = act(conv(x, W) + b) (mcugen/train/).
- * Inputs: dy (y's shape), x [N,H,W,C], W [O,KH,KW,C/groups], y [N,OH,OW,O]. Outputs, in this
- * order, those the flags ask for: dW (W's shape), db [O], dx (x's shape). The window (strides,
- * dilations, padding before) is the forward operator's, as mcu_conv_2d_params_t holds it; output
- * channel o reads the input channels of group o / (O / groups). The fused activation's gradient
- * is taken from y: dy passes where act_min_f < y < act_max_f. */
+/* The backward pass of a float32 CONV_2D y = act(conv(x, W) + b) (mcugen/train/), with the
+ * update of W folded in. Inputs: dy (y's shape), x [N,H,W,C], W [O,KH,KW,C/groups],
+ * y [N,OH,OW,O], then W's accumulated gradient and momentum (variables, each -1 when not kept)
+ * and `apply` (int32 [1]), the last three -1 when W does not train. Outputs, in this order, those
+ * the flags ask for: db [O], dx (x's shape). The window (strides, dilations, padding before) is
+ * the forward operator's, as mcu_conv_2d_params_t holds it; output channel o reads the input
+ * channels of group o / (O / groups). The fused activation's gradient is taken from y: dy passes
+ * where act_min_f < y < act_max_f. With update_w, dx is computed first (from the weights as they
+ * were), then each output channel's dW, in a scratch of KH*KW*C/groups floats, goes through the
+ * SGD step of mcu/kernels/sgd.h: no whole dW exists. */
 typedef struct {
   int32_t stride_w;
   int32_t stride_h;
@@ -18,9 +23,10 @@ typedef struct {
   int32_t pad_h;
   float act_min_f;
   float act_max_f;
-  int32_t has_dw;
+  int32_t update_w;
   int32_t has_db;
   int32_t has_dx;
+  mcu_sgd_params_t sgd;
 } mcu_conv_2d_grad_params_t;
 
 mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);

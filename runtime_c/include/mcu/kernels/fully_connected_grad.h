@@ -1,18 +1,24 @@
 #ifndef MCU_KERNELS_FULLY_CONNECTED_GRAD_H
 #define MCU_KERNELS_FULLY_CONNECTED_GRAD_H
 
+#include "mcu/kernels/sgd.h"
 #include "mcu/runtime.h"
 
-/* The backward pass of a float32 FULLY_CONNECTED y = act(x W^T + b) (mcugen/train/).
- * Inputs: dy (y's shape), x, W [out, in], y. Outputs, in this order, those the flags ask for:
- * dW [out, in], db [out], dx (x's shape). The fused activation's gradient is taken from y:
- * dy passes where act_min_f < y < act_max_f (relu: y > 0). */
+/* The backward pass of a float32 FULLY_CONNECTED y = act(x W^T + b) (mcugen/train/), with the
+ * update of W folded in. Inputs: dy (y's shape), x, W [out, in], y, then W's accumulated
+ * gradient and momentum (variables, each -1 when not kept) and `apply` (int32 [1]), the last
+ * three -1 when W does not train. Outputs, in this order, those the flags ask for: db [out], dx
+ * (x's shape). The fused activation's gradient is taken from y: dy passes where
+ * act_min_f < y < act_max_f (relu: y > 0). With update_w, dx is computed first (from the weights
+ * as they were), then each output channel's row of dW, in a scratch of `in` floats, goes through
+ * the SGD step of mcu/kernels/sgd.h: no whole dW exists. */
 typedef struct {
   float act_min_f;
   float act_max_f;
-  int32_t has_dw;
+  int32_t update_w;
   int32_t has_db;
   int32_t has_dx;
+  mcu_sgd_params_t sgd;
 } mcu_fully_connected_grad_params_t;
 
 mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);

@@ -19,4 +19,32 @@ typedef struct {
 
 mcu_status_t mcu_sgd_f32(const mcu_node_t *node, mcu_context_t *ctx);
 
+/* The update of n elements, shared by McugenSgd and the backward kernels that update their
+ * weights one output channel at a time (conv_2d_grad, fully_connected_grad): the same
+ * operations on each element, so either gives the same bits. `g` is this sample's gradient;
+ * `acc` and `mom` may be NULL; the caller has checked apply >= 0 and (acc != NULL or
+ * apply <= 1), and skips the call when apply is 0 and acc is NULL. */
+static inline void mcu_sgd_step(const mcu_sgd_params_t *p, float *w, const float *g, float *acc,
+                                float *mom, int32_t n, int32_t apply) {
+  const float count = (float)apply;
+  for (int32_t i = 0; i < n; ++i) {
+    float grad = g[i];
+    if (acc != NULL) {
+      float sum = acc[i] + grad;
+      if (apply == 0) {
+        acc[i] = sum;
+        continue;
+      }
+      acc[i] = 0.0f;
+      grad = sum / count;
+    }
+    grad = grad + p->weight_decay * w[i];
+    if (mom != NULL) {
+      mom[i] = p->momentum * mom[i] + grad;
+      grad = mom[i];
+    }
+    w[i] = w[i] - p->learning_rate * grad;
+  }
+}
+
 #endif
