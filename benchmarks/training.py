@@ -7,7 +7,9 @@ activations kept for the backward pass, gradients and scratch) and as the plain 
 schedule the POET issue starts from (the stored order: every forward operator, then the loss,
 then the backward operators in reverse; TFLM's greedy-by-size layout; nothing shared), runs
 three steps of a seeded synthetic dataset on the twin (`-icount shift=0`) and prints one row.
-"state" is the variables outside the arena: trained weights, gradient sums and momentum.
+"state" is the variables outside the arena: trained weights, gradient sums and momentum; "RAM" is
+everything the board's RAM holds (arena, state, stack, runtime and the runner's copy of the input
+unless the plan keeps the input in the arena: mcugen/plan/fit.py), against its size.
 Run: python benchmarks/training.py [--board B] [--momentum M] [--accumulate N] [MODEL:TRAINABLE...]
 """
 
@@ -24,9 +26,11 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
+from mcugen.host.project import build, target_fit
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.plan import dynamic
+from mcugen.plan.fit import weight_bytes
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
 from mcugen.train.steps import Dataset, steps
@@ -63,7 +67,8 @@ def row(spec: str, board: str, options: TrainOptions, workdir: Path) -> list[str
     )
     target = resolve_target(load_board(board), emulate=True)
     core = target.port_board.core
-    gen = generate(tg.graph, options=PlanOptions(rewrites=False, core=core))
+    # as `mcugen train` plans it (mcugen/commands/train.py)
+    gen = generate(tg.graph, options=PlanOptions(rewrites=False, core=core, keep_input="auto"))
     store_all = generate(
         tg.graph,
         options=PlanOptions(
@@ -75,6 +80,11 @@ def row(spec: str, board: str, options: TrainOptions, workdir: Path) -> list[str
     with open_device(target, result.executable, None) as link:
         run = run_samples(link, gen.graph, run_steps, emulated=True)
     per_step = [run.instructions(t) for t in run.ticks_per_inference]
+
+    def ram(g: Generated) -> str:
+        fit = target_fit(g.graph, g.plan, dynamic.STATIC, weight_bytes(g.graph), target)
+        return f"{fit.ram_need:,}"
+
     return [
         stem.replace("mlperf_", "").replace("_int8", ""),
         trainable,
@@ -82,7 +92,9 @@ def row(spec: str, board: str, options: TrainOptions, workdir: Path) -> list[str
         f"{sum(tg.graph.tensors[p.tensor].num_elements for p in tg.params):,}",
         f"{gen.view_model.state_bytes:,}",
         f"{gen.view_model.arena_bytes:,}",
+        ram(gen),
         f"{store_all.view_model.arena_bytes:,}",
+        ram(store_all),
         f"{max(per_step):,}",
         f"{run.stack_used:,}",
     ]
@@ -99,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"needs the shared models in {SHARED}", file=sys.stderr)
         return 2
     options = TrainOptions(momentum=args.momentum, accumulate=args.accumulate)
+    size = resolve_target(load_board(args.board), emulate=True).ram.size
     print(
-        f"board: {args.board} (QEMU twin); SGD momentum {args.momentum}, "
+        f"board: {args.board} (QEMU twin, RAM {size:,} B); SGD momentum {args.momentum}, "
         f"{args.accumulate} samples per update; instructions of the slowest of 3 steps"
     )
     head = [
@@ -110,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         "parameters",
         "state B",
         "arena B",
+        "RAM B",
         "store-all arena B",
+        "store-all RAM B",
         "instr./step",
         "stack B",
     ]

@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also say whether arena and weights fit this board (exit 3 if not)",
     )
     plan.add_argument("--json", action="store_true", help="print one JSON object")
+    _training_options(plan, trainable=None)
     plan.add_argument(
         "--timings",
         action="store_true",
@@ -167,25 +168,7 @@ def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--data", type=Path, required=True, help=".npz with x (samples) and y (labels or targets)"
     )
     p.add_argument("--epochs", type=_positive, default=1, help="passes over the data (default 1)")
-    p.add_argument(
-        "--trainable",
-        default="last:1",
-        help="last:K (the last K weighted operators), all, or operator indices such as 9,11",
-    )
-    p.add_argument(
-        "--loss",
-        default="auto",
-        help="cross_entropy, mse, or auto (cross-entropy when the model ends in SOFTMAX)",
-    )
-    p.add_argument("--lr", type=_rate, default=0.01, help="learning rate (default 0.01)")
-    p.add_argument("--momentum", type=_rate, default=0.0, help="SGD momentum, below 1")
-    p.add_argument("--weight-decay", type=_rate, default=0.0, help="L2 weight decay")
-    p.add_argument(
-        "--accumulate",
-        type=_positive,
-        default=1,
-        help="samples whose gradients are averaged per update (batch 1, default 1)",
-    )
+    _training_options(p, trainable="last:1")
     p.add_argument(
         "--checkpoint-every",
         type=_positive,
@@ -209,6 +192,31 @@ def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="write the tuned model int8 throughout (default: its trained part in float32)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _training_options(p: argparse.ArgumentParser, *, trainable: str | None) -> None:
+    """What the training graph is (`mcugen train`; `mcugen plan` plans that graph when
+    --trainable is given)."""
+    p.add_argument(
+        "--trainable",
+        default=trainable,
+        help="last:K (the last K weighted operators), all, or operator indices such as 9,11"
+        + (" (default last:1)" if trainable else "; plans the training graph of these layers"),
+    )
+    p.add_argument(
+        "--loss",
+        default="auto",
+        help="cross_entropy, mse, or auto (cross-entropy when the model ends in SOFTMAX)",
+    )
+    p.add_argument("--lr", type=_rate, default=0.01, help="learning rate (default 0.01)")
+    p.add_argument("--momentum", type=_rate, default=0.0, help="SGD momentum, below 1")
+    p.add_argument("--weight-decay", type=_rate, default=0.0, help="L2 weight decay")
+    p.add_argument(
+        "--accumulate",
+        type=_positive,
+        default=1,
+        help="samples whose gradients are averaged per update (batch 1, default 1)",
+    )
 
 
 def _rate(text: str) -> float:

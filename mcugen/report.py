@@ -162,7 +162,8 @@ def plan_text(
         op = graph.operators[op_index]
         marker = " <- peak" if step == plan.peak_step else ""
         outs = " ".join(_placed(t, op.inputs, offsets) for t in op.outputs)
-        lines.append(f"{step:>4}  {op.index:>3} {op.opcode:<24} {live[step]:>10}  {outs}{marker}")
+        name = op.custom_code or op.opcode  # a training graph's backward kernels by name
+        lines.append(f"{step:>4}  {op.index:>3} {name:<24} {live[step]:>10}  {outs}{marker}")
     return "\n".join(lines)
 
 

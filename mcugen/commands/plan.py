@@ -68,6 +68,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     board = getattr(args, "board", None)
     target = resolve_target(load_board(board), emulate=False) if board else None
     options = plan_options(args, firmware=board not in (None, "host"), target=target)
+    if getattr(args, "trainable", None) is not None:
+        # the training graph as `mcugen train` plans it; TFLM's row below is then the plain
+        # store-all schedule (stored order, greedy by size, nothing shared)
+        from mcugen.commands.train import train_options
+        from mcugen.train.graph import build_training_graph
+
+        original = build_training_graph(original, train_options(args)).graph
+        options = replace(options, rewrites=False)
     planned = plan_model(original, options)
     graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
     note = (

@@ -50,6 +50,18 @@ def load_dataset(path: Path) -> Dataset:
         ) from None
 
 
+def train_options(args: argparse.Namespace) -> TrainOptions:
+    """The training options of `mcugen train` and `mcugen plan --trainable`."""
+    return TrainOptions(
+        trainable=args.trainable,
+        loss=args.loss,
+        learning_rate=args.lr,
+        momentum=args.momentum,
+        weight_decay=args.weight_decay,
+        accumulate=args.accumulate,
+    )
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
@@ -64,15 +76,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             "--checkpoint-dir needs --emulate and an existing directory",
             where=str(args.checkpoint_dir),
         )
-    options = TrainOptions(
-        trainable=args.trainable,
-        loss=args.loss,
-        learning_rate=args.lr,
-        momentum=args.momentum,
-        weight_decay=args.weight_decay,
-        accumulate=args.accumulate,
-    )
-    tg = build_training_graph(load_model(args.model), options)
+    tg = build_training_graph(load_model(args.model), train_options(args))
     data = load_dataset(args.data)
     check_dataset(tg, data, where=str(args.data))
     planning = replace(
