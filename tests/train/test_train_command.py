@@ -182,3 +182,26 @@ def test_missing_dataset_and_bad_options(
     assert "--momentum 1.5 must be below 1" in capsys.readouterr().err
     assert main([*argv, "--data", str(files["data"]), "--loss", "hinge"]) == 2
     assert "unknown loss 'hinge'" in capsys.readouterr().err
+
+
+def test_plan_trainable_plans_the_training_graph_mcugen_train_runs(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcugen plan --trainable` reports the arena and state `mcugen train` builds; the state
+    grows with momentum and accumulation (sum and momentum per weight), and the board verdict
+    counts it."""
+    options = ["--trainable", "last:2", "--momentum", "0.5", "--accumulate", "2"]
+    trained = run_json(capsys, [*host_argv(files), *options, "--json"])
+    planned = run_json(capsys, ["plan", str(files["model"]), *options, "--json"])
+    assert planned["arena_bytes"] == trained["arena_bytes"]
+    assert planned["persistent_bytes"] == trained["state_bytes"]
+    plain = run_json(capsys, ["plan", str(files["model"]), "--trainable", "last:2", "--json"])
+    assert planned["persistent_bytes"] >= 3 * plain["persistent_bytes"] - 3 * 16
+    text_argv = ["plan", str(files["model"]), *options, "--board", "nucleo-f767"]
+    assert main(text_argv) == 0
+    out = capsys.readouterr().out
+    assert "McugenSoftmaxCrossEntropy" in out
+    assert f"state {planned['persistent_bytes']:,}" in out
+    assert_one_error_line(
+        capsys, ["plan", str(files["model"]), "--trainable", "last:9"], "--trainable last:9"
+    )
