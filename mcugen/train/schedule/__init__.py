@@ -1,0 +1,108 @@
+"""Training schedules: what stays in RAM, what is recomputed, what is paged to slow storage and
+back, under a RAM budget and a time budget, at the least energy or time (POET).
+
+A scheduler is a pure function `plan(problem, budgets) -> Schedule` chosen by name:
+- `store_all`: every value kept from its computation to its last reader (the baseline);
+- `greedy`: Capuchin-style, from store-all, one value at a time (baselines.py);
+- `remat`: the exact model with recomputation only (Checkmate's space);
+- `paging`: the exact model with paging only;
+- `poet` (default): the exact model with both (cpsat.py), warm-started from the greedy schedule.
+`program.py` defines what a schedule does; `validate` re-checks any schedule against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from mcugen.registry import Registry
+from mcugen.train.schedule import cpsat
+from mcugen.train.schedule.baselines import greedy, store_all
+from mcugen.train.schedule.problem import Node, ScheduleError, ScheduleProblem
+from mcugen.train.schedule.program import (
+    Outcome,
+    Schedule,
+    ScheduleInvalid,
+    Stage,
+    simulate,
+    validate,
+)
+
+__all__ = [
+    "DEFAULT",
+    "SCHEDULERS",
+    "Budgets",
+    "Node",
+    "Outcome",
+    "Schedule",
+    "ScheduleError",
+    "ScheduleInvalid",
+    "ScheduleProblem",
+    "Stage",
+    "simulate",
+    "validate",
+]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    ram: int | None = None  # bytes of live values
+    time: int | None = None  # cycles
+    work: float = 10.0  # CP-SAT deterministic time units
+
+
+class Scheduler(Protocol):
+    def __call__(self, problem: ScheduleProblem, budgets: Budgets) -> Schedule: ...
+
+
+SCHEDULERS: Registry[Scheduler] = Registry("scheduler", default="poet")
+DEFAULT = SCHEDULERS.default
+
+
+@SCHEDULERS.register("store_all")
+def _store_all(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
+    schedule = store_all(problem)
+    _check(problem, schedule, budgets)
+    return schedule
+
+
+@SCHEDULERS.register("greedy")
+def _greedy(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
+    schedule = greedy(problem, budgets.ram)
+    _check(problem, schedule, budgets)
+    return schedule
+
+
+def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
+    def plan(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
+        hint = None
+        try:
+            hint = greedy(problem, budgets.ram) if remat and paging else None
+        except ScheduleError:
+            pass
+        options = cpsat.Options(budgets.ram, budgets.time, remat, paging, budgets.work, hint)
+        return cpsat.plan_cpsat(problem, options, name)
+
+    return plan
+
+
+SCHEDULERS.add("remat", _exact("remat", remat=True, paging=False))
+SCHEDULERS.add("paging", _exact("paging", remat=False, paging=True))
+SCHEDULERS.add("poet", _exact("poet", remat=True, paging=True))
+
+
+def _check(problem: ScheduleProblem, schedule: Schedule, budgets: Budgets) -> None:
+    """A heuristic schedule over a budget is a user error naming the budget."""
+    outcome = simulate(problem, schedule)
+    if budgets.ram is not None and outcome.peak > budgets.ram:
+        raise ScheduleError(
+            f"the {schedule.solver} schedule needs {outcome.peak} bytes, over the RAM budget "
+            f"of {budgets.ram}",
+            hint="raise --ram-budget or choose the poet scheduler",
+        )
+    if budgets.time is not None and outcome.time > budgets.time:
+        raise ScheduleError(
+            f"the {schedule.solver} schedule takes {outcome.time} cycles, over the time budget "
+            f"of {budgets.time}",
+            hint="raise --time-budget",
+        )
