@@ -170,6 +170,28 @@ def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--epochs", type=_positive, default=1, help="passes over the data (default 1)")
     _training_options(p, trainable="last:1")
     p.add_argument(
+        "--scheduler",
+        default="poet",
+        metavar="NAME",
+        help="with --ram-budget, what to keep, recompute or page: store_all, greedy, remat, "
+        "paging, poet (default: the exact model with both)",
+    )
+    p.add_argument(
+        "--runtime-budget",
+        type=_positive,
+        default=None,
+        metavar="CYCLES",
+        help="with --ram-budget: the most (estimated) cycles a step may take, recomputation and "
+        "paging included",
+    )
+    p.add_argument(
+        "--schedule-work",
+        type=_rate,
+        default=10.0,
+        metavar="UNITS",
+        help="the scheduler's search budget in CP-SAT work units (deterministic; default 10)",
+    )
+    p.add_argument(
         "--checkpoint-every",
         type=_positive,
         default=None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -23,10 +24,12 @@ from mcugen.host.train_run import TrainRun, train_on_device, train_on_host
 from mcugen.io import write_atomic
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import generate
+from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.train.export import float_model, requantized_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
+from mcugen.train.schedule import Budgets, ScheduleError
+from mcugen.train.schedule.training import PageCosts, ScheduledTraining, schedule_training
 from mcugen.train.steps import Dataset, check_dataset, steps
 
 
@@ -82,7 +85,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     planning = replace(
         plan_options(args, firmware=not target.board.is_host, target=target), rewrites=False
     )
-    gen = generate(tg.graph, options=planning)
+    gen, scheduled = _plan_within_budget(args, tg, planning)
     run_steps = steps(tg, data, args.epochs)
     with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
@@ -102,12 +105,112 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.output is not None:
         tuned = requantized_model(tg, run.state) if args.requantize else float_model(tg, run.state)
         write_atomic(args.output, write_model(tuned))
-    report = _report(args, tg, gen.view_model.arena_bytes, gen.view_model.state_bytes, run)
+    report = _report(args, tg, fast_arena(gen), gen.view_model.state_bytes, run)
+    report["schedule"] = _schedule_report(args, scheduled)
+    report["paging"] = _paging_report(gen)
     if args.json:
         print(json.dumps(report))
     else:
         _print(report)
     return 0
+
+
+def fast_arena(gen: Generated) -> int:
+    """The arena's bytes in the board's RAM (all its pools; the fast part when paged)."""
+    return gen.plan.paging.fast_bytes if gen.plan.paging is not None else gen.plan.arena_bytes
+
+
+def _plan_within_budget(
+    args: argparse.Namespace, tg: TrainingGraph, planning: PlanOptions
+) -> tuple[Generated, ScheduledTraining | None]:
+    """The plan to build. Without --ram-budget, or when the store-all plan's arena fits it: that
+    plan. Else the training graph scheduled to fit (recomputation, and paging modelled with the
+    board's own slow memory when it has one), planned again with a tighter schedule budget while
+    its arena is over (the schedule counts whole tensors; the planner shares some), and at last
+    with the planner's pager for what the arena still cannot hold."""
+    if args.ram_budget is None:
+        return generate(tg.graph, options=planning), None
+    whole = replace(planning, paging=None)
+    gen = generate(tg.graph, options=whole)
+    if fast_arena(gen) <= args.ram_budget:
+        return gen, None
+    page = None
+    if planning.paging is not None and planning.paging.slow.external:
+        model = planning.paging.cost_model()
+        page = PageCosts(math.ceil(model.copy_out), math.ceil(model.copy_in))
+    store_all_order = gen.plan.order  # the planner's: it runs each update early
+    whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
+    target = args.ram_budget
+    for _ in range(SCHEDULE_ATTEMPTS):
+        budgets = Budgets(ram=target, time=args.runtime_budget, work=args.schedule_work)
+        try:
+            scheduled = schedule_training(
+                tg.graph, args.scheduler, budgets, page=page, order=store_all_order
+            )
+        except ScheduleError:
+            if planning.paging is None or not planning.paging.slow.mapped:
+                raise
+            # kernels may work on the slow memory in place, which the schedule's model does not
+            # know: the pager alone may still fit the budget
+            budgets = replace(budgets, ram=None)
+            scheduled = schedule_training(
+                tg.graph, "store_all", budgets, page=page, order=store_all_order
+            )
+            note = (
+                "no schedule keeps every operand in RAM within the budget; the pager runs "
+                f"kernels on {planning.paging.slow.name} in place instead"
+            )
+            scheduled = replace(scheduled, schedule=replace(scheduled.schedule, note=note))
+            break
+        gen = generate(scheduled.graph, options=whole)
+        over = fast_arena(gen) - args.ram_budget
+        if over <= 0:
+            return gen, scheduled
+        target -= over
+    return generate(scheduled.graph, options=replace(planning, order="stored")), scheduled
+
+
+#: Schedules tried with tighter budgets before the pager takes the rest.
+SCHEDULE_ATTEMPTS = 3
+
+
+def _schedule_report(
+    args: argparse.Namespace, scheduled: ScheduledTraining | None
+) -> dict[str, Any] | None:
+    if scheduled is None:
+        return None
+    s, o, base = scheduled.schedule, scheduled.outcome, scheduled.store_all
+    names = [scheduled.problem.nodes[k].name for st in s.stages for k in st.compute[:-1]]
+    return {
+        "scheduler": s.solver,
+        "ram_budget": args.ram_budget,
+        "optimal": s.optimal,
+        "lower_bound": s.lower_bound,
+        "cost_unit": "estimated cycles (multiply-accumulates, or output elements)",
+        "cost": o.cost,
+        "store_all_cost": base.cost,
+        "peak_bytes": o.peak,
+        "store_all_peak_bytes": base.peak,
+        "recomputed": names,
+        "paged_out_bytes": o.paged_out,
+        "paged_in_bytes": o.paged_in,
+        "note": s.note,
+    }
+
+
+def _paging_report(gen: Generated) -> dict[str, Any] | None:
+    """What the planner's pager moves per step (mcugen/plan/paging), None when nothing pages."""
+    paging = gen.plan.paging
+    if paging is None:
+        return None
+    return {
+        "slow_memory": paging.slow.name,
+        "fast_bytes": paging.fast_bytes,
+        "slow_bytes": paging.slow_bytes,
+        "bytes_out_per_step": paging.schedule.bytes_out,
+        "bytes_in_per_step": paging.schedule.bytes_in,
+        "modelled_cycles_per_step": paging.schedule.cycles,
+    }
 
 
 def _report(
@@ -158,6 +261,26 @@ def _print(r: dict[str, Any]) -> None:
         "gradient sums, momentum)"
         + (f"; stack used {r['stack_used']:,} of {r['stack_bytes']:,}" if r["stack_bytes"] else "")
     )
+    sched = r.get("schedule")
+    if sched:
+        print(
+            f"  schedule {sched['scheduler']} under {sched['ram_budget']:,} bytes: live peak "
+            f"{sched['peak_bytes']:,} (store-all {sched['store_all_peak_bytes']:,}); "
+            f"{len(sched['recomputed'])} recomputed operators, paged {sched['paged_out_bytes']:,} "
+            f"bytes out and {sched['paged_in_bytes']:,} in; cost {sched['cost']:,} against "
+            f"{sched['store_all_cost']:,} {sched['cost_unit']}"
+            + (", proven optimal" if sched["optimal"] else "")
+        )
+        if sched["note"]:
+            print(f"  note: {sched['note']}")
+    paged = r.get("paging")
+    if paged:
+        print(
+            f"  paged per step: {paged['bytes_out_per_step']:,} bytes out to and "
+            f"{paged['bytes_in_per_step']:,} in from {paged['slow_memory']} "
+            f"({paged['slow_bytes']:,} bytes there; {paged['modelled_cycles_per_step']:,.0f} "
+            "cycles modelled for copies and slow accesses, which the twin does not count)"
+        )
     if r["output"]:
         kind = "int8 throughout" if r["requantized"] else "its trained part in float32"
         print(f"  wrote {r['output']} ({kind})")

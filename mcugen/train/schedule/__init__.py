@@ -12,13 +12,12 @@ A scheduler is a pure function `plan(problem, budgets) -> Schedule` chosen by na
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from mcugen.registry import Registry
 from mcugen.train.schedule import cpsat
 from mcugen.train.schedule.baselines import greedy, store_all
-from mcugen.train.schedule.problem import Node, ScheduleError, ScheduleProblem
+from mcugen.train.schedule.problem import Budgets, Node, ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import (
     Outcome,
     Schedule,
@@ -42,13 +41,6 @@ __all__ = [
     "simulate",
     "validate",
 ]
-
-
-@dataclass(frozen=True)
-class Budgets:
-    ram: int | None = None  # bytes of live values
-    time: int | None = None  # cycles
-    work: float = 10.0  # CP-SAT deterministic time units
 
 
 class Scheduler(Protocol):

@@ -28,7 +28,6 @@ from ortools.sat.python import cp_model
 from mcugen.train.schedule.problem import ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import Schedule, Stage
 
-
 #: Seconds after which a solve stops whatever its work (a safety net; the schedule says so, since
 #: it then depends on the machine's speed).
 SAFETY_SECONDS = 120.0
@@ -76,10 +75,12 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     late = solver.wall_time >= SAFETY_SECONDS
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         what = "no schedule exists" if status == cp_model.INFEASIBLE else "no schedule found"
+        least, node = least_ram(problem)
         raise ScheduleError(
             f"{what} within a RAM budget of {options.ram_budget} bytes"
-            + (f" and {options.time_budget} cycles" if options.time_budget is not None else ""),
-            hint="raise --ram-budget or --time-budget",
+            + (f" and {options.time_budget} cycles" if options.time_budget is not None else "")
+            + f" ({node} alone needs {least} bytes with its inputs)",
+            hint="raise --ram-budget or --runtime-budget",
         )
     return Schedule(
         _stages(problem, v, solver),
@@ -88,6 +89,13 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
         optimal=status == cp_model.OPTIMAL,
         note=f"stopped after {SAFETY_SECONDS:g} s, before its work budget" if late else "",
     )
+
+
+def least_ram(problem: ScheduleProblem) -> tuple[int, str]:
+    """(bytes, node name): the largest node with its inputs, which every schedule holds at once."""
+    nodes = problem.nodes
+    need = [(n.size + sum(nodes[i].size for i in set(n.inputs)), n.name) for n in nodes]
+    return max(need, key=lambda x: x[0], default=(0, ""))
 
 
 def _needed_later(problem: ScheduleProblem) -> list[int]:

@@ -24,6 +24,13 @@ class ScheduleError(McugenError):
 
 
 @dataclass(frozen=True)
+class Budgets:
+    ram: int | None = None  # bytes of live values
+    time: int | None = None  # cycles
+    work: float = 10.0  # CP-SAT deterministic time units
+
+
+@dataclass(frozen=True)
 class Node:
     """One operator: the bytes its outputs take in RAM, what computing it costs (`cost` in the
     objective's unit, `time` in cycles), the earlier nodes it reads, and whether it may run again
