@@ -623,3 +623,51 @@ def synthetic_dataset(graph: Graph, samples: int, seed: int = 0) -> tuple[np.nda
     projection = rng.normal(0, 1, (int(np.prod(x_t.shape[1:])), classes))
     y = np.argmax(x.reshape(samples, -1).astype(np.float64) @ projection, axis=1)
     return x, y.astype(np.int64)
+
+
+def conv_chain(seed: int = 3) -> Graph:
+    """A float model: CONV_2D, DEPTHWISE_CONV_2D, CONV_2D, a strided CONV_2D (ReLU, 3 x 3, SAME),
+    FULLY_CONNECTED and SOFTMAX over a 12 x 12 x 4 input; trained whole, every activation is
+    kept for the backward pass."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    h = b.input((1, 12, 12, 4), "float32")
+    shape = (12, 12, 4)
+    window = {"padding": 0, "dilation_h_factor": 1, "dilation_w_factor": 1}
+    for kind, channels, stride in (
+        ("CONV_2D", 8, 1),
+        ("DEPTHWISE_CONV_2D", 8, 1),
+        ("CONV_2D", 8, 1),
+        ("CONV_2D", 8, 2),
+    ):
+        depthwise = kind == "DEPTHWISE_CONV_2D"
+        filt = (1, 3, 3, shape[2]) if depthwise else (channels, 3, 3, shape[2])
+        w = b.const(rng.normal(0, 0.3, filt).astype(np.float32))
+        bias = b.const(rng.normal(0, 0.1, channels).astype(np.float32))
+        shape = (shape[0] // stride, shape[1] // stride, channels)
+        y = b.activation((1, *shape), "float32")
+        extra = {"depth_multiplier": 1} if depthwise else {}
+        b.op(
+            kind,
+            [h, w, bias],
+            [y],
+            **window,
+            stride_h=stride,
+            stride_w=stride,
+            **extra,
+            fused_activation_function=1,
+        )
+        h = y
+    depth = int(np.prod(shape))
+    w = b.const(rng.normal(0, depth**-0.5, (5, depth)).astype(np.float32))
+    logits = b.activation((1, 5), "float32")
+    b.op(
+        "FULLY_CONNECTED",
+        [h, w, b.const(np.zeros(5, np.float32))],
+        [logits],
+        fused_activation_function=0,
+    )
+    probs = b.activation((1, 5), "float32")
+    b.op("SOFTMAX", [logits], [probs], beta=1.0)
+    b.output(probs)
+    return b.graph()

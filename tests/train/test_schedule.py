@@ -1,16 +1,25 @@
 """Training schedules (mcugen/train/schedule/): on graphs small enough to enumerate, the exact
 scheduler's cost equals an exhaustive search over the same space (program.py's stages), with and
 without paging, recomputation and a time budget; every scheduler's schedule passes the validator;
-the validator refuses broken schedules."""
+the validator refuses broken schedules. A training graph becomes a problem whose forward operators
+are not recomputed after their weights' update, and `mcugen train --ram-budget` recomputes to meet
+the budget and trains bit for bit as store-all does."""
 
 from __future__ import annotations
 
+import json
 from itertools import chain, combinations
+from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcugen.cli import main
+from mcugen.model.tflite_write import write_model
+from mcugen.train.graph import build_training_graph
+from mcugen.train.options import TrainOptions
 from mcugen.train.schedule import (
     SCHEDULERS,
     Budgets,
@@ -24,6 +33,8 @@ from mcugen.train.schedule import (
     validate,
 )
 from mcugen.train.schedule.program import run_stage
+from mcugen.train.schedule.training import estimated_cycles, training_problem, updated_variables
+from support import conv_chain
 
 
 def subsets(items: list[int]) -> list[frozenset[int]]:
@@ -229,3 +240,62 @@ def test_the_validator_refuses_broken_schedules() -> None:
         validate(problem, good, ram_budget=11)
     with pytest.raises(ScheduleInvalid, match="lower bound 5 above the cost 4"):
         validate(problem, Schedule(good.stages, "test", lower_bound=5))
+
+
+# --- a training graph scheduled and run ---------------------------------------------------------
+
+
+def test_a_training_graph_becomes_a_problem_with_update_barriers() -> None:
+    tg = build_training_graph(conv_chain(), TrainOptions(trainable="all"))
+    graph = tg.graph
+    problem = training_problem(graph, estimated_cycles(graph))
+    inputs = len(graph.inputs)
+    assert len(problem.nodes) == inputs + len(graph.operators)
+    assert not any(node.recomputable for node in problem.nodes[:inputs])
+    for op in graph.operators:
+        node = problem.nodes[inputs + op.index]
+        assert node.recomputable == (not updated_variables(op)), op.label
+        weights = [t for t in op.inputs if t >= 0 and graph.tensors[t].is_variable]
+        if node.recomputable and weights:  # a forward operator: not after its update
+            writer = next(o for o in graph.operators if set(weights) & set(updated_variables(o)))
+            assert node.recompute_until == inputs + writer.index
+
+
+def test_recomputation_trains_bit_for_bit_as_store_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcugen train --ram-budget` on the host: the schedule recomputes, the arena meets the
+    budget, the tuned model equals store-all's byte for byte; at half that, the pager runs
+    kernels on the slow memory, bit for bit too; with copies only, that budget is one error line
+    and no output."""
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(write_model(conv_chain()))
+    rng = np.random.default_rng(4)
+    data = tmp_path / "d.npz"
+    np.savez(data, x=rng.normal(0, 1, (4, 12, 12, 4)).astype(np.float32), y=np.arange(4) % 5)
+    argv = ["train", str(model), "--board", "host", "--data", str(data), "--trainable", "all"]
+    argv += ["--epochs", "2", "--json"]
+    assert main([*argv, "-o", str(tmp_path / "plain.tflite")]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert plain["schedule"] is None
+    budget = plain["arena_bytes"] * 9 // 10
+    assert main([*argv, "--ram-budget", str(budget), "-o", str(tmp_path / "remat.tflite")]) == 0
+    remat = json.loads(capsys.readouterr().out)
+    assert remat["arena_bytes"] <= budget < plain["arena_bytes"]
+    assert remat["schedule"]["recomputed"] and remat["schedule"]["optimal"]
+    assert remat["schedule"]["cost"] > remat["schedule"]["store_all_cost"]
+    assert (tmp_path / "remat.tflite").read_bytes() == (tmp_path / "plain.tflite").read_bytes()
+    assert remat["loss"] == plain["loss"]
+    # below what the schedule's model allows, the host's slow memory takes the rest in place
+    paged = tmp_path / "paged.tflite"
+    assert main([*argv, "--ram-budget", str(budget // 2), "-o", str(paged)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["arena_bytes"] <= budget // 2 and report["paging"]["bytes_out_per_step"] > 0
+    assert "in place" in report["schedule"]["note"]
+    assert paged.read_bytes() == (tmp_path / "plain.tflite").read_bytes()
+    # with copies only, every operand must be in RAM: one error line, no output
+    low = tmp_path / "low.tflite"
+    assert main([*argv, "--ram-budget", str(budget // 2), "--copies-only", "-o", str(low)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no schedule exists within a RAM budget" in err[0], err
+    assert not low.exists()
