@@ -12,11 +12,13 @@ A scheduler is a pure function `plan(problem, budgets) -> Schedule` chosen by na
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 from mcugen.registry import Registry
 from mcugen.train.schedule import cpsat
 from mcugen.train.schedule.baselines import greedy, store_all
+from mcugen.train.schedule.bound import lower_bound
 from mcugen.train.schedule.problem import Budgets, Node, ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import (
     Outcome,
@@ -53,29 +55,58 @@ DEFAULT = SCHEDULERS.default
 
 @SCHEDULERS.register("store_all")
 def _store_all(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
-    schedule = store_all(problem)
+    schedule = replace(store_all(problem), lower_bound=lower_bound(problem, budgets.ram))
     _check(problem, schedule, budgets)
     return schedule
 
 
 @SCHEDULERS.register("greedy")
 def _greedy(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
-    schedule = greedy(problem, budgets.ram)
+    schedule = replace(greedy(problem, budgets.ram), lower_bound=lower_bound(problem, budgets.ram))
     _check(problem, schedule, budgets)
     return schedule
 
 
 def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
     def plan(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
-        hint = None
-        try:
-            hint = greedy(problem, budgets.ram) if remat and paging else None
-        except ScheduleError:
-            pass
-        options = cpsat.Options(budgets.ram, budgets.time, remat, paging, budgets.work, hint)
-        return cpsat.plan_cpsat(problem, options, name)
+        hint = _start(problem, budgets, remat=remat, paging=paging)
+        work = budgets.work / 2 if hint is not None and remat and paging else budgets.work
+        options = cpsat.Options(budgets.ram, budgets.time, remat, paging, work, hint)
+        schedule = cpsat.plan_cpsat(problem, options, name)
+        if hint is not None and simulate(problem, hint).cost < simulate(problem, schedule).cost:
+            # CP-SAT stopped before it reached its own start: keep the start, with the bound
+            return replace(hint, solver=name, lower_bound=schedule.lower_bound, optimal=False)
+        return schedule
 
     return plan
+
+
+def _start(
+    problem: ScheduleProblem, budgets: Budgets, *, remat: bool, paging: bool
+) -> Schedule | None:
+    """A valid schedule to start from: the cheapest of the greedy one and, for the joint model,
+    the exact paging-only one (half the work), or None when neither meets the budgets."""
+    starts = []
+    plain = problem if paging else replace(problem, page_out_cost=None, page_in_cost=None)
+    try:
+        starts.append(greedy(plain, budgets.ram, recompute=remat))
+    except ScheduleError:
+        pass
+    if remat and paging and problem.paging:
+        options = cpsat.Options(budgets.ram, budgets.time, False, True, budgets.work / 2)
+        try:
+            starts.append(cpsat.plan_cpsat(problem, options, "paging"))
+        except ScheduleError:
+            pass
+    valid = []
+    for s in starts:
+        outcome = simulate(problem, s)
+        fits = budgets.ram is None or outcome.peak <= budgets.ram
+        quick = budgets.time is None or outcome.time <= budgets.time
+        uses = (remat or outcome.recomputed == 0) and (paging or outcome.paged_out == 0)
+        if fits and quick and uses:
+            valid.append((outcome.cost, s.solver, s))
+    return min(valid, key=lambda x: x[:2])[2] if valid else None
 
 
 SCHEDULERS.add("remat", _exact("remat", remat=True, paging=False))

@@ -10,6 +10,7 @@ model (cpsat.py) finds a schedule."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from mcugen.train.schedule.problem import ScheduleError, ScheduleProblem
@@ -43,12 +44,14 @@ def store_all(problem: ScheduleProblem) -> Schedule:
     return Schedule(stages, "store_all")
 
 
-def greedy(problem: ScheduleProblem, ram_budget: int | None) -> Schedule:
-    """The heuristic above; ScheduleError when it cannot reach the budget."""
+def greedy(problem: ScheduleProblem, ram_budget: int | None, *, recompute: bool = True) -> Schedule:
+    """The heuristic above (paging only when the problem has a slow memory, recomputation only
+    with `recompute`); ScheduleError when it cannot reach the budget."""
     schedule = store_all(problem)
     outcome = simulate(problem, schedule)
+    moves = (_paged, _recomputed) if recompute else (_paged,)
     while ram_budget is not None and outcome.peak > ram_budget:
-        best = _best_move(problem, schedule, outcome)
+        best = _best_move(problem, schedule, outcome, moves)
         if best is None:
             raise ScheduleError(
                 f"the greedy schedule stops at a peak of {outcome.peak} bytes, over the RAM "
@@ -60,7 +63,7 @@ def greedy(problem: ScheduleProblem, ram_budget: int | None) -> Schedule:
 
 
 def _best_move(
-    problem: ScheduleProblem, schedule: Schedule, outcome: Outcome
+    problem: ScheduleProblem, schedule: Schedule, outcome: Outcome, moves: tuple[Move, ...]
 ) -> tuple[Schedule, Outcome] | None:
     """The candidate move with the most bytes saved at the peak stage per unit of cost."""
     peak_stage = outcome.stage_peaks.index(outcome.peak)
@@ -68,7 +71,7 @@ def _best_move(
     readers = {i for k in schedule.stages[peak_stage].compute for i in problem.nodes[k].inputs}
     best: tuple[float, int, Schedule, Outcome] | None = None
     for value in sorted(kept - readers):
-        for move in (_paged, _recomputed):
+        for move in moves:
             candidate = move(problem, schedule, value, peak_stage)
             if candidate is None:
                 continue
@@ -84,6 +87,9 @@ def _best_move(
             if best is None or key < best[:2]:
                 best = (score, value, candidate, after)
     return None if best is None else (best[2], best[3])
+
+
+Move = Callable[[ScheduleProblem, Schedule, int, int], "Schedule | None"]
 
 
 def _gap(problem: ScheduleProblem, schedule: Schedule, value: int, stage: int) -> tuple[int, int]:
@@ -121,12 +127,23 @@ def _paged(problem: ScheduleProblem, schedule: Schedule, value: int, stage: int)
 def _recomputed(
     problem: ScheduleProblem, schedule: Schedule, value: int, stage: int
 ) -> Schedule | None:
-    """`value` dropped after stage a and computed again in stage b (its inputs must be there)."""
+    """`value` dropped after stage a and computed again in stage b, with the ancestors it needs
+    that stage b does not hold (each must be recomputable there)."""
     a, b = _gap(problem, schedule, value, stage)
     if b >= len(schedule.stages) or not problem.may_recompute(value, b):
         return None
     stages = list(schedule.stages)
+    held = set(stages[b - 1].keep - {value}) | stages[b].page_in
+    again, todo = {value}, [value]
+    while todo:
+        for i in problem.nodes[todo.pop()].inputs:
+            if i in held or i in again:
+                continue
+            if not problem.may_recompute(i, b):
+                return None
+            again.add(i)
+            todo.append(i)
     for t in range(a, b):
         stages[t] = replace(stages[t], keep=stages[t].keep - {value})
-    stages[b] = replace(stages[b], compute=tuple(sorted({*stages[b].compute, value})))
+    stages[b] = replace(stages[b], compute=tuple(sorted({*stages[b].compute, *again})))
     return replace(schedule, stages=tuple(stages))

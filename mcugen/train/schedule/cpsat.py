@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from mcugen.train.schedule.bound import lower_bound
 from mcugen.train.schedule.problem import ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import Schedule, Stage
 
@@ -50,6 +51,7 @@ class _Vars:
     d: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     i: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     o: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    f: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
 
 
 def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") -> Schedule:
@@ -73,6 +75,7 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     solver.parameters.random_seed = 0
     status = solver.solve(model)
     late = solver.wall_time >= SAFETY_SECONDS
+    floor = lower_bound(problem, options.ram_budget)  # of the joint space, so of this one too
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         what = "no schedule exists" if status == cp_model.INFEASIBLE else "no schedule found"
         least, node = least_ram(problem)
@@ -85,7 +88,7 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     return Schedule(
         _stages(problem, v, solver),
         name,
-        lower_bound=math.ceil(solver.best_objective_bound - 1e-6),
+        lower_bound=max(math.ceil(solver.best_objective_bound - 1e-6), floor or 0),
         optimal=status == cp_model.OPTIMAL,
         note=f"stopped after {SAFETY_SECONDS:g} s, before its work budget" if late else "",
     )
@@ -216,7 +219,7 @@ def _memory(model: cp_model.CpModel, problem: ScheduleProblem, v: _Vars, budget:
             for i in sorted(set(nodes[k].inputs)):
                 if nodes[i].size == 0:
                     continue
-                f = model.new_bool_var(f"f{t}_{i}_{k}")
+                f = v.f[t, i, k] = model.new_bool_var(f"f{t}_{i}_{k}")
                 model.add_implication(f, v.r[t, k])
                 keep = v.s.get((t + 1, i))
                 if keep is not None:
@@ -250,6 +253,19 @@ def _hint(model: cp_model.CpModel, problem: ScheduleProblem, v: _Vars, hint: Sch
         for (tt, i), x in v.o.items():
             if tt == t:
                 model.add_hint(x, i in stage.page_out)
+        for k, freed in _frees(problem, stage).items():
+            for i in problem.nodes[k].inputs:
+                if (t, i, k) in v.f:
+                    model.add_hint(v.f[t, i, k], i in freed)
+
+
+def _frees(problem: ScheduleProblem, stage: Stage) -> dict[int, set[int]]:
+    """Per node the stage computes, the inputs that leave RAM after it (program.py's rule)."""
+    frees = {}
+    for pos, k in enumerate(stage.compute):
+        later = {i for j in stage.compute[pos + 1 :] for i in problem.nodes[j].inputs}
+        frees[k] = set(problem.nodes[k].inputs) - later - stage.keep
+    return frees
 
 
 def _stages(problem: ScheduleProblem, v: _Vars, solver: cp_model.CpSolver) -> tuple[Stage, ...]:
