@@ -1,0 +1,117 @@
+"""Fine-tuning under a RAM budget on the twins: `mcugen train --ram-budget` against store-all.
+
+For each model and trainable choice: the store-all arena (stored order, TFLM's greedy-by-size
+layout, nothing shared: the baseline of the fine-tuning issue), then `mcugen train` on the
+NUCLEO-F767ZI twin without a budget, and on the STM32F746G-DISCO twin (SDRAM behind the FMC) at
+fractions of the store-all arena, two samples, one epoch. A row gives the arena in RAM, what the
+schedule recomputed, what the pager moves per step and the cycles it models for that (copies and
+in-place SDRAM accesses, which QEMU does not time), the instructions per step on the twin, and
+whether the tuned model equals the store-all one byte for byte. About 2 minutes.
+Run: python benchmarks/training_schedules.py [--fractions 0.5,0.25] [MODEL:TRAINABLE...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from mcugen.cli import main as mcugen
+from mcugen.model.tflite_import import load_model
+from mcugen.pipeline import PlanOptions, generate
+from mcugen.train.graph import build_training_graph
+from mcugen.train.options import TrainOptions
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+DEFAULT = [
+    "mlperf_kws_dscnn_int8:last:3",
+    "mlperf_ic_resnet8_int8:last:1",
+    "mlperf_vww_mbv1_int8:last:1",
+]
+STORE_ALL = PlanOptions(rewrites=False, order="stored", layout="greedy_by_size", in_place=False)
+
+
+def train(argv: list[str]) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = mcugen([*argv, "--json"])
+    if code != 0:
+        raise SystemExit(f"mcugen {' '.join(argv)} failed ({code})")
+    return json.loads(out.getvalue())
+
+
+def rows(spec: str, fractions: list[float], work: Path) -> list[list[str]]:
+    stem, trainable = spec.split(":", 1)
+    path = SHARED / f"{stem}.tflite"
+    graph = load_model(path)
+    tg = build_training_graph(graph, TrainOptions(trainable=trainable))
+    store_all = generate(tg.graph, options=STORE_ALL).plan.arena_bytes
+    rng = np.random.default_rng(1)
+    x_t = graph.tensors[graph.inputs[0]]
+    x = rng.integers(-100, 101, (2, *x_t.shape[1:]), dtype=np.int8)
+    classes = graph.tensors[graph.outputs[0]].shape[-1]
+    data = work / f"{stem}.npz"
+    np.savez(data, x=x, y=np.arange(2) % classes)
+    base = ["train", str(path), "--data", str(data), "--trainable", trainable, "--emulate"]
+    plain_out = work / f"{stem}-plain.tflite"
+    plain = train([*base, "--board", "nucleo-f767", "-o", str(plain_out)])
+    name = stem.replace("mlperf_", "").replace("_int8", "")
+    result = [
+        [name, trainable, f"{store_all:,}", "-", "nucleo-f767", f"{plain['arena_bytes']:,}"]
+        + ["-", "-", "-", f"{max(plain['per_step']):,}", "yes"]
+    ]
+    for fraction in fractions:
+        budget = int(store_all * fraction)
+        out = work / f"{stem}-{fraction}.tflite"
+        r = train([*base, "--board", "disco-f746ng", "--ram-budget", str(budget), "-o", str(out)])
+        sched, paged = r["schedule"] or {}, r["paging"] or {}
+        moved = paged.get("bytes_out_per_step", 0) + paged.get("bytes_in_per_step", 0)
+        result.append(
+            [name, trainable, f"{store_all:,}", f"{budget:,} ({fraction:.0%})", "disco-f746ng"]
+            + [f"{r['arena_bytes']:,}", str(len(sched.get("recomputed", [])))]
+            + [f"{moved:,}", f"{paged.get('modelled_cycles_per_step', 0):,.0f}"]
+            + [f"{max(r['per_step']):,}"]
+            + ["yes" if out.read_bytes() == plain_out.read_bytes() else "NO"]
+        )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("specs", nargs="*", default=DEFAULT)
+    parser.add_argument("--fractions", default="0.5,0.25")
+    args = parser.parse_args(argv)
+    if not SHARED.is_dir():
+        print(f"needs the shared models in {SHARED}", file=sys.stderr)
+        return 2
+    fractions = [float(f) for f in args.fractions.split(",")]
+    head = [
+        "model",
+        "trainable",
+        "store-all arena B",
+        "budget B",
+        "twin",
+        "arena B",
+        "recomputed",
+        "paged B/step",
+        "modelled paging cycles/step",
+        "instr./step",
+        "same model",
+    ]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    with tempfile.TemporaryDirectory(prefix="mcugen-schedules-") as tmp:
+        for spec in args.specs:
+            for row in rows(spec, fractions, Path(tmp)):
+                print("| " + " | ".join(row) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
