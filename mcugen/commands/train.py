@@ -17,10 +17,16 @@ from typing import Any
 
 import numpy as np
 
+from mcugen.boards import Target
 from mcugen.commands._common import plan_options, require_location, target_for
 from mcugen.errors import McugenError
 from mcugen.host.project import build
-from mcugen.host.train_run import TrainRun, train_on_device, train_on_host
+from mcugen.host.train_run import (
+    TrainRun,
+    operator_instructions,
+    train_on_device,
+    train_on_host,
+)
 from mcugen.io import write_atomic
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
@@ -85,8 +91,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     planning = replace(
         plan_options(args, firmware=not target.board.is_host, target=target), rewrites=False
     )
-    gen, scheduled = _plan_within_budget(args, tg, planning)
     run_steps = steps(tg, data, args.epochs)
+    gen, scheduled, unit = _plan_within_budget(args, tg, planning, target, run_steps[0])
     with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         if target.board.is_host:
@@ -106,7 +112,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         tuned = requantized_model(tg, run.state) if args.requantize else float_model(tg, run.state)
         write_atomic(args.output, write_model(tuned))
     report = _report(args, tg, fast_arena(gen), gen.view_model.state_bytes, run)
-    report["schedule"] = _schedule_report(args, scheduled)
+    report["schedule"] = _schedule_report(args, scheduled, unit)
     report["paging"] = _paging_report(gen)
     if args.json:
         print(json.dumps(report))
@@ -120,32 +126,43 @@ def fast_arena(gen: Generated) -> int:
     return gen.plan.paging.fast_bytes if gen.plan.paging is not None else gen.plan.arena_bytes
 
 
+#: The unit of a schedule's costs without a twin to measure them on.
+ESTIMATED = "estimated cycles (multiply-accumulates, or output elements)"
+
+
 def _plan_within_budget(
-    args: argparse.Namespace, tg: TrainingGraph, planning: PlanOptions
-) -> tuple[Generated, ScheduledTraining | None]:
+    args: argparse.Namespace,
+    tg: TrainingGraph,
+    planning: PlanOptions,
+    target: Target,
+    first_sample: list[np.ndarray],
+) -> tuple[Generated, ScheduledTraining | None, str]:
     """The plan to build. Without --ram-budget, or when the store-all plan's arena fits it: that
     plan. Else the training graph scheduled to fit (recomputation, and paging modelled with the
     board's own slow memory when it has one), planned again with a tighter schedule budget while
     its arena is over (the schedule counts whole tensors; the planner shares some), and at last
     with the planner's pager for what the arena still cannot hold."""
     if args.ram_budget is None:
-        return generate(tg.graph, options=planning), None
+        return generate(tg.graph, options=planning), None, ""
     whole = replace(planning, paging=None)
     gen = generate(tg.graph, options=whole)
     if fast_arena(gen) <= args.ram_budget:
-        return gen, None
+        return gen, None, ""
+    with tempfile.TemporaryDirectory(prefix="mcugen-costs-") as tmp:
+        cycles = operator_instructions(tg.graph, target, first_sample, Path(tmp))
+    unit = "instructions measured on the twin" if cycles else ESTIMATED
     page = None
     if planning.paging is not None and planning.paging.slow.external:
         model = planning.paging.cost_model()
         page = PageCosts(math.ceil(model.copy_out), math.ceil(model.copy_in))
     store_all_order = gen.plan.order  # the planner's: it runs each update early
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
-    target = args.ram_budget
+    limit = args.ram_budget
     for _ in range(SCHEDULE_ATTEMPTS):
-        budgets = Budgets(ram=target, time=args.runtime_budget, work=args.schedule_work)
+        budgets = Budgets(ram=limit, time=args.runtime_budget, work=args.schedule_work)
         try:
             scheduled = schedule_training(
-                tg.graph, args.scheduler, budgets, page=page, order=store_all_order
+                tg.graph, args.scheduler, budgets, cycles=cycles, page=page, order=store_all_order
             )
         except ScheduleError:
             if planning.paging is None or not planning.paging.slow.mapped:
@@ -154,7 +171,7 @@ def _plan_within_budget(
             # know: the pager alone may still fit the budget
             budgets = replace(budgets, ram=None)
             scheduled = schedule_training(
-                tg.graph, "store_all", budgets, page=page, order=store_all_order
+                tg.graph, "store_all", budgets, cycles=cycles, page=page, order=store_all_order
             )
             note = (
                 "no schedule keeps every operand in RAM within the budget; the pager runs "
@@ -165,9 +182,9 @@ def _plan_within_budget(
         gen = generate(scheduled.graph, options=whole)
         over = fast_arena(gen) - args.ram_budget
         if over <= 0:
-            return gen, scheduled
-        target -= over
-    return generate(scheduled.graph, options=replace(planning, order="stored")), scheduled
+            return gen, scheduled, unit
+        limit -= over
+    return generate(scheduled.graph, options=replace(planning, order="stored")), scheduled, unit
 
 
 #: Schedules tried with tighter budgets before the pager takes the rest.
@@ -175,7 +192,7 @@ SCHEDULE_ATTEMPTS = 3
 
 
 def _schedule_report(
-    args: argparse.Namespace, scheduled: ScheduledTraining | None
+    args: argparse.Namespace, scheduled: ScheduledTraining | None, unit: str
 ) -> dict[str, Any] | None:
     if scheduled is None:
         return None
@@ -186,7 +203,7 @@ def _schedule_report(
         "ram_budget": args.ram_budget,
         "optimal": s.optimal,
         "lower_bound": s.lower_bound,
-        "cost_unit": "estimated cycles (multiply-accumulates, or output elements)",
+        "cost_unit": unit,
         "cost": o.cost,
         "store_all_cost": base.cost,
         "peak_bytes": o.peak,

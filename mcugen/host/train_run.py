@@ -4,7 +4,7 @@ state it leaves: the loss of every step, the trained variables, and the device's
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.errors import RunError
 from mcugen.host.protocol import CHECKPOINT_STATUS, DeviceLink
+from mcugen.model.ir import Graph
 from mcugen.pipeline import Generated
 from mcugen.train.steps import variables
 
@@ -99,3 +100,33 @@ def _checkpoint(link: DeviceLink, *, load: bool) -> int:
             hint="train without --resume to start from the model's weights" if load else "",
         )
     return sequence
+
+
+#: RAM the mps2 QEMU machines give at 0x20000000 (SSRAM2 and 3: ../shared/notes/qemu.md), where a
+#: measuring build may put an arena larger than the board's.
+TWIN_RAM = {"mps2-an500": 4 << 20, "mps2-an386": 4 << 20}
+
+
+def operator_instructions(
+    graph: Graph, target: Target, sample: list[np.ndarray], workdir: Path
+) -> list[int] | None:
+    """Instructions of each operator of `graph` (by operator index) for one sample on the board's
+    twin, from a build whose RAM is the QEMU machine's, so that a store-all plan the board
+    cannot hold still runs; None when the board has no such twin. The kernels and the core are
+    the board's, so the counts are those of the build that follows."""
+    from mcugen.host.device_run import open_device, run_samples
+    from mcugen.host.project import build
+    from mcugen.pipeline import PlanOptions, generate
+
+    size = TWIN_RAM.get(target.machine) if target.emulate else None
+    if size is None:
+        return None
+    wide = replace(target, ram=replace(target.ram, size=size), memories=())
+    gen = generate(graph, options=PlanOptions(rewrites=False, core=target.port_board.core))
+    elf = build(gen, wide, workdir).executable
+    with open_device(wide, elf, None) as link:
+        run = run_samples(link, gen.graph, [sample], emulated=True, profile=True)
+    costs = [0] * len(graph.operators)
+    for step, op in enumerate(gen.plan.order):
+        costs[op] = run.instructions(run.node_ticks[step])
+    return costs

@@ -43,6 +43,7 @@ def test_recomputation_on_the_f767_twin(tmp_path: Path, capsys: pytest.CaptureFi
     budget = plain["arena_bytes"] * 9 // 10
     remat = train(capsys, twin, tmp_path / "remat.tflite", "--ram-budget", str(budget))
     assert remat["arena_bytes"] <= budget and remat["schedule"]["recomputed"]
+    assert remat["schedule"]["cost_unit"] == "instructions measured on the twin"
     assert min(remat["per_step"]) > max(plain["per_step"])  # recomputation costs instructions
     tuned = {(tmp_path / f"{n}.tflite").read_bytes() for n in ("host", "plain", "remat")}
     assert len(tuned) == 1
