@@ -34,6 +34,11 @@ from mcugen.train.schedule.program import Schedule, Stage
 SAFETY_SECONDS = 120.0
 
 
+#: CP-SAT subsolvers, interleaved in one thread (deterministic): LNS around the start finds the
+#: improvements a single search does not.
+WORKERS = 4
+
+
 @dataclass(frozen=True)
 class Options:
     ram_budget: int | None = None
@@ -71,7 +76,8 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     solver = cp_model.CpSolver()
     solver.parameters.max_deterministic_time = options.work
     solver.parameters.max_time_in_seconds = SAFETY_SECONDS
-    solver.parameters.num_workers = 1
+    solver.parameters.num_workers = WORKERS
+    solver.parameters.interleave_search = WORKERS > 1  # deterministic with several subsolvers
     solver.parameters.random_seed = 0
     status = solver.solve(model)
     late = solver.wall_time >= SAFETY_SECONDS
