@@ -85,19 +85,23 @@ def _start(
     problem: ScheduleProblem, budgets: Budgets, *, remat: bool, paging: bool
 ) -> Schedule | None:
     """A valid schedule to start from: the cheapest of the greedy one and, for the joint model,
-    the exact paging-only one (half the work), or None when neither meets the budgets."""
+    the exact paging-only and recomputation-only ones (a quarter of the work each), or None when
+    none meets the budgets."""
     starts = []
     plain = problem if paging else replace(problem, page_out_cost=None, page_in_cost=None)
     try:
         starts.append(greedy(plain, budgets.ram, recompute=remat))
     except ScheduleError:
         pass
-    if remat and paging and problem.paging:
-        options = cpsat.Options(budgets.ram, budgets.time, False, True, budgets.work / 2)
-        try:
-            starts.append(cpsat.plan_cpsat(problem, options, "paging"))
-        except ScheduleError:
-            pass
+    if remat and paging and problem.paging:  # the two restricted exact models, a quarter each
+        for only_remat in (False, True):
+            options = cpsat.Options(
+                budgets.ram, budgets.time, only_remat, not only_remat, budgets.work / 4
+            )
+            try:
+                starts.append(cpsat.plan_cpsat(problem, options, "start"))
+            except ScheduleError:
+                pass
     valid = []
     for s in starts:
         outcome = simulate(problem, s)

@@ -78,6 +78,7 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     solver.parameters.max_time_in_seconds = SAFETY_SECONDS
     solver.parameters.num_workers = WORKERS
     solver.parameters.interleave_search = WORKERS > 1  # deterministic with several subsolvers
+    solver.parameters.find_big_linear_overlap = False  # presolve passes that found nothing here
     solver.parameters.random_seed = 0
     status = solver.solve(model)
     late = solver.wall_time >= SAFETY_SECONDS
@@ -211,14 +212,19 @@ def _totals(problem: ScheduleProblem, v: _Vars) -> tuple[list[cp_model.LinearExp
 def _memory(model: cp_model.CpModel, problem: ScheduleProblem, v: _Vars, budget: int) -> None:
     n = len(problem.nodes)
     nodes = problem.nodes
+    # sizes and budget in units of their common divisor (16 for arena buffers): the same
+    # constraints, with coefficients CP-SAT's linear reasoning handles far better
+    unit = math.gcd(*(node.size for node in nodes)) or 1
+    size = [node.size // unit for node in nodes]
+    budget //= unit
     for t in range(n):
-        present = [nodes[i].size * x for (tt, i), x in v.s.items() if tt == t]
-        present += [nodes[i].size * x for (tt, i), x in v.i.items() if tt == t]
+        present = [size[i] * x for (tt, i), x in v.s.items() if tt == t]
+        present += [size[i] * x for (tt, i), x in v.i.items() if tt == t]
         run = [k for k in range(t + 1) if (t, k) in v.r]
         usage = sum(present)
         freed: list = []
         for pos, k in enumerate(run):
-            usage = usage + nodes[k].size * v.r[t, k] - sum(freed)
+            usage = usage + size[k] * v.r[t, k] - sum(freed)
             model.add(usage <= budget)
             freed = []
             later = run[pos + 1 :]
@@ -235,7 +241,7 @@ def _memory(model: cp_model.CpModel, problem: ScheduleProblem, v: _Vars, budget:
                 for j in later:
                     if i in nodes[j].inputs:
                         model.add_implication(f, v.r[t, j].negated())
-                freed.append(nodes[i].size * f)
+                freed.append(size[i] * f)
 
 
 def _hint(model: cp_model.CpModel, problem: ScheduleProblem, v: _Vars, hint: Schedule) -> None:
