@@ -70,6 +70,24 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print one JSON object")
     _training_options(plan, trainable=None)
     plan.add_argument(
+        "--pareto",
+        type=_positive,
+        default=None,
+        metavar="POINTS",
+        help="with --trainable: the cost of a training step against the RAM budget, at POINTS "
+        "budgets from the store-all peak down, for the poet, remat and paging schedulers",
+    )
+    plan.add_argument(
+        "--pareto-chart", type=Path, default=None, help="with --pareto: draw it (*.png or *.svg)"
+    )
+    plan.add_argument(
+        "--schedule-work",
+        type=_rate,
+        default=2.0,
+        metavar="UNITS",
+        help="with --pareto: CP-SAT work units per schedule (default 2)",
+    )
+    plan.add_argument(
         "--timings",
         action="store_true",
         help="add planning times to the JSON (without them it is byte-identical from run to run)",

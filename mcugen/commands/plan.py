@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from mcugen.boards import load_board, resolve_target
+from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError, UnsupportedError
@@ -64,6 +64,12 @@ def plan_model(graph: Graph, options: PlanOptions) -> Planned:
 def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
+    if getattr(args, "pareto", None) and getattr(args, "trainable", None) is None:
+        raise McugenError("--pareto plans training schedules", hint="add --trainable last:K")
+    if getattr(args, "pareto_chart", None) is not None:
+        if not getattr(args, "pareto", None):
+            raise McugenError("--pareto-chart draws --pareto", hint="add --pareto 6")
+        chart_format(args.pareto_chart)
     original = load_model(args.model)
     board = getattr(args, "board", None)
     target = resolve_target(load_board(board), emulate=False) if board else None
@@ -97,10 +103,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
         write_atomic(chart, memory_chart(plan, fmt, title=title))
     fit = board_fit(args, planned, options)
+    curve = _pareto(args, original, target) if getattr(args, "pareto", None) else None
     if args.json:
         report = plan_json(graph, plan, runs, timings=args.timings)
         if fit is not None:
             report["fit"] = fit.as_json()
+        if curve is not None:
+            report["pareto"] = [asdict(p) for p in curve[0]]
         print(json.dumps(report))
     else:
         print(plan_text(graph, plan, str(args.model), runs))
@@ -110,10 +119,39 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"\nchart written to {chart}")
         if fit is not None:
             print(f"\n{fit.summary()}")
+        if curve is not None:
+            print(curve[1])
     problem = fit.problem() if fit is not None else None
     if problem is not None:
         raise problem
     return 0
+
+
+def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tuple[list, str]:
+    """`--pareto`: a training step's estimated cost against the RAM budget (train/schedule), as
+    (points, text); draws the chart with --pareto-chart."""
+    from mcugen.commands.train import ESTIMATED, page_costs
+    from mcugen.host.project import paging_target
+    from mcugen.train.schedule.pareto import budgets, pareto, pareto_chart, pareto_table
+    from mcugen.train.schedule.training import estimated_cycles, training_problem
+
+    order = plan_model(graph, replace(plan_options(args), rewrites=False)).plan.order
+    page = page_costs(paging_target(target, None, "auto") if target is not None else None)
+    problem = training_problem(graph, estimated_cycles(graph), page, order)
+    points = pareto(problem, budgets(problem, args.pareto), work=args.schedule_work)
+    unit = "estimated cycles"
+    where = f"to {target.board.name}'s slow memory" if page and target else "not offered"
+    text = (
+        f"\ntraining step against the RAM budget: {ESTIMATED}; paging {where}; budgets in live "
+        "bytes as the schedule counts them (whole tensors, no sharing)\n"
+        + pareto_table(points, unit)
+    )
+    if args.pareto_chart is not None:
+        title = f"{Path(args.model).name} --trainable {args.trainable}"
+        fmt = chart_format(args.pareto_chart)
+        write_atomic(args.pareto_chart, pareto_chart(points, fmt, title=title, unit=unit))
+        text += f"\n\nchart written to {args.pareto_chart}"
+    return points, text
 
 
 def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) -> Fit | None:

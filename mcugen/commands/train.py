@@ -31,6 +31,7 @@ from mcugen.io import write_atomic
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.plan.paging.target import PagingTarget
 from mcugen.train.export import float_model, requantized_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
@@ -121,6 +122,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def page_costs(paging: PagingTarget | None) -> PageCosts | None:
+    """The schedule's page costs: copies to and from the board's own slow memory (an array in
+    RAM saves no RAM, so it is not offered to the schedule)."""
+    if paging is None or not paging.slow.external:
+        return None
+    model = paging.cost_model()
+    return PageCosts(math.ceil(model.copy_out), math.ceil(model.copy_in))
+
+
 def fast_arena(gen: Generated) -> int:
     """The arena's bytes in the board's RAM (all its pools; the fast part when paged)."""
     return gen.plan.paging.fast_bytes if gen.plan.paging is not None else gen.plan.arena_bytes
@@ -151,10 +161,7 @@ def _plan_within_budget(
     with tempfile.TemporaryDirectory(prefix="mcugen-costs-") as tmp:
         cycles = operator_instructions(tg.graph, target, first_sample, Path(tmp))
     unit = "instructions measured on the twin" if cycles else ESTIMATED
-    page = None
-    if planning.paging is not None and planning.paging.slow.external:
-        model = planning.paging.cost_model()
-        page = PageCosts(math.ceil(model.copy_out), math.ceil(model.copy_in))
+    page = page_costs(planning.paging)
     store_all_order = gen.plan.order  # the planner's: it runs each update early
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
     limit = args.ram_budget

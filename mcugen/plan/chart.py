@@ -45,7 +45,7 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
     FigureCanvasAgg(fig)
     if plan.paging is not None:
         _paging_axes(fig, plan, title)
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)
     ax = fig.add_subplot(1, 1, 1)
     font = max(3.0, 8.0 - len(plan.buffers) / 40)
     for b in plan.buffers:
@@ -68,10 +68,11 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
     ax.set_ylabel("arena offset (bytes)")
     ax.set_title(title or f"order {plan.order_strategy}, layout {plan.layout_strategy}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, fontsize=7, frameon=False)
-    return _save(fig, fmt)
+    return save_figure(fig, fmt)
 
 
-def _save(fig: Figure, fmt: str) -> bytes:
+def save_figure(fig: Figure, fmt: str) -> bytes:
+    """A figure as deterministic `fmt` bytes (no dates, a fixed SVG hash salt)."""
     fig.tight_layout()
     out = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "mcugen", "svg.fonttype": "none"}):

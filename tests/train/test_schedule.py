@@ -299,3 +299,28 @@ def test_recomputation_trains_bit_for_bit_as_store_all(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no schedule exists within a RAM budget" in err[0], err
     assert not low.exists()
+
+
+def test_plan_pareto_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mcugen plan --trainable all --pareto 4` (the host: recomputation only): at every budget
+    the joint schedule costs no more than recomputation alone; a larger budget never costs more,
+    and below a budget without a schedule there is none; the chart is the same bytes on a second
+    run; the text has the table."""
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(write_model(conv_chain()))
+    argv = ["plan", str(model), "--trainable", "all", "--pareto", "4"]
+    assert main([*argv, "--json", "--pareto-chart", str(tmp_path / "a.svg")]) == 0
+    points = json.loads(capsys.readouterr().out)["pareto"]
+    budgets = sorted({p["budget"] for p in points}, reverse=True)
+    assert len(budgets) == 4
+    cost = {(p["scheduler"], p["budget"]): p["cost"] for p in points}
+    poet = [cost["poet", b] for b in budgets]
+    found = [c for c in poet if c is not None]
+    assert poet[0] is not None and poet[: len(found)] == found  # none below the first failure
+    assert found == sorted(found) and len(found) >= 2  # less RAM, never cheaper
+    for b in budgets:
+        remat = cost["remat", b]
+        assert remat is None or cost["poet", b] <= remat
+    assert main([*argv, "--pareto-chart", str(tmp_path / "b.svg")]) == 0
+    assert "| budget B | poet: cost" in capsys.readouterr().out
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
