@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from mcugen.train.schedule.baselines import last_readers
 from mcugen.train.schedule.bound import lower_bound
 from mcugen.train.schedule.problem import ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import Schedule, Stage
@@ -108,23 +109,11 @@ def least_ram(problem: ScheduleProblem) -> tuple[int, str]:
     return max(need, key=lambda x: x[0], default=(0, ""))
 
 
-def _needed_later(problem: ScheduleProblem) -> list[int]:
-    """Per node, the last stage that reads it (its own stage when none; past the end: outputs)."""
-    n = len(problem.nodes)
-    last = list(range(n))
-    for i, users in enumerate(problem.consumers):
-        if users:
-            last[i] = users[-1]
-        if problem.nodes[i].output:
-            last[i] = n
-    return last
-
-
 def _variables(model: cp_model.CpModel, problem: ScheduleProblem, options: Options) -> _Vars:
     n = len(problem.nodes)
     # A value matters in stage t when a node run at or after t reads it or, with recomputation,
     # descends from it (a recomputation reads it); only then does it have a variable there.
-    horizon = _reaches(problem) if options.remat else _needed_later(problem)
+    horizon = _reaches(problem) if options.remat else last_readers(problem)
     paging = options.paging and problem.paging
     v = _Vars()
     for t in range(n):

@@ -178,29 +178,22 @@ mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const float *x = mcu_input(ctx, node, 1);
   float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
   const float *y = mcu_input(ctx, node, 3);
-  float *acc = (float *)mcu_input(ctx, node, 4);
-  float *mom = (float *)mcu_input(ctx, node, 5);
-  int32_t apply = 0;
-  if (p->update_w) {
-    MCU_ENSURE_MODEL(mcu_input(ctx, node, 6) != NULL && mcu_scratch(ctx, node) != NULL,
-                     MCU_ERR_BAD_MODEL);
-    apply = *(const int32_t *)mcu_input(ctx, node, 6);
-    MCU_ENSURE(apply >= 0 && (acc != NULL || apply <= 1), MCU_ERR_INPUT);
-  }
+  mcu_sgd_operands_t sgd;
+  MCU_TRY(mcu_sgd_operands(node, ctx, 4, p->update_w, &sgd));
   int out = 0;
   float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
   float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
   conv_grad_input(p, &d, dy, y, w, db, dx);
-  if (!p->update_w || (apply == 0 && acc == NULL)) {
+  if (!sgd.run) {
     return MCU_OK;
   }
-  float *row = mcu_scratch(ctx, node);
+  float *row = sgd.row;
   const int32_t filter_size = d.k_h * d.k_w * d.k_c;
   for (int32_t o = 0; o < d.out_c; ++o) {
     conv_grad_weights(p, &d, dy, y, x, o, row);
     const int32_t at = o * filter_size;
-    mcu_sgd_step(&p->sgd, w + at, row, acc != NULL ? acc + at : NULL,
-                 mom != NULL ? mom + at : NULL, filter_size, apply);
+    mcu_sgd_step(&p->sgd, w + at, row, sgd.acc != NULL ? sgd.acc + at : NULL,
+                 sgd.mom != NULL ? sgd.mom + at : NULL, filter_size, sgd.apply);
   }
   return MCU_OK;
 }

@@ -22,15 +22,8 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
   const float *x = mcu_input(ctx, node, 1);
   float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
   const float *y = mcu_input(ctx, node, 3);
-  float *acc = (float *)mcu_input(ctx, node, 4);
-  float *mom = (float *)mcu_input(ctx, node, 5);
-  int32_t apply = 0;
-  if (p->update_w) {
-    MCU_ENSURE_MODEL(mcu_input(ctx, node, 6) != NULL && mcu_scratch(ctx, node) != NULL,
-                     MCU_ERR_BAD_MODEL);
-    apply = *(const int32_t *)mcu_input(ctx, node, 6);
-    MCU_ENSURE(apply >= 0 && (acc != NULL || apply <= 1), MCU_ERR_INPUT);
-  }
+  mcu_sgd_operands_t sgd;
+  MCU_TRY(mcu_sgd_operands(node, ctx, 4, p->update_w, &sgd));
   int out = 0;
   float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
   float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
@@ -54,10 +47,10 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
       db[o] = total;
     }
   }
-  if (!p->update_w || (apply == 0 && acc == NULL)) {
+  if (!sgd.run) {
     return MCU_OK;
   }
-  float *row = mcu_scratch(ctx, node);
+  float *row = sgd.row;
   for (int32_t o = 0; o < outs; ++o) {
     for (int32_t i = 0; i < ins; ++i) {
       float total = 0.0f;
@@ -66,8 +59,8 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
       }
       row[i] = total;
     }
-    mcu_sgd_step(&p->sgd, w + o * ins, row, acc != NULL ? acc + o * ins : NULL,
-                 mom != NULL ? mom + o * ins : NULL, ins, apply);
+    mcu_sgd_step(&p->sgd, w + o * ins, row, sgd.acc != NULL ? sgd.acc + o * ins : NULL,
+                 sgd.mom != NULL ? sgd.mom + o * ins : NULL, ins, sgd.apply);
   }
   return MCU_OK;
 }

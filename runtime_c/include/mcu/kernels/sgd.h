@@ -47,4 +47,33 @@ static inline void mcu_sgd_step(const mcu_sgd_params_t *p, float *w, const float
   }
 }
 
+/* The update operands of a backward kernel that updates its weights itself (`update`): the sum,
+ * the momentum and `apply` at inputs `first` to first + 2, and its row scratch, checked as
+ * McugenSgd checks them. `run` says whether this invoke updates (or only accumulates). */
+typedef struct {
+  float *acc;
+  float *mom;
+  float *row;
+  int32_t apply;
+  int32_t run;
+} mcu_sgd_operands_t;
+
+static inline mcu_status_t mcu_sgd_operands(const mcu_node_t *node, mcu_context_t *ctx,
+                                            int first, int32_t update, mcu_sgd_operands_t *op) {
+  op->acc = (float *)mcu_input(ctx, node, first);
+  op->mom = (float *)mcu_input(ctx, node, first + 1);
+  op->row = mcu_scratch(ctx, node);
+  op->apply = 0;
+  op->run = 0;
+  if (!update) {
+    return MCU_OK;
+  }
+  const int32_t *apply = mcu_input(ctx, node, first + 2);
+  MCU_ENSURE_MODEL(apply != NULL && op->row != NULL, MCU_ERR_BAD_MODEL);
+  op->apply = *apply;
+  MCU_ENSURE(op->apply >= 0 && (op->acc != NULL || op->apply <= 1), MCU_ERR_INPUT);
+  op->run = op->apply > 0 || op->acc != NULL;
+  return MCU_OK;
+}
+
 #endif
