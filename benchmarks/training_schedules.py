@@ -6,8 +6,11 @@ NUCLEO-F767ZI twin without a budget, and on the STM32F746G-DISCO twin (SDRAM beh
 fractions of the store-all arena, two samples, one epoch. A row gives the arena in RAM, what the
 schedule recomputed, what the pager moves per step and the cycles it models for that (copies and
 in-place SDRAM accesses, which QEMU does not time), the instructions per step on the twin, and
-whether the tuned model equals the store-all one byte for byte. About 2 minutes.
-Run: python benchmarks/training_schedules.py [--fractions 0.5,0.25] [MODEL:TRAINABLE...]
+whether the tuned model equals the store-all one byte for byte. About 1 minute.
+`--smallest` adds, per model, the smallest budget (to 256 B, by bisection) with which
+`mcugen train` succeeds on the disco-f746ng twin, with kernels on the SDRAM in place and with
+copies only (every operand in RAM, as POET's model has it): about 10 minutes more.
+Run: python benchmarks/training_schedules.py [--fractions F,F] [--smallest] [MODEL:TRAINABLE...]
 """
 
 from __future__ import annotations
@@ -37,16 +40,31 @@ DEFAULT = [
 STORE_ALL = PlanOptions(rewrites=False, order="stored", layout="greedy_by_size", in_place=False)
 
 
-def train(argv: list[str]) -> dict:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+def train(argv: list[str], *, check: bool = True) -> dict | None:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = mcugen([*argv, "--json"])
     if code != 0:
-        raise SystemExit(f"mcugen {' '.join(argv)} failed ({code})")
-    return json.loads(out.getvalue())
+        if check:
+            raise SystemExit(f"mcugen {' '.join(argv)} failed ({code}): {err.getvalue()}")
+        return None
+    result: dict = json.loads(out.getvalue())
+    return result
 
 
-def rows(spec: str, fractions: list[float], work: Path) -> list[list[str]]:
+def smallest(argv: list[str], top: int) -> int:
+    """The smallest budget (to 256 B) in (0, top] with which `argv` succeeds."""
+    low, high = 0, top  # low fails (or is 0), high succeeds
+    while high - low > 256:
+        middle = (low + high) // 2
+        if train([*argv, "--ram-budget", str(middle)], check=False) is None:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def rows(spec: str, fractions: list[float], work: Path, least: bool) -> list[list[str]]:
     stem, trainable = spec.split(":", 1)
     path = SHARED / f"{stem}.tflite"
     graph = load_model(path)
@@ -61,6 +79,7 @@ def rows(spec: str, fractions: list[float], work: Path) -> list[list[str]]:
     base = ["train", str(path), "--data", str(data), "--trainable", trainable, "--emulate"]
     plain_out = work / f"{stem}-plain.tflite"
     plain = train([*base, "--board", "nucleo-f767", "-o", str(plain_out)])
+    assert plain is not None
     name = stem.replace("mlperf_", "").replace("_int8", "")
     result = [
         [name, trainable, f"{store_all:,}", "-", "nucleo-f767", f"{plain['arena_bytes']:,}"]
@@ -70,6 +89,7 @@ def rows(spec: str, fractions: list[float], work: Path) -> list[list[str]]:
         budget = int(store_all * fraction)
         out = work / f"{stem}-{fraction}.tflite"
         r = train([*base, "--board", "disco-f746ng", "--ram-budget", str(budget), "-o", str(out)])
+        assert r is not None
         sched, paged = r["schedule"] or {}, r["paging"] or {}
         moved = paged.get("bytes_out_per_step", 0) + paged.get("bytes_in_per_step", 0)
         result.append(
@@ -79,6 +99,15 @@ def rows(spec: str, fractions: list[float], work: Path) -> list[list[str]]:
             + [f"{max(r['per_step']):,}"]
             + ["yes" if out.read_bytes() == plain_out.read_bytes() else "NO"]
         )
+    if least:
+        disco = [*base, "--board", "disco-f746ng"]
+        for mode, extra in (("in place", []), ("copies only", ["--copies-only"])):
+            budget = smallest([*disco, *extra], store_all)
+            result.append(
+                [name, trainable, f"{store_all:,}", f"smallest, {mode}: {budget:,}"]
+                + ["disco-f746ng"]
+                + ["-"] * 6
+            )
     return result
 
 
@@ -86,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("specs", nargs="*", default=DEFAULT)
     parser.add_argument("--fractions", default="0.5,0.25")
+    parser.add_argument("--smallest", action="store_true", help="bisect the smallest budget")
     args = parser.parse_args(argv)
     if not SHARED.is_dir():
         print(f"needs the shared models in {SHARED}", file=sys.stderr)
@@ -108,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|" + "---|" * len(head))
     with tempfile.TemporaryDirectory(prefix="mcugen-schedules-") as tmp:
         for spec in args.specs:
-            for row in rows(spec, fractions, Path(tmp)):
+            for row in rows(spec, fractions, Path(tmp), args.smallest):
                 print("| " + " | ".join(row) + " |", flush=True)
     return 0
 
