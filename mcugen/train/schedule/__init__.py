@@ -72,7 +72,15 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
         hint = _start(problem, budgets, remat=remat, paging=paging)
         work = budgets.work / 2 if hint is not None and remat and paging else budgets.work
         options = cpsat.Options(budgets.ram, budgets.time, remat, paging, work, hint)
-        schedule = cpsat.plan_cpsat(problem, options, name)
+        try:
+            schedule = cpsat.plan_cpsat(problem, options, name)
+        except ScheduleError:
+            if hint is None:
+                raise
+            # the work ran out before CP-SAT took its start (a valid start means a schedule
+            # exists): the start, with the bound that does not need the solver
+            bound = lower_bound(problem, budgets.ram)
+            return replace(hint, solver=name, lower_bound=bound, optimal=False)
         if hint is not None and simulate(problem, hint).cost < simulate(problem, schedule).cost:
             # CP-SAT stopped before it reached its own start: keep the start, with the bound
             return replace(hint, solver=name, lower_bound=schedule.lower_bound, optimal=False)
