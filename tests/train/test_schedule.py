@@ -32,8 +32,14 @@ from mcugen.train.schedule import (
     simulate,
     validate,
 )
+from mcugen.train.schedule.cpsat import least_ram
 from mcugen.train.schedule.program import run_stage
-from mcugen.train.schedule.training import estimated_cycles, training_problem, updated_variables
+from mcugen.train.schedule.training import (
+    PageCosts,
+    estimated_cycles,
+    training_problem,
+    updated_variables,
+)
 from support import conv_chain
 
 
@@ -138,19 +144,13 @@ def problems(draw: st.DrawFn, max_nodes: int = 5) -> ScheduleProblem:
     )
 
 
-def least_ram(problem: ScheduleProblem) -> int:
-    """No schedule needs less: a node, its output and its inputs are in RAM together."""
-    nodes = problem.nodes
-    return max(node.size + sum(nodes[i].size for i in set(node.inputs)) for node in nodes)
-
-
 @settings(max_examples=60, deadline=None)
 @given(problem=problems(), ram_share=st.floats(0, 1), timed=st.booleans(), data=st.data())
 def test_the_exact_scheduler_equals_exhaustive_search(
     problem: ScheduleProblem, ram_share: float, timed: bool, data: st.DataObject
 ) -> None:
     peak = simulate(problem, SCHEDULERS.get("store_all")(problem, Budgets())).peak
-    low = least_ram(problem)
+    low = least_ram(problem)[0]
     ram = low + int(ram_share * (peak - low))
     base_time = sum(node.time for node in problem.nodes)
     time = base_time + data.draw(st.integers(0, 10)) if timed else None
@@ -174,7 +174,7 @@ def test_every_scheduler_meets_its_budget_or_says_so(
     ScheduleError; joint schedules cost no more than recomputation or paging alone, and the
     same problem gives the same schedule again."""
     peak = simulate(problem, SCHEDULERS.get("store_all")(problem, Budgets())).peak
-    low = least_ram(problem)
+    low = least_ram(problem)[0]
     budgets = Budgets(ram=low + int(ram_share * (peak - low)))
     costs = {}
     for name in SCHEDULERS.names():
@@ -324,3 +324,18 @@ def test_plan_pareto_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main([*argv, "--pareto-chart", str(tmp_path / "b.svg")]) == 0
     assert "| budget B | poet: cost" in capsys.readouterr().out
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+
+
+def test_a_solve_cut_short_says_it_is_not_optimal() -> None:
+    """With too little work the exact scheduler returns its start, not optimal, under a bound
+    below its cost; with enough it proves a cheaper optimum (CP-SAT's work is deterministic)."""
+    graph = build_training_graph(conv_chain(), TrainOptions(trainable="all")).graph
+    problem = training_problem(graph, estimated_cycles(graph), PageCosts(2, 2))
+    peak = simulate(problem, SCHEDULERS.get("store_all")(problem, Budgets())).peak
+    ram = peak * 8 // 10
+    short = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, work=0.001))
+    cost = validate(problem, short, ram_budget=ram).cost
+    assert not short.optimal and short.lower_bound is not None and short.lower_bound < cost
+    full = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, work=10))
+    best = validate(problem, full, ram_budget=ram).cost
+    assert full.optimal and full.lower_bound == best < cost

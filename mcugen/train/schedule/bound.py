@@ -11,6 +11,7 @@ adds the largest stage's, not their sum. O(stages x nodes log nodes)."""
 
 from __future__ import annotations
 
+from mcugen.train.schedule.baselines import last_readers
 from mcugen.train.schedule.problem import ScheduleProblem
 
 
@@ -20,12 +21,12 @@ def lower_bound(problem: ScheduleProblem, ram_budget: int | None) -> int | None:
     base = sum(node.cost for node in nodes)
     if ram_budget is None:
         return base
-    last = [max(users, default=i) for i, users in enumerate(problem.consumers)]
+    last = last_readers(problem)  # an output: past the last stage
     n = len(nodes)
     worst = 0
     for t in range(n):
         touched = set(nodes[t].inputs) | {t}
-        live = [i for i in range(t) if (last[i] > t or nodes[i].output) and i not in touched]
+        live = [i for i in range(t) if last[i] > t and i not in touched]
         resident = sum(nodes[i].size for i in touched) + sum(nodes[i].size for i in live)
         excess = resident - ram_budget
         if excess <= 0:

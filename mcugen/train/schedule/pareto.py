@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mcugen.train.schedule import SCHEDULERS as REGISTRY
 from mcugen.train.schedule.baselines import store_all
+from mcugen.train.schedule.cpsat import least_ram
 from mcugen.train.schedule.problem import Budgets, ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import simulate
 
@@ -28,8 +30,6 @@ class Point:
 
 def budgets(problem: ScheduleProblem, points: int) -> list[int]:
     """`points` budgets from the store-all peak down to the least any schedule needs, evenly."""
-    from mcugen.train.schedule.cpsat import least_ram
-
     top = simulate(problem, store_all(problem)).peak
     low = least_ram(problem)[0]
     if points <= 1 or top <= low:
@@ -41,8 +41,6 @@ def pareto(
     problem: ScheduleProblem, ram: Sequence[int], *, work: float, names: Sequence[str] = SCHEDULERS
 ) -> list[Point]:
     """Each named scheduler's schedule at each budget of `ram`."""
-    from mcugen.train.schedule import SCHEDULERS as REGISTRY
-
     points = []
     for budget in ram:
         for name in names:

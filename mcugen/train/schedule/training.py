@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.macs import operator_macs
 from mcugen.plan.buffers import align_up
+from mcugen.train.schedule import SCHEDULERS
 from mcugen.train.schedule.baselines import store_all
 from mcugen.train.schedule.problem import Budgets, Node, ScheduleProblem
 from mcugen.train.schedule.program import Outcome, Schedule, simulate, validate
@@ -133,8 +135,6 @@ def _copy(tensors: list[Tensor], t: int, run: int) -> int:
 def estimated_cycles(graph: Graph) -> list[int]:
     """Per operator, a cost until measured ones are used: its multiply-accumulates, or its
     output elements for an operator without any (at least 1)."""
-    from mcugen.model.macs import operator_macs
-
     costs = []
     for op in graph.operators:
         elements = sum(graph.tensors[t].num_elements for t in op.outputs)
@@ -165,8 +165,6 @@ def schedule_training(
 ) -> ScheduledTraining:
     """Schedules `graph` (stages in `order`) with the named scheduler; ScheduleError when it
     cannot."""
-    from mcugen.train.schedule import SCHEDULERS  # the registry imports this module's siblings
-
     problem = training_problem(graph, cycles or estimated_cycles(graph), page, order)
     schedule = SCHEDULERS.get(scheduler)(problem, budgets)
     outcome = validate(problem, schedule, ram_budget=budgets.ram, time_budget=budgets.time)
