@@ -341,12 +341,19 @@ def compact(
     return graph, remap
 
 
+#: The version of the state's layout (the order of its variables), part of the checkpoint tag:
+#: 2 since the convolution and dense backward kernels read the optimiser state themselves, which
+#: moved the sums and momenta in the state.
+STATE_LAYOUT = 2
+
+
 def _identity(model: Graph, trainable: tuple[int, ...], options: TrainOptions) -> str:
     """The training graph's SHA-256, from what fixes its state: the model, the trained
-    operators, the loss, which optimiser state it keeps. It tags checkpoints, so that one loads
-    only into the same training (another learning rate may resume it)."""
+    operators, the loss, which optimiser state it keeps, the layout's version. It tags
+    checkpoints, so that one loads only into the same training (another learning rate may
+    resume it)."""
     state = (options.accumulate > 1, options.momentum > 0)
-    text = f"{model.sha256}|{trainable}|{options.loss}|{state}"
+    text = f"{model.sha256}|{trainable}|{options.loss}|{state}|layout {STATE_LAYOUT}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
