@@ -88,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
         help="with --pareto: CP-SAT work units per schedule (default 2)",
     )
     plan.add_argument(
+        "--schedule-gap",
+        type=_share,
+        default=0.01,
+        metavar="FRACTION",
+        help="with --pareto: a schedule within FRACTION of its cost from the lower bound is "
+        "good enough (default 0.01; 0: search for the optimum within the work)",
+    )
+    plan.add_argument(
         "--timings",
         action="store_true",
         help="add planning times to the JSON (without them it is byte-identical from run to run)",
@@ -210,6 +218,14 @@ def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the scheduler's search budget in CP-SAT work units (deterministic; default 10)",
     )
     p.add_argument(
+        "--schedule-gap",
+        type=_share,
+        default=0.01,
+        metavar="FRACTION",
+        help="the scheduler stops at a schedule within FRACTION of its cost from the lower "
+        "bound (default 0.01; 0: search for the optimum within the work)",
+    )
+    p.add_argument(
         "--checkpoint-every",
         type=_positive,
         default=None,
@@ -261,6 +277,10 @@ def _training_options(p: argparse.ArgumentParser, *, trainable: str | None) -> N
 
 def _rate(text: str) -> float:
     return _number(text, float, 0.0, 1e6)
+
+
+def _share(text: str) -> float:
+    return _number(text, float, 0.0, 1.0)
 
 
 def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -138,7 +138,9 @@ def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tu
     order = plan_model(graph, replace(plan_options(args), rewrites=False)).plan.order
     page = page_costs(paging_target(target, None, "auto") if target is not None else None)
     problem = training_problem(graph, estimated_cycles(graph), page, order)
-    points = pareto(problem, budgets(problem, args.pareto), work=args.schedule_work)
+    points = pareto(
+        problem, budgets(problem, args.pareto), work=args.schedule_work, gap=args.schedule_gap
+    )
     unit = "estimated cycles"
     where = f"to {target.board.name}'s slow memory" if page and target else "not offered"
     text = (

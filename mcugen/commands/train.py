@@ -166,7 +166,9 @@ def _plan_within_budget(
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
     limit = args.ram_budget
     for _ in range(SCHEDULE_ATTEMPTS):
-        budgets = Budgets(ram=limit, time=args.runtime_budget, work=args.schedule_work)
+        budgets = Budgets(
+            ram=limit, time=args.runtime_budget, work=args.schedule_work, gap=args.schedule_gap
+        )
         try:
             scheduled = schedule_training(
                 tg.graph, args.scheduler, budgets, cycles=cycles, page=page, order=store_all_order

@@ -32,6 +32,7 @@ from mcugen.train.schedule import (
     simulate,
     validate,
 )
+from mcugen.train.schedule.bound import lower_bound
 from mcugen.train.schedule.cpsat import least_ram
 from mcugen.train.schedule.program import run_stage
 from mcugen.train.schedule.training import (
@@ -163,6 +164,39 @@ def test_the_exact_scheduler_equals_exhaustive_search(
     outcome = validate(problem, schedule, ram_budget=ram, time_budget=time)
     assert schedule.optimal
     assert outcome.cost == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(problem=problems(max_nodes=6), ram_share=st.floats(0, 1))
+def test_the_lower_bound_never_exceeds_the_optimum(
+    problem: ScheduleProblem, ram_share: float
+) -> None:
+    peak = simulate(problem, SCHEDULERS.get("store_all")(problem, Budgets())).peak
+    low = least_ram(problem)[0]
+    ram = low + int(ram_share * (peak - low))
+    expected = exhaustive(problem, ram, None)
+    bound = lower_bound(problem, ram)
+    if expected is None:
+        return
+    assert bound is not None and bound <= expected
+
+
+def test_the_bound_charges_a_recomputation_for_its_dead_input() -> None:
+    """At c's stage, a (4 bytes) must leave RAM. Recomputing it later needs x, which only a reads:
+    x must then stay in RAM (and a frees only 2 bytes) or come back itself (paged, 2 x 2 x 3).
+    Counting a's recomputation alone (1), the first version of the bound said 11; charging the
+    input makes it 42, the exact optimum (the costs: 5 to run every node once, and 37)."""
+    nodes = (
+        Node("in", 4, 0, 0, (), recomputable=False),
+        Node("x", 2, 1, 1, (0,), recomputable=False),
+        Node("a", 4, 1, 1, (1,)),
+        Node("b", 4, 1, 1, (0,)),
+        Node("c", 1, 1, 1, (3,)),
+        Node("d", 1, 1, 1, (4, 2), output=True),
+    )
+    problem = ScheduleProblem(nodes, 3, 3, 1, 1)
+    cost = validate(problem, SCHEDULERS.get("poet")(problem, Budgets(ram=9))).cost
+    assert lower_bound(problem, 9) == exhaustive(problem, 9, None) == cost == 42
 
 
 @settings(max_examples=40, deadline=None)
@@ -339,3 +373,20 @@ def test_a_solve_cut_short_says_it_is_not_optimal() -> None:
     full = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, work=10))
     best = validate(problem, full, ram_budget=ram).cost
     assert full.optimal and full.lower_bound == best < cost
+
+
+def test_the_gap_and_the_size_limit_stop_early_with_a_true_bound() -> None:
+    """A schedule within the gap of the bound, or of a graph above the size limit, is the
+    heuristic start: valid, not above the gap (or not claimed optimal), and never below the
+    exact optimum; the exact search with no gap finds the optimum, cheaper here."""
+    graph = build_training_graph(conv_chain(), TrainOptions(trainable="all")).graph
+    problem = training_problem(graph, estimated_cycles(graph), PageCosts(2, 2))
+    peak = simulate(problem, SCHEDULERS.get("store_all")(problem, Budgets())).peak
+    ram = peak * 8 // 10
+    best = validate(problem, SCHEDULERS.get("poet")(problem, Budgets(ram=ram)), ram_budget=ram)
+    loose = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, gap=0.5))
+    cost = validate(problem, loose, ram_budget=ram).cost
+    assert loose.lower_bound is not None and cost - loose.lower_bound <= 0.5 * cost
+    assert best.cost < cost and not loose.optimal
+    large = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, size=0))
+    assert validate(problem, large, ram_budget=ram).cost == cost and not large.optimal

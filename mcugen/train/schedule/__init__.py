@@ -69,9 +69,25 @@ def _greedy(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
 
 def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
     def plan(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
-        hint = _start(problem, budgets, remat=remat, paging=paging)
+        floor = lower_bound(problem, budgets.ram)
+        large = cpsat.booleans(problem, remat=remat, paging=paging) > budgets.size
+        hint = None
+        for exact in (False, True):
+            hint = _start(problem, budgets, remat=remat, paging=paging, exact=exact) or hint
+            if hint is None:
+                continue
+            cost = simulate(problem, hint).cost
+            if floor is not None and cost - floor <= budgets.gap * cost or large:
+                # within the gap already, or too large for the exact model: the start, with
+                # the bound that does not need the solver
+                optimal = floor is not None and cost <= floor
+                return replace(hint, solver=name, lower_bound=floor, optimal=optimal)
+            if not (remat and paging and problem.paging):
+                break  # no exact starts for the restricted models
         work = budgets.work / 2 if hint is not None and remat and paging else budgets.work
-        options = cpsat.Options(budgets.ram, budgets.time, remat, paging, work, hint)
+        options = cpsat.Options(
+            budgets.ram, budgets.time, remat, paging, work, hint, floor, budgets.gap
+        )
         try:
             schedule = cpsat.plan_cpsat(problem, options, name)
         except ScheduleError:
@@ -79,8 +95,7 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
                 raise
             # the work ran out before CP-SAT took its start (a valid start means a schedule
             # exists): the start, with the bound that does not need the solver
-            bound = lower_bound(problem, budgets.ram)
-            return replace(hint, solver=name, lower_bound=bound, optimal=False)
+            return replace(hint, solver=name, lower_bound=floor, optimal=False)
         if hint is not None and simulate(problem, hint).cost < simulate(problem, schedule).cost:
             # CP-SAT stopped before it reached its own start: keep the start, with the bound
             return replace(hint, solver=name, lower_bound=schedule.lower_bound, optimal=False)
@@ -90,18 +105,20 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
 
 
 def _start(
-    problem: ScheduleProblem, budgets: Budgets, *, remat: bool, paging: bool
+    problem: ScheduleProblem, budgets: Budgets, *, remat: bool, paging: bool, exact: bool
 ) -> Schedule | None:
-    """A valid schedule to start from: the cheapest of the greedy one and, for the joint model,
-    the exact paging-only and recomputation-only ones (a quarter of the work each), or None when
-    none meets the budgets."""
+    """A valid schedule to start from, or None when none meets the budgets: the cheapest of the
+    greedy ones (joint, and paging only) or, with `exact`, of the exact paging-only and
+    recomputation-only ones (a quarter of the work each; for the joint model)."""
     starts = []
-    plain = problem if paging else replace(problem, page_out_cost=None, page_in_cost=None)
-    try:
-        starts.append(greedy(plain, budgets.ram, recompute=remat))
-    except ScheduleError:
-        pass
-    if remat and paging and problem.paging:  # the two restricted exact models, a quarter each
+    if not exact:
+        plain = problem if paging else replace(problem, page_out_cost=None, page_in_cost=None)
+        for again in (remat, False) if remat and plain.paging else (remat,):
+            try:
+                starts.append(greedy(plain, budgets.ram, recompute=again))
+            except ScheduleError:
+                pass
+    elif remat and paging and problem.paging:
         for only_remat in (False, True):
             options = cpsat.Options(
                 budgets.ram, budgets.time, only_remat, not only_remat, budgets.work / 4

@@ -48,6 +48,8 @@ class Options:
     paging: bool = True
     work: float = 10.0  # CP-SAT deterministic time units
     hint: Schedule | None = None
+    floor: int | None = None  # a known lower bound on the cost (bound.py's)
+    gap: float = 0.0  # stop within this fraction of the cost from the proven bound
 
 
 @dataclass
@@ -71,6 +73,11 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
         _memory(model, problem, v, options.ram_budget)
     if options.time_budget is not None:
         model.add(sum(times) <= options.time_budget)
+    floor = options.floor if options.floor is not None else lower_bound(problem, options.ram_budget)
+    if floor is not None:
+        model.add(
+            sum(costs) >= floor
+        )  # every schedule costs that much: CP-SAT's bound starts there
     model.minimize(sum(costs))
     if options.hint is not None:
         _hint(model, problem, v, options.hint)
@@ -81,9 +88,9 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     solver.parameters.interleave_search = WORKERS > 1  # deterministic with several subsolvers
     solver.parameters.find_big_linear_overlap = False  # presolve passes that found nothing here
     solver.parameters.random_seed = 0
+    solver.parameters.relative_gap_limit = options.gap
     status = solver.solve(model)
     late = solver.wall_time >= SAFETY_SECONDS
-    floor = lower_bound(problem, options.ram_budget)  # of the joint space, so of this one too
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         what = "no schedule exists" if status == cp_model.INFEASIBLE else "no schedule found"
         least, node = least_ram(problem)
@@ -93,11 +100,13 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
             + f" ({node} alone needs {least} bytes with its inputs)",
             hint="raise --ram-budget or --runtime-budget",
         )
+    bound = max(math.ceil(solver.best_objective_bound - 1e-6), floor or 0)
     return Schedule(
         _stages(problem, v, solver),
         name,
-        lower_bound=max(math.ceil(solver.best_objective_bound - 1e-6), floor or 0),
-        optimal=status == cp_model.OPTIMAL,
+        lower_bound=bound,
+        # CP-SAT says OPTIMAL at the gap limit too: optimal only when the bound meets the cost
+        optimal=status == cp_model.OPTIMAL and round(solver.objective_value) <= bound,
         note=f"stopped after {SAFETY_SECONDS:g} s, before its work budget" if late else "",
     )
 
@@ -107,6 +116,23 @@ def least_ram(problem: ScheduleProblem) -> tuple[int, str]:
     nodes = problem.nodes
     need = [(n.size + sum(nodes[i].size for i in set(n.inputs)), n.name) for n in nodes]
     return max(need, key=lambda x: x[0], default=(0, ""))
+
+
+def booleans(problem: ScheduleProblem, *, remat: bool, paging: bool) -> int:
+    """How many booleans the exact model of the problem has (R, S, D, I, O; not F): the size
+    that decides whether it is worth building."""
+    n = len(problem.nodes)
+    horizon = _reaches(problem) if remat else last_readers(problem)
+    paging = paging and problem.paging
+    count = 0
+    for i, node in enumerate(problem.nodes):
+        stages = range(i + 1, min(horizon[i], n - 1) + 1)
+        count += len(stages)  # S
+        if remat:
+            count += sum(1 for t in stages if problem.may_recompute(i, t))
+        if paging and node.size > 0:
+            count += 3 * len(stages)  # D, I, O
+    return count
 
 
 def _variables(model: cp_model.CpModel, problem: ScheduleProblem, options: Options) -> _Vars:

@@ -38,7 +38,12 @@ def budgets(problem: ScheduleProblem, points: int) -> list[int]:
 
 
 def pareto(
-    problem: ScheduleProblem, ram: Sequence[int], *, work: float, names: Sequence[str] = SCHEDULERS
+    problem: ScheduleProblem,
+    ram: Sequence[int],
+    *,
+    work: float,
+    gap: float = 0.0,
+    names: Sequence[str] = SCHEDULERS,
 ) -> list[Point]:
     """Each named scheduler's schedule at each budget of `ram`."""
     points = []
@@ -47,7 +52,7 @@ def pareto(
             if name == "paging" and not problem.paging:
                 continue
             try:
-                schedule = REGISTRY.get(name)(problem, Budgets(ram=budget, work=work))
+                schedule = REGISTRY.get(name)(problem, Budgets(ram=budget, work=work, gap=gap))
             except ScheduleError:
                 points.append(Point(name, budget, None))
                 continue

@@ -25,9 +25,16 @@ class ScheduleError(McugenError):
 
 @dataclass(frozen=True)
 class Budgets:
-    ram: int | None = None  # bytes of live values
-    time: int | None = None  # cycles
-    work: float = 10.0  # CP-SAT deterministic time units
+    """What a schedule may use (`ram` bytes of live values, `time` cycles; None: no limit), and
+    how hard the exact scheduler searches: `work` CP-SAT deterministic time units; it stops once
+    its schedule is within `gap` (a fraction of its cost) of the lower bound; a graph whose
+    exact model would take more than `size` booleans gets the heuristic start and the bound."""
+
+    ram: int | None = None
+    time: int | None = None
+    work: float = 10.0
+    gap: float = 0.0
+    size: int = 20_000
 
 
 @dataclass(frozen=True)
