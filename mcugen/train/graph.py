@@ -124,7 +124,17 @@ def dequantized(t: Tensor) -> np.ndarray:
         raise UnsupportedError(f"tensor {t.index} ({t.name}): {t.dtype} without quantization")
     shape = [1] * values.ndim
     if t.quant.per_channel:
-        shape[t.quant.axis] = -1
+        axis = t.quant.axis
+        if axis >= values.ndim:
+            # converters copy the weights' channel axis (3 for a depthwise) onto 1-D biases; the
+            # scales then run along the only axis, as TFLM reads them
+            if values.ndim != 1 or values.size != len(t.quant.scales):
+                raise UnsupportedError(
+                    f"tensor {t.index} ({t.name}): per-channel axis {axis} of a "
+                    f"{values.ndim}-D tensor"
+                )
+            axis = 0
+        shape[axis] = -1
     scales = np.array(t.quant.scales, dtype=np.float32).reshape(shape)
     zero_points = np.array(t.quant.zero_points, dtype=np.float32).reshape(shape)
     return ((values.astype(np.float32) - zero_points) * scales).astype(np.float32)

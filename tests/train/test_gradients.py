@@ -8,13 +8,15 @@ computation, within 1e-5 relative (of the largest gradient of the tensor)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax_reference import assert_host_matches_jax
 
+from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.ir import Graph
-from mcugen.train.graph import build_training_graph
+from mcugen.model.ir import Graph, Quantization, Tensor
+from mcugen.train.graph import build_training_graph, dequantized
 from mcugen.train.options import TrainOptions
 
 EXAMPLES = settings(max_examples=8, deadline=None)
@@ -66,3 +68,14 @@ def test_fully_connected_chain_matches_jax(
     x = rng.normal(0, 1.0, (1, depth)).astype(np.float32)
     label = np.array([int(rng.integers(units[-1]))])
     assert_gradients_match(model, "all", x, label)
+
+
+def test_a_bias_with_the_weights_channel_axis_dequantizes_along_its_only_axis() -> None:
+    """Converters copy a depthwise's channel axis (3) onto its 1-D bias (person_detect does): the
+    scales run along the bias; a 2-D tensor with an axis it lacks is refused in one line."""
+    q = Quantization((0.5, 0.25), (0, 0), axis=3)
+    bias = Tensor(0, "bias", (2,), "int32", q, np.array([4, 8], "<i4").tobytes())
+    assert dequantized(bias).tolist() == [2.0, 2.0]
+    odd = Tensor(1, "odd", (1, 2), "int32", q, np.array([[4, 8]], "<i4").tobytes())
+    with pytest.raises(UnsupportedError, match="per-channel axis 3 of a 2-D tensor"):
+        dequantized(odd)
