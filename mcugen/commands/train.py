@@ -239,6 +239,15 @@ def _paging_report(gen: Generated) -> dict[str, Any] | None:
     }
 
 
+def _within(sched: dict) -> str:
+    """How far the schedule may be from the optimum: its cost over the lower bound."""
+    bound = sched["lower_bound"]
+    if bound is None:
+        return ", no lower bound"
+    gap = sched["cost"] - bound
+    return f", at most {gap:,} ({100 * gap / max(sched['cost'], 1):.2f} %) above the optimum"
+
+
 def _report(
     args: argparse.Namespace, tg: TrainingGraph, arena: int, state: int, run: TrainRun
 ) -> dict[str, Any]:
@@ -295,7 +304,7 @@ def _print(r: dict[str, Any]) -> None:
             f"{len(sched['recomputed'])} recomputed operators, paged {sched['paged_out_bytes']:,} "
             f"bytes out and {sched['paged_in_bytes']:,} in; cost {sched['cost']:,} against "
             f"{sched['store_all_cost']:,} {sched['cost_unit']}"
-            + (", proven optimal" if sched["optimal"] else "")
+            + (", proven optimal" if sched["optimal"] else _within(sched))
         )
         if sched["note"]:
             print(f"  note: {sched['note']}")
