@@ -73,7 +73,11 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
         large = cpsat.booleans(problem, remat=remat, paging=paging) > budgets.size
         hint = None
         for exact in (False, True):
-            hint = _start(problem, budgets, remat=remat, paging=paging, exact=exact) or hint
+            found = _start(problem, budgets, remat=remat, paging=paging, exact=exact)
+            if found is not None and (
+                hint is None or simulate(problem, found).cost < simulate(problem, hint).cost
+            ):
+                hint = found
             if hint is None:
                 continue
             cost = simulate(problem, hint).cost
@@ -108,16 +112,18 @@ def _start(
     problem: ScheduleProblem, budgets: Budgets, *, remat: bool, paging: bool, exact: bool
 ) -> Schedule | None:
     """A valid schedule to start from, or None when none meets the budgets: the cheapest of the
-    greedy ones (joint, and paging only) or, with `exact`, of the exact paging-only and
-    recomputation-only ones (a quarter of the work each; for the joint model)."""
+    greedy ones (joint and paging only, each with bytes past the excess counted or not) or, with
+    `exact`, of the exact paging-only and recomputation-only ones (a quarter of the work each;
+    for the joint model)."""
     starts = []
     if not exact:
         plain = problem if paging else replace(problem, page_out_cost=None, page_in_cost=None)
         for again in (remat, False) if remat and plain.paging else (remat,):
-            try:
-                starts.append(greedy(plain, budgets.ram, recompute=again))
-            except ScheduleError:
-                pass
+            for capped in (True, False):
+                try:
+                    starts.append(greedy(plain, budgets.ram, recompute=again, capped=capped))
+                except ScheduleError:
+                    pass
     elif remat and paging and problem.paging:
         for only_remat in (False, True):
             options = cpsat.Options(

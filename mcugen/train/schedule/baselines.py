@@ -45,14 +45,22 @@ def store_all(problem: ScheduleProblem) -> Schedule:
     return Schedule(stages, "store_all")
 
 
-def greedy(problem: ScheduleProblem, ram_budget: int | None, *, recompute: bool = True) -> Schedule:
+def greedy(
+    problem: ScheduleProblem,
+    ram_budget: int | None,
+    *,
+    recompute: bool = True,
+    capped: bool = True,
+) -> Schedule:
     """The heuristic above (paging only when the problem has a slow memory, recomputation only
-    with `recompute`); ScheduleError when it cannot reach the budget."""
+    with `recompute`; with `capped`, bytes freed past the peak's excess count for nothing);
+    ScheduleError when it cannot reach the budget."""
     schedule = store_all(problem)
     outcome = simulate(problem, schedule)
     moves = (_paged, _recomputed, _recomputed_holding) if recompute else (_paged,)
     while ram_budget is not None and outcome.peak > ram_budget:
-        best = _best_move(problem, schedule, outcome, moves, outcome.peak - ram_budget)
+        excess = outcome.peak - ram_budget if capped else outcome.peak
+        best = _best_move(problem, schedule, outcome, moves, excess)
         if best is None:
             raise ScheduleError(
                 f"the greedy schedule stops at a peak of {outcome.peak} bytes, over the RAM "
@@ -71,8 +79,8 @@ def _best_move(
     excess: int,
 ) -> tuple[Schedule, Outcome] | None:
     """The candidate move with the most bytes saved at the peak stage per unit of cost, bytes
-    beyond the peak's excess over the budget counting for nothing (a large value is no better
-    than a small one when the small one is enough)."""
+    beyond `excess` counting for nothing (a large value is no better than a small one when the
+    small one is enough)."""
     peak_stage = outcome.stage_peaks.index(outcome.peak)
     kept = schedule.stages[peak_stage - 1].keep if peak_stage > 0 else frozenset()
     readers = {i for k in schedule.stages[peak_stage].compute for i in problem.nodes[k].inputs}

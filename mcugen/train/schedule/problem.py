@@ -34,7 +34,7 @@ class Budgets:
     time: int | None = None
     work: float = 10.0
     gap: float = 0.0
-    size: int = 20_000
+    size: int = 12_000
 
 
 @dataclass(frozen=True)
