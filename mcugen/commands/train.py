@@ -169,7 +169,7 @@ def _plan_within_budget(
     store_all_order = gen.plan.order  # the planner's: it runs each update early
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
     limit = args.ram_budget
-    for _ in range(SCHEDULE_ATTEMPTS):
+    for attempt in range(SCHEDULE_ATTEMPTS):
         budgets = Budgets(
             ram=limit, time=args.runtime_budget, work=args.schedule_work, gap=args.schedule_gap
         )
@@ -178,6 +178,10 @@ def _plan_within_budget(
                 tg.graph, args.scheduler, budgets, cycles=cycles, page=page, order=store_all_order
             )
         except ScheduleError:
+            if attempt > 0 and planning.paging is not None and not planning.paging.slow.mapped:
+                # copies only, no tighter schedule: the pager copies what the last schedule's
+                # arena cannot hold (its own error line says so when an operator cannot fit)
+                break
             if planning.paging is None or not planning.paging.slow.mapped:
                 raise
             # kernels may work on the slow memory in place, which the schedule's model does not
