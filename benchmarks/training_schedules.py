@@ -3,13 +3,16 @@
 For each model and trainable choice: the store-all arena (stored order, TFLM's greedy-by-size
 layout, nothing shared: the baseline of the fine-tuning issue), then `mcugen train` on the
 NUCLEO-F767ZI twin without a budget, and on the STM32F746G-DISCO twin (SDRAM behind the FMC) at
-fractions of the store-all arena, two samples, one epoch. A row gives the arena in RAM, what the
-schedule recomputed, what the pager moves per step and the cycles it models for that (copies and
-in-place SDRAM accesses, which QEMU does not time), the instructions per step on the twin, and
-whether the tuned model equals the store-all one byte for byte. About 1 minute.
+fractions of the store-all arena, two samples, one epoch. A row gives the arena in RAM, the RAM
+of the linked firmware, where the model state is (the RAM, or the SDRAM when the RAM cannot hold
+it: IC's last block with 232,752 B of weights, VWW's with 275,472 B), what the schedule
+recomputed, what the pager moves per step and the cycles it models for that (copies and in-place
+SDRAM accesses, which QEMU does not time), the instructions per step on the twin, and whether the
+tuned model equals the store-all one byte for byte. About 3 minutes.
 `--smallest` adds, per model, the smallest budget (to 256 B, by bisection) with which
 `mcugen train` succeeds on the disco-f746ng twin, with kernels on the SDRAM in place and with
-copies only (every operand in RAM, as POET's model has it): about 10 minutes more.
+copies only (every operand of the arena in RAM, as POET's model has it; the state stays where it
+is), each with a row of its figures: about 20 minutes more.
 Run: python benchmarks/training_schedules.py [--fractions F,F] [--smallest] [MODEL:TRAINABLE...]
 """
 
@@ -36,6 +39,8 @@ DEFAULT = [
     "mlperf_kws_dscnn_int8:last:3",
     "mlperf_ic_resnet8_int8:last:1",
     "mlperf_vww_mbv1_int8:last:1",
+    "mlperf_ic_resnet8_int8:last:4",
+    "mlperf_vww_mbv1_int8:last:3",
 ]
 STORE_ALL = PlanOptions(rewrites=False, order="stored", layout="greedy_by_size", in_place=False)
 
@@ -64,6 +69,23 @@ def smallest(argv: list[str], top: int) -> int:
     return high
 
 
+def figures(report: dict, same: bool) -> list[str]:
+    """A run's columns after the twin: arena, RAM as linked, where the state is, what the
+    schedule recomputed, what the pager moves and models, instructions, the same model or not."""
+    sched, paged, state = report["schedule"] or {}, report["paging"] or {}, report["state"]
+    moved = paged.get("bytes_out_per_step", 0) + paged.get("bytes_in_per_step", 0)
+    return [
+        f"{report['arena_bytes']:,}",
+        f"{state['ram_bytes']:,}",
+        f"{state['memory']} {state['bytes']:,}",
+        str(len(sched.get("recomputed", []))),
+        f"{moved:,}",
+        f"{paged.get('modelled_cycles_per_step', 0):,.0f}",
+        f"{max(report['per_step']):,}",
+        "yes" if same else "NO",
+    ]
+
+
 def rows(spec: str, fractions: list[float], work: Path, least: bool) -> list[list[str]]:
     stem, trainable = spec.split(":", 1)
     path = SHARED / f"{stem}.tflite"
@@ -81,33 +103,25 @@ def rows(spec: str, fractions: list[float], work: Path, least: bool) -> list[lis
     plain = train([*base, "--board", "nucleo-f767", "-o", str(plain_out)])
     assert plain is not None
     name = stem.replace("mlperf_", "").replace("_int8", "")
-    result = [
-        [name, trainable, f"{store_all:,}", "-", "nucleo-f767", f"{plain['arena_bytes']:,}"]
-        + ["-", "-", "-", f"{max(plain['per_step']):,}", "yes"]
-    ]
+    head = [name, trainable, f"{store_all:,}"]
+    result = [[*head, "-", "nucleo-f767", *figures(plain, True)]]
+    disco = [*base, "--board", "disco-f746ng"]
+
+    def budget_row(label: str, budget: int, extra: list[str]) -> list[str]:
+        out = work / f"{stem}-{budget}.tflite"
+        r = train([*disco, *extra, "--ram-budget", str(budget), "-o", str(out)])
+        assert r is not None
+        same = out.read_bytes() == plain_out.read_bytes()
+        return [*head, label, "disco-f746ng", *figures(r, same)]
+
     for fraction in fractions:
         budget = int(store_all * fraction)
-        out = work / f"{stem}-{fraction}.tflite"
-        r = train([*base, "--board", "disco-f746ng", "--ram-budget", str(budget), "-o", str(out)])
-        assert r is not None
-        sched, paged = r["schedule"] or {}, r["paging"] or {}
-        moved = paged.get("bytes_out_per_step", 0) + paged.get("bytes_in_per_step", 0)
-        result.append(
-            [name, trainable, f"{store_all:,}", f"{budget:,} ({fraction:.0%})", "disco-f746ng"]
-            + [f"{r['arena_bytes']:,}", str(len(sched.get("recomputed", [])))]
-            + [f"{moved:,}", f"{paged.get('modelled_cycles_per_step', 0):,.0f}"]
-            + [f"{max(r['per_step']):,}"]
-            + ["yes" if out.read_bytes() == plain_out.read_bytes() else "NO"]
-        )
+        result.append(budget_row(f"{budget:,} ({fraction:.0%})", budget, []))
     if least:
-        disco = [*base, "--board", "disco-f746ng"]
         for mode, extra in (("in place", []), ("copies only", ["--copies-only"])):
             budget = smallest([*disco, *extra], store_all)
-            result.append(
-                [name, trainable, f"{store_all:,}", f"smallest, {mode}: {budget:,}"]
-                + ["disco-f746ng"]
-                + ["-"] * 6
-            )
+            share = f"{budget / store_all:.0%}"
+            result.append(budget_row(f"smallest, {mode}: {budget:,} ({share})", budget, extra))
     return result
 
 
@@ -128,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         "budget B",
         "twin",
         "arena B",
+        "RAM B (linked)",
+        "state B",
         "recomputed",
         "paged B/step",
         "modelled paging cycles/step",

@@ -16,7 +16,7 @@ from mcugen import __version__
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
-from mcugen.plan import dynamic, paging, pools
+from mcugen.plan import dynamic, paging, pools, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.paging.target import OBJECTIVES
@@ -391,6 +391,14 @@ def _model_options(
         help="fast memory the arena may use; the rest of its buffers are paged to the board's "
         "slow memory between operators (default: page only when the arena does not fit the "
         "board's RAM and it has an external memory)",
+    )
+    p.add_argument(
+        "--state-memory",
+        default=state_memory.DEFAULT,
+        choices=state_memory.STATE_MEMORIES,
+        help="where the model state (variable tensors: a training graph's weights, sums and "
+        "momenta) lives: ram, slow (the board's external RAM, e.g. SDRAM), or auto (default: "
+        "the external RAM when the board has one and its RAM cannot hold the state)",
     )
     p.add_argument(
         "--kernels",

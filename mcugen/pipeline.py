@@ -20,11 +20,12 @@ from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
 from mcugen.plan.dynamic import Allocator
-from mcugen.plan.fit import BoardLimits, firmware_ram
+from mcugen.plan.fit import BoardLimits, allocator_arena, firmware_ram
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import PagingTarget, paged_dynamic, plan_paging
 from mcugen.plan.pools import PoolTarget
+from mcugen.plan.state_memory import StateTarget, place_state
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class PlanOptions:
     #: kernels only; `core` is the target's (boards' `core`), which decides the variants.
     kernels: str = "opt"
     core: str = "host"
+    #: Where the model state (the variable tensors) lives (plan/state_memory.py); None: the RAM.
+    state: StateTarget | None = None
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -128,20 +131,37 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
 
     paging = options.paging
     if paging is not None and paging.ram_budget is not None:
-        return g, lowered, page(g, lowered, _whole_buffers(g, lowered, options), options)
+        paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
+        return g, lowered, placed_state(g, paged, options)
     # Only static offsets keep the input where the runner loaded it.
     keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
     if keep != "auto":
-        chosen = assign_pools(g, planned(keep == "yes"), options)
+        chosen = planned(keep == "yes")
     else:
         copy, kept = planned(False), planned(True)
         copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
         saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
         chosen = replace(kept, input_kept_saving=saving) if saving > 0 else copy
-        chosen = assign_pools(g, chosen, options)
+    chosen = assign_pools(g, placed_state(g, chosen, options), options)
     if paging is not None and paging.slow.external and chosen.pools_error:
-        return g, lowered, page(g, lowered, _whole_buffers(g, lowered, options), options)
+        whole = replace(_whole_buffers(g, lowered, options), persistent=chosen.persistent)
+        return g, lowered, page(g, lowered, whole, options)
     return g, lowered, chosen
+
+
+def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
+    """`plan` with its model state in the memory `place_state` picks: the RAM while the RAM holds
+    it next to the arena (one arena, or paging's fast part), the stack and the firmware's RAM,
+    else the board's external RAM (plan/state_memory.py)."""
+    target = options.state
+    if target is None or not plan.persistent.bytes:
+        return plan
+    allocator = dynamic.PAGED if plan.paging is not None else options.allocator
+    limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
+    rest = allocator_arena(plan, allocator) + target.stack
+    rest += firmware_ram(graph, plan, allocator, limits)
+    memory = place_state(plan.persistent.bytes, rest, target)
+    return replace(plan, persistent=replace(plan.persistent, memory=memory))
 
 
 def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
@@ -175,7 +195,7 @@ def page(
     else:
         limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
         reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
-        capacity = (target.ram_size - reserve - plan.persistent.bytes) // 16 * 16
+        capacity = (target.ram_size - reserve - plan.persistent.ram_bytes) // 16 * 16
     plan, tried = _paging_order(graph, lowered, plan, options, max(capacity, 0))
     paging = plan_paging(
         graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
@@ -234,7 +254,7 @@ def assign_pools(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> Memory
         return plan
     limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
     reserve = target.stack + firmware_ram(graph, plan, dynamic.STATIC, limits)
-    reserve += plan.persistent.bytes
+    reserve += plan.persistent.ram_bytes
     ranked = pool_strategies.rank_memories(target.memories)
     at = min(1, len(ranked) - 1)
     memories = tuple(

@@ -42,6 +42,7 @@ def plan_json(
         "order_lower_bound": plan.order_lower_bound,
         "order_proven_optimal": plan.order_proven_optimal,
         "persistent_bytes": plan.persistent.bytes,
+        "persistent_memory": plan.persistent.memory or "ram",
         "persistent_offsets": {str(t): off for t, off in sorted(plan.persistent.offsets.items())},
         "input_kept": plan.input_kept,
         "input_kept_saving": plan.input_kept_saving,
@@ -235,9 +236,10 @@ def _persistent_line(plan: MemoryPlan) -> str:
     """The variables' area, outside the arena: alive across invokes, so never overlapped."""
     state = plan.persistent
     placed = " ".join(f"t{t}@{off}" for t, off in sorted(state.offsets.items()))
+    where = f" in {state.memory}" if state.memory else ""
     return (
-        f"persistent state {state.bytes} bytes outside the arena ({len(state.offsets)} variable "
-        f"tensors, {state.lower_bound} bytes unpadded; kept across invokes): {placed}"
+        f"persistent state {state.bytes} bytes outside the arena{where} ({len(state.offsets)} "
+        f"variable tensors, {state.lower_bound} bytes unpadded; kept across invokes): {placed}"
     )
 
 

@@ -164,6 +164,9 @@ class ModelVM:
     input_bytes: tuple[int, ...]  # per input; the MLPerf runner's database holds the first
     dynamic: DynamicVM | None = None  # allocator "compacting" or "planned"; None: static offsets
     state_bytes: int = 0  # the persistent area of the variable tensors (plan/persistent.py)
+    #: the linker section of the state when it lives in the board's external RAM (an array of its
+    #: own there, templates/link.ld.j2), "" when it is in the model state struct in RAM
+    state_section: str = ""
     variables: tuple[VariableVM, ...] = ()
     input_kept: bool = False  # input 0 intact through an inference (MemoryPlan.input_kept)
     pools: tuple[PoolVM, ...] = ()  # a split arena, one array per memory; () for one arena
@@ -323,6 +326,7 @@ def build_view_model(
             slow_external=plan.paging is not None and plan.paging.slow.external,
         ),
         state_bytes=state.bytes,
+        state_section="" if state.in_ram else SLOW_SECTION,
         input_kept=plan.input_kept,
         pools=pools,
         variables=tuple(

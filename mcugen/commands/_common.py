@@ -14,10 +14,10 @@ import numpy as np
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.project import BuildResult, paging_target, pool_target
+from mcugen.host.project import BuildResult, paging_target, pool_target, state_target
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
-from mcugen.plan import dynamic, paging
+from mcugen.plan import dynamic, paging, state_memory
 from mcugen.plan import pools as pool_strategies
 
 
@@ -58,6 +58,7 @@ def plan_options(
     pages = paging_target(target, ram_budget, pager, objective, copies_only=copies_only)
     kernels = getattr(args, "kernels", None) or "opt"
     core = target.port_board.core if target is not None else "host"
+    state = state_target(target, getattr(args, "state_memory", None) or state_memory.DEFAULT)
     if getattr(args, "tflm_plan", False):
         return replace(
             PlanOptions.tflm(),
@@ -66,11 +67,13 @@ def plan_options(
             memories=memories,
             paging=pages,
             core=core,
+            state=state,
         )
     return PlanOptions(
         kernels=kernels,
         core=core,
         paging=pages,
+        state=state,
         pools=pools,
         memories=memories,
         order=args.order,

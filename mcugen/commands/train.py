@@ -20,7 +20,8 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import plan_options, require_location, target_for
 from mcugen.errors import McugenError
-from mcugen.host.project import build
+from mcugen.host.project import build, model_weights, target_fit
+from mcugen.host.sizes import FirmwareSizes, firmware_sizes
 from mcugen.host.train_run import (
     TrainRun,
     operator_instructions,
@@ -31,6 +32,7 @@ from mcugen.io import write_atomic
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.plan import dynamic
 from mcugen.plan.paging.target import PagingTarget
 from mcugen.train.export import float_model, requantized_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
@@ -96,6 +98,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     gen, scheduled, unit = _plan_within_budget(args, tg, planning, target, run_steps[0])
     with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
+        linked = None if target.board.is_host else firmware_sizes(result.executable, target)
         if target.board.is_host:
             run = train_on_host(gen, result.executable, run_steps)
         else:
@@ -115,6 +118,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     report = _report(args, tg, fast_arena(gen), gen.view_model.state_bytes, run)
     report["schedule"] = _schedule_report(args, scheduled, unit)
     report["paging"] = _paging_report(gen)
+    report["state"] = state_report(gen, target, linked)
     if args.json:
         print(json.dumps(report))
     else:
@@ -165,7 +169,7 @@ def _plan_within_budget(
     store_all_order = gen.plan.order  # the planner's: it runs each update early
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
     limit = args.ram_budget
-    for _ in range(SCHEDULE_ATTEMPTS):
+    for attempt in range(SCHEDULE_ATTEMPTS):
         budgets = Budgets(
             ram=limit, time=args.runtime_budget, work=args.schedule_work, gap=args.schedule_gap
         )
@@ -174,6 +178,10 @@ def _plan_within_budget(
                 tg.graph, args.scheduler, budgets, cycles=cycles, page=page, order=store_all_order
             )
         except ScheduleError:
+            if attempt > 0 and planning.paging is not None and not planning.paging.slow.mapped:
+                # copies only, no tighter schedule: the pager copies what the last schedule's
+                # arena cannot hold (its own error line says so when an operator cannot fit)
+                break
             if planning.paging is None or not planning.paging.slow.mapped:
                 raise
             # kernels may work on the slow memory in place, which the schedule's model does not
@@ -221,6 +229,35 @@ def _schedule_report(
         "paged_out_bytes": o.paged_out,
         "paged_in_bytes": o.paged_in,
         "note": s.note,
+    }
+
+
+def state_report(gen: Generated, target: Target, linked: FirmwareSizes | None) -> dict[str, Any]:
+    """Where the model state lives and what the linked firmware holds: its RAM (.data, .bss and
+    stack, the state included when it is there; `planned_ram_bytes`, the fit verdict's figure,
+    equals it) and its external RAM section (.mcu_slow: the state, and paging's slots). In the
+    external RAM, the cycles modelled for one read and one write of every state byte a step at
+    that memory's rates (board.toml), which the twin does not time: QEMU's SDRAM has no wait
+    states."""
+    state = gen.plan.persistent
+    memory = next((m for m in target.memories if m.name == state.memory), None)
+    modelled = None
+    if memory is not None:
+        rate = memory.read_cycles_per_byte + (memory.write_cycles_per_byte or 0.0)
+        modelled = math.ceil(state.bytes * rate)
+    planned = None
+    if linked is not None:
+        allocator = gen.dynamic.mode if gen.dynamic is not None else dynamic.STATIC
+        fit = target_fit(gen.graph, gen.plan, allocator, model_weights(gen), target)
+        planned = fit.ram_need
+    return {
+        "memory": state.memory or "ram",
+        "bytes": state.bytes,
+        "planned_ram_bytes": planned,
+        "ram_bytes": linked.ram_bytes if linked is not None else None,
+        "ram_size": target.ram.size if linked is not None else None,
+        "slow_section_bytes": linked.slow if linked is not None else None,
+        "modelled_access_cycles_per_step": modelled,
     }
 
 
@@ -291,11 +328,24 @@ def _print(r: dict[str, Any]) -> None:
         low, high = min(r["per_step"]), max(r["per_step"])
         span = f"{low:,}" if low == high else f"{low:,} to {high:,}"
         print(f"  per step: {span} {r['unit']}")
+    state = r["state"]
     print(
         f"  arena {r['arena_bytes']:,} bytes; state {r['state_bytes']:,} bytes (weights, "
-        "gradient sums, momentum)"
+        f"gradient sums, momentum) in {state['memory']}"
         + (f"; stack used {r['stack_used']:,} of {r['stack_bytes']:,}" if r["stack_bytes"] else "")
+        + (
+            f"; RAM {state['ram_bytes']:,} of {state['ram_size']:,} bytes linked"
+            if state["ram_bytes"] is not None
+            else ""
+        )
     )
+    if state["modelled_access_cycles_per_step"] is not None:
+        print(
+            f"  the state is read and written in place in {state['memory']}: "
+            f"{state['modelled_access_cycles_per_step']:,} cycles a step modelled for one read "
+            "and one write of each byte, which the twin does not count (QEMU's SDRAM has no "
+            "wait states)"
+        )
     sched = r.get("schedule")
     if sched:
         print(

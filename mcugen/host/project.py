@@ -30,6 +30,7 @@ from mcugen.plan.fit import BoardLimits, Fit, fit_of
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.paging.target import PagingTarget, SlowMemory
 from mcugen.plan.pools import PoolMemory, PoolTarget
+from mcugen.plan.state_memory import StateTarget
 from mcugen.resources import boards_dir, runtime_dir
 
 HOST_TARGET = "model"
@@ -156,8 +157,13 @@ def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
     external memory, its region and section (`slow`)."""
     slow = None
     paging = gen.plan.paging
-    if paging is not None and paging.slow.external and paging.slow_bytes:
-        memory = next(m for m in target.memories if m.name == paging.slow.name)
+    used = [paging.slow.name] if paging is not None and paging.slow.external else []
+    if paging is None or not paging.slow_bytes:
+        used = []
+    used += [gen.plan.persistent.memory] if gen.plan.persistent.memory else []
+    if used:
+        assert len(set(used)) == 1, f"one slow memory per build, not {used}"
+        memory = next(m for m in target.memories if m.name == used[0])
         slow = {"name": memory.name, "origin": memory.origin, "size": memory.size}
         slow["section"] = SLOW_SECTION
     external = weights_memory(model_weights(gen), target)
@@ -193,6 +199,42 @@ def board_limits(target: Target) -> BoardLimits:
         target.board.stack_bytes,
         target.port_board.firmware_ram,
     )
+
+
+def state_memory(target: Target) -> Memory | None:
+    """The external RAM that may hold the model state: memory-mapped (the kernels work on the
+    state in place) and writable, the largest such; None when the target has none."""
+    found = [m for m in target.memories if m.kind in SLOW_KINDS and m.mapped and m.writable]
+    return max(found, key=lambda m: (m.size, m.name)) if found else None
+
+
+def state_target(target: Target | None, choice: str) -> StateTarget | None:
+    """Where the model state may live on `target` (plan/state_memory.py), None for the host."""
+    if target is None or target.board.is_host:
+        return None
+    slow = state_memory(target)
+    return StateTarget(
+        target.board.name,
+        choice,
+        target.ram.size,
+        target.board.stack_bytes,
+        target.port_board.firmware_ram,
+        slow.name if slow is not None else "",
+        slow.size if slow is not None else 0,
+    )
+
+
+def state_hint(target: Target, plan: MemoryPlan) -> str:
+    """What to do with a state that makes the RAM overflow, given the target's memories."""
+    slow = state_memory(target)
+    if slow is None:
+        return (
+            f"{target.board.name} has no external RAM to hold the state (a board with SDRAM "
+            "can: --board disco-f746ng)"
+        )
+    if plan.persistent.in_ram:
+        return f"--state-memory auto or slow puts it in {slow.name}"
+    return ""
 
 
 #: Memories pool assignment may use: internal RAM the kernels address in place.
@@ -319,12 +361,18 @@ def external_memories(gen: Generated, target: Target) -> list[str]:
     paging = gen.plan.paging
     if paging is not None and paging.slow.external and paging.slow_bytes:
         used.append(paging.slow.name)
+    state = gen.plan.persistent.memory
+    if state and state not in used:
+        used.append(state)
     return used
 
 
 def target_fit(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, target: Target) -> Fit:
     """`plan.fit.fit_of` on `target`, weights in external flash when they go there."""
-    fit = fit_of(graph, plan, allocator, weights, board_limits(target))
+    fit = replace(
+        fit_of(graph, plan, allocator, weights, board_limits(target)),
+        state_hint=state_hint(target, plan),
+    )
     external = weights_memory(weights, target)
     if external is None:
         return fit

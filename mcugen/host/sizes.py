@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcugen.boards import Target
+from mcugen.codegen.viewmodel import SLOW_SECTION  # paging's slots and the state in external RAM
 from mcugen.errors import BuildError
 
 FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
@@ -31,6 +32,7 @@ class FirmwareSizes:
     other_ram: int  # protocol buffers, runtime state
     pools: tuple[tuple[str, int], ...] = ()  # (memory, bytes of its pool section) when split
     external_weights: int = 0  # weights in external flash (section .mcu_weights), not in flash
+    slow: int = 0  # the external RAM's section (.mcu_slow), not in RAM
 
     def rows(self) -> list[tuple[str, int, int, str]]:
         """(what, bytes, limit, memory) for a report."""
@@ -105,4 +107,5 @@ def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
         other_ram=ram - arena - stack,
         pools=pools,
         external_weights=external,
+        slow=sections.get(SLOW_SECTION, 0),
     )

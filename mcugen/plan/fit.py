@@ -1,8 +1,9 @@
 """Does a plan fit a board? The verdict `mcugen plan --board` prints and `mcugen build` checks
 before anything is compiled.
 
-RAM holds the arena, the persistent state (the variable tensors of SVDF and LSTM layers,
-plan/persistent.py, a 16-byte multiple in the model state struct), the stack and the firmware's
+RAM holds the arena, the persistent state (the variable tensors of SVDF and LSTM layers and a
+training graph's weights, plan/persistent.py, a 16-byte multiple in the model state struct; unless
+it lives in the board's external RAM, plan/state_memory.py), the stack and the firmware's
 own state, counted term by term (`firmware_ram`: the app, runtime and board port's fixed part,
 measured per port in board.toml and checked against the linker by tests/unit/test_fit.py, plus the
 MLPerf runner's input copy, the per-operator profile table and a dynamic allocator's offset
@@ -87,6 +88,11 @@ class Fit:
     #: weights in a memory-mapped external flash (not counted in `weights`), and its name
     external_weights: int = 0
     external_memory: str = ""
+    #: the state when it lives outside the RAM (not counted in `state`), and its memory
+    external_state: int = 0
+    state_memory: str = ""
+    #: what to do when the state makes the RAM overflow (the board's options, target_fit)
+    state_hint: str = ""
 
     @property
     def flash_need(self) -> int:
@@ -115,10 +121,12 @@ class Fit:
         return ", ".join(f"{name} {value:{number_format}}" for name, value in shown)
 
     def _ram_hint(self) -> str:
-        if self.state > self.arena:  # a training graph's weights and optimiser state
+        # a training graph's weights and optimiser state, or a state without which it would fit
+        if self.state > self.arena or self.ram_need - self.state <= self.ram_size:
             return (
                 "the state (variable tensors) is the largest part: with mcugen train, fewer "
                 "trainable layers, no --momentum and --accumulate 1 keep less"
+                + (f"; {self.state_hint}" if self.state_hint else "")
             )
         return "the arena is the largest part: try a smaller model or input resolution"
 
@@ -178,6 +186,8 @@ class Fit:
             if self.external_memory
             else ""
         )
+        if self.state_memory:
+            external += f"; state {self.external_state:,} bytes in {self.state_memory}"
         return f"{verdict} {self.board}: {ram}; {flash}{external}{self._pools_line()}"
 
     def _pools_line(self) -> str:
@@ -211,6 +221,8 @@ class Fit:
             "unsupported": self.unsupported or None,
             "external_weights": self.external_weights,
             "external_memory": self.external_memory or None,
+            "external_state": self.external_state,
+            "state_memory": self.state_memory or "ram",
             "pools": {
                 p.name: {"used": p.used, "size": p.size, "pool": p.pool, "firmware": p.firmware}
                 for p in self.pools
@@ -271,13 +283,15 @@ def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: 
         weights,
         board.flash_size,
         runtime,
-        state=plan.persistent.bytes,
+        state=plan.persistent.ram_bytes,
         pools_error=plan.pools_error,
+        external_state=plan.persistent.bytes - plan.persistent.ram_bytes,
+        state_memory=plan.persistent.memory,
     )
     split = plan.pools
     if allocator != dynamic.STATIC or split is None or not split.split:
         return fit
-    firmware = board.stack + runtime + plan.persistent.bytes
+    firmware = board.stack + runtime + plan.persistent.ram_bytes
     pools = tuple(
         PoolUse(
             p.name,

@@ -12,6 +12,9 @@ together with every other, so the area can be no smaller than the sum of their s
 At init, and on `mcu_reset_variables`, the runtime fills each variable with `reset_byte`, as TFLM's
 `ResetVariableTensors` does: the zero point for int8, 0 for other types. TFLM ignores a buffer the
 file may give a variable (it allocates and resets the variable's own memory), and so does mcugen.
+
+The area lives in the board's RAM unless `memory` names another memory (a training state too large
+for the RAM goes to the board's SDRAM: plan/state_memory.py); kernels address it in place there.
 """
 
 from __future__ import annotations
@@ -36,6 +39,17 @@ class PersistentLayout:
     offsets: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
     sizes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
     bytes: int = 0
+    #: the memory the area lives in: "" for the RAM, else a board memory's name (plan/state_memory)
+    memory: str = ""
+
+    @property
+    def in_ram(self) -> bool:
+        return not self.memory
+
+    @property
+    def ram_bytes(self) -> int:
+        """The area's bytes in the RAM: all of it, or none when it lives elsewhere."""
+        return self.bytes if self.in_ram else 0
 
     @property
     def lower_bound(self) -> int:

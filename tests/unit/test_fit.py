@@ -60,7 +60,7 @@ def test_fit_verdict_figures_and_messages() -> None:
     assert set(fit.as_json()) == {
         "board", "arena", "state", "stack", "ram_size", "weights", "code", "tables", "flash_need",
         "flash_size", "flash_linked", "ram_need", "fits", "unsupported", "pools",
-        "external_weights", "external_memory",
+        "external_weights", "external_memory", "external_state", "state_memory",
     }  # fmt: skip
     assert fit.flash_need == 848 and not fit.as_json()["flash_linked"]
     tiny = BoardLimits("tiny", 4096, 512, 1024, 256)
