@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from mcugen.model.ir import Graph
-from mcugen.plan.order import ORDERS, ArenaOf, OrderResult
+from mcugen.plan.order import ORDERS, ArenaOf, OrderResult, stored_order
 from mcugen.plan.order.cuts import Piece, split_into_pieces
 from mcugen.plan.order.state import ScheduleModel, build_model, iter_bits
 
@@ -151,4 +151,10 @@ def greedy_order(
         order.extend(piece_order)
         peak = max(peak, piece_peak)
     bound = model.lower_bound
+    whole = stored_order(graph, scratch=scratch)
+    if whole.peak_live_bytes < peak:
+        # the file may interleave pieces, which the pieces' own stored orders cannot
+        return OrderResult(
+            whole.order, whole.peak_live_bytes, bound, whole.peak_live_bytes == bound
+        )
     return OrderResult(tuple(order), peak, bound, proven_optimal=peak == bound)
