@@ -73,7 +73,7 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
         large = cpsat.booleans(problem, remat=remat, paging=paging) > budgets.size
         hint = None
         for exact in (False, True):
-            found = _start(problem, budgets, remat=remat, paging=paging, exact=exact)
+            found = _start(problem, budgets, floor, remat=remat, paging=paging, exact=exact)
             if found is not None and (
                 hint is None or simulate(problem, found).cost < simulate(problem, hint).cost
             ):
@@ -109,12 +109,18 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
 
 
 def _start(
-    problem: ScheduleProblem, budgets: Budgets, *, remat: bool, paging: bool, exact: bool
+    problem: ScheduleProblem,
+    budgets: Budgets,
+    floor: int | None,
+    *,
+    remat: bool,
+    paging: bool,
+    exact: bool,
 ) -> Schedule | None:
     """A valid schedule to start from, or None when none meets the budgets: the cheapest of the
     greedy ones (joint and paging only, each with bytes past the excess counted or not) or, with
     `exact`, of the exact paging-only and recomputation-only ones (a quarter of the work each;
-    for the joint model)."""
+    for the joint model; `floor`, the joint bound, bounds them too)."""
     starts = []
     if not exact:
         plain = problem if paging else replace(problem, page_out_cost=None, page_in_cost=None)
@@ -127,7 +133,7 @@ def _start(
     elif remat and paging and problem.paging:
         for only_remat in (False, True):
             options = cpsat.Options(
-                budgets.ram, budgets.time, only_remat, not only_remat, budgets.work / 4
+                budgets.ram, budgets.time, only_remat, not only_remat, budgets.work / 4, floor=floor
             )
             try:
                 starts.append(cpsat.plan_cpsat(problem, options, "start"))
