@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mcugen.energy import EnergyModel, energy_model
 from mcugen.errors import McugenError
 from mcugen.resources import boards_dir
 
@@ -81,6 +82,8 @@ class Board:
     extra: dict[str, Any] = field(default_factory=dict)
     #: the memories the planner may place buffers in, fastest first as the board lists them
     memories: tuple[Memory, ...] = ()
+    #: time and energy per inference estimated from twin instructions ([energy]), None if unknown
+    energy: EnergyModel | None = None
 
     @property
     def is_host(self) -> bool:
@@ -202,6 +205,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         "cycle_counter",
         "flash_tool",
         "memories",
+        "energy",
     }
     emulator = data.get("emulator", {})
     return Board(
@@ -225,6 +229,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         cycle_counter=data.get("cycle_counter", ""),
         flash_tool=data.get("flash_tool", ""),
         memories=_memories(data),
+        energy=energy_model(data.get("energy"), name),
         extra={k: v for k, v in data.items() if k not in known},
     )
 

@@ -233,7 +233,46 @@ def device_report(
     macs = graph_macs(gen.graph)
     report["macs"] = macs
     report["per_mac"] = round(report["per_inference"] / macs, 3) if macs else None
+    if target.emulate:
+        report.update(energy_estimate(target, report))
     return report
+
+
+def energy_estimate(target: Target, report: dict[str, Any]) -> dict[str, Any]:
+    """The board's estimated time and energy per inference (and per operator) from the twin's
+    instructions (mcugen/energy.py), or why there is none."""
+    board, model = target.board, target.board.energy
+    if model is None:
+        return {"estimate": None, "estimate_note": f"{board.name} has no [energy] model"}
+    total = model.estimate(report["per_inference"], board.clock_hz)
+    for row in report.get("per_operator", []):
+        row["estimate_uj"] = round(model.estimate(row["instructions"], board.clock_hz).uj, 3)
+    return {
+        "estimate": {
+            **total.as_json(),
+            "board": board.name,
+            "clock_hz": board.clock_hz,
+            "cycles_per_instruction": model.cycles_per_instruction,
+            "run_mw": round(model.run_watts(board.clock_hz) * 1e3, 2),
+            "calibration": model.calibration,
+        }
+    }
+
+
+def print_estimate(r: dict[str, Any]) -> None:
+    """One labelled line: the estimate is a model of the board, not a measurement."""
+    e = r.get("estimate")
+    if e is None:
+        if "estimate_note" in r:
+            print(f"  estimate: none ({r['estimate_note']})")
+        return
+    how = "UNCALIBRATED" if e["calibration"].startswith("none") else "calibrated"
+    print(
+        f"  ESTIMATE for {e['board']} at {e['clock_hz'] / 1e6:.0f} MHz, not a measurement: "
+        f"{e['ms']:,.2f} ms and {e['uj']:,.1f} uJ per inference ({e['cycles_per_instruction']} "
+        f"cycles per twin instruction, {e['run_mw']} mW running; {how}: "
+        f"boards/{e['board']}/board.toml [energy])"
+    )
 
 
 def outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, Any]]:
@@ -274,7 +313,8 @@ def print_operator_table(r: dict[str, Any]) -> None:
     for row in r.get("per_operator", []):
         count, macs = row[r["unit"]], row.get("macs", 0)
         per_mac = f"{count / macs:6.2f}/MAC" if macs else ""
+        uj = f"  ~{row['estimate_uj']:,.1f} uJ" if "estimate_uj" in row else ""
         print(
             f"    step {row['step']:>3}  op {row['operator']:>3} {row['opcode']:<24} "
-            f"{row.get('kernel', ''):<20} {count:>12,} {per_mac}"
+            f"{row.get('kernel', ''):<20} {count:>12,} {per_mac:<11}{uj}"
         )

@@ -28,9 +28,11 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import (
     device_report,
+    energy_estimate,
     generate_for,
     inputs_for,
     print_device_figures,
+    print_estimate,
     print_operator_table,
     require_location,
     target_for,
@@ -151,6 +153,8 @@ def mlperf_report(
     if target.emulate:
         per_us = QEMU_INSTRUCTIONS_PER_SECOND / 1e6
         report["instructions_per_inference"] = round(timing.us_per_inference * per_us)
+        report["per_inference"] = report["instructions_per_inference"]
+        report.update(energy_estimate(target, report))
     else:
         report["cycles_per_inference"] = round(
             timing.us_per_inference * target.board.clock_hz / 1e6
@@ -199,6 +203,7 @@ def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -
         print(f"  latency: {r['us_per_inference']:,.1f} us {clock} per inference")
         print_device_figures(r)
         print_operator_table(r)
+    print_estimate(r)
     print(f"  energy: {r['energy_note']}")
 
 
@@ -218,11 +223,6 @@ def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
         print(
             f"  latency: {us:,.1f} us of QEMU virtual time per inference = {n:,} instructions "
             "(-icount shift=0: 1 instruction = 1 ns)"
-        )
-        hz = target.board.clock_hz
-        print(
-            f"  on {target.board.name} at {hz / 1e6:.0f} MHz that is about {n / hz * 1e3:,.2f} ms "
-            "if each instruction took one cycle (an estimate: measure the board with --port)"
         )
     else:
         print(

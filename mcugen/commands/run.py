@@ -22,6 +22,7 @@ from mcugen.commands._common import (
     inputs_for,
     outputs_json,
     print_device_figures,
+    print_estimate,
     print_operator_table,
     require_location,
     target_for,
@@ -114,6 +115,7 @@ def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> N
     print(f"mcugen: ran {args.model} on {target.label} with {r['source']} in {r['seconds']:.2f} s")
     if "per_inference" in r:
         print_device_figures(r)
+        print_estimate(r)
     else:
         print(f"  arena: {r['arena_bytes']} bytes")
     print(

@@ -292,11 +292,17 @@ def test_cli_measure_mlperf(capsys: pytest.CaptureFixture[str]) -> None:
     # more instructions than the example's 123,040 multiply-accumulates
     assert report["instructions_per_inference"] > 123_040
     assert report["energy"] is None and "power monitor" in report["energy_note"]
+    # the board's energy model turns the twin's instructions into an estimate (mcugen/energy.py)
+    model = load_board(BOARD).energy
+    assert model is not None
+    expected = model.estimate(report["instructions_per_inference"], load_board(BOARD).clock_hz)
+    assert report["estimate"]["uj"] == pytest.approx(expected.uj, abs=0.05)
 
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "results agree with TFLM to 3 decimals" in out
     assert "instructions" in out and "energy: not measured" in out
+    assert f"ESTIMATE for {BOARD}" in out and "not a measurement" in out
 
 
 @needs_qemu
@@ -308,6 +314,9 @@ def test_cli_measure_profile(capsys: pytest.CaptureFixture[str]) -> None:
     assert sum(row["instructions"] for row in report["per_operator"]) <= report["per_inference"]
     assert 0 < report["stack_used"] <= report["stack_bytes"]
     assert report["energy"] is None
+    # per-operator estimates add up to at most the whole inference's
+    total = sum(row["estimate_uj"] for row in report["per_operator"])
+    assert 0 < total <= report["estimate"]["uj"] + 0.01 * len(report["per_operator"])
 
 
 def _wait_listening(tcp_port: int, timeout: float = 10.0) -> None:
