@@ -85,7 +85,7 @@ def estimates(models: list[Path], boards: list[Board]) -> None:
                     cache[key] = run_instructions(model, board, Path(tmp))
                 count, energy = cache[key], board.energy
                 if isinstance(count, str):
-                    cells.append("unsupported")
+                    cells.append("does not fit" if "does not fit" in count else "unsupported")
                     notes.append(f"{model.stem} on {board.name}: {count}")
                 elif energy is None:
                     cells.append(f"{count:,} instr., no model")

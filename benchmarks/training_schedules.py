@@ -80,7 +80,7 @@ def figures(report: dict, same: bool) -> list[str]:
         f"{state['memory']} {state['bytes']:,}",
         str(len(sched.get("recomputed", []))),
         f"{moved:,}",
-        f"{paged.get('modelled_cycles_per_step', 0):,.0f}",
+        f"{paged.get('modelled_cost_per_step', 0):,.0f}",
         f"{max(report['per_step']):,}",
         "yes" if same else "NO",
     ]

@@ -130,21 +130,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tuple[list, str]:
     """`--pareto`: a training step's estimated cost against the RAM budget (train/schedule), as
     (points, text); draws the chart with --pareto-chart."""
-    from mcugen.commands.train import ESTIMATED, page_costs
+    from mcugen.commands.train import ESTIMATED, energy_prices, energy_unit, page_costs
     from mcugen.host.project import paging_target
     from mcugen.train.schedule.pareto import budgets, pareto, pareto_chart, pareto_table
     from mcugen.train.schedule.training import estimated_cycles, training_problem
 
     order = plan_model(graph, replace(plan_options(args), rewrites=False)).plan.order
-    page = page_costs(paging_target(target, None, "auto") if target is not None else None)
-    problem = training_problem(graph, estimated_cycles(graph), page, order)
+    paging = paging_target(target, None, "auto") if target is not None else None
+    page = page_costs(paging)
+    energy = energy_prices(args, target, paging)
+    problem = training_problem(graph, estimated_cycles(graph), page, order, energy)
     points = pareto(
         problem, budgets(problem, args.pareto), work=args.schedule_work, gap=args.schedule_gap
     )
-    unit = "estimated cycles"
+    unit = "estimated cycles" if energy is None or target is None else "estimated pJ"
     where = f"to {target.board.name}'s slow memory" if page and target else "not offered"
     text = (
-        f"\ntraining step against the RAM budget: {ESTIMATED}; paging {where}; budgets in live "
+        "\ntraining step against the RAM budget: "
+        + (energy_unit(target, ESTIMATED) if energy is not None and target else ESTIMATED)
+        + f"; paging {where}; budgets in live "
         "bytes as the schedule counts them (whole tensors, no sharing)\n"
         + pareto_table(points, unit)
     )

@@ -20,7 +20,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import plan_options, require_location, target_for
 from mcugen.errors import McugenError
-from mcugen.host.project import build, model_weights, target_fit
+from mcugen.host.project import build, model_weights, pj_per_cycle, target_fit
 from mcugen.host.sizes import FirmwareSizes, firmware_sizes
 from mcugen.host.train_run import (
     TrainRun,
@@ -38,7 +38,12 @@ from mcugen.train.export import float_model, requantized_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
 from mcugen.train.schedule import Budgets, ScheduleError
-from mcugen.train.schedule.training import PageCosts, ScheduledTraining, schedule_training
+from mcugen.train.schedule.training import (
+    EnergyPrices,
+    PageCosts,
+    ScheduledTraining,
+    schedule_training,
+)
 from mcugen.train.steps import Dataset, check_dataset, steps
 
 
@@ -131,8 +136,36 @@ def page_costs(paging: PagingTarget | None) -> PageCosts | None:
     RAM saves no RAM, so it is not offered to the schedule)."""
     if paging is None or not paging.slow.external:
         return None
-    model = paging.cost_model()
+    model = replace(paging, objective="cycles").cost_model()
     return PageCosts(math.ceil(model.copy_out), math.ceil(model.copy_in))
+
+
+def energy_prices(
+    args: argparse.Namespace, target: Target | None, paging: PagingTarget | None
+) -> EnergyPrices | None:
+    """With --objective energy, the schedule's prices from the board's [energy] model (an
+    estimate: mcugen/energy.py); memories without a per-byte figure add nothing to a copy's
+    cycles. None with --objective cycles."""
+    if getattr(args, "objective", "cycles") != "energy":
+        return None
+    per_cycle = pj_per_cycle(target) if target is not None else None
+    if target is None or target.board.energy is None or per_cycle is None:
+        name = target.board.name if target is not None else "no board"
+        raise McugenError(
+            f"--objective energy needs the board's energy model; {name} has none",
+            hint="use --objective cycles, or a board with [energy] in its board.toml",
+        )
+    extra = (
+        0.0
+        if paging is None
+        else (paging.fast_energy or 0.0) + (paging.slow.energy_pj_per_byte or 0.0)
+    )
+    cpi = target.board.energy.cycles_per_instruction
+    return EnergyPrices(per_cycle * cpi, per_cycle, extra, extra)
+
+
+def energy_unit(target: Target, unit: str) -> str:
+    return f"pJ estimated by {target.board.name}'s [energy] model from {unit}"
 
 
 def fast_arena(gen: Generated) -> int:
@@ -166,6 +199,8 @@ def _plan_within_budget(
         cycles = operator_instructions(tg.graph, target, first_sample, Path(tmp))
     unit = "instructions measured on the twin" if cycles else ESTIMATED
     page = page_costs(planning.paging)
+    energy = energy_prices(args, target, planning.paging)
+    unit = energy_unit(target, unit) if energy is not None else unit
     store_all_order = gen.plan.order  # the planner's: it runs each update early
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
     limit = args.ram_budget
@@ -175,7 +210,13 @@ def _plan_within_budget(
         )
         try:
             scheduled = schedule_training(
-                tg.graph, args.scheduler, budgets, cycles=cycles, page=page, order=store_all_order
+                tg.graph,
+                args.scheduler,
+                budgets,
+                cycles=cycles,
+                page=page,
+                order=store_all_order,
+                energy=energy,
             )
         except ScheduleError:
             if attempt > 0 and planning.paging is not None and not planning.paging.slow.mapped:
@@ -188,7 +229,13 @@ def _plan_within_budget(
             # know: the pager alone may still fit the budget
             budgets = replace(budgets, ram=None)
             scheduled = schedule_training(
-                tg.graph, "store_all", budgets, cycles=cycles, page=page, order=store_all_order
+                tg.graph,
+                "store_all",
+                budgets,
+                cycles=cycles,
+                page=page,
+                order=store_all_order,
+                energy=energy,
             )
             note = (
                 "no schedule keeps every operand in RAM within the budget; the pager runs "
@@ -223,6 +270,8 @@ def _schedule_report(
         "cost_unit": unit,
         "cost": o.cost,
         "store_all_cost": base.cost,
+        "time": o.time,
+        "store_all_time": base.time,
         "peak_bytes": o.peak,
         "store_all_peak_bytes": base.peak,
         "recomputed": names,
@@ -272,7 +321,8 @@ def _paging_report(gen: Generated) -> dict[str, Any] | None:
         "slow_bytes": paging.slow_bytes,
         "bytes_out_per_step": paging.schedule.bytes_out,
         "bytes_in_per_step": paging.schedule.bytes_in,
-        "modelled_cycles_per_step": paging.schedule.cycles,
+        "modelled_cost_per_step": paging.schedule.cycles,
+        "modelled_unit": paging.unit,
     }
 
 
@@ -356,6 +406,12 @@ def _print(r: dict[str, Any]) -> None:
             f"{sched['store_all_cost']:,} {sched['cost_unit']}"
             + (", proven optimal" if sched["optimal"] else _within(sched))
         )
+        if sched["cost_unit"].startswith("pJ"):
+            print(
+                f"  ESTIMATED energy a step: {sched['cost'] / 1e6:,.1f} uJ against store-all's "
+                f"{sched['store_all_cost'] / 1e6:,.1f} uJ; time {sched['time']:,} against "
+                f"{sched['store_all_time']:,} cycles"
+            )
         if sched["note"]:
             print(f"  note: {sched['note']}")
     paged = r.get("paging")
@@ -363,8 +419,9 @@ def _print(r: dict[str, Any]) -> None:
         print(
             f"  paged per step: {paged['bytes_out_per_step']:,} bytes out to and "
             f"{paged['bytes_in_per_step']:,} in from {paged['slow_memory']} "
-            f"({paged['slow_bytes']:,} bytes there; {paged['modelled_cycles_per_step']:,.0f} "
-            "cycles modelled for copies and slow accesses, which the twin does not count)"
+            f"({paged['slow_bytes']:,} bytes there; {paged['modelled_cost_per_step']:,.0f} "
+            f"{paged['modelled_unit']} modelled for copies and slow accesses, which the twin does "
+            "not count)"
         )
     if r["output"]:
         kind = "int8 throughout" if r["requantized"] else "its trained part in float32"

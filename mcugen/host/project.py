@@ -330,7 +330,16 @@ def paging_target(
         objective=objective,
         fast_energy=arena.energy_pj_per_byte,
         fast_name=arena.name,
+        pj_per_cycle=pj_per_cycle(target),
     )
+
+
+def pj_per_cycle(target: Target) -> float | None:
+    """The core's energy per cycle at its clock ([energy] in board.toml), None if unknown."""
+    model = target.board.energy
+    if model is None or not target.board.clock_hz:
+        return None
+    return model.run_watts(target.board.clock_hz) / target.board.clock_hz * 1e12
 
 
 def check_fits(gen: Generated, target: Target) -> None:

@@ -139,6 +139,10 @@ def test_energy_objective_uses_the_memories_energy_or_says_what_is_missing() -> 
     missing = replace(target, fast_energy=None, fast_name="dtcm")
     with pytest.raises(PagingError, match="energy per byte of dtcm;"):
         generate(graph, options=PlanOptions(paging=missing))
+    # with the board's energy per cycle (its [energy] model) a copy also costs the core's energy
+    # over its cycles, and an unmeasured memory adds nothing: cycles (0.5 + 1.0) x 100 + 40
+    per_cycle = replace(missing, pj_per_cycle=100.0)
+    assert per_cycle.cost_model() == CostModel(190.0, 240.0, 140.0)
 
 
 def test_plan_reports_the_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

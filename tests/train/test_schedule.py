@@ -36,6 +36,7 @@ from mcugen.train.schedule.bound import lower_bound
 from mcugen.train.schedule.cpsat import least_ram
 from mcugen.train.schedule.program import run_stage
 from mcugen.train.schedule.training import (
+    EnergyPrices,
     PageCosts,
     estimated_cycles,
     training_problem,
@@ -390,3 +391,30 @@ def test_the_gap_and_the_size_limit_stop_early_with_a_true_bound() -> None:
     assert best.cost < cost and not loose.optimal
     large = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, size=0))
     assert validate(problem, large, ram_budget=ram).cost == cost and not large.optimal
+
+
+def test_the_energy_objective_prices_what_time_does_not() -> None:
+    """--objective energy (issue 14): operators cost their instructions times the energy of one,
+    pages their cycles times the energy of one plus the memories' energy per byte. Without that
+    per-byte energy, energy is time rescaled and the schedule is the same; with a costly slow
+    memory, the optimum moves from paging towards recomputation, and time stays in cycles."""
+    graph = build_training_graph(conv_chain(), TrainOptions(trainable="all")).graph
+    cycles = estimated_cycles(graph)
+    page = PageCosts(2, 2)
+    timed = training_problem(graph, cycles, page)
+    peak = simulate(timed, SCHEDULERS.get("store_all")(timed, Budgets())).peak
+    ram = peak * 7 // 10
+
+    def best(energy: EnergyPrices | None) -> tuple[int, int, int]:
+        problem = training_problem(graph, cycles, page, energy=energy)
+        schedule = SCHEDULERS.get("poet")(problem, Budgets(ram=ram, work=10))
+        o = validate(problem, schedule, ram_budget=ram)
+        assert schedule.optimal and [n.time for n in problem.nodes] == [n.time for n in timed.nodes]
+        return o.cost, o.time, o.paged_out + o.paged_in
+
+    time_cost, time_time, time_paged = best(None)
+    plain = best(EnergyPrices(per_instruction=500.0, per_cycle=500.0))
+    assert plain == (time_cost * 500, time_time, time_paged)
+    assert time_paged > 0  # the time optimum pages here
+    costly = best(EnergyPrices(500.0, 500.0, out_extra=1e6, in_extra=1e6))
+    assert costly[2] < time_paged and costly[1] >= time_time

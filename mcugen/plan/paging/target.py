@@ -18,7 +18,7 @@ moves of the dynamic allocator (`paged_dynamic`): before each operator, pages le
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mcugen.model.ir import Graph
 from mcugen.plan.buffers import Buffer, align_up
@@ -64,6 +64,8 @@ class PagingTarget:
     objective: str = "cycles"
     fast_energy: float | None = None  # pJ per byte of the fast memory, None: not measured
     fast_name: str = "RAM"
+    #: the core's energy per cycle while it copies (the board's [energy] model), None: unknown
+    pj_per_cycle: float | None = None
 
     @property
     def unit(self) -> str:
@@ -88,8 +90,20 @@ class PagingTarget:
 
     def _energy_model(self) -> CostModel:
         """Energy: a copy reads one memory and writes the other; an access in place costs the
-        slow memory's energy less the fast one's. A one-line error when the board lacks them."""
+        slow memory's energy less the fast one's. With the board's energy per cycle, the core's
+        energy over the copy's cycles comes on top, and a memory without a per-byte figure counts
+        none (an estimate). A one-line error when the board gives neither."""
         fast, slow = self.fast_energy, self.slow.energy_pj_per_byte
+        if self.pj_per_cycle is not None:
+            cycles = replace(self, objective="cycles").cost_model()
+            fast, slow, per = fast or 0.0, slow or 0.0, self.pj_per_cycle
+            return CostModel(
+                cycles.copy_out * per + fast + slow,
+                cycles.copy_in * per + slow + fast,
+                None
+                if cycles.slow_access is None
+                else cycles.slow_access * per + max(slow - fast, 0.0),
+            )
         if fast is None or slow is None:
             missing = " and ".join(
                 name for name, e in ((self.fast_name, fast), (self.slow.name, slow)) if e is None

@@ -16,6 +16,7 @@ the planner's pager (mcugen/plan/paging) on this graph, under the same RAM budge
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -37,6 +38,18 @@ class PageCosts:
     latency: int = 0
 
 
+@dataclass(frozen=True)
+class EnergyPrices:
+    """The energy objective's prices (picojoules; mcugen/energy.py): per instruction an operator
+    runs, per cycle the core spends paging (the copies' modelled cycles and a transfer's
+    latency), and the memories' own energy per byte paged out and in where the board gives it."""
+
+    per_instruction: float
+    per_cycle: float
+    out_extra: float = 0.0
+    in_extra: float = 0.0
+
+
 def updated_variables(op: Operator) -> tuple[int, ...]:
     """The variable tensors `op` writes (a training graph's weight updates)."""
     if op.custom_code == "McugenSgd":
@@ -51,10 +64,12 @@ def training_problem(
     cycles: Sequence[int],
     page: PageCosts | None = None,
     order: Sequence[int] | None = None,
+    energy: EnergyPrices | None = None,
 ) -> ScheduleProblem:
     """The problem of `graph`, its operators staged in `order` (a topological order of operator
-    indices, such as the planner's; default: stored), each costing `cycles[op]` (its objective
-    and its time)."""
+    indices, such as the planner's; default: stored), each taking `cycles[op]`: its time, and its
+    objective unless `energy` prices the objective in picojoules."""
+    per = 1.0 if energy is None else energy.per_instruction
     order = list(range(len(graph.operators))) if order is None else list(order)
     arena = set(graph.activation_tensors())
     producer: dict[int, int] = {}
@@ -78,7 +93,7 @@ def training_problem(
             Node(
                 op.label,
                 sum(align_up(graph.tensors[t].nbytes) for t in outs),
-                int(cycles[op.index]),
+                round(cycles[op.index] * per),
                 int(cycles[op.index]),
                 tuple(reads),
                 recomputable=not updated_variables(op),
@@ -90,13 +105,19 @@ def training_problem(
             producer[t] = stage[op_index]
     if page is None:
         return ScheduleProblem(tuple(nodes))
+    if energy is None:
+        out_cost, in_cost, fixed = page.out_per_byte, page.in_per_byte, page.latency
+    else:  # a transfer's latency is the core waiting: priced as its cycles
+        out_cost = math.ceil(page.out_per_byte * energy.per_cycle + energy.out_extra)
+        in_cost = math.ceil(page.in_per_byte * energy.per_cycle + energy.in_extra)
+        fixed = math.ceil(page.latency * energy.per_cycle)
     return ScheduleProblem(
         tuple(nodes),
-        page_out_cost=page.out_per_byte,
-        page_in_cost=page.in_per_byte,
+        page_out_cost=out_cost,
+        page_in_cost=in_cost,
         page_out_time=page.out_per_byte,
         page_in_time=page.in_per_byte,
-        fixed_cost=page.latency,
+        fixed_cost=fixed,
         fixed_time=page.latency,
     )
 
@@ -162,10 +183,11 @@ def schedule_training(
     cycles: Sequence[int] | None = None,
     page: PageCosts | None = None,
     order: Sequence[int] | None = None,
+    energy: EnergyPrices | None = None,
 ) -> ScheduledTraining:
-    """Schedules `graph` (stages in `order`) with the named scheduler; ScheduleError when it
-    cannot."""
-    problem = training_problem(graph, cycles or estimated_cycles(graph), page, order)
+    """Schedules `graph` (stages in `order`) with the named scheduler, minimising time, or
+    energy when priced; ScheduleError when it cannot."""
+    problem = training_problem(graph, cycles or estimated_cycles(graph), page, order, energy)
     schedule = SCHEDULERS.get(scheduler)(problem, budgets)
     outcome = validate(problem, schedule, ram_budget=budgets.ram, time_budget=budgets.time)
     base = simulate(problem, store_all(problem))
