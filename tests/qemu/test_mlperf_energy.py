@@ -6,9 +6,11 @@ ticks at 25 MHz); results bit for bit those of performance mode."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from mcugen.host.host_run import random_inputs
 from mcugen.host.mlperf import MlperfRunner, compare_results, dequantized
 from mcugen.host.project import ENERGY_DEFINES, build, project_files
 from mcugen.host.protocol import DeviceLink
-from mcugen.host.qemu import qemu_console
+from mcugen.host.qemu import listening_socket, qemu_command, qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, generate_from_file
@@ -191,6 +193,45 @@ def test_cli_measure_energy_mode(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["energy"] is None and "FPGAIO LED0" in report["energy_note"]
     assert cli.main([*argv[:-1], "--mlperf-mode", "energy"]) == 2
     assert "--mlperf-mode applies to --mlperf runs" in capsys.readouterr().err
+
+
+@contextlib.contextmanager
+def twin_on_a_socket(elf: Path) -> Iterator[str]:
+    """The twin running `elf` with its console on a local socket, as a board on a port."""
+    with listening_socket() as listener:
+        proc = subprocess.Popen(
+            qemu_command("mps2-an500", elf, listener.fileno()),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(listener.fileno(),),
+        )
+        url = f"socket://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        yield url
+    finally:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+@needs_qemu
+def test_cli_measure_energy_mode_on_a_port(
+    builds: Builds, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--port (the banner passed before the host attached): the device's mode shows in its
+    reply to `infer`; energy asked of performance firmware is an error naming the fix."""
+    model = str(builds.gen.source)
+    argv = ["measure", model, "--board", BOARD, "--mlperf", "--mlperf-mode", "energy"]
+    with twin_on_a_socket(builds.energy) as url:
+        assert cli.main([*argv, "--port", url, "--count", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["timestamp_mode"] == "energy" and report["agree"] is True
+    assert report["lap_us"] is None and "PF13" in report["energy_note"]
+    with twin_on_a_socket(builds.performance) as url:
+        assert cli.main([*argv, "--port", url, "--count", "2"]) == 4
+    err = capsys.readouterr().err
+    assert "runs MLPerf Tiny's performance timestamp mode, this run asked for energy" in err
+    assert f"mcugen flash {model} --board {BOARD} --mlperf-mode energy" in err
 
 
 def test_energy_mode_needs_a_timestamp_pin(capsys: pytest.CaptureFixture[str]) -> None:
