@@ -127,11 +127,11 @@ CONSOLE_BAUD = {"performance": 115200, "energy": 9600}
 
 
 def with_mlperf_mode(target: Target, mode: str) -> Target:
-    """`target` built for MLPerf Tiny timestamp `mode`; energy mode needs a port with a
-    timestamp pin (`Board.timestamp_pin`: the twin's when emulating)."""
+    """`target` built for MLPerf Tiny timestamp `mode`; energy mode needs a timestamp pin
+    (`Board.timestamp_pin`) on the board, and on its twin when emulating."""
     if mode not in MLPERF_MODES:
         raise McugenError(f"unknown MLPerf mode '{mode}'", hint=f"choose one of: {MLPERF_MODES}")
-    if mode == "energy" and not target.port_board.timestamp_pin:
+    if mode == "energy" and not (target.board.timestamp_pin and target.port_board.timestamp_pin):
         raise McugenError(
             f"{target.label} has no timestamp pin for MLPerf Tiny energy mode",
             hint="use --mlperf-mode performance, or a board with one (`mcugen boards BOARD` "
