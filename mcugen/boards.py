@@ -78,6 +78,8 @@ class Board:
     twin: str = ""  # board whose QEMU machine emulates this one
     console: str = ""
     cycle_counter: str = ""
+    #: where MLPerf Tiny energy mode's timestamp edges come out, "" when the port has no such pin
+    timestamp_pin: str = ""
     flash_tool: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     #: the memories the planner may place buffers in, fastest first as the board lists them
@@ -105,6 +107,8 @@ class Target:
     #: the board's memories where this build runs them: on the twin at the twin's origins (the
     #: real board's sizes, or the twin's when smaller), memories the twin lacks left out
     memories: tuple[Memory, ...] = ()
+    #: the MLPerf Tiny timestamp mode the firmware is built for (MLPERF_MODES, `with_mlperf_mode`)
+    mlperf_mode: str = "performance"
 
     @property
     def machine(self) -> str:
@@ -115,6 +119,28 @@ class Target:
         if not self.emulate or self.port_board is self.board:
             return self.board.name
         return f"{self.board.name} (QEMU twin on {self.machine})"
+
+
+#: MLPerf Tiny (EEMBC EnergyRunner) timestamp modes: performance (m-lap-us lines at 115200 baud,
+#: the default) and energy (GPIO edges for a power monitor, 9600 baud).
+MLPERF_MODES = ("performance", "energy")
+#: The console's baud rate in each mode (EEMBC's runner talks to an energy-mode DUT at 9600
+#: through its IO manager, so that the UART draws little current while the power is measured).
+CONSOLE_BAUD = {"performance": 115200, "energy": 9600}
+
+
+def with_mlperf_mode(target: Target, mode: str) -> Target:
+    """`target` built for MLPerf Tiny timestamp `mode`; energy mode needs a timestamp pin
+    (`Board.timestamp_pin`) on the board, and on its twin when emulating."""
+    if mode not in MLPERF_MODES:
+        raise McugenError(f"unknown MLPerf mode '{mode}'", hint=f"choose one of: {MLPERF_MODES}")
+    if mode == "energy" and not (target.board.timestamp_pin and target.port_board.timestamp_pin):
+        raise McugenError(
+            f"{target.label} has no timestamp pin for MLPerf Tiny energy mode",
+            hint="use --mlperf-mode performance, or a board with one (`mcugen boards BOARD` "
+            "names it, e.g. nucleo-f767)",
+        )
+    return replace(target, mlperf_mode=mode)
 
 
 def board_names() -> list[str]:
@@ -203,6 +229,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         "emulator",
         "console",
         "cycle_counter",
+        "timestamp_pin",
         "flash_tool",
         "memories",
         "energy",
@@ -227,6 +254,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         twin=emulator.get("twin", "") if isinstance(emulator, dict) else "",
         console=data.get("console", ""),
         cycle_counter=data.get("cycle_counter", ""),
+        timestamp_pin=data.get("timestamp_pin", ""),
         flash_tool=data.get("flash_tool", ""),
         memories=_memories(data),
         energy=energy_model(data.get("energy"), name),

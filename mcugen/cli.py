@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mcugen import __version__
+from mcugen.boards import MLPERF_MODES
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="generate C and compile it for a board")
     _model_options(build)
+    _mlperf_mode_option(build)
     build.add_argument("-o", "--output", type=Path, default=None, help="project directory")
 
     run = sub.add_parser("run", help="build, run on the board or its emulator, print outputs")
@@ -172,6 +174,7 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="drive the firmware as the MLPerf Tiny (EEMBC EnergyRunner) runner does",
     )
+    _mlperf_mode_option(p)
     p.add_argument(
         "--count",
         type=_positive,
@@ -292,7 +295,19 @@ def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=None,
         help="flash tool (default: the first installed of pyocd, the board's, st-flash, openocd)",
     )
+    _mlperf_mode_option(p)
     p.add_argument("-o", "--output", type=Path, default=None, help="keep the project here")
+
+
+def _mlperf_mode_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--mlperf-mode",
+        choices=MLPERF_MODES,
+        default=MLPERF_MODES[0],
+        help="the firmware's MLPerf Tiny timestamp mode: performance (default: m-lap-us lines, "
+        "115200 baud) or energy (a falling edge on the board's timestamp pin for a power "
+        "monitor, 9600 baud)",
+    )
 
 
 def _number(text: str, kind: type[int] | type[float], low: float, high: float) -> float:

@@ -10,6 +10,9 @@
  *   MCU_PLL_M             HSE MHz / 2 (NUCLEO 4) or HSE MHz (DISCO's 25 MHz crystal: 25)
  *   MCU_PLL_N             216 with M = HSE/2, 432 with M = HSE (VCO input 2 or 1 MHz)
  *   MCU_CONSOLE_USART3_PD8_PD9 or MCU_CONSOLE_USART1_PA9_PB7: the console pins (AF7)
+ *   MCU_TIMESTAMP_GPIO, MCU_TIMESTAMP_PIN (optional): port (0 = A) and pin of the MLPerf Tiny
+ *                         energy mode's timestamp output, set up in energy builds only
+ * The build sets MCU_CONSOLE_BAUD (9600 in MLPerf Tiny energy mode; 115200 without it).
  * Not yet run on hardware: built and size-checked only. */
 #include <stdint.h>
 
@@ -36,6 +39,7 @@
 #define GPIO_MODER(port) REG(0x40020000u + 0x400u * (port))
 #define GPIO_AFRL(port) REG(0x40020020u + 0x400u * (port))
 #define GPIO_AFRH(port) REG(0x40020024u + 0x400u * (port))
+#define GPIO_BSRR(port) REG(0x40020018u + 0x400u * (port))
 #define GPIO_A 0u
 #define GPIO_B 1u
 #define GPIO_D 3u
@@ -60,7 +64,11 @@
 #define DWT_LAR REG(0xE0001FB0u)
 
 #define CORE_HZ 216000000u
+#ifdef MCU_CONSOLE_BAUD
+#define BAUD MCU_CONSOLE_BAUD
+#else
 #define BAUD 115200u
+#endif
 #define SPIN_LIMIT 10000000u
 
 static uint32_t g_cycles_high;
@@ -145,6 +153,30 @@ static void console_init(void) {
   USART_CR1 = (1u << 3) | (1u << 2) | 1u; /* TE, RE, UE */
 }
 
+#if MCU_MLPERF_ENERGY
+#if !defined(MCU_TIMESTAMP_GPIO) || !defined(MCU_TIMESTAMP_PIN)
+#error "energy mode needs the board's timestamp pin: MCU_TIMESTAMP_GPIO and MCU_TIMESTAMP_PIN"
+#endif
+/* A push-pull output that idles high: the level is set before the pin becomes an output, so
+ * setting it up makes no edge. */
+static void timestamp_pin_init(void) {
+  RCC_AHB1ENR |= 1u << MCU_TIMESTAMP_GPIO;
+  (void)RCC_AHB1ENR; /* the port's clock runs before its registers are written (RM0410 5.2.12) */
+  GPIO_BSRR(MCU_TIMESTAMP_GPIO) = 1u << MCU_TIMESTAMP_PIN;
+  uint32_t moder = GPIO_MODER(MCU_TIMESTAMP_GPIO) & ~(3u << (2u * MCU_TIMESTAMP_PIN));
+  GPIO_MODER(MCU_TIMESTAMP_GPIO) = moder | (1u << (2u * MCU_TIMESTAMP_PIN));
+}
+
+/* Low for MCU_PORT_TIMESTAMP_HOLD_US by the cycle counter (its 32 bits wrap after 19.8 s). */
+void mcu_port_timestamp_pin(void) {
+  GPIO_BSRR(MCU_TIMESTAMP_GPIO) = 1u << (MCU_TIMESTAMP_PIN + 16u);
+  uint32_t start = DWT_CYCCNT;
+  while (DWT_CYCCNT - start < MCU_PORT_TIMESTAMP_HOLD_US * (CORE_HZ / 1000000u)) {
+  }
+  GPIO_BSRR(MCU_TIMESTAMP_GPIO) = 1u << MCU_TIMESTAMP_PIN;
+}
+#endif
+
 void mcu_port_init(void) {
   clock_init();
   caches_init();
@@ -153,6 +185,9 @@ void mcu_port_init(void) {
   DWT_LAR = 0xC5ACCE55u;
   DWT_CYCCNT = 0u;
   DWT_CTRL |= 1u;
+#if MCU_MLPERF_ENERGY
+  timestamp_pin_init();
+#endif
 }
 
 /* 64-bit extension of CYCCNT: correct while called at least once per 2^32 cycles (19.8 s). */

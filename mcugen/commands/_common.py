@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from mcugen.boards import Target, load_board, resolve_target
+from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.errors import McugenError
 from mcugen.host.project import BuildResult, paging_target, pool_target, state_target
 from mcugen.model.macs import graph_macs, operator_macs
@@ -22,8 +22,9 @@ from mcugen.plan import pools as pool_strategies
 
 
 def target_for(args: argparse.Namespace) -> Target:
-    """The board of `--board`, natively or on its QEMU twin with `--emulate`; without `--board`
-    the host, said on the first line of the output so a user who forgot it sees it."""
+    """The board of `--board`, natively or on its QEMU twin with `--emulate`, its firmware in the
+    MLPerf Tiny mode of `--mlperf-mode`; without `--board` the host, said on the first line of the
+    output so a user who forgot it sees it."""
     if args.board is None:
         if not getattr(args, "json", False):  # JSON output names its board itself
             print(
@@ -31,7 +32,9 @@ def target_for(args: argparse.Namespace) -> Target:
                 "`mcugen boards` lists the others"
             )
         args.board = "host"
-    return resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
+    target = resolve_target(load_board(args.board), emulate=getattr(args, "emulate", False))
+    mode = getattr(args, "mlperf_mode", MLPERF_MODES[0])
+    return target if mode == MLPERF_MODES[0] else with_mlperf_mode(target, mode)
 
 
 def generate_for(args: argparse.Namespace, target: Target) -> Generated:

@@ -28,6 +28,8 @@ def cmd_boards(args: argparse.Namespace) -> int:
 
 def _one_board(b: Board) -> int:
     print(b.description or b.name)
+    if b.timestamp_pin:
+        print(f"MLPerf Tiny energy-mode timestamp pin: {b.timestamp_pin}")
     if not b.memories:
         print("no memories declared: the planner uses one RAM region (`[memory] ram`)")
         return 0

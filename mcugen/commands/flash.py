@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcugen.boards import load_board, resolve_target
+from mcugen.boards import load_board, resolve_target, with_mlperf_mode
 from mcugen.commands._common import generate_for, print_memory
 from mcugen.errors import McugenError
 from mcugen.host.flash import choose_tool, write_firmware
@@ -29,7 +29,7 @@ def cmd_flash(args: argparse.Namespace) -> int:
             hint=f"run it with mcugen run --board {board.name}"
             + ("" if board.is_host else " --emulate"),
         )
-    target = resolve_target(board, emulate=False)
+    target = with_mlperf_mode(resolve_target(board, emulate=False), args.mlperf_mode)
     tool = choose_tool(board, args.probe)
     gen = generate_for(args, target)
     with tempfile.TemporaryDirectory(prefix="mcugen-flash-") as tmp:
@@ -42,7 +42,9 @@ def cmd_flash(args: argparse.Namespace) -> int:
         if args.output:
             print(f"  project:  {result.directory}/")
         print_memory(gen, target, result)
+    mode = "" if args.mlperf_mode == "performance" else f" --mlperf-mode {args.mlperf_mode}"
     print(
-        f"  next: mcugen measure {args.model} --board {board.name} --port /dev/ttyACM0 [--mlperf]"
+        f"  next: mcugen measure {args.model} --board {board.name} --port /dev/ttyACM0 "
+        f"{'--mlperf' + mode if mode else '[--mlperf]'}"
     )
     return 0

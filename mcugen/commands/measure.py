@@ -9,8 +9,11 @@ Two ways to drive the same firmware:
   m-lap-us timestamps; the device's results are compared with TFLM's dequantized output
   (`host.mlperf.compare_results`).
 
-Energy needs a power monitor (X-NUCLEO-LPM01A or Nordic PPK2) and energy-mode firmware; neither is
-implemented, and the report says so instead of printing a number.
+With --mlperf-mode energy the firmware runs MLPerf Tiny's energy mode (9600 baud, timestamps as
+falling edges of the board's timestamp pin, no m-lap-us lines): the exchange and the comparison
+with TFLM are the same, and the latency and energy belong to the power monitor that records the
+edges (X-NUCLEO-LPM01A or Nordic PPK2), which this command does not drive yet. The report says so
+instead of printing a number.
 """
 
 from __future__ import annotations
@@ -48,6 +51,17 @@ ENERGY_NOTE = (
     "not measured: the firmware runs in performance mode; energy needs a power monitor "
     "(X-NUCLEO-LPM01A or Nordic PPK2), which mcugen does not drive yet"
 )
+ENERGY_MODE_NOTE = (
+    "not measured: the firmware marked the timed loop on its timestamp pin ({pin}) for a power "
+    "monitor (X-NUCLEO-LPM01A input D7 or a Nordic PPK2 logic input), which mcugen does not "
+    "drive yet"
+)
+
+
+def energy_note(target: Target) -> str:
+    if target.mlperf_mode != "energy":
+        return ENERGY_NOTE
+    return ENERGY_MODE_NOTE.format(pin=target.port_board.timestamp_pin)
 
 
 def infer_counts(args: argparse.Namespace, model_id: str, emulated: bool) -> tuple[int, int]:
@@ -68,6 +82,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     require_location(target, args.port)
     if not args.mlperf and (args.count is not None or args.warmup is not None):
         raise McugenError("--count and --warmup apply to --mlperf runs", hint="add --mlperf")
+    if not args.mlperf and target.mlperf_mode != "performance":
+        raise McugenError("--mlperf-mode applies to --mlperf runs", hint="add --mlperf")
     gen = generate_for(args, target)
     sample = inputs_for(args, gen, 1)
     start = time.perf_counter()
@@ -84,7 +100,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     report["seconds"] = time.perf_counter() - start
     report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
     report["energy"] = None
-    report["energy_note"] = ENERGY_NOTE
+    report["energy_note"] = energy_note(target)
     if args.json:
         print(json.dumps(report))
     else:
@@ -133,6 +149,7 @@ def mlperf_report(
         count, warmup = infer_counts(args, model_id, target.emulate)
         runner.load(data)
         timing = runner.infer(count, warmup)
+        _check_mode(runner.mode, target, name, args)
         values = runner.results()
     report: dict[str, Any] = {
         "board": target.board.name,
@@ -144,13 +161,15 @@ def mlperf_report(
         "timestamp_mode": runner.mode or "unknown",
         "count": timing.count,
         "warmup": timing.warmup,
-        "lap_us": list(timing.lap_us),
-        "us_per_inference": timing.us_per_inference,
+        "lap_us": list(timing.lap_us) if timing.lap_us is not None else None,
+        "us_per_inference": timing.us_per_inference if timing.lap_us is not None else None,
         "arena_bytes": gen.plan.arena_bytes,
         "sizes": asdict(firmware_sizes(result.executable, target)),
         "results": values,
     }
-    if target.emulate:
+    if timing.lap_us is None:
+        pass  # energy mode: the timestamps went to the power monitor
+    elif target.emulate:
         per_us = QEMU_INSTRUCTIONS_PER_SECOND / 1e6
         report["instructions_per_inference"] = round(timing.us_per_inference * per_us)
         report["per_inference"] = report["instructions_per_inference"]
@@ -161,6 +180,19 @@ def mlperf_report(
         )
     report.update(_tflm_comparison(gen, sample, values))
     return report
+
+
+def _check_mode(mode: str, target: Target, name: str, args: argparse.Namespace) -> None:
+    """The device's timestamp mode (its banner, or its laps) must be the one asked for."""
+    if mode == target.mlperf_mode:
+        return
+    raise RunError(
+        f"the firmware on the device runs MLPerf Tiny's {mode or 'unknown'} timestamp mode, "
+        f"this run asked for {target.mlperf_mode}",
+        where=name,
+        hint=f"write that firmware to the board first: mcugen flash {args.model} --board "
+        f"{target.board.name} --mlperf-mode {target.mlperf_mode}",
+    )
 
 
 def _tflm_comparison(
@@ -212,23 +244,18 @@ def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
         f"  device: {r['dut']}, {r['profile']}, model {r['model_id']}, "
         f"timestamp mode {r['timestamp_mode']}"
     )
-    first, last = r["lap_us"]
-    print(
-        f"  infer {r['count']} {r['warmup']}: m-lap-us {first} -> {last} "
-        f"({last - first} us for {r['count']} inferences)"
-    )
-    us = r["us_per_inference"]
-    if r["emulated"]:
-        n = r["instructions_per_inference"]
+    if r["lap_us"] is None:
         print(
-            f"  latency: {us:,.1f} us of QEMU virtual time per inference = {n:,} instructions "
-            "(-icount shift=0: 1 instruction = 1 ns)"
+            f"  infer {r['count']} {r['warmup']}: the timed loop was marked on the timestamp "
+            f"pin ({target.port_board.timestamp_pin}), no m-lap-us lines (energy mode)"
         )
     else:
+        first, last = r["lap_us"]
         print(
-            f"  latency: {us:,.1f} us per inference = {r['cycles_per_inference']:,} cycles at "
-            f"{target.board.clock_hz / 1e6:.0f} MHz"
+            f"  infer {r['count']} {r['warmup']}: m-lap-us {first} -> {last} "
+            f"({last - first} us for {r['count']} inferences)"
         )
+        _print_latency(target, r)
     s = r["sizes"]
     print(
         f"  arena: {r['arena_bytes']} bytes; flash {s['flash_bytes']} of {s['flash_limit']} bytes; "
@@ -248,4 +275,19 @@ def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
         print(
             f"  results DISAGREE with TFLM at 3 decimals: element {k} device "
             f"{r['results'][k]:.3f}, TFLM {r['tflm'][k]:.3f}"
+        )
+
+
+def _print_latency(target: Target, r: dict[str, Any]) -> None:
+    us = r["us_per_inference"]
+    if r["emulated"]:
+        n = r["instructions_per_inference"]
+        print(
+            f"  latency: {us:,.1f} us of QEMU virtual time per inference = {n:,} instructions "
+            "(-icount shift=0: 1 instruction = 1 ns)"
+        )
+    else:
+        print(
+            f"  latency: {us:,.1f} us per inference = {r['cycles_per_inference']:,} cycles at "
+            f"{target.board.clock_hz / 1e6:.0f} MHz"
         )

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import serial
 
-from mcugen.boards import Target
+from mcugen.boards import CONSOLE_BAUD, Target
 from mcugen.errors import RunError
 from mcugen.host.protocol import DeviceLink
 from mcugen.host.qemu import qemu_console
@@ -50,13 +50,15 @@ def open_console(
     target: Target, elf: Path, port: str | None, *, cwd: Path | None = None
 ) -> Iterator[tuple[serial.SerialBase, str]]:
     """The console of the emulated twin running `elf` (port None) or of a real board on a serial
-    port, as (pyserial object, name for messages). The board must already run the firmware."""
+    port, as (pyserial object, name for messages), at the baud rate of the target's MLPerf Tiny
+    mode (`boards.CONSOLE_BAUD`: 9600 for energy-mode firmware). The board must already run the
+    firmware."""
     if port is None:
         with qemu_console(target.machine, elf, cwd=cwd) as link:
             yield link, f"QEMU {target.machine}"
         return
     try:
-        ser = serial.serial_for_url(port, baudrate=115200, timeout=0.5)
+        ser = serial.serial_for_url(port, baudrate=CONSOLE_BAUD[target.mlperf_mode], timeout=0.5)
     except (serial.SerialException, ValueError) as exc:
         raise RunError(
             f"cannot open serial port ({exc})",

@@ -13,6 +13,14 @@ EnergyRunner uses in performance mode, which `MlperfRunner` reproduces:
                            m-lap-us-<t1>, m-infer-done
     results%            -> m-results-[<v0>,<v1>,...]  (three decimals)
 
+In energy mode (banner m-timestamp-mode-energy; `mcugen build --mlperf-mode energy`) the device
+talks at 9600 baud (`boards.CONSOLE_BAUD`, which `device_run.open_console` uses for a real port)
+and its timestamps are falling edges of its timestamp pin, recorded by the power monitor, not
+m-lap-us lines: `infer` then answers without them and `timestamp%` with nothing. The runner takes
+the mode from the banner, or, after `resync` on a board that booted before the port was opened,
+from whether `infer` printed laps. EEMBC's own runner reaches an energy-mode DUT through its IO
+manager (`io dut <command>%`); this runner talks to the DUT's UART directly.
+
 Every read has a deadline: a silent or dead link is a `RunError` naming the port, never a hang. An
 `e-[...]` reply becomes a `RunError` quoting it, raised only after the command's `m-ready`, so the
 link stays in step and usable.
@@ -58,14 +66,17 @@ RESULT_DECIMALS = 3
 
 @dataclass(frozen=True)
 class InferTiming:
-    """The two timestamps the device took around `count` inferences (after `warmup` more)."""
+    """The two timestamps the device took around `count` inferences (after `warmup` more); None
+    in energy mode, where they were edges of the timestamp pin."""
 
     count: int
     warmup: int
-    lap_us: tuple[int, int]
+    lap_us: tuple[int, int] | None
 
     @property
     def total_us(self) -> int:
+        if self.lap_us is None:
+            raise ValueError("energy mode: the timestamps were edges of the timestamp pin")
         return self.lap_us[1] - self.lap_us[0]
 
     @property
@@ -198,15 +209,31 @@ class MlperfRunner:
             )
 
     def infer(self, count: int, warmup: int) -> InferTiming:
+        """`infer N W`: two m-lap-us lines in performance mode, none in energy mode (the mode
+        not known yet: whichever the device printed, and the mode is then known)."""
         lines = self.command(f"infer {count} {warmup}", timeout=self.infer_timeout)
         laps = [int(m.group(1)) for m in map(_LAP.fullmatch, lines) if m]
-        if len(laps) != 2 or "m-infer-done" not in lines:
+        expected = {"performance": [2], "energy": [0]}.get(self.mode, [2, 0])
+        if len(laps) not in expected or "m-infer-done" not in lines:
+            what = " or ".join(str(n) for n in expected)
             raise RunError(
-                f"expected two m-lap-us lines and m-infer-done after 'infer {count} {warmup}%', "
-                f"got {lines}",
+                f"expected {what} m-lap-us lines and m-infer-done after 'infer {count} "
+                f"{warmup}%' (timestamp mode {self.mode or 'unknown'}), got {lines}",
                 where=self.name,
             )
+        if not laps:
+            self.mode = "energy"
+            return InferTiming(count, warmup, None)
+        self.mode = "performance"
         return InferTiming(count, warmup, (laps[0], laps[1]))
+
+    def timestamp(self) -> int | None:
+        """`timestamp%`: the device's m-lap-us in performance mode; None in energy mode, where
+        the timestamp is an edge of the pin."""
+        lines = self.command("timestamp")
+        if self.mode == "energy" and not lines:
+            return None
+        return int(self._expect(lines, _LAP, "timestamp"))
 
     def results(self) -> list[float]:
         body = self._expect(self.command("results"), _RESULTS, "results")

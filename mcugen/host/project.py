@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcugen import __version__
-from mcugen.boards import Memory, Target
+from mcugen.boards import CONSOLE_BAUD, Memory, Target
 from mcugen.codegen.render import environment
 from mcugen.codegen.viewmodel import SLOW_SECTION
 from mcugen.errors import BuildError
@@ -43,6 +43,9 @@ STATIC_OFFSETS_DEFINE = "MCU_STATIC_OFFSETS"
 PAGED_DEFINE = "MCU_PAGED"
 #: Defined when the weights live in external flash (runtime.h MCU_WEIGHTS).
 WEIGHTS_EXTERNAL_DEFINE = "MCU_WEIGHTS_EXTERNAL"
+#: Defined for MLPerf Tiny energy-mode firmware (app/mlperf.c, mcu/port.h's timestamp pin), with
+#: the console at the energy mode's baud rate.
+ENERGY_DEFINES = ("MCU_MLPERF_ENERGY", f"MCU_CONSOLE_BAUD={CONSOLE_BAUD['energy']}u")
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
         defines = [PAGED_DEFINE]
     if not target.board.is_host and weights_memory(model_weights(gen), target) is not None:
         defines.append(WEIGHTS_EXTERNAL_DEFINE)
+    if target.mlperf_mode == "energy":
+        defines += ENERGY_DEFINES
     if target.board.is_host:
         files["main.c"] = (board.directory / "main.c").read_bytes()
         sources.append("main.c")
@@ -118,6 +123,7 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
         emulate=target.emulate,
         stack_bytes=target.board.stack_bytes,
         elf=ELF_TARGET,
+        baud=CONSOLE_BAUD[target.mlperf_mode],
         **link_regions(gen, target),
     )
     files["link.ld"] = env.get_template("link.ld.j2").render(**context).encode()

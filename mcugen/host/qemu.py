@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import serial
@@ -71,8 +71,9 @@ def listening_socket() -> socket.socket:
     return sock
 
 
-def qemu_command(machine: str, elf: Path, listen_fd: int) -> list[str]:
-    """QEMU's command line with the console on the inherited listening socket `listen_fd`."""
+def qemu_command(machine: str, elf: Path, listen_fd: int, extra: Sequence[str] = ()) -> list[str]:
+    """QEMU's command line with the console on the inherited listening socket `listen_fd`;
+    `extra` options go before the firmware (e.g. `-trace` events and `-D` for their log)."""
     return [
         "qemu-system-arm",
         "-M",
@@ -88,6 +89,7 @@ def qemu_command(machine: str, elf: Path, listen_fd: int) -> list[str]:
         "enable=on,target=native",
         "-icount",
         "shift=0,sleep=off",
+        *extra,
         "-kernel",
         str(Path(elf).resolve()),
     ]
@@ -95,10 +97,16 @@ def qemu_command(machine: str, elf: Path, listen_fd: int) -> list[str]:
 
 @contextlib.contextmanager
 def qemu_console(
-    machine: str, elf: Path, *, timeout: float = 10.0, cwd: Path | None = None
+    machine: str,
+    elf: Path,
+    *,
+    timeout: float = 10.0,
+    cwd: Path | None = None,
+    extra: Sequence[str] = (),
 ) -> Iterator[serial.SerialBase]:
     """Start QEMU, connect to its console; yields a pyserial object. QEMU is killed on exit.
-    `cwd`: QEMU's working directory, where the firmware's semihosting files go (checkpoints)."""
+    `cwd`: QEMU's working directory, where the firmware's semihosting files go (checkpoints).
+    `extra`: more QEMU options (`qemu_command`)."""
     if shutil.which("qemu-system-arm") is None:
         raise RunError(
             "qemu-system-arm not found",
@@ -107,7 +115,7 @@ def qemu_console(
     with listening_socket() as listener:
         port = int(listener.getsockname()[1])
         proc = subprocess.Popen(
-            qemu_command(machine, elf, listener.fileno()),
+            qemu_command(machine, elf, listener.fileno(), extra),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,5 +1,5 @@
 /* What a board provides to the firmware: console bytes, a cycle counter, exit, and optionally a
- * store for checkpoints. Nothing else. */
+ * store for checkpoints and a timestamp pin. Nothing else. */
 #ifndef MCU_PORT_H
 #define MCU_PORT_H
 
@@ -27,5 +27,15 @@ uint32_t mcu_port_store_bytes(void);
 int mcu_port_store_erase(uint32_t slot);
 int mcu_port_store_read(uint32_t slot, uint32_t offset, void *dst, uint32_t bytes);
 int mcu_port_store_write(uint32_t slot, uint32_t offset, const void *src, uint32_t bytes);
+
+/* MLPerf Tiny energy mode's timestamp, optional: only energy builds (MCU_MLPERF_ENERGY, which
+ * also sets MCU_CONSOLE_BAUD to 9600) call it, and only ports of boards whose board.toml names a
+ * `timestamp_pin` define it; their mcu_port_init() then sets the pin up idle high. It drives the
+ * pin low, holds it there at least MCU_PORT_TIMESTAMP_HOLD_US, then drives it high again: the
+ * falling edge is the timestamp the power monitor records (X-NUCLEO-LPM01A input D7, or a logic
+ * input of a Nordic PPK2, which samples at 100 kHz, hence 20 us rather than EEMBC's minimum of
+ * 1 us). */
+#define MCU_PORT_TIMESTAMP_HOLD_US 20u
+void mcu_port_timestamp_pin(void);
 
 #endif
