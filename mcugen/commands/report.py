@@ -44,6 +44,16 @@ def check_writable(path: Path) -> None:
         )
 
 
+def write_file(path: Path, text: str) -> None:
+    """`write_atomic`, a failure of the file system (full, read-only) one error line."""
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise McugenError(
+            f"cannot write the file ({exc.strerror or exc})", where=str(path)
+        ) from None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     for path in (args.output, args.json):
         if path is not None:
@@ -74,9 +84,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
     figures = report_figures(inputs)
     page = render_report(figures)
-    write_atomic(args.output, page)
+    write_file(args.output, page)
     if args.json is not None:
-        write_atomic(args.json, json.dumps(figures, indent=1, sort_keys=True) + "\n")
+        write_file(args.json, json.dumps(figures, indent=1, sort_keys=True) + "\n")
     print(f"mcugen: report written to {args.output}")
     print(f"  {fit.summary()}")
     ops = figures["operators"]

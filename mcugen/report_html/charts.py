@@ -168,7 +168,7 @@ def timeline_chart(t: dict[str, Any], index: int) -> Chart:
     lines = [(t["size"], "size", f"{t['pool']} {t['size']:,} B")]
     if t["peak"] != t["size"]:
         lines.append((t["peak"], "peak-line", f"peak live {t['peak']:,} B"))
-    if t["room"]:
+    if t["room"] and t["room"] != t["size"]:
         lines.append((t["room"], "room", f"room {t['room']:,} B"))
     for value, cls, text in lines:
         y = _r(y_of(value))
