@@ -313,7 +313,9 @@ def test_a_model_that_does_not_fit_is_reported_and_not_run(
     html = out.read_text()
     figures = assert_page_shows_the_json(html)
     v = figures["verdict"]
-    assert not v["fits"] and v["ram_free"] < 0 and f"over by {-v['ram_free']}" in v["problem"]
+    assert not v["fits"] and v["ram_over"] == -v["ram_free"] > 0
+    assert f"over by {v['ram_over']} bytes" in v["problem"]
+    assert 'data-figure="verdict.ram_over"' in html
     assert figures["operators"]["note"] == "not run: the model does not fit netduinoplus2"
     assert "Does not fit netduinoplus2" in html and f"{-v['ram_free']:,}" in html
 
