@@ -126,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _optimize_parser(sub)
     _measure_parser(sub)
+    _report_parser(sub)
     _flash_parser(sub)
     _train_parser(sub)
 
@@ -185,6 +186,31 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--warmup", type=_non_negative, default=None, help="warm-up inferences with --mlperf"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "report", help="one HTML page: fit, memory, timeline, operators, planners, current"
+    )
+    _model_options(p, board=False, with_pools=True)
+    p.add_argument("--board", required=True, help="the board (see `mcugen boards`)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the page (report.html)")
+    p.add_argument(
+        "--no-run",
+        action="store_true",
+        help="do not run the model on the board's QEMU twin (no per-operator figures)",
+    )
+    p.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FILE.json",
+        help="a measured current trace to draw: rate_hz, amperes and marks (report_html/trace.py)",
+    )
+    p.add_argument(
+        "--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input of the run")
 
 
 def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

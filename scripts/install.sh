@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for tool in gcc make arm-none-eabi-gcc qemu-system-arm; do
+for tool in gcc make arm-none-eabi-gcc qemu-system-arm chromium; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 [ -e /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -d /usr/lib/arm-none-eabi/lib ] || need_apt+=(newlib)
@@ -14,7 +14,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install: apt packages for: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
-  apt-get install -y -q gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-venv
+  # chromium: the headless browser of tests/unit/test_report_browser.py (mcugen report's page)
+  apt-get install -y -q gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+    python3-venv chromium
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -19,7 +19,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions, prepare, render
 from mcugen.plan.chart import FORMATS, memory_chart
-from mcugen.plan.compare import TFLM_BASELINE, compare_strategies
+from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies
 from mcugen.plan.fit import Fit, LinkedFlash, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.report import plan_json, plan_text
@@ -61,6 +61,17 @@ def plan_model(graph: Graph, options: PlanOptions) -> Planned:
         return Planned(graph, plan, None, exc.what)
 
 
+def strategy_runs(original: Graph, planned: Planned, *, in_place: bool) -> tuple[StrategyRun, ...]:
+    """Every registered order and layout on the planned graph (its kernel scratch, sharing as
+    its operators allow when `in_place`), beside TFLM's plan of `original`, the file as it is:
+    no rewrites, scratch or sharing."""
+    graph, plan = planned.graph, planned.plan
+    scratch = {b.scratch_of: b.size for b in plan.buffers if b.scratch_of >= 0}
+    tflm = plan_memory(original, order=TFLM_BASELINE[0], layout=TFLM_BASELINE[1])
+    traits = op_traits(graph, planned.lowered) if in_place else None
+    return compare_strategies(graph, known=[plan, tflm], scratch=scratch, traits=traits)
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
@@ -91,12 +102,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     runs = None
     if getattr(args, "strategies", True):
-        scratch = {b.scratch_of: b.size for b in plan.buffers if b.scratch_of >= 0}
         in_place = not note and not getattr(args, "no_inplace", False)
-        # TFLM's row is TFLM's plan of the file as it is: no rewrites, scratch or sharing.
-        tflm = plan_memory(original, order=TFLM_BASELINE[0], layout=TFLM_BASELINE[1])
-        traits = op_traits(graph, planned.lowered) if in_place else None
-        runs = compare_strategies(graph, known=[plan, tflm], scratch=scratch, traits=traits)
+        runs = strategy_runs(original, planned, in_place=in_place)
     if chart is not None:
         title = (
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"
