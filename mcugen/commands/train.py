@@ -278,7 +278,28 @@ def _schedule_report(
         "paged_out_bytes": o.paged_out,
         "paged_in_bytes": o.paged_in,
         "note": s.note,
+        "baselines": _baselines(args, scheduled),
     }
+
+
+def _baselines(args: argparse.Namespace, scheduled: ScheduledTraining) -> list[dict[str, Any]]:
+    """Recomputation only and paging only (when there is a slow memory) on the same problem and
+    budget as the schedule, for comparison (POET's baselines)."""
+    from mcugen.train.schedule.pareto import pareto
+
+    if scheduled.budget is None or args.scheduler != "poet" or scheduled.schedule.note:
+        return []
+    points = pareto(
+        scheduled.problem,
+        [scheduled.budget],
+        work=args.schedule_work,
+        gap=args.schedule_gap,
+        names=("remat", "paging"),
+    )
+    return [
+        {"scheduler": p.scheduler, "cost": p.cost, "time": p.time if p.cost is not None else None}
+        for p in points
+    ]
 
 
 def state_report(gen: Generated, target: Target, linked: FirmwareSizes | None) -> dict[str, Any]:
@@ -411,6 +432,16 @@ def _print(r: dict[str, Any]) -> None:
                 f"  ESTIMATED energy a step: {sched['cost'] / 1e6:,.1f} uJ against store-all's "
                 f"{sched['store_all_cost'] / 1e6:,.1f} uJ; time {sched['time']:,} against "
                 f"{sched['store_all_time']:,} cycles"
+            )
+        for b in sched["baselines"]:
+            name = {"remat": "recomputation only", "paging": "paging only"}[b["scheduler"]]
+            if b["cost"] is None:
+                print(f"  baseline {name}: no schedule within {sched['ram_budget']:,} bytes")
+                continue
+            extra = 100 * (b["cost"] - sched["cost"]) / max(sched["cost"], 1)
+            print(
+                f"  baseline {name}: cost {b['cost']:,} ({extra:+.1f} % against this schedule), "
+                f"time {b['time']:,} cycles"
             )
         if sched["note"]:
             print(f"  note: {sched['note']}")

@@ -319,6 +319,14 @@ def test_recomputation_trains_bit_for_bit_as_store_all(
     assert remat["arena_bytes"] <= budget < plain["arena_bytes"]
     assert remat["schedule"]["recomputed"] and remat["schedule"]["optimal"]
     assert remat["schedule"]["cost"] > remat["schedule"]["store_all_cost"]
+    # next to it, the baseline the host allows (no slow memory: recomputation only), same cost
+    (base,) = remat["schedule"]["baselines"]
+    assert base["scheduler"] == "remat" and base["cost"] == remat["schedule"]["cost"]
+    # the host has no energy model: --objective energy is one error line
+    energy = [*argv, "--ram-budget", str(budget), "--objective", "energy"]
+    assert main(energy) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs the board's energy model; host has none" in err[0], err
     assert (tmp_path / "remat.tflite").read_bytes() == (tmp_path / "plain.tflite").read_bytes()
     assert remat["loss"] == plain["loss"]
     # below what the schedule's model allows, the host's slow memory takes the rest in place

@@ -26,6 +26,7 @@ class Point:
     paged: int = 0  # bytes out and in
     optimal: bool = False
     bound: int | None = None
+    time: int = 0  # cycles
 
 
 def budgets(problem: ScheduleProblem, points: int) -> list[int]:
@@ -68,6 +69,7 @@ def pareto(
                     paged,
                     schedule.optimal,
                     schedule.lower_bound,
+                    o.time,
                 )
             )
     return points

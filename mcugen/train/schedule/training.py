@@ -173,6 +173,7 @@ class ScheduledTraining:
     schedule: Schedule
     outcome: Outcome
     store_all: Outcome
+    budget: int | None = None  # the RAM budget the schedule was found under
 
 
 def schedule_training(
@@ -192,4 +193,4 @@ def schedule_training(
     outcome = validate(problem, schedule, ram_budget=budgets.ram, time_budget=budgets.time)
     base = simulate(problem, store_all(problem))
     rewritten = scheduled_graph(graph, schedule, order)
-    return ScheduledTraining(rewritten, problem, schedule, outcome, base)
+    return ScheduledTraining(rewritten, problem, schedule, outcome, base, budgets.ram)
