@@ -288,7 +288,7 @@ class Ppk2Sim:
         elif op == 0x06:
             self.streaming = True
         elif op == 0x07:
-            while self.bench.rounds:
+            while self.bench.rounds and self.fault != "stall":
                 self._stream(self.bench.next_segment())
             self.streaming = False
 

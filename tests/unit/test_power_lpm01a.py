@@ -1,4 +1,4 @@
-"""The X-NUCLEO-LPM01A driver against a simulated LPM01A on a pseudo-terminal (tests/instruments.py):
+"""The X-NUCLEO-LPM01A driver against a simulated LPM01A on a pseudo-terminal (tests/instruments):
 the set-up it sends, the exact energy of a known waveform, a noisy one within the tolerance its
 noise gives, and one clear RunError within a bounded time for each fault, with the port closed."""
 

@@ -17,6 +17,21 @@ import serial
 
 from mcugen.errors import RunError
 
+try:  # pyserial's flush() on a port whose other end hung up raises termios.error (POSIX)
+    from termios import error as _TermiosError
+
+    _TERMIOS_ERRORS: tuple[type[Exception], ...] = (_TermiosError,)
+except ImportError:  # pragma: no cover - Windows
+    _TERMIOS_ERRORS = ()
+
+#: What a broken link raises from pyserial (TypeError: reading a port closed under the reader).
+LINK_ERRORS: tuple[type[Exception], ...] = (
+    serial.SerialException,
+    OSError,
+    TypeError,
+    *_TERMIOS_ERRORS,
+)
+
 #: A capture larger than this is an error (the PPK2 streams 400 kB/s: 10 minutes is 240 MB).
 MAX_CAPTURE_BYTES = 512 << 20
 #: Longest a read blocks, so that loops check their deadline and stop flag often.
@@ -57,7 +72,7 @@ def read_until(
             raise fail(f"more than {MAX_CAPTURE_BYTES} bytes without the expected reply")
         try:
             buffer += read_chunk(ser)
-        except (serial.SerialException, OSError) as exc:
+        except LINK_ERRORS as exc:
             raise fail(f"lost the link ({exc})") from None
 
 
@@ -77,8 +92,7 @@ class Capture:
         while not self._stop.is_set():
             try:
                 chunk = read_chunk(self.ser)
-            except (serial.SerialException, OSError, TypeError) as exc:
-                # TypeError: pyserial reading a port closed under it
+            except LINK_ERRORS as exc:
                 self.error = f"lost the link mid-acquisition ({exc})"
                 return
             with self._lock:

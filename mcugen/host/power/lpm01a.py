@@ -29,7 +29,7 @@ import numpy as np
 import serial
 
 from mcugen.errors import RunError
-from mcugen.host.power.link import Capture, open_port, read_until
+from mcugen.host.power.link import LINK_ERRORS, Capture, open_port, read_until
 from mcugen.host.power.trace import PowerTrace
 
 BAUDRATE = 3_686_400
@@ -109,7 +109,7 @@ class Lpm01a:
         try:
             self.ser.write(text.encode("ascii") + b"\n")
             self.ser.flush()
-        except (serial.SerialException, OSError) as exc:
+        except LINK_ERRORS as exc:
             raise self._fail(f"lost the link ({exc})") from None
 
     def _read_line(self, deadline: float, text: str) -> str:
@@ -180,8 +180,10 @@ class Lpm01a:
         capture = self._capture
         if capture is None:
             raise RuntimeError("stop() without start()")
-        if not capture.error:
+        try:
             self._write("stop")
+        except RunError:
+            capture.error = capture.error or "lost the link mid-acquisition (writing 'stop')"
         done = capture.wait_for(
             lambda data: COMPLETED.encode() in data, time.monotonic() + self.timeout
         )

@@ -27,7 +27,7 @@ import numpy as np
 import serial
 
 from mcugen.errors import RunError
-from mcugen.host.power.link import Capture, open_port, read_until
+from mcugen.host.power.link import LINK_ERRORS, Capture, open_port, read_until
 from mcugen.host.power.trace import PowerTrace, falling_edges
 
 LABEL = "Nordic PPK2"
@@ -121,7 +121,7 @@ class Ppk2:
         try:
             self.ser.write(bytes(command))
             self.ser.flush()
-        except (serial.SerialException, OSError) as exc:
+        except LINK_ERRORS as exc:
             raise self._fail(f"lost the link ({exc})") from None
 
     def _read_metadata(self) -> str:
@@ -152,8 +152,10 @@ class Ppk2:
         capture = self._capture
         if capture is None:
             raise RuntimeError("stop() without start()")
-        if not capture.error:
+        try:
             self._send(AVERAGE_STOP)
+        except RunError:
+            capture.error = capture.error or "lost the link mid-acquisition (sending stop)"
         _wait_quiet(capture, time.monotonic() + self.timeout)
         data = capture.finish()
         self._capture = None
