@@ -62,6 +62,16 @@ class Bench:
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
 
+    boots: int = 0  # times the supply was switched on
+
+    def switch(self, on: bool) -> None:
+        """The monitor switched the device's supply."""
+        if on and not self.powered.is_set():
+            self.boots += 1
+            self.powered.set()
+        elif not on:
+            self.powered.clear()
+
     def queue_round(self, inferences: int) -> None:
         with self.drained:
             self.rounds.append(inferences)
@@ -186,8 +196,8 @@ class Lpm01aSim:
             self.pty.write(b"ack stop\r\nAcquisition completed\r\n")
             return
         self.pty.write(f"PowerShield > ack {text}\r\n".encode())
-        if text == "pwr on":
-            self.bench.powered.set()
+        if text in ("pwr on", "pwr off"):
+            self.bench.switch(text == "pwr on")
         self.streaming = self.streaming or text == "start"
 
     def _stream(self, segment: tuple[np.ndarray, list[int]]) -> None:
@@ -283,8 +293,8 @@ class Ppk2Sim:
             self.pty.write(ppk2_metadata())
         elif op == 0x0D:
             self.millivolts = command[1] << 8 | command[2]
-        elif op == 0x0C and command[1] == 1:
-            self.bench.powered.set()
+        elif op == 0x0C:
+            self.bench.switch(command[1] == 1)
         elif op == 0x06:
             self.streaming = True
         elif op == 0x07:
@@ -325,8 +335,9 @@ def simulated_ppk2(bench: Bench, fault: str = "") -> Iterator[Ppk2Sim]:
 
 
 class MlperfDutSim:
-    """The runner protocol of an energy-mode device: boots when the bench is powered, queues a
-    round on the bench for each `infer N W` and answers once it was streamed."""
+    """The runner protocol of an energy-mode device: prints its banner each time the bench's
+    supply comes on, queues a round on the bench for each `infer N W` and answers once the
+    monitor streamed it."""
 
     def __init__(self, pty: Pty, bench: Bench, model_id: str = "unknown", mode: str = "energy"):
         self.pty, self.bench, self.model_id, self.mode = pty, bench, model_id, mode
@@ -335,10 +346,10 @@ class MlperfDutSim:
         self._pending = b""
 
     def serve(self, stop: threading.Event) -> None:
-        booted = False
+        booted = 0  # the bench's boot this device has announced
         while not stop.is_set() and not self.pty.closed:
-            if not booted and self.bench.powered.is_set():
-                booted = True
+            if self.bench.powered.is_set() and booted != self.bench.boots:
+                booted = self.bench.boots
                 banner = f"m-timestamp-mode-{self.mode}\r\nm-init-done\r\nm-ready\r\n"
                 self.pty.write(banner.encode())
             self._pending += self.pty.read()

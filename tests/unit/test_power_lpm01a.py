@@ -12,7 +12,7 @@ import pytest
 import serial
 from instruments import Bench, Lpm01aSim, simulated_lpm01a
 
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 from mcugen.host.power import energy_per_inference
 from mcugen.host.power.lpm01a import Lpm01a
 from mcugen.host.power.trace import PowerTrace
@@ -123,6 +123,11 @@ def test_keyboard_interrupt_powers_off_and_closes() -> None:
             raise KeyboardInterrupt
         released(monitor, sim)
         assert sim.commands[-2:] == ["pwr off", "hrc"]
+
+
+def test_supply_out_of_range_is_refused() -> None:
+    with pytest.raises(McugenError, match="1800 to 3300 mV, not 5000"):
+        Lpm01a("/dev/null", millivolts=5000)
 
 
 def test_missing_port_is_one_clear_error() -> None:

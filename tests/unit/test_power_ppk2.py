@@ -13,7 +13,7 @@ import pytest
 import serial
 from instruments import PPK2_CAL, PPK2_SHUNTS, Bench, Ppk2Sim, simulated_ppk2
 
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 from mcugen.host.power import energy_per_inference
 from mcugen.host.power.ppk2 import Ppk2, parse_metadata, to_amperes
 from mcugen.host.power.trace import PowerTrace
@@ -134,7 +134,7 @@ def test_keyboard_interrupt_stops_powers_off_and_closes() -> None:
 
 
 def test_bad_settings_are_refused() -> None:
-    with pytest.raises(ValueError, match="800 to 5000 mV"):
+    with pytest.raises(McugenError, match="800 to 5000 mV"):
         Ppk2("/dev/null", millivolts=6000)
     with pytest.raises(ValueError, match="D0-D7"):
         Ppk2("/dev/null", logic_channel=8)

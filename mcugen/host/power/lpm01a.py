@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 import serial
 
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 from mcugen.host.power.link import LINK_ERRORS, Capture, open_port, read_until
 from mcugen.host.power.trace import PowerTrace
 
@@ -36,6 +36,8 @@ BAUDRATE = 3_686_400
 LABEL = "X-NUCLEO-LPM01A"
 PROMPT = "PowerShield >"
 COMPLETED = "Acquisition completed"
+#: The supply voltages the board can set (UM2269).
+MIN_MV, MAX_MV = 1800, 3300
 #: Highest sample rate of the `ascii_dec` format.
 MAX_ASCII_RATE_HZ = 10_000
 
@@ -55,6 +57,11 @@ class Lpm01a:
     def __init__(
         self, port: str, *, millivolts: int = 3300, rate_hz: int = 1000, timeout: float = 2.0
     ) -> None:
+        if not MIN_MV <= millivolts <= MAX_MV:
+            raise McugenError(
+                f"the LPM01A supplies {MIN_MV} to {MAX_MV} mV, not {millivolts}",
+                hint="set --supply-mv within that range",
+            )
         if not 0 < rate_hz <= MAX_ASCII_RATE_HZ:
             raise ValueError("the LPM01A's ascii_dec format streams 1 to 10,000 samples/s")
         self.port = port

@@ -26,7 +26,7 @@ from typing import ClassVar
 import numpy as np
 import serial
 
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 from mcugen.host.power.link import LINK_ERRORS, Capture, open_port, read_until
 from mcugen.host.power.trace import PowerTrace, falling_edges
 
@@ -59,7 +59,10 @@ class Ppk2:
         self, port: str, *, millivolts: int = 3300, logic_channel: int = 0, timeout: float = 2.0
     ) -> None:
         if not MIN_MV <= millivolts <= MAX_MV:
-            raise ValueError(f"the PPK2 sources {MIN_MV} to {MAX_MV} mV, not {millivolts}")
+            raise McugenError(
+                f"the PPK2 supplies {MIN_MV} to {MAX_MV} mV, not {millivolts}",
+                hint="set --supply-mv within that range",
+            )
         if not 0 <= logic_channel < 8:
             raise ValueError(f"the PPK2 has logic inputs D0-D7, not D{logic_channel}")
         self.port = port
