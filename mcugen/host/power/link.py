@@ -77,11 +77,12 @@ def read_until(
 
 
 class Capture:
-    """Reads `ser` in a daemon thread into `data` until `finish()`; link errors are kept."""
+    """Reads `ser` in a daemon thread into `data` until `finish()`; the first link error is kept
+    in `error` (the thread then ends)."""
 
-    def __init__(self, ser: serial.SerialBase) -> None:
+    def __init__(self, ser: serial.SerialBase, already: bytes = b"") -> None:
         self.ser = ser
-        self.data = bytearray()
+        self.data = bytearray(already)  # what arrived before the capture began
         self.error: str = ""
         self._lock = threading.Lock()
         self._stop = threading.Event()

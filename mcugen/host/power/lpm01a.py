@@ -178,8 +178,7 @@ class Lpm01a:
 
     def start(self) -> None:
         self.command("start")
-        self._capture = Capture(self.ser)
-        self._capture.data[:0] = self._buffer  # what arrived with the ack
+        self._capture = Capture(self.ser, bytes(self._buffer))  # with what came after the ack
         self._buffer.clear()
 
     def stop(self) -> PowerTrace:
