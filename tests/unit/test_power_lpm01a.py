@@ -43,9 +43,10 @@ def released(monitor: Lpm01a, sim: Lpm01aSim) -> None:
 
 
 def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Lpm01aSim]:
-    """Power on, start, stream ROUNDS rounds of N inferences, stop."""
+    """Power on, start, stream ROUNDS rounds of N inferences, stop (timeouts of 1 s for the
+    faults, 3 s otherwise, so a loaded machine does not fail a good run)."""
     with simulated_lpm01a(bench, fault) as sim:
-        monitor = Lpm01a(sim.pty.path, timeout=1.0)
+        monitor = Lpm01a(sim.pty.path, timeout=1.0 if fault else 3.0)
         try:
             with monitor:
                 monitor.power_on()

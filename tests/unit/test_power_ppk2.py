@@ -33,7 +33,7 @@ def released(monitor: Ppk2, sim: Ppk2Sim) -> None:
 
 def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Ppk2Sim]:
     with simulated_ppk2(bench, fault) as sim:
-        monitor = Ppk2(sim.pty.path, millivolts=3300, timeout=1.0)
+        monitor = Ppk2(sim.pty.path, millivolts=3300, timeout=1.0 if fault else 3.0)
         try:
             with monitor:
                 monitor.power_on()

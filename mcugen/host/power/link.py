@@ -115,7 +115,13 @@ class Capture:
         return done(self.snapshot())
 
     def finish(self, timeout: float = 2.0) -> bytes:
-        """Stop reading; the bytes captured."""
+        """Stop reading, then take what the OS still holds; the bytes captured."""
         self._stop.set()
         self._thread.join(timeout)
+        if not self.error and not self._thread.is_alive():
+            try:
+                while self.ser.in_waiting and len(self.data) <= MAX_CAPTURE_BYTES:
+                    self.data += self.ser.read(self.ser.in_waiting)
+            except LINK_ERRORS as exc:
+                self.error = f"lost the link at the end of the acquisition ({exc})"
         return self.snapshot()

@@ -192,7 +192,7 @@ class Ppk2:
         )
 
 
-def _wait_quiet(capture: Capture, deadline: float, quiet_s: float = 0.1) -> None:
+def _wait_quiet(capture: Capture, deadline: float, quiet_s: float = 0.2) -> None:
     """Until the capture has not grown for `quiet_s`, or the deadline."""
     size = -1
     while time.monotonic() < deadline and not capture.error:
