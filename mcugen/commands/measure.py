@@ -283,9 +283,9 @@ def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -
 
 def _print_energy(e: dict[str, Any], rounds: int) -> None:
     print(
-        f"  energy: {e['uj_per_inference']:,.3f} uJ per inference (standard deviation "
-        f"{e['std_uj']:,.3f} uJ over {rounds} rounds, {e['min_uj']:,.3f} to {e['max_uj']:,.3f}), "
-        f"{e['us_per_inference']:,.1f} us and {e['mw']:,.3f} mW at {e['volts']:.2f} V"
+        f"  energy: {e['uj_per_inference']:,.3f} uJ per inference, {e['mw']:,.3f} mW at "
+        f"{e['volts']:.2f} V; standard deviation {e['std_uj']:,.3f} uJ over {rounds} rounds "
+        f"({e['min_uj']:,.3f} to {e['max_uj']:,.3f})"
     )
     print(f"  {e['count']} inferences measured by {e['monitor']} at {e['rate_hz']:,.0f} samples/s")
 
@@ -302,7 +302,7 @@ def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
             f"({last - first} us for {r['count']} inferences)"
         )
     else:
-        print(f"  infer {r['count']} {r['warmup']} {r['rounds']} times, timed by the GPIO marks")
+        print(f"  infer {r['count']} {r['warmup']}, {r['rounds']} times, timed by the GPIO marks")
     us = r["us_per_inference"]
     if r["emulated"]:
         n = r["instructions_per_inference"]
