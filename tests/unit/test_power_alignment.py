@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power import parse_power_spec
+from mcugen.host.power import POWER_MONITORS, parse_power_spec
 from mcugen.host.power.trace import PowerTrace, energy_per_inference, falling_edges
 
 RATE = 10_000.0
@@ -44,9 +44,8 @@ def test_known_waveform_gives_its_energy_exactly() -> None:
 def test_spread_is_over_the_rounds() -> None:
     result = energy_per_inference(synthetic([(2, 10e-3), (2, 20e-3), (2, 30e-3)]), inferences=2)
     per_ma = VOLTS * 25 / RATE * 1e6 * 1e-3  # uJ per inference per mA
-    report = result.as_dict()
-    assert report["min_uj"] == pytest.approx(10 * per_ma)
-    assert report["max_uj"] == pytest.approx(30 * per_ma)
+    assert result.min_uj == pytest.approx(10 * per_ma)
+    assert result.max_uj == pytest.approx(30 * per_ma)
     assert result.mean_uj == pytest.approx(20 * per_ma)
     assert result.std_uj == pytest.approx(10 * per_ma)  # sample deviation of 10, 20, 30
 
@@ -96,10 +95,13 @@ def test_falling_edges_need_the_hold() -> None:
 
 
 def test_power_spec() -> None:
+    assert POWER_MONITORS.default == "lpm01a" and POWER_MONITORS.names() == ("lpm01a", "ppk2")
     spec = parse_power_spec("LPM01A:/dev/ttyACM1")
     assert (spec.name, spec.port) == ("lpm01a", "/dev/ttyACM1")
     assert parse_power_spec("ppk2:socket://host:1").port == "socket://host:1"
-    with pytest.raises(McugenError, match="unknown power monitor 'joulescope'.*lpm01a, ppk2"):
+    with pytest.raises(
+        McugenError, match="unknown power monitor 'joulescope'; choose one of: lpm01a, ppk2"
+    ):
         parse_power_spec("joulescope:/dev/ttyACM1")
     for text in ("ppk2", "ppk2:", "ppk2: "):
         with pytest.raises(McugenError, match="names no port"):

@@ -3,7 +3,7 @@ of MLPerf Tiny's energy mode, and return a `PowerTrace` (trace.py), which `energ
 turns into energy per inference.
 
 A monitor is named on the command line as `NAME:PORT`, e.g. `--power lpm01a:/dev/ttyACM1`;
-`POWER_MONITORS` maps each name to its driver.
+`POWER_MONITORS` (a Registry, mcugen/registry.py) maps each name to its driver class.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from mcugen.errors import McugenError
 from mcugen.host.power.lpm01a import Lpm01a
 from mcugen.host.power.ppk2 import Ppk2
 from mcugen.host.power.trace import EnergyResult, PowerTrace, energy_per_inference
+from mcugen.registry import Registry
 
 __all__ = [
     "POWER_MONITORS",
@@ -54,7 +55,16 @@ class PowerMonitor(Protocol):
     def stop(self) -> PowerTrace: ...
 
 
-POWER_MONITORS: dict[str, type[Lpm01a] | type[Ppk2]] = {"lpm01a": Lpm01a, "ppk2": Ppk2}
+class MonitorFactory(Protocol):
+    """A driver class: its constructor takes the port and the supply voltage."""
+
+    def __call__(self, port: str, *, millivolts: int) -> PowerMonitor: ...
+
+
+#: The drivers by name; the LPM01A is the one MLPerf Tiny's EnergyRunner uses.
+POWER_MONITORS: Registry[MonitorFactory] = Registry("power monitor", default="lpm01a")
+POWER_MONITORS.add("lpm01a", Lpm01a)
+POWER_MONITORS.add("ppk2", Ppk2)
 
 
 @dataclass(frozen=True)
@@ -69,12 +79,7 @@ def parse_power_spec(text: str) -> PowerSpec:
     """`NAME:PORT` (the port may itself hold colons, e.g. a pyserial URL)."""
     name, sep, port = text.partition(":")
     name = name.strip().lower()
-    names = ", ".join(sorted(POWER_MONITORS))
-    if name not in POWER_MONITORS:
-        raise McugenError(
-            f"unknown power monitor '{name}' in --power {text}",
-            hint=f"name one of {names} and its port, e.g. --power lpm01a:/dev/ttyACM1",
-        )
+    POWER_MONITORS.get(name)  # the registry's error for an unknown name
     if not sep or not port.strip():
         raise McugenError(
             f"--power {text} names no port",
@@ -85,4 +90,4 @@ def parse_power_spec(text: str) -> PowerSpec:
 
 def open_monitor(spec: PowerSpec, *, millivolts: int = 3300) -> PowerMonitor:
     """The driver of `spec`, not yet opened: use it as a context manager."""
-    return POWER_MONITORS[spec.name](spec.port, millivolts=millivolts)
+    return POWER_MONITORS.get(spec.name)(spec.port, millivolts=millivolts)

@@ -87,16 +87,23 @@ class EnergyResult:
         return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
 
     @property
+    def min_uj(self) -> float:
+        return float(self._energies().min())
+
+    @property
+    def max_uj(self) -> float:
+        return float(self._energies().max())
+
+    @property
     def mean_s(self) -> float:
         return sum(w.seconds * w.inferences for w in self.windows) / self.count
 
     def as_dict(self) -> dict[str, Any]:
-        energies = self._energies()
         return {
             "uj_per_inference": self.mean_uj,
             "std_uj": self.std_uj,
-            "min_uj": float(energies.min()),
-            "max_uj": float(energies.max()),
+            "min_uj": self.min_uj,
+            "max_uj": self.max_uj,
             "us_per_inference": self.mean_s * 1e6,
             "mw": self.mean_uj / self.mean_s * 1e-3,
             "count": self.count,
