@@ -185,6 +185,21 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--warmup", type=_non_negative, default=None, help="warm-up inferences with --mlperf"
     )
+    p.add_argument(
+        "--power",
+        default=None,
+        metavar="NAME:PORT",
+        help="measure energy per inference with a power monitor supplying the board: "
+        "lpm01a:/dev/ttyACM1 (X-NUCLEO-LPM01A) or ppk2:/dev/ttyACM2 (Nordic PPK2), with --port "
+        "and energy-mode MLPerf firmware (implies --mlperf)",
+    )
+    p.add_argument(
+        "--supply-mv",
+        type=_supply_mv,
+        default=3300,
+        metavar="MV",
+        help="with --power: the board's supply voltage in mV (default 3300)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -364,6 +379,10 @@ def _budget_seconds(text: str) -> float:
 
 def _ram_budget(text: str) -> int:
     return int(_number(text, int, 16, 1 << 31))
+
+
+def _supply_mv(text: str) -> int:
+    return int(_number(text, int, 800, 5000))
 
 
 def _model_options(

@@ -12,8 +12,12 @@ Two ways to drive the same firmware:
 With --mlperf-mode energy the firmware runs MLPerf Tiny's energy mode (9600 baud, timestamps as
 falling edges of the board's timestamp pin, no m-lap-us lines): the exchange and the comparison
 with TFLM are the same, and the latency and energy belong to the power monitor that records the
-edges (X-NUCLEO-LPM01A or Nordic PPK2), which this command does not drive yet. The report says so
-instead of printing a number.
+edges (X-NUCLEO-LPM01A or Nordic PPK2).
+With --power NAME:PORT (a real board on --port, energy-mode firmware), a power monitor
+(X-NUCLEO-LPM01A or Nordic PPK2, mcugen/host/power) supplies the board while the runner's exchange
+runs `infer N W` several times; the energy per inference comes from the current between the
+firmware's GPIO marks (`host.power.bench.run_energy`). Without it the report says energy was not
+measured instead of printing a number.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mcugen.boards import Target
+from mcugen.boards import Target, with_mlperf_mode
 from mcugen.commands._common import (
     device_report,
     energy_estimate,
@@ -43,18 +47,19 @@ from mcugen.commands._common import (
 from mcugen.errors import McugenError, RunError, UnsupportedError
 from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND
 from mcugen.host.mlperf import RESULT_DECIMALS, compare_results, default_infer, dequantized
+from mcugen.host.power import PowerSpec, parse_power_spec
 from mcugen.host.project import BuildResult, build
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated
 
 ENERGY_NOTE = (
-    "not measured: the firmware runs in performance mode; energy needs a power monitor "
-    "(X-NUCLEO-LPM01A or Nordic PPK2), which mcugen does not drive yet"
+    "not measured: energy needs a real board on --port running energy-mode firmware and a power "
+    "monitor supplying it (--power lpm01a:PORT for an X-NUCLEO-LPM01A, ppk2:PORT for a Nordic PPK2)"
 )
 ENERGY_MODE_NOTE = (
     "not measured: the firmware marked the timed loop on its timestamp pin ({pin}) for a power "
-    "monitor (X-NUCLEO-LPM01A input D7 or a Nordic PPK2 logic input), which mcugen does not "
-    "drive yet"
+    "monitor (X-NUCLEO-LPM01A input D7 or a Nordic PPK2 logic input): measure the board on --port "
+    "with --power lpm01a:PORT or ppk2:PORT"
 )
 
 
@@ -79,17 +84,22 @@ def cmd_measure(args: argparse.Namespace) -> int:
             "measure needs a Cortex-M board: the host board has no cycle counter or MLPerf port",
             hint="pick a board from `mcugen boards`, e.g. --board nucleo-f767 --emulate",
         )
+    power = _power_spec(args, target)
     require_location(target, args.port)
-    if not args.mlperf and (args.count is not None or args.warmup is not None):
+    if not (args.mlperf or power) and (args.count is not None or args.warmup is not None):
         raise McugenError("--count and --warmup apply to --mlperf runs", hint="add --mlperf")
-    if not args.mlperf and target.mlperf_mode != "performance":
+    if not (args.mlperf or power) and target.mlperf_mode != "performance":
         raise McugenError("--mlperf-mode applies to --mlperf runs", hint="add --mlperf")
+    if power is not None and target.mlperf_mode != "energy":
+        target = with_mlperf_mode(target, "energy")  # the monitor needs the firmware's marks
     gen = generate_for(args, target)
     sample = inputs_for(args, gen, 1)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
-        if args.mlperf:
+        if power is not None:
+            report = energy_report(args, gen, target, result, sample[0], power)
+        elif args.mlperf:
             report = mlperf_report(args, gen, target, result, sample[0])
         else:
             report = device_report(gen, target, result, sample, args.port, True)
@@ -99,8 +109,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
             report["us_per_inference"] = report["per_inference"] * 1e6 / hz
     report["seconds"] = time.perf_counter() - start
     report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
-    report["energy"] = None
-    report["energy_note"] = energy_note(target)
+    report.setdefault("energy", None)
+    report.setdefault("energy_note", energy_note(target))
     if args.json:
         print(json.dumps(report))
     else:
@@ -120,14 +130,7 @@ def mlperf_report(
     from mcugen.host.mlperf import MlperfRunner
     from mcugen.host.sizes import firmware_sizes
 
-    graph = gen.graph
-    if len(graph.inputs) != 1:
-        raise UnsupportedError(
-            f"the MLPerf Tiny protocol loads one input; the model has {len(graph.inputs)}",
-            hint="measure it without --mlperf",
-        )
-    t_in = graph.tensors[graph.inputs[0]]
-    data = np.ascontiguousarray(sample[0], dtype=DTYPES[t_in.dtype][0]).tobytes()
+    data = _mlperf_input(gen, sample)
     expected_id = gen.view_model.mlperf_model_id
     port = None if target.emulate else args.port
     with open_console(target, result.executable, port) as (ser, name):
@@ -195,6 +198,82 @@ def _check_mode(mode: str, target: Target, name: str, args: argparse.Namespace) 
     )
 
 
+def _mlperf_input(gen: Generated, sample: list[np.ndarray]) -> bytes:
+    """The bytes `db` loads: the model's one input."""
+    graph = gen.graph
+    if len(graph.inputs) != 1:
+        raise UnsupportedError(
+            f"the MLPerf Tiny protocol loads one input; the model has {len(graph.inputs)}",
+            hint="measure it without --mlperf",
+        )
+    t_in = graph.tensors[graph.inputs[0]]
+    return np.ascontiguousarray(sample[0], dtype=DTYPES[t_in.dtype][0]).tobytes()
+
+
+def _power_spec(args: argparse.Namespace, target: Target) -> PowerSpec | None:
+    """The monitor of --power, which measures a real board on --port only."""
+    if not args.power:
+        return None
+    spec = parse_power_spec(args.power)
+    if not args.port:
+        raise McugenError(
+            "a power monitor measures a real board; under --emulate mcugen prints an estimate",
+            hint="drop --power, or run the board on its console with --port /dev/ttyACM0",
+        )
+    if "://" not in spec.port and not Path(spec.port).exists():
+        raise McugenError(
+            "power monitor port not found",
+            where=spec.port,
+            hint="plug the monitor in and check the name (ls /dev/ttyACM*)",
+        )
+    return spec
+
+
+def energy_report(
+    args: argparse.Namespace,
+    gen: Generated,
+    target: Target,
+    result: BuildResult,
+    sample: list[np.ndarray],
+    power: PowerSpec,
+) -> dict[str, Any]:
+    """The runner's exchange in energy mode with a power monitor supplying the board."""
+    from mcugen.host.power.bench import EnergyRequest, run_energy
+    from mcugen.host.sizes import firmware_sizes
+
+    request = EnergyRequest(
+        _mlperf_input(gen, sample),
+        gen.view_model.mlperf_model_id,
+        args.count,
+        args.warmup,
+        millivolts=args.supply_mv,
+    )
+    run = run_energy(power, args.port, request)
+    energy = run.energy
+    us = energy.mean_s * 1e6
+    report: dict[str, Any] = {
+        "board": target.board.name,
+        "emulated": False,
+        "protocol": "mlperf-tiny",
+        "dut": run.dut,
+        "profile": run.profile,
+        "model_id": run.model_id,
+        "timestamp_mode": run.mode,
+        "count": run.count,
+        "warmup": run.warmup,
+        "rounds": run.rounds,
+        "us_per_inference": us,
+        "cycles_per_inference": round(us * target.board.clock_hz / 1e6),
+        "arena_bytes": gen.plan.arena_bytes,
+        "sizes": asdict(firmware_sizes(result.executable, target)),
+        "results": run.results,
+        "energy": {**energy.as_dict(), "monitor": run.monitor},
+        "energy_note": f"measured by {run.monitor} between the firmware's GPIO marks",
+    }
+    report.update(_tflm_comparison(gen, sample, run.results))
+    return report
+
+
 def _tflm_comparison(
     gen: Generated, sample: list[np.ndarray], values: list[float]
 ) -> dict[str, Any]:
@@ -236,7 +315,19 @@ def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -
         print_device_figures(r)
         print_operator_table(r)
     print_estimate(r)
-    print(f"  energy: {r['energy_note']}")
+    if r.get("energy"):
+        _print_energy(r["energy"], r["rounds"])
+    else:
+        print(f"  energy: {r['energy_note']}")
+
+
+def _print_energy(e: dict[str, Any], rounds: int) -> None:
+    print(
+        f"  energy: {e['uj_per_inference']:,.3f} uJ per inference, {e['mw']:,.3f} mW at "
+        f"{e['volts']:.2f} V; standard deviation {e['std_uj']:,.3f} uJ over {rounds} rounds "
+        f"({e['min_uj']:,.3f} to {e['max_uj']:,.3f})"
+    )
+    print(f"  {e['count']} inferences measured by {e['monitor']} at {e['rate_hz']:,.0f} samples/s")
 
 
 def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
@@ -244,7 +335,10 @@ def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
         f"  device: {r['dut']}, {r['profile']}, model {r['model_id']}, "
         f"timestamp mode {r['timestamp_mode']}"
     )
-    if r["lap_us"] is None:
+    if "rounds" in r:  # measured by a power monitor: the GPIO marks timed the loop
+        print(f"  infer {r['count']} {r['warmup']}, {r['rounds']} times, timed by the GPIO marks")
+        _print_latency(target, r)
+    elif r["lap_us"] is None:
         print(
             f"  infer {r['count']} {r['warmup']}: the timed loop was marked on the timestamp "
             f"pin ({target.port_board.timestamp_pin}), no m-lap-us lines (energy mode)"

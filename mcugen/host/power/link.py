@@ -1,0 +1,127 @@
+"""What both power-monitor drivers need from a serial port: opening it with one clear error, reading
+with a deadline, and a background capture of the sample stream.
+
+While a monitor streams, the host is busy with the device (an `infer` command can take minutes), but
+a USB CDC port must be read continuously or the instrument drops samples: `Capture` reads in a
+thread into memory, bounded by `MAX_CAPTURE_BYTES`, and keeps the first link error for the main
+thread to raise. Every wait is bounded by a monotonic deadline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import serial
+
+from mcugen.errors import RunError
+
+try:  # pyserial's flush() on a port whose other end hung up raises termios.error (POSIX)
+    from termios import error as _TermiosError
+
+    _TERMIOS_ERRORS: tuple[type[Exception], ...] = (_TermiosError,)
+except ImportError:  # pragma: no cover - Windows
+    _TERMIOS_ERRORS = ()
+
+#: What a broken link raises from pyserial (TypeError: reading a port closed under the reader).
+LINK_ERRORS: tuple[type[Exception], ...] = (
+    serial.SerialException,
+    OSError,
+    TypeError,
+    *_TERMIOS_ERRORS,
+)
+
+#: A capture larger than this is an error (the PPK2 streams 400 kB/s: 10 minutes is 240 MB).
+MAX_CAPTURE_BYTES = 512 << 20
+#: Longest a read blocks, so that loops check their deadline and stop flag often.
+READ_TIMEOUT_S = 0.05
+
+
+def open_port(port: str, baudrate: int, label: str) -> serial.SerialBase:
+    """`port` (a device path or pyserial URL) opened with a short read timeout."""
+    try:
+        return serial.serial_for_url(port, baudrate=baudrate, timeout=READ_TIMEOUT_S)
+    except (serial.SerialException, ValueError, OSError) as exc:
+        raise RunError(
+            f"cannot open the {label} ({exc})",
+            where=port,
+            hint=f"check the port name, that the {label} is plugged in and that no other "
+            "program holds it",
+        ) from None
+
+
+def read_chunk(ser: serial.SerialBase) -> bytes:
+    """What the port has now (waits at most READ_TIMEOUT_S); OSError-like failures propagate."""
+    return bytes(ser.read(max(1, ser.in_waiting)))
+
+
+def read_until(
+    ser: serial.SerialBase,
+    buffer: bytearray,
+    done: Callable[[bytearray], bool],
+    deadline: float,
+    fail: Callable[[str], RunError],
+) -> None:
+    """Append what `ser` sends to `buffer` until `done(buffer)`; `fail(what)` is raised when the
+    deadline passes, the link breaks, or the buffer outgrows MAX_CAPTURE_BYTES."""
+    while not done(buffer):
+        if time.monotonic() > deadline:
+            raise fail("no reply before the deadline")
+        if len(buffer) > MAX_CAPTURE_BYTES:
+            raise fail(f"more than {MAX_CAPTURE_BYTES} bytes without the expected reply")
+        try:
+            buffer += read_chunk(ser)
+        except LINK_ERRORS as exc:
+            raise fail(f"lost the link ({exc})") from None
+
+
+class Capture:
+    """Reads `ser` in a daemon thread into `data` until `finish()`; the first link error is kept
+    in `error` (the thread then ends)."""
+
+    def __init__(self, ser: serial.SerialBase, already: bytes = b"") -> None:
+        self.ser = ser
+        self.data = bytearray(already)  # what arrived before the capture began
+        self.error: str = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="power-capture", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                chunk = read_chunk(self.ser)
+            except LINK_ERRORS as exc:
+                self.error = f"lost the link mid-acquisition ({exc})"
+                return
+            with self._lock:
+                self.data += chunk
+                if len(self.data) > MAX_CAPTURE_BYTES:
+                    self.error = f"the acquisition outgrew {MAX_CAPTURE_BYTES} bytes"
+                    return
+
+    def snapshot(self) -> bytes:
+        with self._lock:
+            return bytes(self.data)
+
+    def wait_for(self, done: Callable[[bytes], bool], deadline: float) -> bool:
+        """Whether `done(data)` became true before the deadline or a link error."""
+        while time.monotonic() <= deadline and self._thread.is_alive():
+            if done(self.snapshot()):
+                return True
+            time.sleep(0.01)
+        return done(self.snapshot())
+
+    def finish(self, timeout: float = 2.0) -> bytes:
+        """Stop reading, then take what the OS still holds; the bytes captured."""
+        self._stop.set()
+        self._thread.join(timeout)
+        if not self.error and not self._thread.is_alive():
+            try:
+                while self.ser.in_waiting and len(self.data) <= MAX_CAPTURE_BYTES:
+                    self.data += self.ser.read(self.ser.in_waiting)
+            except LINK_ERRORS as exc:
+                self.error = f"lost the link at the end of the acquisition ({exc})"
+        return self.snapshot()
