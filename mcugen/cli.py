@@ -200,6 +200,13 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="MV",
         help="with --power: the board's supply voltage in mV (default 3300)",
     )
+    p.add_argument(
+        "--save-trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --power: write the current trace as JSON, for `mcugen report --trace FILE`",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 

@@ -85,6 +85,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
             hint="pick a board from `mcugen boards`, e.g. --board nucleo-f767 --emulate",
         )
     power = _power_spec(args, target)
+    if args.save_trace is not None and power is None:
+        raise McugenError("--save-trace needs a power monitor", hint="add --power NAME:PORT")
     require_location(target, args.port)
     if not (args.mlperf or power) and (args.count is not None or args.warmup is not None):
         raise McugenError("--count and --warmup apply to --mlperf runs", hint="add --mlperf")
@@ -249,6 +251,11 @@ def energy_report(
         millivolts=args.supply_mv,
     )
     run = run_energy(power, args.port, request)
+    if args.save_trace is not None and run.trace is not None:
+        from mcugen.host.power.bench import trace_json
+        from mcugen.io import write_atomic
+
+        write_atomic(args.save_trace, trace_json(run.trace))
     energy = run.energy
     us = energy.mean_s * 1e6
     report: dict[str, Any] = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from mcugen.commands import measure
 from mcugen.errors import RunError
 from mcugen.host.power import parse_power_spec
 from mcugen.host.power.bench import EnergyRequest, run_energy
+from mcugen.report_html.trace import load_trace
 from support import EXAMPLE
 
 BOARD = "nucleo-f767"
@@ -33,7 +35,10 @@ def _not_compared(*_: object) -> dict[str, Any]:
 @needs_arm_gcc
 @pytest.mark.parametrize("monitor", ["lpm01a", "ppk2"])
 def test_measure_power_end_to_end(
-    monitor: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monitor: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr(measure, "_tflm_comparison", _not_compared)
     bench = Bench()
@@ -47,9 +52,17 @@ def test_measure_power_end_to_end(
             assert "uJ per inference, " in out and "standard deviation 0.000 uJ over 5" in out
             assert "15 inferences measured by Nordic PPK2 on /dev/pts/" in out
             return
-        assert cli.main([*argv, "--json"]) == 0
+        saved = tmp_path / "trace.json"
+        assert cli.main([*argv, "--json", "--save-trace", str(saved)]) == 0
         report = json.loads(capsys.readouterr().out)
     energy = report["energy"]
+    # the saved trace is what `mcugen report --trace` reads, with the same energy per window
+    trace = load_trace(saved)
+    assert len(trace.marks) == 10 and trace.volts == pytest.approx(3.3)
+    first = trace.amperes[trace.marks[0] : trace.marks[1]]
+    assert trace.volts is not None
+    per_inference = sum(first) / trace.rate_hz * trace.volts * 1e6 / 3  # --count 3
+    assert per_inference == pytest.approx(energy["windows"][0]["uj"], rel=1e-9)
     nominal = 20e-3 * 3.3 * 40 / 1000 * 1e6  # 20 mA for 40 ms at 3.3 V, per inference
     assert energy["count"] == 15 and len(energy["windows"]) == 5
     for k in range(5):

@@ -17,13 +17,14 @@ opened at that rate.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from mcugen.errors import RunError
 from mcugen.host.mlperf import MlperfRunner, default_infer
 from mcugen.host.power import PowerSpec, open_monitor
 from mcugen.host.power.link import open_port
-from mcugen.host.power.trace import EnergyResult, energy_per_inference
+from mcugen.host.power.trace import EnergyResult, PowerTrace, energy_per_inference
 
 #: The runner protocol's baud rate in energy mode.
 ENERGY_BAUD = 9600
@@ -47,6 +48,7 @@ class EnergyRun:
     results: list[float]
     energy: EnergyResult
     monitor: str  # e.g. "X-NUCLEO-LPM01A on /dev/ttyACM1"
+    trace: PowerTrace | None = None  # the acquisition itself (`trace_json` writes it)
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,30 @@ def run_energy(spec: PowerSpec, dut_port: str, request: EnergyRequest) -> Energy
         values = runner.results()
     energy = energy_per_inference(trace, inferences=count, windows=request.rounds)
     return EnergyRun(
-        dut, profile, model_id, mode, count, warmup, request.rounds, values, energy, trace.source
+        dut,
+        profile,
+        model_id,
+        mode,
+        count,
+        warmup,
+        request.rounds,
+        values,
+        energy,
+        trace.source,
+        trace,
     )
+
+
+def trace_json(trace: PowerTrace) -> bytes:
+    """The acquisition as `mcugen report --trace` reads it (mcugen/report_html/trace.py)."""
+    data = {
+        "rate_hz": trace.rate_hz,
+        "amperes": [float(a) for a in trace.amperes],
+        "marks": list(trace.marks),
+        "volts": trace.volts,
+        "source": trace.source,
+    }
+    return json.dumps(data).encode()
 
 
 def _boot(runner: MlperfRunner, monitor: str, timeout: float) -> str:
