@@ -73,10 +73,9 @@ def current_umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write `data` (text as UTF-8) to `path` through a temporary file in the same directory and
-    a rename: `path` is either as it was or complete, and the temporary file never stays."""
-    path = Path(path)
+def output_directory(path: Path) -> Path:
+    """The directory `path` would be written in; one error line when it cannot hold the file
+    (commands call it before any long work, write_atomic again)."""
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise McugenError(
@@ -84,6 +83,14 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         )
     if path.is_dir():
         raise McugenError("the output is a directory", where=str(path), hint="give a file name")
+    return parent
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write `data` (text as UTF-8) to `path` through a temporary file in the same directory and
+    a rename: `path` is either as it was or complete, and the temporary file never stays."""
+    path = Path(path)
+    parent = output_directory(path)
     payload = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
     try:

@@ -21,7 +21,7 @@ from mcugen.boards import Board, load_board, resolve_target
 from mcugen.commands._common import device_report, generate_for, plan_options
 from mcugen.commands.plan import board_fit, plan_model, strategy_runs
 from mcugen.errors import McugenError, UnsupportedError
-from mcugen.io import write_atomic
+from mcugen.io import output_directory, write_atomic
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.fit import Fit
 from mcugen.report_html.figures import ReportInputs, report_figures
@@ -31,13 +31,7 @@ from mcugen.report_html.trace import load_trace
 
 def check_writable(path: Path) -> None:
     """Fail before any work when `path` cannot be written (write_atomic checks again)."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise McugenError(
-            "the output directory does not exist", where=str(parent), hint="create it first"
-        )
-    if path.is_dir():
-        raise McugenError("the output is a directory", where=str(path), hint="give a file name")
+    parent = output_directory(path)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise McugenError(
             "cannot write in the output directory", where=str(parent), hint="choose another -o"

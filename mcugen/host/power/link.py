@@ -125,3 +125,31 @@ class Capture:
             except LINK_ERRORS as exc:
                 self.error = f"lost the link at the end of the acquisition ({exc})"
         return self.snapshot()
+
+
+class MonitorPort:
+    """What both drivers share: the port they own while used as a context manager, and leaving
+    it: `_shutdown` (stop streaming, supply off) is best effort when an error is already on its
+    way, and the port is closed whatever happens."""
+
+    _ser: serial.SerialBase | None = None
+    _capture: Capture | None = None
+
+    @property
+    def ser(self) -> serial.SerialBase:
+        if self._ser is None:
+            raise RuntimeError("use the monitor as a context manager")
+        return self._ser
+
+    def _shutdown(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
+        try:
+            self._shutdown()
+        except RunError:
+            if kind is None:
+                raise
+        finally:
+            if self._ser is not None:
+                self._ser.close()

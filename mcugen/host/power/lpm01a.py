@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import re
 import time
-from types import TracebackType
 from typing import ClassVar
 
 import numpy as np
 import serial
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power.link import LINK_ERRORS, Capture, open_port, read_until
+from mcugen.host.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
 from mcugen.host.power.trace import PowerTrace
 
 BAUDRATE = 3_686_400
@@ -47,7 +46,7 @@ _TIMESTAMP = re.compile(r"TimeStamp:?\s*(\d+)s\s*(\d+)ms.*")
 _DIGITS = re.compile(r"[0-9+\-]+")  # a line of digits that is no sample: bytes were lost
 
 
-class Lpm01a:
+class Lpm01a(MonitorPort):
     """One LPM01A on a serial port; a context manager that always powers off and closes."""
 
     name: ClassVar[str] = "lpm01a"
@@ -78,31 +77,13 @@ class Lpm01a:
         self._ser = open_port(self.port, BAUDRATE, LABEL)
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Power the device off and hand control back (best effort), then close the port."""
-        try:
-            if self._capture is not None:
-                self._capture.finish()
-                self._capture = None
-            for text in ("pwr off", "hrc"):
-                self.command(text, timeout=min(self.timeout, 1.0))
-        except RunError:
-            if kind is None:
-                raise
-        finally:
-            if self._ser is not None:
-                self._ser.close()
-
-    @property
-    def ser(self) -> serial.SerialBase:
-        if self._ser is None:
-            raise RuntimeError("use the monitor as a context manager")
-        return self._ser
+    def _shutdown(self) -> None:
+        """Power the device off and hand control back (best effort: MonitorPort.__exit__)."""
+        if self._capture is not None:
+            self._capture.finish()
+            self._capture = None
+        for text in ("pwr off", "hrc"):
+            self.command(text, timeout=min(self.timeout, 1.0))
 
     def _fail(self, what: str) -> RunError:
         return RunError(

@@ -20,14 +20,13 @@ A counter that does not step by one means bytes were lost: an error, not a guess
 from __future__ import annotations
 
 import time
-from types import TracebackType
 from typing import ClassVar
 
 import numpy as np
 import serial
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power.link import LINK_ERRORS, Capture, open_port, read_until
+from mcugen.host.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
 from mcugen.host.power.trace import PowerTrace, falling_edges
 
 LABEL = "Nordic PPK2"
@@ -48,7 +47,7 @@ DEFAULT_SHUNTS = (1031.64, 101.65, 10.15, 0.94, 0.043)
 DEFAULT_CALIBRATION = {"GS": 0.0, "GI": 1.0, "O": 0.0, "S": 0.0, "I": 0.0, "UG": 1.0}
 
 
-class Ppk2:
+class Ppk2(MonitorPort):
     """One PPK2 on a serial port, in source-meter mode; a context manager that always switches
     the device's supply off and closes the port."""
 
@@ -86,31 +85,13 @@ class Ppk2:
             raise
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Stop streaming and switch the supply off (best effort), then close the port."""
-        try:
-            if self._capture is not None:
-                self._capture.finish()
-                self._capture = None
-                self._send(AVERAGE_STOP)
-            self._send(DEVICE_RUNNING_SET, 0)
-        except RunError:
-            if kind is None:
-                raise
-        finally:
-            if self._ser is not None:
-                self._ser.close()
-
-    @property
-    def ser(self) -> serial.SerialBase:
-        if self._ser is None:
-            raise RuntimeError("use the monitor as a context manager")
-        return self._ser
+    def _shutdown(self) -> None:
+        """Stop streaming and switch the supply off (best effort: MonitorPort.__exit__)."""
+        if self._capture is not None:
+            self._capture.finish()
+            self._capture = None
+            self._send(AVERAGE_STOP)
+        self._send(DEVICE_RUNNING_SET, 0)
 
     def _fail(self, what: str) -> RunError:
         return RunError(
