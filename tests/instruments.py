@@ -24,8 +24,10 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import serial
 
 #: The PPK2 simulator's calibration: not the identity, so the driver must apply it.
 PPK2_SHUNTS = (1030.0, 101.0, 10.2, 0.95, 0.044)
@@ -385,3 +387,27 @@ def simulated_dut(bench: Bench, model_id: str = "unknown", mode: str = "energy")
     pty = Pty()
     with running(MlperfDutSim(pty, bench, model_id, mode), pty):
         yield pty
+
+
+def acquire(
+    monitor: Any, sim: Lpm01aSim | Ppk2Sim, bench: Bench, rounds: int, n: int
+) -> tuple[Any, Lpm01aSim | Ppk2Sim]:
+    """Drive a driver against its simulated instrument: power on, start, stream `rounds` rounds
+    of `n` inferences, stop; then check the driver closed its port and the pty (unless hung up)
+    opens again. Returns the trace and the simulator."""
+    try:
+        with monitor:
+            monitor.power_on()
+            monitor.start()
+            for _ in range(rounds):
+                bench.queue_round(n)
+            return monitor.stop(), sim
+    finally:
+        released(monitor, sim)
+
+
+def released(monitor: Any, sim: Lpm01aSim | Ppk2Sim) -> None:
+    """The driver closed its port, and the pty (unless hung up) opens again."""
+    assert monitor._ser is not None and not monitor._ser.is_open
+    if not sim.pty.closed:
+        serial.Serial(sim.pty.path, timeout=0.1).close()

@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 import pytest
-import serial
-from instruments import Bench, Lpm01aSim, simulated_lpm01a
+from instruments import Bench, Lpm01aSim, released, simulated_lpm01a
+from instruments import acquire as run_acquisition
 
 from mcugen.errors import McugenError, RunError
 from mcugen.host.power import energy_per_inference
@@ -35,27 +35,14 @@ SETUP = [
 ]
 
 
-def released(monitor: Lpm01a, sim: Lpm01aSim) -> None:
-    """The driver closed its port, and the pty (unless hung up) opens again."""
-    assert monitor._ser is not None and not monitor._ser.is_open
-    if not sim.pty.closed:
-        serial.Serial(sim.pty.path, timeout=0.1).close()
-
-
 def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Lpm01aSim]:
-    """Power on, start, stream ROUNDS rounds of N inferences, stop (timeouts of 1 s for the
-    faults, 3 s otherwise, so a loaded machine does not fail a good run)."""
+    """ROUNDS rounds of N inferences (timeouts of 1 s for the faults, 3 s otherwise, so a loaded
+    machine does not fail a good run); the port is released (instruments.acquire)."""
     with simulated_lpm01a(bench, fault) as sim:
-        monitor = Lpm01a(sim.pty.path, timeout=1.0 if fault else 3.0)
-        try:
-            with monitor:
-                monitor.power_on()
-                monitor.start()
-                for _ in range(ROUNDS):
-                    bench.queue_round(N)
-                return monitor.stop(), sim
-        finally:
-            released(monitor, sim)
+        trace, _ = run_acquisition(
+            Lpm01a(sim.pty.path, timeout=1.0 if fault else 3.0), sim, bench, ROUNDS, N
+        )
+        return trace, sim
 
 
 def test_setup_and_teardown_commands() -> None:

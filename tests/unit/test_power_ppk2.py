@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 import pytest
-import serial
-from instruments import PPK2_CAL, PPK2_SHUNTS, Bench, Ppk2Sim, simulated_ppk2
+from instruments import PPK2_CAL, PPK2_SHUNTS, Bench, Ppk2Sim, released, simulated_ppk2
+from instruments import acquire as run_acquisition
 
 from mcugen.errors import McugenError, RunError
 from mcugen.host.power import energy_per_inference
@@ -25,24 +25,18 @@ ROUNDS = 3
 STEP_A = 4 * 1.8 / 163840 / min(PPK2_SHUNTS[1], PPK2_SHUNTS[2]) * 1.03
 
 
-def released(monitor: Ppk2, sim: Ppk2Sim) -> None:
-    assert monitor._ser is not None and not monitor._ser.is_open
-    if not sim.pty.closed:
-        serial.Serial(sim.pty.path, timeout=0.1).close()
-
-
 def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Ppk2Sim]:
+    """ROUNDS rounds of N inferences (timeouts of 1 s for the faults, 3 s otherwise, so a loaded
+    machine does not fail a good run); the port is released (instruments.acquire)."""
     with simulated_ppk2(bench, fault) as sim:
-        monitor = Ppk2(sim.pty.path, millivolts=3300, timeout=1.0 if fault else 3.0)
-        try:
-            with monitor:
-                monitor.power_on()
-                monitor.start()
-                for _ in range(ROUNDS):
-                    bench.queue_round(N)
-                return monitor.stop(), sim
-        finally:
-            released(monitor, sim)
+        trace, _ = run_acquisition(
+            Ppk2(sim.pty.path, millivolts=3300, timeout=1.0 if fault else 3.0),
+            sim,
+            bench,
+            ROUNDS,
+            N,
+        )
+        return trace, sim
 
 
 def test_command_bytes() -> None:
