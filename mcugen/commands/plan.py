@@ -73,6 +73,12 @@ def strategy_runs(original: Graph, planned: Planned, *, in_place: bool) -> tuple
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    if getattr(args, "boards", None) is not None:
+        if getattr(args, "board", None) is not None:
+            raise McugenError("--board and --boards together", hint="use one of them")
+        from mcugen.commands._partition import cmd_partition
+
+        return cmd_partition(args)
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
     if getattr(args, "pareto", None) and getattr(args, "trainable", None) is None:

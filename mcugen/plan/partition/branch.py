@@ -152,4 +152,4 @@ def branch(problem: PartitionProblem, *, budget: float | None = None) -> Partiti
             f"the branch partition does not fit: {reason}",
             hint="try --partition pipeline or cpsat, or more boards",
         )
-    return Partition.of("branch", problem, assignment, note=f"{spread_regions} regions spread")
+    return Partition.of("branch", problem, assignment, note=f"branch regions spread: {spread_regions}")
