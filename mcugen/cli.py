@@ -19,8 +19,8 @@ from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
 from mcugen.plan import dynamic, paging, pools, state_memory
 from mcugen.plan import layout as layouts
-from mcugen.plan import partition as partitions
 from mcugen.plan import order as orders
+from mcugen.plan import partition as partitions
 from mcugen.plan.paging.target import OBJECTIVES
 
 

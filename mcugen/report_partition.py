@@ -28,7 +28,9 @@ def link_rows(problem: PartitionProblem, part: Partition) -> list[dict[str, Any]
             {
                 "link": f"{_end(a)}->{_end(b)}",
                 "bytes": nbytes,
-                "wire_bytes": sum(problem.link.wire_bytes(problem.tensor_bytes[t]) for t in tensors),
+                "wire_bytes": sum(
+                    problem.link.wire_bytes(problem.tensor_bytes[t]) for t in tensors
+                ),
                 "tensors": tensors,
                 "seconds": sum(problem.transfer_seconds(t) for t in tensors),
                 "in_latency": (a, b) != (HOST, 0),

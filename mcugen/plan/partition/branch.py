@@ -152,4 +152,6 @@ def branch(problem: PartitionProblem, *, budget: float | None = None) -> Partiti
             f"the branch partition does not fit: {reason}",
             hint="try --partition pipeline or cpsat, or more boards",
         )
-    return Partition.of("branch", problem, assignment, note=f"branch regions spread: {spread_regions}")
+    return Partition.of(
+        "branch", problem, assignment, note=f"branch regions spread: {spread_regions}"
+    )

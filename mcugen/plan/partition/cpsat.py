@@ -24,7 +24,7 @@ import math
 from typing import Any
 
 from mcugen.plan.partition.branch import branch
-from mcugen.plan.partition.partition import Partition, misfit
+from mcugen.plan.partition.partition import Partition, misfit, oversized
 from mcugen.plan.partition.pipeline import pipeline
 from mcugen.plan.partition.problem import HOST, PartitionDoesNotFit, PartitionProblem
 
@@ -82,8 +82,9 @@ def _gap(latency: float, bound: float) -> str:
 
 def _no_fit(problem: PartitionProblem) -> PartitionDoesNotFit:
     names = ", ".join(b.name for b in problem.boards)
+    why = oversized(problem)
     return PartitionDoesNotFit(
-        f"no partition over {names} fits their RAM and flash",
+        f"no partition over {names} fits their RAM and flash" + (f": {why}" if why else ""),
         hint="add boards, or boards with more RAM",
     )
 

@@ -159,6 +159,20 @@ def misfit(problem: PartitionProblem, assignment: Sequence[int], order: Sequence
     return ""
 
 
+def oversized(problem: PartitionProblem) -> str:
+    """Why no partition can fit ("" when this floor does not rule one out): an operator whose
+    inputs and outputs alone exceed every board's RAM."""
+    room = max((b.ram for b in problem.boards), default=0)
+    for op in problem.ops:
+        need = problem.working_set(op)
+        if need > room:
+            return (
+                f"{op.label} alone needs {need:,} bytes of activations, more than any board's "
+                f"{room:,}"
+            )
+    return ""
+
+
 def lower_bound(problem: PartitionProblem) -> float:
     """No partition finishes sooner: the fastest boards' compute spread evenly over all boards,
     and the longest dependency path at each operator's fastest board (links free)."""

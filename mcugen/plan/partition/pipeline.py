@@ -14,7 +14,13 @@ Hadidi et al. 2020); the greedy fill can miss a fitting cut that a later boundar
 
 from __future__ import annotations
 
-from mcugen.plan.partition.partition import Partition, board_arena, board_flash, misfit
+from mcugen.plan.partition.partition import (
+    Partition,
+    board_arena,
+    board_flash,
+    misfit,
+    oversized,
+)
 from mcugen.plan.partition.problem import PartitionDoesNotFit, PartitionProblem
 
 #: Bisection rounds of the stage time (the answer within 2^-ROUNDS of the range).
@@ -76,8 +82,9 @@ def _no_fit(problem: PartitionProblem) -> PartitionDoesNotFit:
     assignment = [0] * len(problem.ops)
     reason = misfit(problem, assignment, range(len(problem.ops)))
     names = ", ".join(b.name for b in problem.boards)
+    why = oversized(problem)
     return PartitionDoesNotFit(
         f"no pipeline of {problem.n_boards} boards ({names}) holds the model"
-        + (f" (on one: {reason})" if reason else ""),
+        + (f": {why}" if why else f" (on one: {reason})" if reason else ""),
         hint="add boards, or boards with more RAM",
     )
