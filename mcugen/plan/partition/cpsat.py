@@ -26,7 +26,7 @@ from typing import Any
 from mcugen.plan.partition.branch import branch
 from mcugen.plan.partition.partition import Partition, misfit, oversized
 from mcugen.plan.partition.pipeline import pipeline
-from mcugen.plan.partition.problem import HOST, PartitionDoesNotFit, PartitionProblem
+from mcugen.plan.partition.problem import HOST, UNSPLITTABLE, PartitionDoesNotFit, PartitionProblem
 
 #: Deterministic work units (CP-SAT deterministic time) when the caller gives no budget.
 DEFAULT_WORK = 1.0
@@ -85,7 +85,7 @@ def _no_fit(problem: PartitionProblem) -> PartitionDoesNotFit:
     why = oversized(problem)
     return PartitionDoesNotFit(
         f"no partition over {names} fits their RAM and flash" + (f": {why}" if why else ""),
-        hint="add boards, or boards with more RAM",
+        hint=UNSPLITTABLE if why else "add boards, or boards with more RAM",
     )
 
 

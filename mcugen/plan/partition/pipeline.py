@@ -21,7 +21,7 @@ from mcugen.plan.partition.partition import (
     misfit,
     oversized,
 )
-from mcugen.plan.partition.problem import PartitionDoesNotFit, PartitionProblem
+from mcugen.plan.partition.problem import UNSPLITTABLE, PartitionDoesNotFit, PartitionProblem
 
 #: Bisection rounds of the stage time (the answer within 2^-ROUNDS of the range).
 ROUNDS = 24
@@ -86,5 +86,5 @@ def _no_fit(problem: PartitionProblem) -> PartitionDoesNotFit:
     return PartitionDoesNotFit(
         f"no pipeline of {problem.n_boards} boards ({names}) holds the model"
         + (f": {why}" if why else f" (on one: {reason})" if reason else ""),
-        hint="add boards, or boards with more RAM",
+        hint=UNSPLITTABLE if why else "add boards, or boards with more RAM",
     )

@@ -34,6 +34,11 @@ CYCLES_PER_MAC = INSTRUCTIONS_PER_MAC * 1.0
 #: Cycles per output byte of an operator without MACs (element-wise with requantisation,
 #: pooling, copies): an assumption, a few instructions per int8 element.
 CYCLES_PER_OUTPUT_BYTE = 8.0
+#: The hint when one operator's tensors exceed every board's RAM.
+UNSPLITTABLE = (
+    "a partition moves whole operators; page the model through a board's external RAM "
+    "(docs/memory-planning.md) or use boards with more RAM"
+)
 #: The host: the source of the model inputs and the sink of its outputs (link endpoint).
 HOST = -1
 
