@@ -61,19 +61,27 @@ def cpsat(problem: PartitionProblem, *, budget: float | None = None) -> Partitio
         return Partition.of("cpsat", problem, start.assignment, start.order, note="heuristic kept")
     found, bound, optimal = _solve(problem, start, work)
     bound_s = bound / US
-    if found is not None and (start is None or found.latency < start.latency):
-        gap = _gap(found.latency, bound_s)
-        note = "proven optimal" if optimal else f"gap {gap}"
-        return Partition.of(
-            "cpsat", problem, found.assignment, found.order, bound=bound_s, note=note
-        )
-    if start is None:
+    best = (
+        found if found is not None and (start is None or found.latency < start.latency) else start
+    )
+    if best is None:
         raise _no_fit(problem)
-    gap = _gap(start.latency, bound_s)
-    why = f"{start.strategy} kept, " + ("proven optimal" if optimal else f"gap {gap}")
-    if found is None and optimal:
-        why = f"{start.strategy} kept (the solver's answer did not fit RAM)"
-    return Partition.of("cpsat", problem, start.assignment, start.order, bound=bound_s, note=why)
+    # Durations are whole microseconds rounded down: each operator and transfer may lose one.
+    slack = (len(problem.ops) + len(best.schedule.transfers) + 1) / US
+    proven = optimal and best.latency <= bound_s + slack
+    kept = "" if best is found else f"{best.strategy} kept, "
+    if found is None and optimal and not proven:
+        kept = f"{best.strategy} kept (the solver's answer did not fit RAM), "
+    note = kept + ("proven optimal" if proven else f"gap {_gap(best.latency, bound_s)}")
+    return Partition.of(
+        "cpsat",
+        problem,
+        best.assignment,
+        best.order,
+        bound=bound_s,
+        note=note,
+        proven_optimal=proven,
+    )
 
 
 def _gap(latency: float, bound: float) -> str:
