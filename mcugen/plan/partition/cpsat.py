@@ -13,7 +13,9 @@ feasible):
 - Flash: each board's weights within its flash, a constant counted at its first reader only (a
   relaxation where two operators share one, so the bound stays a bound).
 RAM is modelled only by the per-operator floor: the found assignment is checked exactly
-(partition.py) and dropped for the warm start when it does not fit, which the note says.
+(partition.py); when a board overflows, the set of operators on it is forbidden together and the
+model solved again (`RAM_ROUNDS` times at most, so the work is at most twice the budget); the
+warm start is kept when no answer fits, which the note says.
 Deterministic: a fixed seed, `WORKERS` subsolvers interleaved in one thread, the budget in
 CP-SAT's deterministic time. Weakness: the model grows as tensors x boards^2 transfer intervals.
 """
@@ -24,7 +26,7 @@ import math
 from typing import Any
 
 from mcugen.plan.partition.branch import branch
-from mcugen.plan.partition.partition import Partition, misfit, oversized
+from mcugen.plan.partition.partition import Partition, board_arena, misfit, oversized
 from mcugen.plan.partition.pipeline import pipeline
 from mcugen.plan.partition.problem import HOST, UNSPLITTABLE, PartitionDoesNotFit, PartitionProblem
 
@@ -33,6 +35,9 @@ DEFAULT_WORK = 1.0
 WORKERS = 4
 SEED = 0
 SAFETY_SECONDS = 120.0
+#: Re-solves, each with a quarter of the budget, after an answer that overflows a board's RAM:
+#: each forbids that board's operators together on any board with no more RAM (a cut that is no bound: the first solve's is).
+RAM_ROUNDS = 4
 US = 1e6  # model time unit: microseconds
 
 
@@ -112,26 +117,44 @@ def _solve(
                 m.add_hint(x[op.index][p], start.assignment[op.index] == p)
             m.add_hint(s[op.index], math.floor(start.schedule.starts[op.index] * US))
     m.minimize(makespan)
+    found: Partition | None = None
+    bound, optimal = 0, False
+    for attempt in range(RAM_ROUNDS + 1):
+        status, solver = _run(m, work if attempt == 0 else work / RAM_ROUNDS)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if attempt == 0 and status != cp_model.INFEASIBLE:
+                bound = max(int(solver.best_objective_bound), 0)
+            break
+        if attempt == 0:  # later rounds carry cuts that are not valid bounds
+            bound = math.floor(solver.best_objective_bound + 1e-6)
+            optimal = status == cp_model.OPTIMAL
+        assignment = [
+            next(p for p in range(problem.n_boards) if solver.value(x[op.index][p]))
+            for op in problem.ops
+        ]
+        order = sorted(range(len(problem.ops)), key=lambda i: (solver.value(s[i]), i))
+        if not misfit(problem, assignment, order):
+            found = Partition.of("cpsat", problem, assignment, order)
+            break
+        for k, board in enumerate(problem.boards):  # not these operators together on board k
+            if board_arena(problem, assignment, order, k) > board.ram:
+                ops = [i for i in range(len(problem.ops)) if assignment[i] == k]
+                for j, other in enumerate(problem.boards):  # nor on a board with less RAM
+                    if other.ram <= board.ram:
+                        m.add(sum(x[i][j] for i in ops) <= len(ops) - 1)
+    return found, bound, optimal
+
+
+def _run(m: Any, work: float) -> tuple[Any, Any]:
+    from ortools.sat.python import cp_model
+
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = WORKERS
     solver.parameters.interleave_search = True
     solver.parameters.random_seed = SEED
     solver.parameters.max_deterministic_time = work
     solver.parameters.max_time_in_seconds = SAFETY_SECONDS
-    status = solver.solve(m)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        bound = int(solver.best_objective_bound) if status != cp_model.INFEASIBLE else 0
-        return None, max(bound, 0), False
-    bound = math.floor(solver.best_objective_bound + 1e-6)
-    assignment = [
-        next(p for p in range(problem.n_boards) if solver.value(x[op.index][p]))
-        for op in problem.ops
-    ]
-    order = sorted(range(len(problem.ops)), key=lambda i: (solver.value(s[i]), i))
-    optimal = status == cp_model.OPTIMAL
-    if misfit(problem, assignment, order):
-        return None, bound, optimal
-    return Partition.of("cpsat", problem, assignment, order), bound, optimal
+    return solver.solve(m), solver
 
 
 def _build(m: Any, problem: PartitionProblem) -> tuple[list[list[Any]], list[Any], list[Any], Any]:
