@@ -161,9 +161,9 @@ def _partition_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--partition",
-        choices=partitions.PARTITIONERS.names(),
-        default=partitions.DEFAULT,
-        help=f"with --boards: the partitioner (default {partitions.DEFAULT})",
+        default=None,
+        help=f"with --boards: the partitioner, one of {', '.join(partitions.PARTITIONERS.names())} "
+        f"(default {partitions.DEFAULT})",
     )
     p.add_argument(
         "--baud",

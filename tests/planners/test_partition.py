@@ -215,11 +215,18 @@ def test_cli_report_and_json(capsys: pytest.CaptureFixture[str]) -> None:
         ("nucleo-f767", "a partition needs two or more"),
         ("nucleo-f767,,nucleo-f767", "empty entry"),
         ("host,nucleo-f767", "no RAM, flash or clock"),
+        (f"{FOUR} --partition nope", "unknown partitioner 'nope'; choose one of: branch, cpsat"),
+        (f"{FOUR} --board nucleo-f767", "--board and --boards together"),
     ],
 )
 def test_cli_board_errors(capsys: pytest.CaptureFixture[str], boards: str, message: str) -> None:
-    code, _, err = run_cli(capsys, str(LCP), "--boards", boards)
+    code, _, err = run_cli(capsys, str(LCP), "--boards", *boards.split())
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_partition_needs_boards(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, str(LCP), "--partition", "branch")
+    assert code == 2 and "add --boards" in err
 
 
 def test_cli_model_that_fits_no_partition(
@@ -227,7 +234,8 @@ def test_cli_model_that_fits_no_partition(
 ) -> None:
     model = tmp_path / "skip.tflite"  # type: ignore[operator]
     model.write_bytes(write_model(skip_net()))
-    code, _, err = run_cli(capsys, str(model), "--boards", "nucleo-f767,nucleo-f767")
+    work = ("--partition-work", "0.2")
+    code, _, err = run_cli(capsys, str(model), "--boards", "nucleo-f767,nucleo-f767", *work)
     assert code == 2 and "fits their RAM" in err and len(err.strip().splitlines()) == 1
-    code, out, _ = run_cli(capsys, str(model), "--boards", "nucleo-f767,nucleo-f767,nucleo-f767")
+    code, out, _ = run_cli(capsys, str(model), "--boards", ",".join(["nucleo-f767"] * 3), *work)
     assert code == 0 and "speed-up" in out

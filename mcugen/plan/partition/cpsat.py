@@ -36,7 +36,8 @@ WORKERS = 4
 SEED = 0
 SAFETY_SECONDS = 120.0
 #: Re-solves, each with a quarter of the budget, after an answer that overflows a board's RAM:
-#: each forbids that board's operators together on any board with no more RAM (a cut that is no bound: the first solve's is).
+#: each forbids that board's operators together on any board with no more RAM (a cut that is no
+#: bound: the first solve's is).
 RAM_ROUNDS = 4
 US = 1e6  # model time unit: microseconds
 
