@@ -12,7 +12,9 @@ Cost model (every constant with where it comes from; none measured on a multi-bo
   receiver's reply); every byte on the wire is `bits_per_byte` bits (8N1: start, 8 data,
   stop = 10) at the baud rate. One directed link per ordered pair of boards and per board and the
   host; a link carries one message at a time.
-Nothing here reads board files: the caller (commands/plan.py) passes numbers.
+Not modelled: the model state (variable tensors, SVDF and LSTM layers) stays with the operator
+that reads it and is counted neither in the arena nor in flash. Nothing here reads board files:
+the caller (commands/_partition.py) passes numbers.
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ def partition_problem(
                 label=op.label,
                 inputs=tuple(sorted({t for t in reads if t in activations})),
                 outputs=tuple(sorted({t for t in op.outputs if t >= 0})),
-                weights=tuple(sorted({t for t in reads if t not in activations})),
+                weights=tuple(sorted({t for t in reads if graph.tensors[t].is_constant})),
                 macs=operator_macs(graph, op),
                 seconds=tuple(op_seconds(graph, op.index, b, instructions) for b in boards),
             )
