@@ -20,6 +20,7 @@ from mcugen.host.flash import TOOLS as FLASH_TOOLS
 from mcugen.plan import dynamic, paging, pools, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan import partition as partitions
 from mcugen.plan.paging.target import OBJECTIVES
 
 
@@ -102,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
         help="add planning times to the JSON (without them it is byte-identical from run to run)",
     )
     _plan_report_options(plan)
+    _partition_options(plan)
 
     build = sub.add_parser("build", help="generate C and compile it for a board")
     _model_options(build)
@@ -147,6 +149,39 @@ def _plan_report_options(p: argparse.ArgumentParser) -> None:
         default=True,
         help="compare every registered order and layout strategy (default: on)",
     )
+
+
+def _partition_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--boards",
+        default=None,
+        metavar="A,B,...",
+        help="spread the model over these boards (one entry per board, e.g. "
+        "nucleo-f767,nucleo-f767) and report the partition: per board, per link, end to end",
+    )
+    p.add_argument(
+        "--partition",
+        default=None,
+        help=f"with --boards: the partitioner, one of {', '.join(partitions.PARTITIONERS.names())} "
+        f"(default {partitions.DEFAULT})",
+    )
+    p.add_argument(
+        "--baud",
+        type=_baud,
+        default=115200,
+        help="with --boards: the links' UART baud rate, 8N1 (default 115200)",
+    )
+    p.add_argument(
+        "--partition-work",
+        type=_rate,
+        default=None,
+        metavar="UNITS",
+        help="with --boards --partition cpsat: CP-SAT work units (deterministic; default 1)",
+    )
+
+
+def _baud(text: str) -> int:
+    return int(_number(text, int, 300, 100_000_000))
 
 
 def _optimize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

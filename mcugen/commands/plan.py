@@ -73,6 +73,18 @@ def strategy_runs(original: Graph, planned: Planned, *, in_place: bool) -> tuple
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    if getattr(args, "partition", None) is not None:
+        from mcugen.plan.partition import PARTITIONERS
+
+        PARTITIONERS.get(args.partition)  # the registry's one-line error for an unknown name
+        if getattr(args, "boards", None) is None:
+            raise McugenError("--partition spreads the model over --boards", hint="add --boards")
+    if getattr(args, "boards", None) is not None:
+        if getattr(args, "board", None) is not None:
+            raise McugenError("--board and --boards together", hint="use one of them")
+        from mcugen.commands._partition import cmd_partition
+
+        return cmd_partition(args)
     chart = getattr(args, "chart", None)
     fmt = chart_format(chart) if chart is not None else ""
     if getattr(args, "pareto", None) and getattr(args, "trainable", None) is None:

@@ -15,6 +15,7 @@ from mcugen.errors import McugenError
 from mcugen.plan import dynamic, paging
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan import partition as partitions
 from mcugen.registry import Registry
 from support import EXAMPLE
 
@@ -65,6 +66,7 @@ FAMILIES: list[Registry] = [
     dynamic.ALLOCATORS,
     LOWERINGS,
     paging.PAGERS,
+    partitions.PARTITIONERS,
 ]
 
 
@@ -81,7 +83,7 @@ def test_every_family_refuses_an_unknown_name_with_the_valid_names(registry: Reg
 
 @pytest.mark.parametrize(
     "registry",
-    [orders.ORDERS, layouts.LAYOUTS, dynamic.ALLOCATORS, paging.PAGERS],
+    [orders.ORDERS, layouts.LAYOUTS, dynamic.ALLOCATORS, paging.PAGERS, partitions.PARTITIONERS],
     ids=lambda r: r.family,
 )
 def test_every_strategy_family_has_a_registered_default(registry: Registry) -> None:
