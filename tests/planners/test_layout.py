@@ -179,6 +179,15 @@ def test_unaligned_sizes_still_give_aligned_offsets(buffers: list[Buffer]) -> No
         assert arena(buffers, offsets) >= live_lower_bound(buffers)
 
 
+def test_cpsat_bound_is_not_rounded_past_the_optimum() -> None:
+    """Found by Hypothesis: CP-SAT reported the bound 51 as 51.00000000000001, which rounded up
+    to a "lower bound" of 52 above the optimal 51-byte arena (26 bytes at 0, 19 at 32)."""
+    sizes = (19, 26)
+    buffers = [Buffer(id=k, size=s, first=0, last=0, align=16) for k, s in enumerate(sizes)]
+    result = solve_cpsat(buffers, time_budget=5.0, start={0: 0, 1: 32})
+    assert result.proven_optimal and result.arena == result.lower_bound == 51
+
+
 @settings(max_examples=80, deadline=None)
 @given(buffer_sets(max_buffers=6, max_size=64, aligned=False))
 def test_cpsat_equals_exhaustive_search_on_tiny_sets(buffers: list[Buffer]) -> None:

@@ -142,7 +142,8 @@ def _run(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return "unknown", None, bounds[0]
     offsets = {b.id: unit * solver.value(offset[b.id]) for b in buffers}
-    bound = max(bounds[0], math.ceil(solver.best_objective_bound))
+    # CP-SAT reports an integer bound in floating point (51.00000000000001): not 52
+    bound = max(bounds[0], math.ceil(solver.best_objective_bound - 1e-6))
     return ("optimal" if status == cp_model.OPTIMAL else "feasible"), offsets, bound
 
 
