@@ -159,13 +159,6 @@ def segments(graph: Graph, part: Partition) -> tuple[Segment, ...]:
     """The partition's segments in run order (module docstring)."""
     groups = op_groups(graph, part)
     activations = set(graph.activation_tensors())
-    produced_by = {
-        t: g
-        for g, ops in enumerate(groups)
-        for op in ops
-        for t in graph.operators[op].outputs
-        if t >= 0
-    }
     found = []
     for g, ops in enumerate(groups):
         reads = {t for op in ops for t in graph.operators[op].inputs if t in activations}
@@ -177,7 +170,6 @@ def segments(graph: Graph, part: Partition) -> tuple[Segment, ...]:
             if h != g:
                 needed |= {t for op in other for t in graph.operators[op].inputs}
         outputs = sorted(t for t in writes if t in needed)
-        assert all(produced_by[t] != g for t in received)
         board = part.assignment[ops[0]]
         name = f"{graph.name or 'model'}_b{board}_s{g}"
         found.append(
