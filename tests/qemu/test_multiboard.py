@@ -2,7 +2,7 @@
 example on 2, 3 and 4 twins (`branch`, `cpsat`, `pipeline`) and an Inception-style net on 2 equal
 the single-board run and TFLM bit for bit; only the stem's and the branches' outputs cross
 board-to-board links, with the bytes the partition models; twins are reaped on Ctrl-C; the
-CLI's report and its errors."""
+CLI's report on mixed boards and its errors."""
 
 from __future__ import annotations
 
@@ -163,15 +163,16 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, out, err
 
 
-def test_cli_report(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_report_mixed_boards(capsys: pytest.CaptureFixture[str]) -> None:
+    mixed = f"{F767},disco-f746ng"
     code, out, err = run_cli(
-        capsys, str(LCP), "--boards", f767s(2), "--emulate", "--partition", "branch", "--json"
+        capsys, str(LCP), "--boards", mixed, "--emulate", "--partition", "branch", "--json"
     )
     assert code == 0, err
     r = json.loads(out)
     assert r["outputs_equal_single_board"] is True
     assert r["board_to_board_bytes"] == 512 + 24
-    assert [b["name"] for b in r["boards"]] == [F767, F767]
+    assert [b["name"] for b in r["boards"]] == [F767, "disco-f746ng"]
     assert all(row["bytes"] == row["model_bytes"] for row in r["links"])
     assert 1.0 < r["speedup"] < 2.0
     assert r["single_board_instructions"] > sum(b["instructions"] for b in r["boards"]) * 0.9
