@@ -117,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output", type=Path, default=None, help="write outputs (.npy or .npz)")
     run.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    _partition_options(run)
 
     verify = sub.add_parser("verify", help="compare device outputs with TFLM's interpreter")
     _model_options(verify)

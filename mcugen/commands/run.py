@@ -27,13 +27,19 @@ from mcugen.commands._common import (
     require_location,
     target_for,
 )
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 from mcugen.host.project import BuildResult, build
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if getattr(args, "boards", None) is not None:
+        from mcugen.commands._run_boards import cmd_run_boards
+
+        return cmd_run_boards(args)
+    if getattr(args, "partition", None) is not None:
+        raise McugenError("--partition spreads the model over --boards", hint="add --boards")
     target = target_for(args)
     require_location(target, args.port)
     gen = generate_for(args, target)

@@ -12,8 +12,9 @@ Strategies:
   join spread over the boards, the stem and the merge on board 0 (branch.py);
 - `cpsat` (default): OR-Tools CP-SAT over assignment and schedule, minimising the modelled
   latency under the boards' limits, warm-started from the best heuristic, with its proven bound.
-Every partition is validated (partition.py) and carries `lower_bound`. Only the planning half is
-built: per-board firmware, links and multi-twin runs are not.
+Every partition is validated (partition.py) and carries `lower_bound`. segments.py cuts a
+partition into per-board sub-models, which host/multiboard.py runs on N QEMU twins with the host
+relaying the tensors; board-to-board links are not built.
 """
 
 from __future__ import annotations

@@ -1,0 +1,108 @@
+"""`mcugen run MODEL --boards A,B,... --emulate`: the model partitioned over several boards'
+QEMU twins, the host relaying tensors (host/multiboard.py), checked bit for bit against the same
+model on one board's twin, reported per board, per link and end to end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.commands._common import inputs_for, plan_options
+from mcugen.commands._partition import board_specs
+from mcugen.errors import McugenError
+from mcugen.host.multiboard import build_firmware, build_segments, outputs_equal, relay, run_twin
+from mcugen.model.tflite_import import load_model
+from mcugen.pipeline import PlanOptions
+from mcugen.plan import partition as partitions
+from mcugen.plan.partition.problem import LinkModel
+from mcugen.plan.partition.segments import segments
+from mcugen.report_multiboard import multiboard_json, multiboard_text
+
+
+def check_args(args: argparse.Namespace) -> list[str]:
+    """The board names, after the checks that need nothing built: one line each, exit 2."""
+    if getattr(args, "board", None) is not None:
+        raise McugenError("--board and --boards together", hint="use one of them")
+    if getattr(args, "port", None):
+        raise McugenError(
+            "--port with --boards: real boards over serial links are not built yet",
+            hint="add --emulate to run on the boards' QEMU twins",
+        )
+    if not getattr(args, "emulate", False):
+        raise McugenError(
+            "--boards without --emulate: running on real boards over serial links is not built yet",
+            hint="add --emulate to run on the boards' QEMU twins",
+        )
+    board_specs(args.boards)  # one board, an empty entry, an unknown board: one line each
+    return [n.strip() for n in args.boards.split(",")]
+
+
+def cpi_source(name: str) -> str:
+    energy = load_board(name).energy
+    if energy is None:
+        return "no [energy] model: 1 cycle per instruction assumed"
+    return f"boards/{name}/board.toml [energy]"
+
+
+def cmd_run_boards(args: argparse.Namespace) -> int:
+    names = check_args(args)
+    specs = board_specs(args.boards)
+    targets = [resolve_target(load_board(n), emulate=True) for n in names]
+    graph = load_model(args.model)
+    link = LinkModel(baud=args.baud)
+    problem = partitions.partition_problem(graph, specs, link)
+    strategy = partitions.PARTITIONERS.get(getattr(args, "partition", None))
+    part = strategy(problem, budget=getattr(args, "partition_work", None))
+    segs = segments(graph, part)
+
+    def options_for(target: Target) -> PlanOptions:
+        return plan_options(args, firmware=True, target=target)
+
+    with tempfile.TemporaryDirectory(prefix="mcugen-boards-") as tmp:
+        ops = tuple(range(len(graph.operators)))
+        single_fw = build_firmware(
+            graph, ops, targets[0], options_for(targets[0]), Path(tmp) / "one"
+        )
+        firmware = build_segments(segs, targets, options_for, Path(tmp))
+        sample = inputs_for(args, single_fw.gen, 1)[0]
+        single_run = run_twin(single_fw, sample)
+        run = relay(graph, segs, firmware, sample)
+    measured = partitions.Partition.of(
+        part.strategy,
+        partitions.partition_problem(graph, specs, link, instructions=run.per_op()),
+        part.assignment,
+        part.order,
+    )
+    single = partitions.Partition.of(
+        "single",
+        partitions.partition_problem(graph, specs, link, instructions=single_run.per_op),
+        (0,) * len(graph.operators),
+        part.order,
+    )
+    equal = outputs_equal(run.outputs, single_run.outputs)
+    report = multiboard_json(
+        problem,
+        measured,
+        single,
+        run,
+        single_run,
+        cpi_sources=[cpi_source(n) for n in names],
+        equal=equal,
+    )
+    if args.output:
+        from mcugen.io import save_outputs
+
+        save_outputs(args.output, graph, run.outputs)
+    print(json.dumps(report) if args.json else multiboard_text(report, Path(args.model).name))
+    if not equal:
+        print(
+            "mcugen: error: the partitioned run's outputs differ from the single-board run's: "
+            "a bug in mcugen; report it with the model and --partition",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

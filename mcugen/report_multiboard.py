@@ -1,0 +1,136 @@
+"""The report of `mcugen run MODEL --boards A,B,... --emulate` (host/multiboard.py): formatting
+only. Instructions, arenas, flash and bytes are measured on the twins; times are modelled from
+the measured instructions (at each board's clock and cycles per instruction) and the partition's
+link model (plan/partition/problem.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mcugen.host.multiboard import RelayRun, TwinRun
+from mcugen.plan.partition import HOST, Partition, PartitionProblem
+
+
+def _end(board: int) -> str:
+    return "host" if board == HOST else str(board)
+
+
+def board_rows(
+    problem: PartitionProblem, part: Partition, run: RelayRun, cpi_sources: Sequence[str]
+) -> list[dict[str, Any]]:
+    rows = []
+    for k, spec in enumerate(problem.boards):
+        mine = [(s, r) for s, r in zip(run.segments, run.runs, strict=True) if s.board == k]
+        rows.append(
+            {
+                "board": k,
+                "name": spec.name,
+                "operators": [op for op in part.order if part.assignment[op] == k],
+                "segments": len(mine),
+                "instructions": sum(r.instructions for _, r in mine),
+                "cycles_per_instruction": spec.cycles_per_instruction,
+                "cycles_per_instruction_from": cpi_sources[k],
+                "clock_hz": spec.clock_hz,
+                "compute_seconds": part.compute[k],
+                "arena_bytes": [r.arena_bytes for _, r in mine],
+                "flash_bytes": [r.flash_bytes for _, r in mine],
+                "kept_bytes": run.kept_bytes.get(k, 0),
+            }
+        )
+    return rows
+
+
+def link_rows(problem: PartitionProblem, part: Partition, run: RelayRun) -> list[dict[str, Any]]:
+    """Per directed link: bytes relayed (measured), bytes the partition's model sends, and the
+    modelled seconds of its transfers at the baud rate (host links carry the inputs before the
+    clock starts and are not timed, as in the partition model)."""
+    keys = sorted(set(run.link_bytes) | set(part.link_bytes))
+    rows = []
+    for a, b in keys:
+        transfers = [x for x in part.schedule.transfers if (x.source, x.dest) == (a, b)]
+        rows.append(
+            {
+                "link": f"{_end(a)}->{_end(b)}",
+                "bytes": run.link_bytes.get((a, b), 0),
+                "model_bytes": part.link_bytes.get((a, b), 0),
+                "tensors": [x.tensor for x in transfers],
+                "seconds": sum(x.end - x.start for x in transfers),
+                "in_latency": a != HOST,
+            }
+        )
+    return rows
+
+
+def multiboard_json(
+    problem: PartitionProblem,
+    measured: Partition,
+    single: Partition,
+    run: RelayRun,
+    single_run: TwinRun,
+    *,
+    cpi_sources: Sequence[str],
+    equal: bool,
+) -> dict[str, Any]:
+    """`measured`: the partition with the twins' instructions per operator; `single`: everything
+    on board 0 with the single-board twin's instructions."""
+    return {
+        "strategy": measured.strategy,
+        "baud": problem.link.baud,
+        "boards": board_rows(problem, measured, run, cpi_sources),
+        "links": link_rows(problem, measured, run),
+        "board_to_board_bytes": sum(
+            n for (a, b), n in run.link_bytes.items() if HOST not in (a, b)
+        ),
+        "latency_seconds": measured.latency,
+        "single_board_seconds": single.latency,
+        "single_board_instructions": single_run.instructions,
+        "single_board_arena_bytes": single_run.arena_bytes,
+        "single_board_flash_bytes": single_run.flash_bytes,
+        "speedup": single.latency / measured.latency if measured.latency > 0 else 1.0,
+        "outputs_equal_single_board": equal,
+        "relay_seconds": run.seconds,
+        "timing": "modelled: measured instructions at each board's clock and cycles per "
+        "instruction, links at the baud rate (8N1, the protocol's framing)",
+    }
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.2f} ms"
+
+
+def multiboard_text(report: dict[str, Any], model: str) -> str:
+    r = report
+    lines = [
+        f"mcugen: ran {model} on {len(r['boards'])} QEMU twins, host-relayed, partition "
+        f"{r['strategy']}, links at {r['baud']:,} baud (relayed in {r['relay_seconds']:.1f} s)",
+        "  boards (instructions measured on the twins; time modelled at the board's clock):",
+    ]
+    for b in r["boards"]:
+        arena = ", ".join(f"{n:,}" for n in b["arena_bytes"]) or "-"
+        flash = ", ".join(f"{n:,}" for n in b["flash_bytes"]) or "-"
+        lines.append(
+            f"    {b['board']} {b['name']:<14} {len(b['operators']):>3} operators in "
+            f"{b['segments']} segment(s)  {b['instructions']:>13,} instructions  "
+            f"{_ms(b['compute_seconds']):>11}  arena {arena} B  flash {flash} B"
+            + (f"  kept {b['kept_bytes']:,} B" if b["kept_bytes"] else "")
+        )
+    for b in r["boards"]:
+        lines.append(
+            f"    board {b['board']}: {b['cycles_per_instruction']} cycles per instruction "
+            f"({b['cycles_per_instruction_from']}) at {b['clock_hz'] / 1e6:.0f} MHz"
+        )
+    lines.append("  links (bytes relayed = bytes the partition models):")
+    for row in r["links"]:
+        timed = _ms(row["seconds"]) if row["in_latency"] else "before the clock"
+        lines.append(
+            f"    {row['link']:<9} {row['bytes']:>8,} bytes (model {row['model_bytes']:,})  {timed}"
+        )
+    verdict = "equal" if r["outputs_equal_single_board"] else "DIFFERENT (a bug in mcugen)"
+    lines += [
+        f"  end to end (modelled): {_ms(r['latency_seconds'])}; one board "
+        f"{_ms(r['single_board_seconds'])} ({r['single_board_instructions']:,} instructions "
+        f"measured): speed-up {r['speedup']:.2f}x",
+        f"  outputs: {verdict} to the single-board run, bit for bit",
+    ]
+    return "\n".join(lines)

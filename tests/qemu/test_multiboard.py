@@ -1,0 +1,195 @@
+"""A partitioned model on several QEMU twins, host-relayed (host/multiboard.py, issue 16): the LCP
+example on 2, 3 and 4 twins (`branch`, `cpsat`, `pipeline`) and an Inception-style net on 2 equal
+the single-board run and TFLM bit for bit; only the stem's and the branches' outputs cross
+board-to-board links, with the bytes the partition models; twins are reaped on Ctrl-C; the
+CLI's report on mixed boards and its errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcugen import cli
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.commands._partition import board_specs
+from mcugen.host import multiboard, qemu
+from mcugen.host.host_run import random_inputs
+from mcugen.host.multiboard import Firmware, RelayRun, TwinRun, build_firmware, relay, run_twin
+from mcugen.model.graphs import inception
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import import_model
+from mcugen.model.tflite_write import write_model
+from mcugen.pipeline import PlanOptions
+from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, partition_problem
+from mcugen.plan.partition.segments import Segment, segments
+from mcugen.reference import tflm_outputs
+from support import ROOT
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
+F767 = "nucleo-f767"
+
+
+def f767s(n: int) -> str:
+    return ",".join([F767] * n)
+
+
+class Twins:
+    """One model's firmware, each sub-model built once per board (keyed by its bytes)."""
+
+    def __init__(self, graph: Graph, workdir: Path) -> None:
+        self.graph, self.workdir = graph, workdir
+        self.target: Target = resolve_target(load_board(F767), emulate=True)
+        self.options = PlanOptions(core=self.target.port_board.core, keep_input="auto")
+        self.built: dict[bytes, Firmware] = {}
+        self.sample = random_inputs(graph, 0)
+        ops = tuple(range(len(graph.operators)))
+        self.single: TwinRun = run_twin(self.firmware(graph, ops), self.sample)
+        self.tflm = tflm_outputs(write_model(graph), graph, [self.sample])[0]
+
+    def firmware(self, graph: Graph, ops: Sequence[int]) -> Firmware:
+        key = write_model(graph)
+        if key not in self.built:
+            directory = self.workdir / f"fw{len(self.built)}"
+            self.built[key] = build_firmware(graph, ops, self.target, self.options, directory)
+        return self.built[key]
+
+    def partition(self, boards: int, strategy: str) -> Partition:
+        problem = partition_problem(self.graph, board_specs(f767s(boards)), LinkModel(921600))
+        return PARTITIONERS.get(strategy)(problem)
+
+    def run(self, part: Partition) -> tuple[tuple[Segment, ...], RelayRun]:
+        segs = segments(self.graph, part)
+        firmware = [self.firmware(s.graph, s.ops) for s in segs]
+        return segs, relay(self.graph, segs, firmware, self.sample)
+
+    def assert_exact(self, run: RelayRun) -> None:
+        for ours, single, tflm in zip(run.outputs, self.single.outputs, self.tflm, strict=True):
+            assert ours.tobytes() == single.tobytes()
+            np.testing.assert_array_equal(ours, tflm)
+        assert multiboard.outputs_equal(run.outputs, self.single.outputs)
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-multiboard-") as tmp:
+        yield Path(tmp)
+
+
+@pytest.fixture(scope="module")
+def lcp(workdir: Path) -> Twins:
+    return Twins(import_model(LCP.read_bytes()), workdir / "lcp")
+
+
+def board_links(run: RelayRun) -> dict[tuple[int, int], int]:
+    return {k: n for k, n in run.link_bytes.items() if HOST not in k}
+
+
+@pytest.mark.parametrize(("boards", "strategy"), [(2, "branch"), (3, "branch"), (4, "cpsat")])
+def test_lcp_branches_exact(lcp: Twins, boards: int, strategy: str) -> None:
+    part = lcp.partition(boards, strategy)
+    segs, run = lcp.run(part)
+    lcp.assert_exact(run)
+    g = lcp.graph
+    stem = g.operators[0].outputs[0]
+    pooled = {op.outputs[0] for op in g.operators if op.opcode == "AVERAGE_POOL_2D"}
+    crossing = {t for s in segs for t in s.inputs if s.source(t, segs) not in (HOST, s.board)}
+    assert stem in crossing and crossing <= {stem} | pooled
+    assert crossing == set(part.crossing())
+    assert board_links(run) == {k: n for k, n in part.link_bytes.items() if HOST not in k}
+    remote = [t for t in pooled if part.assignment[g.producers()[t]] != 0]
+    assert sum(board_links(run).values()) == 512 * (boards - 1) + 24 * len(remote)
+    assert {s.board for s in segs} == set(range(boards))
+    assert sum(run.board_instructions(b) for b in range(boards)) > lcp.single.instructions * 0.99
+
+
+def test_lcp_pipeline_exact(lcp: Twins) -> None:
+    part = lcp.partition(3, "pipeline")
+    _, run = lcp.run(part)
+    lcp.assert_exact(run)
+    assert board_links(run) == {k: n for k, n in part.link_bytes.items() if HOST not in k}
+    assert sum(board_links(run).values()) > 512 * 2 + 24 * 2  # cuts activations mid-branch
+
+
+def test_inception_two_twins_exact(workdir: Path) -> None:
+    """Two of each Inception block's four branches on board 1 (no strategy splits this small
+    net: its activations cost more on a link than its branches' compute): the cut crosses each
+    fork and join, so board 0 runs three segments and board 1 two."""
+    graph = import_model(write_model(inception(0, blocks=2, channels=8, hw=16)))
+    assert [graph.operators[k].opcode for k in (9, 18)] == ["CONCATENATION"] * 2
+    twins = Twins(graph, workdir / "inception")
+    problem = partition_problem(graph, board_specs(f767s(2)), LinkModel(921600))
+    on_1 = {2, 3, 4, 5, 6, 11, 12, 16, 17}  # the 1x1-3x3 and 1x1-3x3-3x3 / pool-1x1 branches
+    part = Partition.of("forced", problem, [int(k in on_1) for k in range(len(graph.operators))])
+    segs, run = twins.run(part)
+    assert [s.board for s in segs] == [0, 1, 0, 1, 0]
+    twins.assert_exact(run)
+    assert board_links(run) == {k: n for k, n in part.link_bytes.items() if HOST not in k}
+
+
+def test_twins_reaped_on_interrupt(lcp: Twins, monkeypatch: pytest.MonkeyPatch) -> None:
+    part = lcp.partition(3, "branch")
+    segs = segments(lcp.graph, part)
+    firmware = [lcp.firmware(s.graph, s.ops) for s in segs]
+    calls = []
+    real = multiboard.run_samples
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            assert len(qemu._LIVE) == 1  # one twin at a time
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(multiboard, "run_samples", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        relay(lcp.graph, segs, firmware, lcp.sample)
+    assert not qemu._LIVE
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(["run", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_report_mixed_boards(capsys: pytest.CaptureFixture[str]) -> None:
+    mixed = f"{F767},disco-f746ng"
+    code, out, err = run_cli(
+        capsys, str(LCP), "--boards", mixed, "--emulate", "--partition", "branch", "--json"
+    )
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["outputs_equal_single_board"] is True
+    assert r["board_to_board_bytes"] == 512 + 24
+    assert [b["name"] for b in r["boards"]] == [F767, "disco-f746ng"]
+    assert all(row["bytes"] == row["model_bytes"] for row in r["links"])
+    assert 1.0 < r["speedup"] < 2.0
+    assert r["single_board_instructions"] > sum(b["instructions"] for b in r["boards"]) * 0.9
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--boards", F767, "--emulate"], "a partition needs two or more"),
+        (["--boards", f767s(2)], "not built yet"),
+        (["--boards", f"{F767},no-such-board", "--emulate"], "no-such-board"),
+        (["--boards", f767s(2), "--emulate", "--board", F767], "--board and --boards"),
+        (["--partition", "branch"], "--partition spreads the model over --boards"),
+    ],
+)
+def test_cli_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, out, err = run_cli(capsys, str(LCP), *argv)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err and not out
