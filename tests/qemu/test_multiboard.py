@@ -178,6 +178,24 @@ def test_cli_report_mixed_boards(capsys: pytest.CaptureFixture[str]) -> None:
     assert r["single_board_instructions"] > sum(b["instructions"] for b in r["boards"]) * 0.9
 
 
+def test_cli_says_when_outputs_differ(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bit-exact verdict can fail: one byte of a relayed output flipped makes the report say
+    DIFFERENT, the error line name the bug, and the exit status 1."""
+    from mcugen.commands import _run_boards
+
+    def corrupted(*args: object, **kwargs: object) -> RelayRun:
+        run = relay(*args, **kwargs)  # type: ignore[arg-type]
+        run.outputs[0].reshape(-1)[0] ^= 1
+        return run
+
+    monkeypatch.setattr(_run_boards, "relay", corrupted)
+    code, out, err = run_cli(capsys, str(LCP), "--boards", f767s(2), "--emulate")
+    assert code == 1 and "DIFFERENT (a bug in mcugen)" in out
+    assert "outputs differ from the single-board run's" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

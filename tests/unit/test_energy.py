@@ -85,3 +85,24 @@ def test_a_wrong_energy_model_is_refused(change: Any, message: str) -> None:
     change(data["energy"])
     with pytest.raises(ValueError, match=message):
         _board_from_toml(data, "nucleo-f767", boards_dir() / "nucleo-f767")
+
+
+@pytest.mark.parametrize(
+    ("board", "label"), [("nucleo-l4r5zi", "calibrated"), ("nucleo-f767", "UNCALIBRATED")]
+)
+def test_the_printed_estimate_says_whether_it_is_calibrated(
+    board: str, label: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcugen.boards import resolve_target
+    from mcugen.commands._common import energy_estimate, print_estimate
+
+    report = energy_estimate(
+        resolve_target(load_board(board), emulate=True), {"per_inference": 10**6}
+    )
+    print_estimate(report)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"ESTIMATE for {board}") and "not a measurement" in line
+    assert f"; {label}: boards/{board}/board.toml" in line
+    # a board without a model says so instead of printing a number
+    print_estimate(energy_estimate(resolve_target(load_board("mps2-an500"), emulate=True), {}))
+    assert "estimate: none (mps2-an500 has no [energy] model)" in capsys.readouterr().out
