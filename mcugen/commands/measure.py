@@ -46,7 +46,13 @@ from mcugen.commands._common import (
 )
 from mcugen.errors import McugenError, RunError, UnsupportedError
 from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND
-from mcugen.host.mlperf import RESULT_DECIMALS, compare_results, default_infer, dequantized
+from mcugen.host.mlperf import (
+    RESULT_DECIMALS,
+    check_model_id,
+    compare_results,
+    default_infer,
+    dequantized,
+)
 from mcugen.host.power import PowerSpec, parse_power_spec
 from mcugen.host.project import BuildResult, build
 from mcugen.model.ir import DTYPES
@@ -143,14 +149,13 @@ def mlperf_report(
             runner.resync()
         dut = runner.name_dut()
         profile, model_id = runner.profile()
-        if model_id != expected_id:
-            raise RunError(
-                f"the firmware on the device reports m-model-[{model_id}], this model is "
-                f"{expected_id}",
-                where=name,
-                hint=f"write this model to the board first: mcugen flash {args.model} "
-                f"--board {target.board.name}",
-            )
+        check_model_id(
+            model_id,
+            expected_id,
+            name,
+            f"write this model to the board first: mcugen flash {args.model} "
+            f"--board {target.board.name}",
+        )
         count, warmup = infer_counts(args, model_id, target.emulate)
         runner.load(data)
         timing = runner.infer(count, warmup)

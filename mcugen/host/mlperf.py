@@ -243,6 +243,16 @@ class MlperfRunner:
             raise RunError(f"unreadable m-results line: [{body[:80]}]", where=self.name) from None
 
 
+def check_model_id(reported: str, expected: str, where: str, hint: str) -> None:
+    """The firmware on the device must be this model's (its `m-model-[...]` reply)."""
+    if reported != expected:
+        raise RunError(
+            f"the firmware on the device reports m-model-[{reported}], this model is {expected}",
+            where=where,
+            hint=hint,
+        )
+
+
 def default_infer(model_id: str, emulated: bool) -> tuple[int, int]:
     """(inferences, warm-ups) the runner uses for `model_id` (a few under emulation)."""
     return EMULATED_INFER if emulated else RUNNER_INFER.get(model_id, DEFAULT_INFER)

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 
 from mcugen.errors import RunError
-from mcugen.host.mlperf import MlperfRunner, default_infer
+from mcugen.host.mlperf import MlperfRunner, check_model_id, default_infer
 from mcugen.host.power import PowerSpec, open_monitor
 from mcugen.host.power.link import open_port
 from mcugen.host.power.trace import EnergyResult, PowerTrace, energy_per_inference
@@ -75,7 +75,12 @@ def run_energy(spec: PowerSpec, dut_port: str, request: EnergyRequest) -> Energy
         mode = _boot(runner, monitor.label, request.boot_timeout)
         dut = runner.name_dut()
         profile, model_id = runner.profile()
-        _check_model(model_id, request.model_id, dut_port)
+        check_model_id(
+            model_id,
+            request.model_id,
+            dut_port,
+            "write this model to the board first (mcugen flash)",
+        )
         default = default_infer(model_id, emulated=False)
         count = request.count if request.count is not None else default[0]
         warmup = request.warmup if request.warmup is not None else default[1]
@@ -134,15 +139,6 @@ def _boot(runner: MlperfRunner, monitor: str, timeout: float) -> str:
             hint="build and flash the firmware in energy mode",
         )
     return mode
-
-
-def _check_model(reported: str, expected: str, port: str) -> None:
-    if reported != expected:
-        raise RunError(
-            f"the firmware on the device reports m-model-[{reported}], this model is {expected}",
-            where=port,
-            hint="write this model to the board first (mcugen flash)",
-        )
 
 
 def _infer(runner: MlperfRunner, count: int, warmup: int) -> None:
