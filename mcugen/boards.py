@@ -80,6 +80,8 @@ class Board:
     cycle_counter: str = ""
     #: where MLPerf Tiny energy mode's timestamp edges come out, "" when the port has no such pin
     timestamp_pin: str = ""
+    #: board-to-board link UARTs the port drives in multi-board builds (MCU_LINKS), 0 if none
+    link_uarts: int = 0
     flash_tool: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     #: the memories the planner may place buffers in, fastest first as the board lists them
@@ -109,6 +111,8 @@ class Target:
     memories: tuple[Memory, ...] = ()
     #: the MLPerf Tiny timestamp mode the firmware is built for (MLPERF_MODES, `with_mlperf_mode`)
     mlperf_mode: str = "performance"
+    #: board-to-board link UARTs built in (multi-board runs, `Board.link_uarts`), 0 for none
+    links: int = 0
 
     @property
     def machine(self) -> str:
@@ -230,6 +234,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         "console",
         "cycle_counter",
         "timestamp_pin",
+        "link_uarts",
         "flash_tool",
         "memories",
         "energy",
@@ -255,6 +260,7 @@ def _board_from_toml(data: dict[str, Any], name: str, directory: Path) -> Board:
         console=data.get("console", ""),
         cycle_counter=data.get("cycle_counter", ""),
         timestamp_pin=data.get("timestamp_pin", ""),
+        link_uarts=int(data.get("link_uarts", 0)),
         flash_tool=data.get("flash_tool", ""),
         memories=_memories(data),
         energy=energy_model(data.get("energy"), name),

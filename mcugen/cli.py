@@ -118,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     _partition_options(run)
+    run.add_argument(
+        "--links",
+        choices=("uart", "host"),
+        default="uart",
+        help="with --boards: tensors between boards go board to board over link UARTs "
+        "(default), or through the host",
+    )
 
     verify = sub.add_parser("verify", help="compare device outputs with TFLM's interpreter")
     _model_options(verify)

@@ -57,6 +57,8 @@ def link_rows(problem: PartitionProblem, part: Partition, run: RelayRun) -> list
                 "tensors": [x.tensor for x in transfers],
                 "seconds": sum(x.end - x.start for x in transfers),
                 "in_latency": a != HOST,
+                "wire_bytes": run.wire_bytes.get((a, b)),
+                "resent_frames": run.resends.get((a, b)),
             }
         )
     return rows
@@ -77,6 +79,7 @@ def multiboard_json(
     return {
         "strategy": measured.strategy,
         "baud": problem.link.baud,
+        "links_mode": "uart" if run.wire_bytes else "host",
         "boards": board_rows(problem, measured, run, cpi_sources),
         "links": link_rows(problem, measured, run),
         "board_to_board_bytes": sum(
@@ -101,8 +104,9 @@ def _ms(seconds: float) -> str:
 
 def multiboard_text(report: dict[str, Any], model: str) -> str:
     r = report
+    how = "board to board over link UARTs" if r["links_mode"] == "uart" else "host-relayed"
     lines = [
-        f"mcugen: ran {model} on {len(r['boards'])} QEMU twins, host-relayed, partition "
+        f"mcugen: ran {model} on {len(r['boards'])} QEMU twins, {how}, partition "
         f"{r['strategy']}, links at {r['baud']:,} baud (relayed in {r['relay_seconds']:.1f} s)",
         "  boards (instructions measured on the twins; time modelled at the board's clock):",
     ]
@@ -120,11 +124,15 @@ def multiboard_text(report: dict[str, Any], model: str) -> str:
             f"    board {b['board']}: {b['cycles_per_instruction']} cycles per instruction "
             f"({b['cycles_per_instruction_from']}) at {b['clock_hz'] / 1e6:.0f} MHz"
         )
-    lines.append("  links (bytes relayed = bytes the partition models):")
+    lines.append("  links (tensor bytes carried = bytes the partition models):")
     for row in r["links"]:
         timed = _ms(row["seconds"]) if row["in_latency"] else "before the clock"
+        wire = ""
+        if row["wire_bytes"] is not None:
+            wire = f"  on the wire {row['wire_bytes']:,} B, {row['resent_frames']} frames resent"
         lines.append(
-            f"    {row['link']:<9} {row['bytes']:>8,} bytes (model {row['model_bytes']:,})  {timed}"
+            f"    {row['link']:<9} {row['bytes']:>8,} bytes (model {row['model_bytes']:,})  "
+            f"{timed}{wire}"
         )
     verdict = "equal" if r["outputs_equal_single_board"] else "DIFFERENT (a bug in mcugen)"
     lines += [

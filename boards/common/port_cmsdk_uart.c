@@ -52,9 +52,44 @@ void mcu_port_timestamp_pin(void) {
 }
 #endif
 
+#if MCU_LINKS > 0
+/* Link k is CMSDK UART MCU_LINK_UART<k+1>: the board's [defines] give their bases. */
+#define LINK_REG(link, offset) (*(volatile uint32_t *)(g_link_base[link] + (offset)))
+static const uint32_t g_link_base[] = {MCU_LINK_UART1, MCU_LINK_UART2, MCU_LINK_UART3,
+                                       MCU_LINK_UART4};
+
+uint32_t mcu_port_links(void) { return (uint32_t)(sizeof g_link_base / sizeof g_link_base[0]); }
+
+int mcu_port_link_getc(uint32_t link, uint32_t timeout_ms) {
+  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
+  uint64_t waited = 0u;
+  uint32_t last = mcu_systick_now();
+  while ((LINK_REG(link, 0x4u) & 2u) == 0u) {
+    if (timeout_ms == 0u) {
+      mcu_systick_pause();
+    } else if (mcu_systick_wait_step(&last, &waited, limit)) {
+      return -1;
+    }
+  }
+  return (int)(LINK_REG(link, 0x0u) & 0xFFu);
+}
+
+void mcu_port_link_putc(uint32_t link, uint8_t c) {
+  while ((LINK_REG(link, 0x4u) & 1u) != 0u) {
+  }
+  LINK_REG(link, 0x0u) = c;
+}
+#endif
+
 void mcu_port_init(void) {
   UART_BAUDDIV = 16u;
   UART_CTRL = 3u; /* TX and RX enabled */
+#if MCU_LINKS > 0
+  for (uint32_t k = 0; k < mcu_port_links(); ++k) {
+    LINK_REG(k, 0x10u) = 16u;
+    LINK_REG(k, 0x8u) = 3u;
+  }
+#endif
   mcu_systick_start();
 #if MCU_MLPERF_ENERGY
   timestamp_pin_init();

@@ -8,12 +8,14 @@ import argparse
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.commands._common import inputs_for, plan_options
 from mcugen.commands._partition import board_specs
 from mcugen.errors import McugenError
+from mcugen.host.linked_run import linked_relay
 from mcugen.host.multiboard import build_firmware, build_segments, outputs_equal, relay, run_twin
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions
@@ -48,10 +50,27 @@ def cpi_source(name: str) -> str:
     return f"boards/{name}/board.toml [energy]"
 
 
+def linked_targets(names: list[str], links: str) -> list[Target]:
+    """Each board's twin target, built with its link UARTs when tensors go board to board."""
+    targets = [resolve_target(load_board(n), emulate=True) for n in names]
+    if links == "host":
+        return targets
+    for name, target in zip(names, targets, strict=True):
+        if target.port_board.link_uarts < len(names) - 1:
+            raise McugenError(
+                f"board '{name}': its twin ({target.machine}) has "
+                f"{target.port_board.link_uarts} link UARTs, {len(names) - 1} needed for "
+                f"{len(names)} boards",
+                hint="use --links host (the host relays the tensors), or fewer boards",
+            )
+    return [replace(t, links=t.port_board.link_uarts) for t in targets]
+
+
 def cmd_run_boards(args: argparse.Namespace) -> int:
     names = check_args(args)
     specs = board_specs(args.boards)
-    targets = [resolve_target(load_board(n), emulate=True) for n in names]
+    links_mode = getattr(args, "links", "uart")
+    targets = linked_targets(names, links_mode)
     graph = load_model(args.model)
     link = LinkModel(baud=args.baud)
     problem = partitions.partition_problem(graph, specs, link)
@@ -70,7 +89,10 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
         firmware = build_segments(segs, targets, options_for, Path(tmp))
         sample = inputs_for(args, single_fw.gen, 1)[0]
         single_run = run_twin(single_fw, sample)
-        run = relay(graph, segs, firmware, sample)
+        if links_mode == "uart":
+            run = linked_relay(graph, segs, firmware, sample)
+        else:
+            run = relay(graph, segs, firmware, sample)
     measured = partitions.Partition.of(
         part.strategy,
         partitions.partition_problem(graph, specs, link, instructions=run.per_op()),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,14 +48,19 @@ class DeviceRun:
 
 @contextlib.contextmanager
 def open_console(
-    target: Target, elf: Path, port: str | None, *, cwd: Path | None = None
+    target: Target,
+    elf: Path,
+    port: str | None,
+    *,
+    cwd: Path | None = None,
+    serials: Sequence[socket.socket] = (),
 ) -> Iterator[tuple[serial.SerialBase, str]]:
     """The console of the emulated twin running `elf` (port None) or of a real board on a serial
     port, as (pyserial object, name for messages), at the baud rate of the target's MLPerf Tiny
     mode (`boards.CONSOLE_BAUD`: 9600 for energy-mode firmware). The board must already run the
     firmware."""
     if port is None:
-        with qemu_console(target.machine, elf, cwd=cwd) as link:
+        with qemu_console(target.machine, elf, cwd=cwd, serials=serials) as link:
             yield link, f"QEMU {target.machine}"
         return
     try:
@@ -71,13 +77,18 @@ def open_console(
 
 @contextlib.contextmanager
 def open_device(
-    target: Target, elf: Path, port: str | None, *, cwd: Path | None = None
+    target: Target,
+    elf: Path,
+    port: str | None,
+    *,
+    cwd: Path | None = None,
+    serials: Sequence[socket.socket] = (),
 ) -> Iterator[DeviceLink]:
     """mcugen's binary protocol on the emulated twin (port None) or a real board.
 
     Under emulation it first waits for the firmware's boot banner: some QEMU UART models (the
     STM32 one of netduinoplus2) drop bytes that arrive before the firmware enables the UART."""
-    with open_console(target, elf, port, cwd=cwd) as (ser, name):
+    with open_console(target, elf, port, cwd=cwd, serials=serials) as (ser, name):
         if port is None:
             _wait_for_banner(ser, name, BOOT_TIMEOUT_S)
         yield DeviceLink(ser, name=name)
@@ -109,7 +120,7 @@ def run_samples(
 ) -> DeviceRun:
     start = time.perf_counter()
     info = link.info()
-    _check_info(info.input_bytes, info.output_bytes, graph, link.name)
+    check_info(info.input_bytes, info.output_bytes, graph, link.name)
     outputs, ticks, node_ticks, stack, moved = [], [], [], 0, 0
     for sample in samples:
         for i, (t_index, arr) in enumerate(zip(graph.inputs, sample, strict=True)):
@@ -151,7 +162,7 @@ def _read_outputs(link: DeviceLink, graph: Graph) -> list[np.ndarray]:
     return result
 
 
-def _check_info(inputs: tuple[int, ...], outputs: tuple[int, ...], graph: Graph, name: str) -> None:
+def check_info(inputs: tuple[int, ...], outputs: tuple[int, ...], graph: Graph, name: str) -> None:
     want_in = tuple(graph.tensors[t].nbytes for t in graph.inputs)
     want_out = tuple(graph.tensors[t].nbytes for t in graph.outputs)
     if inputs != want_in or outputs != want_out:

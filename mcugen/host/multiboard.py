@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -74,6 +74,10 @@ class RelayRun:
     link_bytes: Mapping[Link, int]
     kept_bytes: Mapping[int, int]
     seconds: float
+    #: board-to-board runs (host/linked_run.py): bytes on each link's wire, both directions,
+    #: framing, acknowledgements and resends included; and the frames resent on each link
+    wire_bytes: Mapping[Link, int] = field(default_factory=dict)
+    resends: Mapping[Link, int] = field(default_factory=dict)
 
     def board_instructions(self, board: int) -> int:
         return sum(

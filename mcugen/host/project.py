@@ -97,6 +97,8 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
         defines.append(WEIGHTS_EXTERNAL_DEFINE)
     if target.mlperf_mode == "energy":
         defines += ENERGY_DEFINES
+    if target.links:
+        defines.append(f"MCU_LINKS={target.links}")
     if target.board.is_host:
         files["main.c"] = (board.directory / "main.c").read_bytes()
         sources.append("main.c")

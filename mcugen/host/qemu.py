@@ -71,9 +71,27 @@ def listening_socket() -> socket.socket:
     return sock
 
 
-def qemu_command(machine: str, elf: Path, listen_fd: int, extra: Sequence[str] = ()) -> list[str]:
-    """QEMU's command line with the console on the inherited listening socket `listen_fd`;
-    `extra` options go before the firmware (e.g. `-trace` events and `-D` for their log)."""
+def qemu_command(
+    machine: str,
+    elf: Path,
+    listen_fd: int,
+    extra: Sequence[str] = (),
+    serial_fds: Sequence[int] = (),
+) -> list[str]:
+    """QEMU's command line with the console on the inherited listening socket `listen_fd`, and
+    the machine's next UARTs on `serial_fds` (listening too; QEMU does not wait for a client:
+    board-to-board links, host/links.py); `extra` options go before the firmware (e.g.
+    `-trace` events and `-D` for their log)."""
+    serials = [
+        arg
+        for k, fd in enumerate(serial_fds)
+        for arg in (
+            "-chardev",
+            f"socket,id=serial{k + 1},fd={fd},server=on,wait=off,nodelay=on",
+            "-serial",
+            f"chardev:serial{k + 1}",
+        )
+    ]
     return [
         "qemu-system-arm",
         "-M",
@@ -85,6 +103,7 @@ def qemu_command(machine: str, elf: Path, listen_fd: int, extra: Sequence[str] =
         f"socket,id=console,fd={listen_fd},server=on,wait=on,nodelay=on",
         "-serial",
         "chardev:console",
+        *serials,
         "-semihosting-config",
         "enable=on,target=native",
         "-icount",
@@ -103,10 +122,12 @@ def qemu_console(
     timeout: float = 10.0,
     cwd: Path | None = None,
     extra: Sequence[str] = (),
+    serials: Sequence[socket.socket] = (),
 ) -> Iterator[serial.SerialBase]:
     """Start QEMU, connect to its console; yields a pyserial object. QEMU is killed on exit.
     `cwd`: QEMU's working directory, where the firmware's semihosting files go (checkpoints).
-    `extra`: more QEMU options (`qemu_command`)."""
+    `extra`: more QEMU options (`qemu_command`); `serials`: listening sockets for the UARTs
+    after the console, which QEMU inherits (the caller closes them)."""
     if shutil.which("qemu-system-arm") is None:
         raise RunError(
             "qemu-system-arm not found",
@@ -115,11 +136,11 @@ def qemu_console(
     with listening_socket() as listener:
         port = int(listener.getsockname()[1])
         proc = subprocess.Popen(
-            qemu_command(machine, elf, listener.fileno(), extra),
+            qemu_command(machine, elf, listener.fileno(), extra, [s.fileno() for s in serials]),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(listener.fileno(),),
+            pass_fds=(listener.fileno(), *(s.fileno() for s in serials)),
             preexec_fn=_die_with_parent,
             cwd=cwd,
         )

@@ -8,6 +8,7 @@
 #include "mcu/checkpoint.h"
 #include "mcu/port.h"
 #include "protocol.h"
+#include "link.h"
 
 extern const uint64_t *mcu_app_node_ticks(void);
 extern int32_t mcu_app_failed_node(void);
@@ -261,6 +262,40 @@ static void cmd_profile(uint32_t len) {
   send_frame(MCU_CMD_PROFILE | MCU_REPLY_FLAG, g_tx, 8 * count);
 }
 
+#if MCU_LINKS > 0
+static void send_link_reply(uint8_t cmd, int status, const mcu_link_stats_t *st) {
+  g_tx[0] = (uint8_t)status;
+  g_tx[1] = 0;
+  put_u32(g_tx + 2, st->bytes);
+  const uint16_t counts[7] = {st->frames,     st->resends, st->naks, st->timeouts,
+                              st->crc_errors, st->ignored, st->crc};
+  for (uint32_t i = 0; i < 7u; ++i) {
+    put_u16(g_tx + 6 + 2 * i, counts[i]);
+  }
+  send_frame(cmd | MCU_REPLY_FLAG, g_tx, 20);
+}
+
+/* payload: link u8, is_output u8, index u8, transfer u8 -> status u8, pad u8, link stats */
+static void cmd_link_send(uint32_t len) {
+  mcu_link_stats_t st = {0};
+  uint32_t bytes = 0;
+  const uint8_t *src = len == 4 ? mcu_app_io_ptr(g_rx[1] != 0, g_rx[2], &bytes) : 0;
+  int status = src == 0 ? MCU_LINK_BAD_TENSOR
+                        : mcu_link_send(g_rx[0], g_rx[3], src, bytes, g_rx, &st);
+  send_link_reply(MCU_CMD_LINK_SEND, status, &st);
+}
+
+/* payload: link u8, input index u8, transfer u8, pad u8, first-frame timeout ms u32 */
+static void cmd_link_recv(uint32_t len) {
+  mcu_link_stats_t st = {0};
+  uint32_t bytes = 0;
+  uint8_t *dst = len == 8 ? mcu_app_io_ptr(0, g_rx[1], &bytes) : 0;
+  int status = dst == 0 ? MCU_LINK_BAD_TENSOR
+                        : mcu_link_recv(g_rx[0], g_rx[2], dst, bytes, get_u32(g_rx + 4), g_rx, &st);
+  send_link_reply(MCU_CMD_LINK_RECV, status, &st);
+}
+#endif
+
 static void dispatch(uint8_t cmd, uint32_t len) {
   switch (cmd) {
     case MCU_CMD_INFO:
@@ -287,6 +322,14 @@ static void dispatch(uint8_t cmd, uint32_t len) {
     case MCU_CMD_CHECKPOINT:
       cmd_checkpoint(len);
       break;
+#if MCU_LINKS > 0
+    case MCU_CMD_LINK_SEND:
+      cmd_link_send(len);
+      break;
+    case MCU_CMD_LINK_RECV:
+      cmd_link_recv(len);
+      break;
+#endif
     case MCU_CMD_EXIT:
       send_frame(MCU_CMD_EXIT | MCU_REPLY_FLAG, 0, 0);
       mcu_port_exit(len >= 1 ? g_rx[0] : 0);

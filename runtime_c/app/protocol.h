@@ -21,6 +21,8 @@ enum {
   MCU_CMD_READ_STATE = 0x08,
   MCU_CMD_WRITE_STATE = 0x09,
   MCU_CMD_CHECKPOINT = 0x0A,
+  MCU_CMD_LINK_SEND = 0x0B, /* multi-board firmware only (MCU_LINKS > 0): link.c */
+  MCU_CMD_LINK_RECV = 0x0C,
   MCU_REPLY_FLAG = 0x80,
   MCU_REPLY_ERROR = 0x7F
 };

@@ -191,7 +191,7 @@ def test_cli_says_when_outputs_differ(
         return run
 
     monkeypatch.setattr(_run_boards, "relay", corrupted)
-    code, out, err = run_cli(capsys, str(LCP), "--boards", f767s(2), "--emulate")
+    code, out, err = run_cli(capsys, str(LCP), "--boards", f767s(2), "--emulate", "--links", "host")
     assert code == 1 and "DIFFERENT (a bug in mcugen)" in out
     assert "outputs differ from the single-board run's" in err
 

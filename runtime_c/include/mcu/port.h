@@ -38,4 +38,12 @@ int mcu_port_store_write(uint32_t slot, uint32_t offset, const void *src, uint32
 #define MCU_PORT_TIMESTAMP_HOLD_US 20u
 void mcu_port_timestamp_pin(void);
 
+/* Board-to-board link UARTs (issue 16), optional: only multi-board builds (MCU_LINKS > 0) call
+ * them, and only ports of boards whose board.toml gives `link_uarts` define them. Links are
+ * numbered from 0; a board has mcu_port_links() of them. getc returns -1 when no byte arrived
+ * within `timeout_ms` (0 = forever). */
+uint32_t mcu_port_links(void);
+int mcu_port_link_getc(uint32_t link, uint32_t timeout_ms);
+void mcu_port_link_putc(uint32_t link, uint8_t c);
+
 #endif

@@ -1,0 +1,129 @@
+"""Board-to-board links between QEMU twins (host/links.py, host/linked_run.py, runtime_c/app/link.c;
+issue 16): the LCP example on 2 and 4 twins with every tensor between boards carried by the
+firmware over link UARTs, bit-exact with one board; frames corrupted or dropped on a link (data
+and acknowledgements) are resent and the outputs stay exact; a cut link fails with one error
+naming the link, well within its deadlines; the CLI's mode switch and its errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mcugen import cli
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.commands._partition import board_specs
+from mcugen.errors import RunError
+from mcugen.host.host_run import random_inputs
+from mcugen.host.linked_run import linked_relay
+from mcugen.host.links import Fault
+from mcugen.host.multiboard import Firmware, RelayRun, build_firmware, build_segments, outputs_equal
+from mcugen.model.tflite_import import import_model
+from mcugen.pipeline import PlanOptions
+from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, partition_problem
+from mcugen.plan.partition.segments import Segment, segments
+from support import ROOT
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
+F767 = "nucleo-f767"
+
+
+class Linked:
+    """The LCP example's branch partition over two twins with link UARTs, built once."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.graph = import_model(LCP.read_bytes())
+        base = resolve_target(load_board(F767), emulate=True)
+        self.target: Target = replace(base, links=base.port_board.link_uarts)
+        problem = partition_problem(self.graph, board_specs(f"{F767},{F767}"), LinkModel(921600))
+        self.part = PARTITIONERS.get("branch")(problem)
+        self.segments: tuple[Segment, ...] = tuple(segments(self.graph, self.part))
+        options = PlanOptions(core=self.target.port_board.core, keep_input="auto")
+        self.firmware: list[Firmware] = build_segments(
+            self.segments, [self.target, self.target], lambda _t: options, workdir
+        )
+        self.sample = random_inputs(self.graph, 0)
+        ops = tuple(range(len(self.graph.operators)))
+        one = build_firmware(self.graph, ops, self.target, options, workdir / "one")
+        from mcugen.host.multiboard import run_twin
+
+        self.single = run_twin(one, self.sample).outputs
+
+    def run(self, faults: dict[tuple[int, int], list[Fault]] | None = None) -> RelayRun:
+        return linked_relay(self.graph, self.segments, self.firmware, self.sample, faults=faults)
+
+
+@pytest.fixture(scope="module")
+def linked() -> Iterator[Linked]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-links-") as tmp:
+        yield Linked(Path(tmp))
+
+
+def test_clean_links_exact(linked: Linked) -> None:
+    run = linked.run()
+    assert outputs_equal(run.outputs, linked.single)
+    tensors = {k: n for k, n in run.link_bytes.items() if HOST not in k}
+    assert tensors == {k: n for k, n in linked.part.link_bytes.items() if HOST not in k}
+    assert tensors == {(0, 1): 512, (1, 0): 48}  # the stem's output, two branches' outputs
+    # every tensor byte crossed the wire, with framing and acknowledgements and nothing resent
+    assert run.wire_bytes[(0, 1)] > 512 and run.wire_bytes[(1, 0)] > 24
+    assert run.resends == {(0, 1): 0, (1, 0): 0}
+
+
+def test_damaged_frames_are_resent_and_outputs_stay_exact(linked: Linked) -> None:
+    clean = linked.run()
+    faults = {
+        (0, 1): [Fault("corrupt", 0), Fault("drop", 1)],  # DATA frames to board 1
+        (1, 0): [Fault("drop", 0), Fault("corrupt", 2)],  # its ACKs, then its own DATA
+    }
+    run = linked.run(faults)
+    assert outputs_equal(run.outputs, linked.single)
+    assert run.resends[(0, 1)] >= 2 and run.resends[(1, 0)] >= 1
+    assert run.wire_bytes[(0, 1)] > clean.wire_bytes[(0, 1)]
+
+
+@pytest.mark.parametrize("link", [(0, 1), (1, 0)])
+def test_cut_link_fails_naming_it(linked: Linked, link: tuple[int, int]) -> None:
+    start = time.monotonic()
+    with pytest.raises(RunError) as err:
+        linked.run({link: [Fault("cut", 1)]})
+    message = str(err.value)
+    assert message.startswith("link board 0 -> board 1 failed to carry tensor") or (
+        link == (1, 0) and message.startswith("link board 1 -> board 0 failed to carry tensor")
+    )
+    assert "unacknowledged 8 times" in message or "went quiet" in message
+    assert time.monotonic() - start < 60
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(["run", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_four_boards_over_links(capsys: pytest.CaptureFixture[str]) -> None:
+    boards = ",".join([F767] * 4)
+    code, out, err = run_cli(capsys, str(LCP), "--boards", boards, "--emulate", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["links_mode"] == "uart" and r["outputs_equal_single_board"] is True
+    between = [row for row in r["links"] if "host" not in row["link"]]
+    assert {row["link"] for row in between} == {"0->1", "0->2", "0->3", "1->0", "2->0", "3->0"}
+    assert all(row["wire_bytes"] > row["bytes"] and row["resent_frames"] == 0 for row in between)
+
+
+def test_cli_board_without_link_uarts(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, str(LCP), "--boards", f"{F767},netduinoplus2", "--emulate")
+    assert code == 2 and not out
+    assert "netduinoplus2" in err and "--links host" in err and len(err.strip().splitlines()) == 1
