@@ -202,8 +202,8 @@ _PACKAGES = {
     "platformio": {"library.json": "export/library.json.j2"},
     "zephyr": {
         "zephyr/module.yml": "export/module.yml.j2",
-        "CMakeLists.txt": "export/zephyr_CMakeLists.txt.j2",
-        "Kconfig": "export/Kconfig.j2",
+        "zephyr/CMakeLists.txt": "export/zephyr_CMakeLists.txt.j2",
+        "zephyr/Kconfig": "export/Kconfig.j2",
     },
     "arduino": {"library.properties": "export/library.properties.j2"},
 }

@@ -31,7 +31,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     write_directory(files, out)
     sources = sum(1 for f in files if f.endswith(".c"))
     print(f"mcugen: exported {args.model} as library {name} ({args.format}) to {out}/")
-    print(f"  include/{name}.h, {sources} C files ({len(files)} files), kernels for {core}")
+    header = "src" if args.format == "arduino" else "include"
+    print(f"  {header}/{name}.h, {sources} C files ({len(files)} files), kernels for {core}")
     print(f"  arena:    {gen.view_model.arena_bytes} bytes ({name.upper()}_ARENA_BYTES)")
     print(f"  weights:  {sum(len(c.data) for c in gen.view_model.constants)} bytes")
     return 0

@@ -132,4 +132,16 @@ def test_mlperf_exports_compile_strict_everywhere(model: str, tmp_path: Path) ->
             core = "cortex-m7" if cc_name.startswith("arm") else "host"
             check_library(path, "lib_" + cc_name.replace("-", "_"), cc_name, tmp_path, core)
     export_library(path, "net", tmp_path / "net", fmt="cmake", core="cortex-m7")
-    assert foreign_symbols([cmake_build(tmp_path / "net", tmp_path / "b", "arm-none-eabi-gcc")], "net_") == []
+    archive = cmake_build(tmp_path / "net", tmp_path / "b", "arm-none-eabi-gcc")
+    assert foreign_symbols([archive], "net_") == []
+
+
+def test_arduino_layout_compiles_as_the_ide_does(tmp_path: Path) -> None:
+    """Arduino compiles every C file under src/ with src/ as the only include path (gnu11)."""
+    cc = compiler("arm-none-eabi-gcc")
+    export_library(EXAMPLE, "tiny", tmp_path / "tiny", fmt="arduino", core="cortex-m7")
+    src = tmp_path / "tiny" / "src"
+    for c in sorted(src.rglob("*.c")):
+        cmd = [*cc, "-std=gnu11", "-Os", "-Wall", "-Wextra", "-Werror", f"-I{src}", "-c", str(c)]
+        proc = subprocess.run([*cmd, "-o", str(tmp_path / f"{c.stem}.o")], capture_output=True)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
