@@ -138,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     _measure_parser(sub)
     _report_parser(sub)
     _flash_parser(sub)
+    _export_parser(sub)
     _train_parser(sub)
 
     boards = sub.add_parser("boards", help="list the boards and their limits")
@@ -388,6 +389,27 @@ def _flash_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     _mlperf_mode_option(p)
     p.add_argument("-o", "--output", type=Path, default=None, help="keep the project here")
+
+
+def _export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("export", help="the model as a C library for your own firmware")
+    _model_options(p, board=False, with_pools=False)
+    p.add_argument("-o", "--output", type=Path, required=True, help="new directory to write")
+    p.add_argument(
+        "--format",
+        default="lib",
+        metavar="NAME",
+        help="lib (default: include/ and src/), cmake, platformio, zephyr or arduino",
+    )
+    p.add_argument("--name", default=None, help="the C prefix (default: from the model's name)")
+    p.add_argument("--board", default=None, help="kernel variants for this board's core")
+    p.add_argument("--cpu", default=None, help="kernel variants for this core, e.g. cortex-m7")
+    p.add_argument(
+        "--arena-section",
+        default="",
+        metavar="NAME",
+        help="linker section of the built-in arena, e.g. .dtcm_bss (default: .bss)",
+    )
 
 
 def _mlperf_mode_option(p: argparse.ArgumentParser) -> None:

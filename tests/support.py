@@ -77,6 +77,42 @@ def build_allocator_driver(driver_source: str, exe: Path) -> Path:
     return exe
 
 
+# --- Library exports (mcugen export: tests/c/test_export_c.py, tests/qemu/test_export_app.py) --
+
+#: Flags every compiler builds an export with: the issue's strictest set.
+STRICT_C = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-Wpedantic"]
+STRICT_C += ["-ffunction-sections", "-fdata-sections"]
+#: The twin's core (nucleo-f767 and mps2-an500).
+CORTEX_M7 = ["-mcpu=cortex-m7", "-mfpu=fpv5-d16", "-mfloat-abi=hard", "-mthumb"]
+
+
+def export_library(
+    model: Path, name: str, out: Path, *, fmt: str = "lib", core: str = "host", **options: Any
+) -> Generated:
+    """`mcugen export` of `model` as library `name` into `out` (through the Python API)."""
+    from mcugen.codegen.export import export_files
+    from mcugen.host.project import write_tree
+    from mcugen.pipeline import generate_from_file
+
+    gen = generate_from_file(model, PlanOptions(core=core, **options))
+    files = export_files(gen, name, fmt=fmt, core=core)
+    write_tree({k: v.encode() for k, v in files.items()}, out)
+    return gen
+
+
+def compile_library(lib: Path, cc: Sequence[str], objects: Path) -> list[Path]:
+    """Every C file of an exported library compiled with `cc` and STRICT_C; the object files."""
+    objects.mkdir(parents=True, exist_ok=True)
+    found = []
+    for src in sorted((lib / "src").glob("*.c")):
+        obj = objects / f"{src.stem}.o"
+        cmd = [*cc, *STRICT_C, f"-I{lib / 'include'}", f"-I{lib / 'src'}", "-c", str(src)]
+        proc = subprocess.run([*cmd, "-o", str(obj)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"{' '.join(cc)} {src.name}:\n{proc.stderr[-2000:]}"
+        found.append(obj)
+    return found
+
+
 # --- Comparing mcugen's host build with TFLM ---------------------------------------------------
 
 

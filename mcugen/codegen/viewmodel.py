@@ -170,6 +170,10 @@ class ModelVM:
     variables: tuple[VariableVM, ...] = ()
     input_kept: bool = False  # input 0 intact through an inference (MemoryPlan.input_kept)
     pools: tuple[PoolVM, ...] = ()  # a split arena, one array per memory; () for one arena
+    #: the generated header's file name, as model.c includes it (a library export prefixes it)
+    header: str = "model.h"
+    #: model.c defines the arena; False when the application passes its own (mcugen export)
+    own_arena: bool = True
 
 
 def lower_all(

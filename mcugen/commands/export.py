@@ -1,0 +1,66 @@
+"""`mcugen export`: the model as a C library (and a build-system package) for your firmware."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from mcugen.boards import board_names, load_board
+from mcugen.codegen.export import check_name, default_name, export_files
+from mcugen.commands._common import plan_options
+from mcugen.errors import McugenError
+from mcugen.host.project import _staging_dir, write_tree
+from mcugen.pipeline import generate_from_file
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    name = check_name(args.name) if args.name else check_name(default_name(args.model.stem))
+    out = Path(args.output)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise McugenError(
+            "output exists and is not an empty directory",
+            where=str(out),
+            hint="choose a new -o DIR (export never overwrites)",
+        )
+    core = export_core(args)
+    options = replace(plan_options(args), core=core)
+    gen = generate_from_file(args.model, options)
+    files = export_files(gen, name, fmt=args.format, core=core, arena_section=args.arena_section)
+    write_directory(files, out)
+    sources = sum(1 for f in files if f.endswith(".c"))
+    print(f"mcugen: exported {args.model} as library {name} ({args.format}) to {out}/")
+    header = "src" if args.format == "arduino" else "include"
+    print(f"  {header}/{name}.h, {sources} C files ({len(files)} files), kernels for {core}")
+    print(f"  arena:    {gen.view_model.arena_bytes} bytes ({name.upper()}_ARENA_BYTES)")
+    print(f"  weights:  {sum(len(c.data) for c in gen.view_model.constants)} bytes")
+    return 0
+
+
+def export_core(args: argparse.Namespace) -> str:
+    """The core whose kernel variants the export uses: `--cpu`, else `--board`'s, else any."""
+    if args.cpu and args.board:
+        raise McugenError("--cpu and --board conflict", hint="give one of them")
+    if args.board:
+        return load_board(args.board).core
+    if args.cpu is None:
+        return "host"
+    cores = sorted({load_board(b).core for b in board_names()} - {"host"})
+    if args.cpu not in cores:
+        raise McugenError(f"unknown --cpu {args.cpu!r}", hint=f"choose one of {', '.join(cores)}")
+    return str(args.cpu)
+
+
+def write_directory(files: dict[str, str], out: Path) -> None:
+    """All of `files` under `out`, or nothing: written in a staging directory, then renamed."""
+    out = out.resolve()
+    staging = _staging_dir(out)
+    try:
+        write_tree({k: v.encode() for k, v in files.items()}, staging)
+        if out.exists():
+            out.rmdir()  # empty (checked above); a race that filled it fails here
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
