@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for tool in gcc make arm-none-eabi-gcc qemu-system-arm chromium; do
+for tool in gcc make arm-none-eabi-gcc qemu-system-arm chromium clang cmake; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 [ -e /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -d /usr/lib/arm-none-eabi/lib ] || need_apt+=(newlib)
@@ -14,9 +14,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install: apt packages for: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
-  # chromium: the headless browser of tests/unit/test_report_browser.py (mcugen report's page)
+  # chromium: the headless browser of tests/unit/test_report_browser.py (mcugen report's page);
+  # clang and cmake: tests/c/test_export_c.py builds the exported libraries with them (issue 18)
   apt-get install -y -q gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
-    python3-venv chromium
+    python3-venv chromium clang cmake
 fi
 
 if [ ! -x .venv/bin/python ]; then
