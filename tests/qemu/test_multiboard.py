@@ -170,7 +170,7 @@ def test_cli_report_mixed_boards(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0, err
     r = json.loads(out)
-    assert r["outputs_equal_single_board"] is True
+    assert r["outputs_equal"] is True and r["reference"] == f"the single-board run ({F767})"
     assert r["board_to_board_bytes"] == 512 + 24
     assert [b["name"] for b in r["boards"]] == [F767, "disco-f746ng"]
     assert all(row["bytes"] == row["model_bytes"] for row in r["links"])
@@ -193,7 +193,7 @@ def test_cli_says_when_outputs_differ(
     monkeypatch.setattr(_run_boards, "relay", corrupted)
     code, out, err = run_cli(capsys, str(LCP), "--boards", f767s(2), "--emulate")
     assert code == 1 and "DIFFERENT (a bug in mcugen)" in out
-    assert "outputs differ from the single-board run's" in err
+    assert f"outputs differ from the single-board run ({F767})'s" in err
 
 
 @pytest.mark.parametrize(
