@@ -5,7 +5,6 @@ at 921,600 baud; a model no F767 holds alone gets a partition that respects RAM;
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 from types import ModuleType
@@ -31,7 +30,7 @@ from mcugen.plan.partition import (
     partition_problem,
 )
 from mcugen.plan.partition.branch import regions
-from support import ROOT, SHARED_MODELS, random_dags
+from support import ROOT, SHARED_MODELS, example_module, random_dags
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
 #: An F767's RAM for the arena (512 KB less the 8 KB stack and 1,184 bytes of firmware RAM).
@@ -46,11 +45,7 @@ BRANCHY = {
 
 
 def lcp_module(name: str = "make_lcp_net") -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"examples/{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_module(name)
 
 
 def same(a: Partition, b: Partition) -> bool:
