@@ -39,6 +39,10 @@ class BuildError(McugenError):
     exit_code = 3
 
 
+class DoesNotFit(BuildError):
+    """The model's plan needs more RAM or flash than the board has (found before compiling)."""
+
+
 class RunError(McugenError):
     """Running the firmware (host, emulator or board) failed."""
 

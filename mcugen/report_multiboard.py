@@ -67,31 +67,36 @@ def link_rows(problem: PartitionProblem, part: Partition, run: RelayRun) -> list
 def multiboard_json(
     problem: PartitionProblem,
     measured: Partition,
-    single: Partition,
     run: RelayRun,
-    single_run: TwinRun,
+    one_board: tuple[Partition | None, TwinRun | None, str],
     *,
     cpi_sources: Sequence[str],
+    reference: str,
     equal: bool,
 ) -> dict[str, Any]:
-    """`measured`: the partition with the twins' instructions per operator; `single`: everything
-    on board 0 with the single-board twin's instructions."""
+    """`measured`: the partition with the twins' instructions per operator; `one_board`: the
+    same on board 0 alone with the single-board twin's instructions, that twin's run, and why
+    there is none ("" when there is; e.g. its plan does not fit the board); `reference`: what
+    the outputs were checked against."""
+    single, single_run, no_fit = one_board
     return {
         "strategy": measured.strategy,
         "baud": problem.link.baud,
-        "links_mode": "uart" if run.wire_bytes else "host",
+        "links_mode": run.links_mode,
         "boards": board_rows(problem, measured, run, cpi_sources),
         "links": link_rows(problem, measured, run),
         "board_to_board_bytes": sum(
             n for (a, b), n in run.link_bytes.items() if HOST not in (a, b)
         ),
         "latency_seconds": measured.latency,
-        "single_board_seconds": single.latency,
-        "single_board_instructions": single_run.instructions,
-        "single_board_arena_bytes": single_run.arena_bytes,
-        "single_board_flash_bytes": single_run.flash_bytes,
-        "speedup": single.latency / measured.latency if measured.latency > 0 else 1.0,
-        "outputs_equal_single_board": equal,
+        "single_board": no_fit or "ran",
+        "single_board_seconds": single.latency if single else None,
+        "single_board_instructions": single_run.instructions if single_run else None,
+        "single_board_arena_bytes": single_run.arena_bytes if single_run else None,
+        "single_board_flash_bytes": single_run.flash_bytes if single_run else None,
+        "speedup": single.latency / measured.latency if single and measured.latency > 0 else None,
+        "reference": reference,
+        "outputs_equal": equal,
         "relay_seconds": run.seconds,
         "timing": "modelled: measured instructions at each board's clock and cycles per "
         "instruction, links at the baud rate (8N1, the protocol's framing)",
@@ -134,11 +139,15 @@ def multiboard_text(report: dict[str, Any], model: str) -> str:
             f"    {row['link']:<9} {row['bytes']:>8,} bytes (model {row['model_bytes']:,})  "
             f"{timed}{wire}"
         )
-    verdict = "equal" if r["outputs_equal_single_board"] else "DIFFERENT (a bug in mcugen)"
+    verdict = "equal" if r["outputs_equal"] else "DIFFERENT (a bug in mcugen)"
+    one = (
+        f"one board {_ms(r['single_board_seconds'])} ({r['single_board_instructions']:,} "
+        f"instructions measured): speed-up {r['speedup']:.2f}x"
+        if r["speedup"] is not None
+        else f"one board: none ({r['single_board']})"
+    )
     lines += [
-        f"  end to end (modelled): {_ms(r['latency_seconds'])}; one board "
-        f"{_ms(r['single_board_seconds'])} ({r['single_board_instructions']:,} instructions "
-        f"measured): speed-up {r['speedup']:.2f}x",
-        f"  outputs: {verdict} to the single-board run, bit for bit",
+        f"  end to end (modelled): {_ms(r['latency_seconds'])}; {one}",
+        f"  outputs: {verdict} to {r['reference']}, bit for bit",
     ]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcugen.plan.partition import HOST, Partition, PartitionProblem
+from mcugen.plan.partition.partition import loaded_inputs
 
 
 def _end(board: int) -> str:
@@ -17,11 +18,12 @@ def _end(board: int) -> str:
 
 def link_rows(problem: PartitionProblem, part: Partition) -> list[dict[str, Any]]:
     """Per directed link: data bytes, bytes on the wire, tensors, modelled seconds busy. The
-    host's link to board 0 carries the inputs before the clock starts (not in the latency)."""
+    host's link to a board carries the model inputs it reads before the clock starts (not in
+    the latency)."""
     rows = []
     for (a, b), nbytes in part.link_bytes.items():
-        if (a, b) == (HOST, 0):
-            tensors = list(problem.inputs)
+        if a == HOST:
+            tensors = list(loaded_inputs(problem, part.assignment, b))
         else:
             tensors = [x.tensor for x in part.schedule.transfers if (x.source, x.dest) == (a, b)]
         rows.append(
@@ -33,7 +35,7 @@ def link_rows(problem: PartitionProblem, part: Partition) -> list[dict[str, Any]
                 ),
                 "tensors": tensors,
                 "seconds": sum(problem.transfer_seconds(t) for t in tensors),
-                "in_latency": (a, b) != (HOST, 0),
+                "in_latency": a != HOST,
             }
         )
     return rows

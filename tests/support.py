@@ -8,6 +8,7 @@ A helper used by one test module stays in that module.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import shutil
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,17 @@ from mcugen.plan.staging import staging_scratch
 # --- Paths -------------------------------------------------------------------------------------
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+
+
+def example_module(name: str) -> ModuleType:
+    """examples/<name>.py (a builder script) as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "tiny_cnn_int8.tflite"
 

@@ -1,6 +1,7 @@
 """`mcugen run MODEL --boards A,B,... --emulate`: the model partitioned over several boards'
 QEMU twins, the host relaying tensors (host/multiboard.py), checked bit for bit against the same
-model on one board's twin, reported per board, per link and end to end."""
+model on one board's twin (or, when no single board holds the model, against TFLM or mcugen's
+host build), reported per board, per link and end to end."""
 
 from __future__ import annotations
 
@@ -11,12 +12,23 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from mcugen.boards import Target, load_board, resolve_target
-from mcugen.commands._common import inputs_for, plan_options
+from mcugen.commands._common import plan_options
 from mcugen.commands._partition import board_specs
-from mcugen.errors import McugenError
+from mcugen.errors import DoesNotFit, McugenError
 from mcugen.host.linked_run import linked_relay
-from mcugen.host.multiboard import build_firmware, build_segments, outputs_equal, relay, run_twin
+from mcugen.host.multiboard import (
+    Firmware,
+    build_firmware,
+    build_segments,
+    outputs_equal,
+    reference_outputs,
+    relay,
+    run_twin,
+)
+from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions
 from mcugen.plan import partition as partitions
@@ -66,6 +78,26 @@ def linked_targets(names: list[str], links: str) -> list[Target]:
     return [replace(t, links=t.port_board.link_uarts) for t in targets]
 
 
+def single_board(
+    graph: Graph, target: Target, options: PlanOptions, workdir: Path
+) -> tuple[Firmware | None, str]:
+    """The whole model built for `target` (the reference run), or None and why when its plan
+    does not fit the board (then the run is checked against TFLM or the host build)."""
+    ops = tuple(range(len(graph.operators)))
+    try:
+        return build_firmware(graph, ops, target, options, workdir / "one"), ""
+    except DoesNotFit as err:
+        return None, err.what
+
+
+def inputs_for(args: argparse.Namespace, graph: Graph) -> list[np.ndarray]:
+    """The `--input` file, else a random sample seeded from `--seed` (as `mcugen run`)."""
+    from mcugen.host.host_run import random_inputs
+    from mcugen.io import load_inputs
+
+    return load_inputs(args.input, graph) if args.input else random_inputs(graph, args.seed)
+
+
 def cmd_run_boards(args: argparse.Namespace) -> int:
     names = check_args(args)
     specs = board_specs(args.boards)
@@ -82,13 +114,21 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
         return plan_options(args, firmware=True, target=target)
 
     with tempfile.TemporaryDirectory(prefix="mcugen-boards-") as tmp:
-        ops = tuple(range(len(graph.operators)))
-        single_fw = build_firmware(
-            graph, ops, targets[0], options_for(targets[0]), Path(tmp) / "one"
-        )
+        single_fw, no_fit = single_board(graph, targets[0], options_for(targets[0]), Path(tmp))
         firmware = build_segments(segs, targets, options_for, Path(tmp))
-        sample = inputs_for(args, single_fw.gen, 1)[0]
-        single_run = run_twin(single_fw, sample)
+        sample = inputs_for(args, graph)
+        single_run = run_twin(single_fw, sample) if single_fw is not None else None
+        if single_run is not None:
+            expected, reference = single_run.outputs, f"the single-board run ({names[0]})"
+        else:
+            host = resolve_target(load_board("host"), emulate=False)
+            ops = tuple(range(len(graph.operators)))
+
+            def host_build() -> Firmware:
+                return build_firmware(graph, ops, host, options_for(host), Path(tmp) / "host")
+
+            model = Path(args.model).read_bytes()
+            expected, reference = reference_outputs(model, graph, sample, host_build)
         if links_mode == "uart":
             run = linked_relay(graph, segs, firmware, sample)
         else:
@@ -99,20 +139,22 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
         part.assignment,
         part.order,
     )
-    single = partitions.Partition.of(
-        "single",
-        partitions.partition_problem(graph, specs, link, instructions=single_run.per_op),
-        (0,) * len(graph.operators),
-        part.order,
-    )
-    equal = outputs_equal(run.outputs, single_run.outputs)
+    single = None
+    if single_run is not None:
+        single = partitions.Partition.of(
+            "single",
+            partitions.partition_problem(graph, specs, link, instructions=single_run.per_op),
+            (0,) * len(graph.operators),
+            part.order,
+        )
+    equal = outputs_equal(run.outputs, expected)
     report = multiboard_json(
         problem,
         measured,
-        single,
         run,
-        single_run,
+        (single, single_run, no_fit),
         cpi_sources=[cpi_source(n) for n in names],
+        reference=reference,
         equal=equal,
     )
     if args.output:
@@ -122,7 +164,7 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
     print(json.dumps(report) if args.json else multiboard_text(report, Path(args.model).name))
     if not equal:
         print(
-            "mcugen: error: the partitioned run's outputs differ from the single-board run's: "
+            f"mcugen: error: the partitioned run's outputs differ from {reference}'s: "
             "a bug in mcugen; report it with the model and --partition",
             file=sys.stderr,
         )

@@ -162,6 +162,7 @@ def linked_relay(
         MappingProxyType(dict(sorted(host_links.items()))),
         MappingProxyType(dict(sorted(kept.items()))),
         time.perf_counter() - start,
+        links_mode="uart",
         wire_bytes=MappingProxyType(dict(sorted(links.wire_bytes.items()))),
         resends=MappingProxyType(dict(sorted(links.resends.items()))),
     )

@@ -27,6 +27,7 @@ from types import MappingProxyType
 import numpy as np
 
 from mcugen.boards import Target
+from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.project import BuildResult, build
 from mcugen.host.sizes import firmware_sizes
@@ -76,6 +77,8 @@ class RelayRun:
     seconds: float
     #: board-to-board runs (host/linked_run.py): bytes on each link's wire, both directions,
     #: framing, acknowledgements and resends included; and the frames resent on each link
+    #: "host" (the host relays every tensor) or "uart" (board to board over link UARTs)
+    links_mode: str = "host"
     wire_bytes: Mapping[Link, int] = field(default_factory=dict)
     resends: Mapping[Link, int] = field(default_factory=dict)
 
@@ -190,6 +193,24 @@ def relay(
         MappingProxyType(dict(sorted(kept.items()))),
         time.perf_counter() - start,
     )
+
+
+def reference_outputs(
+    model: bytes, graph: Graph, sample: Sequence[np.ndarray], host: Callable[[], Firmware]
+) -> tuple[list[np.ndarray], str]:
+    """What a run is checked against when no single board holds the model: TFLM's outputs
+    (tflite_micro) when it is installed, else those of mcugen's build for the host (`host`
+    builds it), with the reference's name for the report."""
+    from mcugen.reference import tflm_outputs
+
+    try:
+        return tflm_outputs(model, graph, [list(sample)])[0], "TFLM (tflite_micro)"
+    except McugenError:  # tflite_micro is not installed
+        from mcugen.host.host_run import run_host
+
+        fw = host()
+        outputs = run_host(fw.result.executable, fw.gen.graph, [list(sample)]).outputs[0]
+        return outputs, "mcugen's host build"
 
 
 def outputs_equal(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mcugen.errors import BuildError, McugenError, UnsupportedError
+from mcugen.errors import DoesNotFit, McugenError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.plan import dynamic
 from mcugen.plan.buffers import live_bytes_per_step
@@ -145,7 +145,7 @@ class Fit:
             )
         over = next((p for p in self.pools if p.used > p.size), None)
         if over is not None:
-            return BuildError(
+            return DoesNotFit(
                 f"model does not fit {self.board}: {over.name} needs {over.used} bytes (pool "
                 f"{over.pool}, firmware {over.firmware}), it has {over.size}; over by "
                 f"{over.used - over.size} bytes",
@@ -153,14 +153,14 @@ class Fit:
             )
         if self.ram_need > self.ram_size:
             split = f"; pools: {self.pools_error}" if self.pools_error else ""
-            return BuildError(
+            return DoesNotFit(
                 f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
                 f"({self._ram_parts('')}), the board has {self.ram_size}; over by "
                 f"{self.ram_need - self.ram_size} bytes{split}",
                 hint=self._ram_hint(),
             )
         if self.flash_need > self.flash_size:
-            return BuildError(
+            return DoesNotFit(
                 f"model does not fit {self.board}: flash needs {self.flash_need} bytes "
                 f"({self._flash_parts('')}), the board has {self.flash_size}; over by "
                 f"{self.flash_need - self.flash_size} bytes",

@@ -5,7 +5,6 @@ at 921,600 baud; a model no F767 holds alone gets a partition that respects RAM;
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 from types import ModuleType
@@ -20,6 +19,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.plan.partition import (
+    HOST,
     PARTITIONERS,
     BoardSpec,
     LinkModel,
@@ -30,7 +30,7 @@ from mcugen.plan.partition import (
     partition_problem,
 )
 from mcugen.plan.partition.branch import regions
-from support import ROOT, SHARED_MODELS, random_dags
+from support import ROOT, SHARED_MODELS, example_module, random_dags
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
 #: An F767's RAM for the arena (512 KB less the 8 KB stack and 1,184 bytes of firmware RAM).
@@ -39,12 +39,13 @@ FOUR = ",".join(["nucleo-f767"] * 4)
 WORK = 0.1  # CP-SAT work units in the random-graph tests
 
 
-def lcp_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_lcp_net", ROOT / "examples/make_lcp_net.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BRANCHY = {
+    k: ROOT / "examples" / f"{k}_int8.tflite" for k in ("inception", "two_tower", "nas_cells")
+}
+
+
+def lcp_module(name: str = "make_lcp_net") -> ModuleType:
+    return example_module(name)
 
 
 def same(a: Partition, b: Partition) -> bool:
@@ -88,6 +89,42 @@ def check_partitioner(name: str, graph: Graph, boards: int, baud: int) -> None:
 def test_lcp_example_is_the_builders_output() -> None:
     assert LCP.stat().st_size < 100_000
     assert write_model(lcp_module().lcp_net(4)) == LCP.read_bytes()
+
+
+def test_branchy_examples_are_the_builders_output() -> None:
+    module = lcp_module("make_branchy_nets")
+    for kind, path in BRANCHY.items():
+        assert path.stat().st_size < 150_000
+        assert write_model(module.branchy_net(kind)) == path.read_bytes(), kind
+
+
+def test_model_inputs_load_on_the_boards_that_read_them() -> None:
+    """Two inputs, each read by its own tower: the host loads each on its tower's board, so no
+    input crosses a board-to-board link; only the towers' 16-byte summaries do."""
+    graph = load_model(BRANCHY["two_tower"])
+    part = PARTITIONERS["cpsat"](partition_problem(graph, [F767] * 2, LinkModel(baud=921600)))
+    assert part.link_bytes[(HOST, 0)] == part.link_bytes[(HOST, 1)] == 32 * 32 * 3
+    assert part.board_bytes == 2 * 16 and not set(part.crossing()) & set(graph.inputs)
+    assert part.speedup > 1.5
+
+
+def test_wide_two_tower_fits_two_boards_not_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: pytest.TempPathFactory
+) -> None:
+    """Three 196,608-byte maps live at once on one board in any order (mcugen plan's arena,
+    in-place sharing included, is 589,824 bytes); one tower per board fits."""
+    graph = lcp_module("make_branchy_nets").two_tower(64, 48, 1)
+    model = tmp_path / "wide.tflite"  # type: ignore[operator]
+    model.write_bytes(write_model(graph))
+    code, out, err = run_cli(capsys, str(model), "--board", "nucleo-f767")
+    assert code != 0 and "does NOT fit nucleo-f767" in out and "arena 589,824" in out
+    two = ("--boards", "nucleo-f767,nucleo-f767", "--partition-work", "0.2", "--json")
+    code, out, _ = run_cli(capsys, str(model), *two)
+    report = json.loads(out)
+    assert code == 0 and [b["operators"] != [] for b in report["boards"]] == [True, True]
+    assert all(b["arena"] <= b["ram"] for b in report["boards"])
+    between = [row["bytes"] for row in report["links"] if "host" not in row["link"]]
+    assert between == [48, 48]  # the towers' summaries
 
 
 def test_lcp_has_four_branches_between_stem_and_merge() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,15 @@ def test_random_assignments_cut_into_runnable_segments(graph: Graph, data: st.Da
     )
     problem = partition_problem(graph, [HUGE] * boards)
     check_segments(graph, Partition.of("random", problem, assignment))
+
+
+@pytest.mark.parametrize("kind", ["inception", "two_tower", "nas_cells"])
+def test_branchy_examples_cut_under_every_strategy(kind: str) -> None:
+    graph = load_model(ROOT / "examples" / f"{kind}_int8.tflite")
+    for boards in (2, 3, 4):
+        problem = partition_problem(graph, [F767] * boards)
+        for name in PARTITIONERS:
+            check_segments(graph, PARTITIONERS[name](problem, budget=0.2))
 
 
 def test_one_board_is_one_segment() -> None:

@@ -117,7 +117,7 @@ def test_cli_four_boards_over_links(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, str(LCP), "--boards", boards, "--emulate", "--json")
     assert code == 0, err
     r = json.loads(out)
-    assert r["links_mode"] == "uart" and r["outputs_equal_single_board"] is True
+    assert r["links_mode"] == "uart" and r["outputs_equal"] is True
     between = [row for row in r["links"] if "host" not in row["link"]]
     assert {row["link"] for row in between} == {"0->1", "0->2", "0->3", "1->0", "2->0", "3->0"}
     assert all(row["wire_bytes"] > row["bytes"] and row["resent_frames"] == 0 for row in between)

@@ -1,15 +1,16 @@
 """A partitioned model on several QEMU twins, host-relayed (host/multiboard.py, issue 16): the LCP
 example on 2, 3 and 4 twins (`branch`, `cpsat`, `pipeline`) and an Inception-style net on 2 equal
 the single-board run and TFLM bit for bit; only the stem's and the branches' outputs cross
-board-to-board links, with the bytes the partition models; twins are reaped on Ctrl-C; the
-CLI's report on mixed boards and its errors."""
+board-to-board links, with the bytes the partition models; the three branchy examples on 2, 3 and
+4 twins; a model no single F767 holds runs on two, checked against TFLM; twins are reaped on
+Ctrl-C; the CLI's report on mixed boards and its errors."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from mcugen.pipeline import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, partition_problem
 from mcugen.plan.partition.segments import Segment, segments
 from mcugen.reference import tflm_outputs
-from support import ROOT
+from support import ROOT, example_module
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -137,6 +138,68 @@ def test_inception_two_twins_exact(workdir: Path) -> None:
     assert board_links(run) == {k: n for k, n in part.link_bytes.items() if HOST not in k}
 
 
+@pytest.fixture(scope="module")
+def branchy(workdir: Path) -> Callable[[str], Twins]:
+    """examples/make_branchy_nets.py's models, each built and run on one board once."""
+    built: dict[str, Twins] = {}
+
+    def get(kind: str) -> Twins:
+        if kind not in built:
+            path = ROOT / "examples" / f"{kind}_int8.tflite"
+            built[kind] = Twins(import_model(path.read_bytes()), workdir / kind)
+        return built[kind]
+
+    return get
+
+
+@pytest.mark.parametrize(
+    ("kind", "boards", "strategy"),
+    [
+        *((kind, n, "pipeline") for kind in ("inception", "nas_cells") for n in (2, 3, 4)),
+        ("two_tower", 2, "cpsat"),
+        ("two_tower", 3, "pipeline"),
+        ("two_tower", 4, "pipeline"),
+    ],
+)
+def test_branchy_models_exact(
+    branchy: Callable[[str], Twins], kind: str, boards: int, strategy: str
+) -> None:
+    """Inception modules, two DARTS cells and the two-input, two-output towers on 2, 3 and 4
+    twins: pipeline stages cut through the forks (several tensors cross each cut); cpsat puts a
+    tower on each board, each input loaded on its tower's board, and only the two 16-byte
+    summaries cross. The relay's bytes per link, host links included, are the partition's."""
+    twins = branchy(kind)
+    part = twins.partition(boards, strategy)
+    segs, run = twins.run(part)
+    twins.assert_exact(run)
+    assert {s.board for s in segs} == set(range(boards))
+    assert dict(run.link_bytes) == dict(part.link_bytes)
+    if strategy == "cpsat":
+        assert board_links(run) == {(0, 1): 16, (1, 0): 16}
+        assert {(a, b) for a, b in run.link_bytes if a == HOST} == {(HOST, 0), (HOST, 1)}
+
+
+def test_a_model_no_board_holds_runs_on_two_against_tflm(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The wide two-tower (three 196,608-byte maps live at once on one board): one F767 fails
+    with the one-line error before compiling; two run it, checked against TFLM."""
+    model = tmp_path / "wide.tflite"
+    model.write_bytes(write_model(example_module("make_branchy_nets").two_tower(64, 48, 1)))
+    code, out, err = run_cli(capsys, str(model), "--board", F767, "--emulate")
+    assert code == 3 and not out and len(err.strip().splitlines()) == 1
+    assert "model does not fit nucleo-f767: RAM needs" in err
+    argv = ("--boards", f767s(2), "--emulate", "--partition-work", "0.2", "--json")
+    code, out, err = run_cli(capsys, str(model), *argv)
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["reference"] == "TFLM (tflite_micro)" and r["outputs_equal"] is True
+    assert r["single_board"].startswith("model does not fit nucleo-f767")
+    assert r["speedup"] is None and r["single_board_instructions"] is None
+    assert r["board_to_board_bytes"] == 2 * 48
+    assert all(max(b["arena_bytes"]) < 512 * 1024 for b in r["boards"])
+
+
 def test_twins_reaped_on_interrupt(lcp: Twins, monkeypatch: pytest.MonkeyPatch) -> None:
     part = lcp.partition(3, "branch")
     segs = segments(lcp.graph, part)
@@ -170,7 +233,7 @@ def test_cli_report_mixed_boards(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0, err
     r = json.loads(out)
-    assert r["outputs_equal_single_board"] is True
+    assert r["outputs_equal"] is True and r["reference"] == f"the single-board run ({F767})"
     assert r["board_to_board_bytes"] == 512 + 24
     assert [b["name"] for b in r["boards"]] == [F767, "disco-f746ng"]
     assert all(row["bytes"] == row["model_bytes"] for row in r["links"])
@@ -193,7 +256,7 @@ def test_cli_says_when_outputs_differ(
     monkeypatch.setattr(_run_boards, "relay", corrupted)
     code, out, err = run_cli(capsys, str(LCP), "--boards", f767s(2), "--emulate", "--links", "host")
     assert code == 1 and "DIFFERENT (a bug in mcugen)" in out
-    assert "outputs differ from the single-board run's" in err
+    assert f"outputs differ from the single-board run ({F767})'s" in err
 
 
 @pytest.mark.parametrize(

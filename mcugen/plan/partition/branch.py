@@ -97,7 +97,9 @@ def _border_seconds(problem: PartitionProblem, ops: Sequence[int]) -> float:
     for outside (one link each way)."""
     inside = set(ops)
     producer, consumers = problem.producer(), problem.consumers()
-    reads = {t for i in ops for t in problem.ops[i].inputs if producer.get(t, -1) not in inside}
+    reads = {  # model inputs are loaded on every board that reads them, before the clock
+        t for i in ops for t in problem.ops[i].inputs if t in producer and producer[t] not in inside
+    }
     writes = {
         t
         for i in ops

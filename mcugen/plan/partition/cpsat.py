@@ -8,8 +8,9 @@ feasible):
   board's RAM); an optional interval per (i, p), no overlap per board.
 - For each tensor t and board q: need[t, q] when a reader of t is on q; for each other board p,
   y[t, p, q] >= x[producer, p] + need[t, q] - 1, an optional transfer interval on link (p, q)
-  after the producer ends, before each reader on q starts; no overlap per link. Outputs go to
-  the host over their board's host link. The latency is the last operator or output arrival.
+  after the producer ends, before each reader on q starts; no overlap per link. Model inputs
+  need no transfer (the host loads them before the clock); outputs go to the host over their
+  board's host link. The latency is the last operator or output arrival.
 - Flash: each board's weights within its flash, a constant counted at its first reader only (a
   relaxation where two operators share one, so the bound stays a bound).
 RAM is modelled only by the per-operator floor: the found assignment is checked exactly
@@ -211,12 +212,10 @@ def _links(
     for t in sorted(problem.tensor_bytes):
         d = math.floor(problem.transfer_seconds(t) * US)
         j = producer.get(t)
-        if j is None and t not in problem.inputs:
+        if j is None:  # a model input: loaded on every board that reads it before the clock
             continue
-        ready = e[j] if j is not None else 0
         for c in consumers.get(t, []):
-            if j is not None:
-                m.add(s[c] >= e[j])
+            m.add(s[c] >= e[j])
         for q in boards:
             readers = [c for c in consumers.get(t, []) if c != j]
             if not readers:
@@ -225,22 +224,19 @@ def _links(
             for c in readers:
                 m.add_implication(x[c][q], need)
             for p in boards:
-                if p == q or (j is None and p != 0):
+                if p == q:
                     continue
                 y = m.new_bool_var(f"y{t}_{p}_{q}")
-                if j is not None:
-                    m.add_bool_or([x[j][p].Not(), need.Not(), y])
-                else:
-                    m.add_implication(need, y)
+                m.add_bool_or([x[j][p].Not(), need.Not(), y])
                 a = m.new_int_var(0, horizon, f"a{t}_{p}_{q}")
                 b = m.new_int_var(0, horizon, f"b{t}_{p}_{q}")
                 on_link.setdefault((p, q), []).append(
                     m.new_optional_interval_var(a, d, b, y, f"l{t}_{p}_{q}")
                 )
-                m.add(a >= ready).only_enforce_if(y)
+                m.add(a >= e[j]).only_enforce_if(y)
                 for c in readers:
                     m.add(s[c] >= b).only_enforce_if([y, x[c][q]])
-        if t in problem.outputs and j is not None:
+        if t in problem.outputs:
             for p in boards:
                 a = m.new_int_var(0, horizon, f"h{t}_{p}")
                 on_link.setdefault((p, HOST), []).append(

@@ -5,15 +5,17 @@ operators; each board runs its own operators in that order). Everything else is 
 - The schedule (`simulate`): a board starts an operator when it is free and every input is on it;
   compute on one board is sequential. A tensor produced on board a and read on board b crosses
   link (a, b) once, starting when it is produced (the UART's DMA sends it while the board
-  computes); a link carries one tensor at a time, in the order their producers run. Model inputs
-  are on board 0 when the clock starts (the host loads them before, as for one board); outputs
-  go to the host over their board's host link, and the latency ends when the last one arrives.
+  computes); a link carries one tensor at a time, in the order their producers run. Each model
+  input is on every board that reads it when the clock starts (the host loads it there before,
+  as for one board); outputs go to the host over their board's host link, and the latency ends
+  when the last one arrives.
 - Each board's arena: the peak of its live bytes over its operators in order (whole tensors,
   16-byte aligned, no in-place sharing and no kernel scratch): a tensor lives from its producer
-  (or, received or a model input, from the board's first operator) to its last reader on the
-  board, and to the board's last operator when another board or the host needs it (the sender
-  keeps it until the send ends, which this count does not time). mcugen's layouts reach the
-  live-bytes peak of an order on the MLPerf Tiny models; sharing lowers it, scratch raises it.
+  (or, received or a model input the board reads, from the board's first operator) to its last
+  reader on the board, and to the board's last operator when another board or the host needs it
+  (the sender keeps it until the send ends, which this count does not time). mcugen's layouts
+  reach the live-bytes peak of an order on the MLPerf Tiny models; sharing lowers it, scratch
+  raises it.
 - Each board's flash: the bytes of the constants its operators read (a constant two boards read
   is on both).
 """
@@ -61,6 +63,16 @@ def check_order(problem: PartitionProblem, order: Sequence[int]) -> None:
                 raise PartitionInvalid(f"operator {op.index} runs before the producer of {t}")
 
 
+def loaded_inputs(
+    problem: PartitionProblem, assignment: Sequence[int], board: int
+) -> tuple[int, ...]:
+    """The model inputs the host loads on `board` before the clock: those its operators read."""
+    consumers = problem.consumers()
+    return tuple(
+        t for t in problem.inputs if any(assignment[c] == board for c in consumers.get(t, []))
+    )
+
+
 def simulate(
     problem: PartitionProblem, assignment: Sequence[int], order: Sequence[int]
 ) -> Schedule:
@@ -68,10 +80,11 @@ def simulate(
     producer = problem.producer()
     consumers = problem.consumers()
     home = {t: assignment[p] for t, p in producer.items()}
-    home.update({t: 0 for t in problem.inputs if t not in home})
     free = [0.0] * problem.n_boards
     link_free: dict[Link, float] = {}
-    arrival: dict[tuple[int, int], float] = {(t, 0): 0.0 for t in problem.inputs}
+    arrival = {
+        (t, b): 0.0 for b in range(problem.n_boards) for t in loaded_inputs(problem, assignment, b)
+    }
     transfers: list[Transfer] = []
     starts = [0.0] * len(problem.ops)
     ends = [0.0] * len(problem.ops)
@@ -87,8 +100,6 @@ def simulate(
             arrival[(t, dest)] = end
             transfers.append(Transfer(t, home[t], dest, start, end, problem.tensor_bytes[t]))
 
-    for t in problem.inputs:
-        send(t, 0.0)
     for i in order:
         op, board = problem.ops[i], assignment[i]
         start = max([free[board], *(arrival[(t, board)] for t in op.inputs)])
@@ -119,15 +130,9 @@ def board_arena(
         for t in op.outputs:
             first.setdefault(t, step)
             last[t] = max(last.get(t, step), step)
-    if board == 0:
-        for t in problem.inputs:
-            first[t] = 0
-            last.setdefault(t, 0)
     consumers = problem.consumers()
     for t in first:
-        here = (t in producer and assignment[producer[t]] == board) or (
-            t not in producer and board == 0
-        )
+        here = t in producer and assignment[producer[t]] == board
         sent = t in problem.outputs or any(assignment[c] != board for c in consumers.get(t, []))
         if here and sent:
             last[t] = last_step
@@ -238,7 +243,11 @@ class Partition:
         assignment = tuple(assignment)
         schedule = simulate(problem, assignment, order)
         n = problem.n_boards
-        links: dict[Link, int] = {(HOST, 0): sum(problem.tensor_bytes[t] for t in problem.inputs)}
+        links: dict[Link, int] = {}
+        for k in range(n):
+            loaded = loaded_inputs(problem, assignment, k)
+            if loaded:
+                links[(HOST, k)] = sum(problem.tensor_bytes[t] for t in loaded)
         for x in schedule.transfers:
             links[(x.source, x.dest)] = links.get((x.source, x.dest), 0) + x.nbytes
         part = cls(
@@ -288,7 +297,7 @@ def _check_schedule(problem: PartitionProblem, part: Partition) -> None:
         for t in op.inputs:
             if t in producer and part.assignment[producer[t]] == board:
                 ready = s.ends[producer[t]]
-            elif t not in producer and board == 0:
+            elif t not in producer:  # a model input, loaded before the clock
                 ready = 0.0
             elif (t, board) in arrived:
                 ready = arrived[(t, board)]

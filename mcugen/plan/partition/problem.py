@@ -114,7 +114,8 @@ class OpNode:
 @dataclass(frozen=True)
 class PartitionProblem:
     """Operators in a topological order (the stored one), activation and constant sizes, the
-    model inputs (on board 0 when the inference starts) and outputs (sent to the host)."""
+    model inputs (each loaded by the host on the boards that read it, before the inference
+    starts) and outputs (sent to the host)."""
 
     ops: tuple[OpNode, ...]
     tensor_bytes: Mapping[int, int]  # activation tensor -> bytes
