@@ -33,8 +33,8 @@ def board_rows(
                 "cycles_per_instruction_from": cpi_sources[k],
                 "clock_hz": spec.clock_hz,
                 "compute_seconds": part.compute[k],
-                "arena_bytes": [r.arena_bytes for _, r in mine],
-                "flash_bytes": [r.flash_bytes for _, r in mine],
+                "arena_bytes": max((r.arena_bytes for _, r in mine), default=0),
+                "flash_bytes": max((r.flash_bytes for _, r in mine), default=0),
                 "kept_bytes": run.kept_bytes.get(k, 0),
             }
         )
@@ -116,12 +116,11 @@ def multiboard_text(report: dict[str, Any], model: str) -> str:
         "  boards (instructions measured on the twins; time modelled at the board's clock):",
     ]
     for b in r["boards"]:
-        arena = ", ".join(f"{n:,}" for n in b["arena_bytes"]) or "-"
-        flash = ", ".join(f"{n:,}" for n in b["flash_bytes"]) or "-"
         lines.append(
             f"    {b['board']} {b['name']:<14} {len(b['operators']):>3} operators in "
-            f"{b['segments']} segment(s)  {b['instructions']:>13,} instructions  "
-            f"{_ms(b['compute_seconds']):>11}  arena {arena} B  flash {flash} B"
+            f"{b['segments']} phase(s)  {b['instructions']:>13,} instructions  "
+            f"{_ms(b['compute_seconds']):>11}  arena {b['arena_bytes']:,} B  "
+            f"flash {b['flash_bytes']:,} B"
             + (f"  kept {b['kept_bytes']:,} B" if b["kept_bytes"] else "")
         )
     for b in r["boards"]:

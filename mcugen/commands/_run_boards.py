@@ -1,5 +1,6 @@
 """`mcugen run MODEL --boards A,B,... --emulate`: the model partitioned over several boards'
-QEMU twins, the host relaying tensors (host/multiboard.py), checked bit for bit against the same
+QEMU twins, one firmware per board, tensors between boards over link UARTs or through the host
+(host/linked_run.py), checked bit for bit against the same
 model on one board's twin (or, when no single board holds the model, against TFLM or mcugen's
 host build), reported per board, per link and end to end."""
 
@@ -18,14 +19,13 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.commands._common import plan_options
 from mcugen.commands._partition import board_specs
 from mcugen.errors import DoesNotFit, McugenError
-from mcugen.host.linked_run import linked_relay
+from mcugen.host.linked_run import run_partition
 from mcugen.host.multiboard import (
     Firmware,
+    build_boards,
     build_firmware,
-    build_segments,
     outputs_equal,
     reference_outputs,
-    relay,
     run_twin,
 )
 from mcugen.model.ir import Graph
@@ -33,7 +33,7 @@ from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
-from mcugen.plan.partition.segments import segments
+from mcugen.plan.partition.segments import board_programs, segments
 from mcugen.report_multiboard import multiboard_json, multiboard_text
 
 
@@ -115,7 +115,8 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="mcugen-boards-") as tmp:
         single_fw, no_fit = single_board(graph, targets[0], options_for(targets[0]), Path(tmp))
-        firmware = build_segments(segs, targets, options_for, Path(tmp))
+        programs = board_programs(graph, segs)
+        firmware = build_boards(programs, targets, options_for, Path(tmp))
         sample = inputs_for(args, graph)
         single_run = run_twin(single_fw, sample) if single_fw is not None else None
         if single_run is not None:
@@ -129,10 +130,7 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
 
             model = Path(args.model).read_bytes()
             expected, reference = reference_outputs(model, graph, sample, host_build)
-        if links_mode == "uart":
-            run = linked_relay(graph, segs, firmware, sample)
-        else:
-            run = relay(graph, segs, firmware, sample)
+        run = run_partition(graph, segs, programs, firmware, sample, links=links_mode)
     measured = partitions.Partition.of(
         part.strategy,
         partitions.partition_problem(graph, specs, link, instructions=run.per_op()),

@@ -1,16 +1,22 @@
-"""Run a partition's segments on twins that pass tensors board to board (host/links.py).
+"""Run a partitioned model on its boards' QEMU twins, one firmware per board (host/multiboard.py).
 
-As in `multiboard.relay`, the segments run one at a time in run order, each on its own twin of
-its board's firmware, built with link UARTs (`Target.links`). The difference is where a tensor
-goes between boards: a twin stays up until every segment of another board that needs one of its
-outputs has received it, and the tensor crosses a `Wire` between the two twins' link UARTs as
-the firmware's acknowledged DATA frames (runtime_c/app/link.c). The host only starts the two ends
-and checks their CRCs. The host still writes the model inputs, reads the model outputs, and
-carries a tensor between two segments of the same board (a real board would keep it in RAM; it
-is counted as kept, as in `relay`).
-Idle twins poll their UARTs: at most the twins whose outputs are still awaited run at once.
-`faults` damages frames on chosen links (tests): the run then recovers by resending, or fails
-with a `RunError` naming the link, never with a wrong tensor.
+The segments run in run order; a segment is a phase of its board's program: the host delivers
+the phase's inputs, invokes only the phase's operators (INVOKE with an operator range,
+`mcu_invoke_nodes`) with the profile on, and reads back the model outputs it made. A tensor an
+earlier phase of the same board made stays in that board's arena. A tensor from another board
+crosses one of two ways (`links`):
+- "uart" (default): board to board. Both twins were built with link UARTs (`Target.links`);
+  a `Wire` joins the producer's and the consumer's, and the firmware moves the tensor as
+  acknowledged DATA frames (runtime_c/app/link.c, host/links.py). The host only starts both
+  ends and compares their CRCs. `faults` damages frames on chosen links (tests): the run then
+  recovers by resending, or fails with a `RunError` naming the link, never with a wrong tensor.
+- "host": the host reads it from the producer's twin and writes it to the consumer's.
+Model inputs come from the host, written once to every board that reads them.
+A board's twin starts at its first phase and stops once its last phase has run and every board
+that needs one of its tensors has it; idle twins poll their UARTs, so at most the boards still
+needed run at once. Every byte is counted on its link (producer -> consumer, host -> board,
+board -> host) once per tensor and receiving board, as the partition's model counts it; what a
+later phase reads from an earlier one of its board is counted as kept.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
@@ -31,21 +37,24 @@ from mcugen.host.protocol import DeviceLink
 from mcugen.host.sizes import firmware_sizes
 from mcugen.model.ir import DTYPES, Graph
 from mcugen.plan.partition import HOST
-from mcugen.plan.partition.segments import Segment
+from mcugen.plan.partition.segments import BoardProgram, Segment
+
+LINK_MODES = ("uart", "host")
 
 
 @dataclass
 class LiveTwin:
-    seg: Segment
+    prog: BoardProgram
     fw: Firmware
     dev: DeviceLink
     ports: list[int]
     stack: contextlib.ExitStack
+    cycle_hz: int = 0
+    arena_bytes: int = 0
+    delivered: set[int] = field(default_factory=set)
 
 
-def start_twin(seg: Segment, fw: Firmware) -> LiveTwin:
-    if fw.target.links == 0:
-        raise AssertionError("linked_relay needs firmware built with link UARTs")
+def start_twin(prog: BoardProgram, fw: Firmware) -> LiveTwin:
     stack = contextlib.ExitStack()
     try:
         socks = [stack.enter_context(s) for s in listeners(fw.target.links)]
@@ -55,158 +64,174 @@ def start_twin(seg: Segment, fw: Firmware) -> LiveTwin:
     except BaseException:
         stack.close()
         raise
-    return LiveTwin(seg, fw, dev, [int(s.getsockname()[1]) for s in socks], stack)
+    ports = [int(s.getsockname()[1]) for s in socks]
+    return LiveTwin(prog, fw, dev, ports, stack, info.cycle_hz, info.arena_bytes)
 
 
-class Links:
-    """The wires between live twins, and what crossed each board-to-board link."""
+class Crossings:
+    """How tensors cross between boards (module docstring), and what crossed each link."""
 
-    def __init__(self, faults: Mapping[Link, Sequence[Fault]]) -> None:
-        self.faults = faults
-        self.wires: dict[tuple[int, int], tuple[Wire, Link]] = {}
+    def __init__(self, mode: str, faults: Mapping[Link, Sequence[Fault]]) -> None:
+        if mode not in LINK_MODES:
+            raise ValueError(f"unknown link mode {mode!r}")
+        if faults and mode != "uart":
+            raise ValueError("faults are injected on board-to-board links only")
+        self.mode, self.faults = mode, faults
+        self.wires: dict[Link, Wire] = {}  # by (lower board, higher board)
         self.wire_bytes: dict[Link, int] = {}
         self.resends: dict[Link, int] = {}
         self.xfer = 0
 
-    def wire(self, src: LiveTwin, dst: LiveTwin) -> Wire:
-        key = (src.seg.index, dst.seg.index)
-        if key not in self.wires:
-            a, b = src.seg.board, dst.seg.board
-            wire = Wire(
-                f"board {a} -> board {b}",
-                (src.ports[link_slot(a, b)], dst.ports[link_slot(b, a)]),
-                (self.faults.get((a, b), ()), self.faults.get((b, a), ())),
-            )
-            self.wires[key] = (wire, (a, b))
-        return self.wires[key][0]
-
     def carry(self, graph: Graph, t: int, src: LiveTwin, dst: LiveTwin) -> None:
-        a, b = src.seg.board, dst.seg.board
-        self.wire(src, dst)
+        a, b = src.prog.board, dst.prog.board
+        if self.mode == "host":
+            tensor = graph.tensors[t]
+            raw = src.dev.read_output(src.prog.outputs.index(t), tensor.nbytes)
+            dst.dev.write_input(dst.prog.inputs.index(t), raw)
+            return
+        lo, hi = (src, dst) if a < b else (dst, src)
+        pair = (lo.prog.board, hi.prog.board)
+        if pair not in self.wires:  # one cable per pair of boards, both directions
+            self.wires[pair] = Wire(
+                f"board {pair[0]} <-> board {pair[1]}",
+                (lo.ports[link_slot(*pair)], hi.ports[link_slot(pair[1], pair[0])]),
+                (self.faults.get(pair, ()), self.faults.get((pair[1], pair[0]), ())),
+            )
         self.xfer += 1
         sent, _ = transfer(
             src.dev,
             link_slot(a, b),
-            src.seg.outputs.index(t),
+            src.prog.outputs.index(t),
             dst.dev,
             link_slot(b, a),
-            dst.seg.inputs.index(t),
+            dst.prog.inputs.index(t),
             self.xfer,
             link_name=f"board {a} -> board {b}",
             tensor=graph.tensors[t].name or f"#{t}",
         )
-        self.resends[(a, b)] = self.resends.get((a, b), 0) + sent.resends
+        add(self.resends, (a, b), sent.resends)
 
     def close_twin(self, twin: LiveTwin) -> None:
-        for (i, j), (wire, link) in list(self.wires.items()):
-            if twin.seg.index in (i, j):
+        for (a, b), wire in list(self.wires.items()):
+            if twin.prog.board in (a, b):
                 wire.close()
-                self.wire_bytes[link] = self.wire_bytes.get(link, 0) + wire.nbytes
-                del self.wires[(i, j)]
+                add(self.wire_bytes, (a, b), wire.directions[0].nbytes)
+                add(self.wire_bytes, (b, a), wire.directions[1].nbytes)
+                del self.wires[(a, b)]
         twin.stack.close()
 
 
-def linked_relay(
+def add(counts: dict[Link, int], link: Link, nbytes: int) -> None:
+    counts[link] = counts.get(link, 0) + nbytes
+
+
+def last_needed(segments: Sequence[Segment]) -> dict[int, int]:
+    """Board -> the run position after which its twin is no longer needed."""
+    producer = {t: s.board for s in segments for t in s.outputs}
+    last: dict[int, int] = {}
+    for s in segments:
+        last[s.board] = max(last.get(s.board, 0), s.index)
+        for t in s.inputs:
+            if t in producer and producer[t] != s.board:
+                last[producer[t]] = max(last.get(producer[t], 0), s.index)
+    return last
+
+
+def run_partition(
     graph: Graph,
     segments: Sequence[Segment],
+    programs: Sequence[BoardProgram],
     firmware: Sequence[Firmware],
     sample: Sequence[np.ndarray],
     *,
+    links: str = "uart",
     faults: Mapping[Link, Sequence[Fault]] | None = None,
 ) -> RelayRun:
-    """Run the segments in order, tensors between boards over board-to-board links (module
-    docstring); bytes per link as `relay` counts them, plus the bytes on each wire (framing,
-    acknowledgements and resends included) and the frames resent."""
+    """Run the partition on its twins (module docstring): outputs, each phase's twin run, bytes
+    per link and kept per board; with `links="uart"` also the bytes on each wire (framing,
+    acknowledgements and resends included) and the frames resent per link."""
     start = time.perf_counter()
-    producer = {t: s for s in segments for t in s.outputs}
-    last_use = {s.index: s.index for s in segments}
-    for s in segments:
-        for t in s.inputs:
-            if t in producer and producer[t].board != s.board:
-                last_use[producer[t].index] = s.index
+    program = {p.board: (p, fw) for p, fw in zip(programs, firmware, strict=True)}
+    producer = {t: s.board for s in segments for t in s.outputs}
+    last = last_needed(segments)
     values: dict[int, np.ndarray] = dict(zip(graph.inputs, sample, strict=True))
-    host_links: dict[Link, int] = {}
+    link_bytes: dict[Link, int] = {}
     kept: dict[int, int] = {}
-    links = Links(faults or {})
+    cross = Crossings(links, faults or {})
     live: dict[int, LiveTwin] = {}
     runs: list[TwinRun] = []
-
     try:
-        for seg, fw in zip(segments, firmware, strict=True):
-            twin = live[seg.index] = start_twin(seg, fw)
-            for k, t in enumerate(seg.inputs):
-                src = producer.get(t)
+        for seg in segments:
+            if seg.board not in live:
+                live[seg.board] = start_twin(*program[seg.board])
+            twin = live[seg.board]
+            for t in seg.inputs:
                 nbytes = graph.tensors[t].nbytes
-                if src is not None and src.board != seg.board:
-                    links.carry(graph, t, live[src.index], twin)
-                    add(host_links, (src.board, seg.board), nbytes)
-                    continue
-                if src is None:
-                    add(host_links, (HOST, seg.board), nbytes)
-                else:
+                if producer.get(t) == seg.board:
                     kept[seg.board] = kept.get(seg.board, 0) + nbytes
-                twin.dev.write_input(k, np.ascontiguousarray(values[t]).tobytes())
-            runs.append(invoke_twin(twin, graph, values, segments))
+                elif t in twin.delivered:
+                    continue
+                elif t in producer:
+                    cross.carry(graph, t, live[producer[t]], twin)
+                    add(link_bytes, (producer[t], seg.board), nbytes)
+                else:
+                    twin.dev.write_input(twin.prog.inputs.index(t), values[t].tobytes())
+                    add(link_bytes, (HOST, seg.board), nbytes)
+                twin.delivered.add(t)
+            runs.append(run_phase(twin, seg, graph, values))
             for t in seg.outputs:
                 if t in graph.outputs:
-                    add(host_links, (seg.board, HOST), graph.tensors[t].nbytes)
-            for index in [i for i in live if last_use[i] <= seg.index]:
-                links.close_twin(live.pop(index))
+                    add(link_bytes, (seg.board, HOST), graph.tensors[t].nbytes)
+            for board in [b for b in live if last[b] <= seg.index]:
+                cross.close_twin(live.pop(board))
     finally:
         for twin in live.values():
-            links.close_twin(twin)
+            cross.close_twin(twin)
+    missing = [t for t in graph.outputs if t not in values]
+    if missing:
+        raise AssertionError(f"no board produced model outputs {missing}: a bug in mcugen")
     return RelayRun(
         tuple(segments),
         tuple(runs),
         [values[t] for t in graph.outputs],
-        MappingProxyType(dict(sorted(host_links.items()))),
+        MappingProxyType(dict(sorted(link_bytes.items()))),
         MappingProxyType(dict(sorted(kept.items()))),
         time.perf_counter() - start,
-        links_mode="uart",
-        wire_bytes=MappingProxyType(dict(sorted(links.wire_bytes.items()))),
-        resends=MappingProxyType(dict(sorted(links.resends.items()))),
+        links_mode=links,
+        wire_bytes=MappingProxyType(dict(sorted(cross.wire_bytes.items()))),
+        resends=MappingProxyType(dict(sorted(cross.resends.items()))),
     )
 
 
-def invoke_twin(
-    twin: LiveTwin, graph: Graph, values: dict[int, np.ndarray], segments: Sequence[Segment]
-) -> TwinRun:
-    """Invoke the twin's segment once with the profile on; read back the outputs the host needs
-    (model outputs, and tensors a later segment of the same board reads) into `values`."""
-    dev, fw, seg = twin.dev, twin.fw, twin.seg
-    res = dev.invoke(1, profile=True)
+def run_phase(twin: LiveTwin, seg: Segment, graph: Graph, values: dict[int, np.ndarray]) -> TwinRun:
+    """Invoke the twin's phase for `seg` with the profile on; read the model outputs it made
+    into `values`; its instructions, per original operator too."""
+    prog, fw, dev = twin.prog, twin.fw, twin.dev
+    first, end = prog.phase_range(prog.segments.index(seg.index))
+    res = dev.invoke(1, profile=True, nodes=(first, end))
     if res.status != 0:
         raise RunError(
             f"inference failed on board {seg.board}: status {res.status} at operator "
             f"{res.failed_node}",
             where=dev.name,
         )
-    info = dev.info()
-    node_ticks = dev.profile(info.num_nodes)
-    same_board_later = {
-        t for s in segments if s.board == seg.board and s.index > seg.index for t in s.inputs
-    }
-    for i, t in enumerate(seg.outputs):
-        if t in graph.outputs or t in same_board_later:
+    node_ticks = dev.profile(len(prog.ops))
+    for t in seg.outputs:
+        if t in graph.outputs:
             tensor = graph.tensors[t]
-            raw = dev.read_output(i, tensor.nbytes)
-            values[t] = np.frombuffer(raw, dtype=DTYPES[tensor.dtype][0]).reshape(tensor.shape)
+            raw = dev.read_output(prog.outputs.index(t), tensor.nbytes)
+            values[t] = np.frombuffer(raw, DTYPES[tensor.dtype][0]).reshape(tensor.shape).copy()
 
     def instructions(ticks: int) -> int:
-        return ticks * QEMU_INSTRUCTIONS_PER_SECOND // info.cycle_hz
+        return ticks * QEMU_INSTRUCTIONS_PER_SECOND // twin.cycle_hz
 
     sizes = firmware_sizes(fw.result.executable, fw.target)
-    order = fw.gen.plan.order
-    per_op = {fw.ops[order[step]]: instructions(n) for step, n in enumerate(node_ticks)}
+    per_op = {fw.ops[k]: instructions(node_ticks[k]) for k in range(first, end)}
     return TwinRun(
         [],
         instructions(res.ticks),
         MappingProxyType(per_op),
-        info.arena_bytes,
+        twin.arena_bytes,
         sizes.flash_bytes,
         sizes.ram_bytes,
     )
-
-
-def add(counts: dict[Link, int], link: Link, nbytes: int) -> None:
-    counts[link] = counts.get(link, 0) + nbytes

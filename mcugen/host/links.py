@@ -195,10 +195,6 @@ class Wire:
             except OSError:
                 return
 
-    @property
-    def nbytes(self) -> int:
-        return sum(d.nbytes for d in self.directions)
-
     def close(self) -> None:
         self.stop.set()
         for t in self.threads:

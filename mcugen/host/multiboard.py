@@ -1,15 +1,8 @@
-"""Run one model partitioned over several boards' QEMU twins, the host relaying the tensors.
+"""Firmware for a model partitioned over several boards, and what their runs report.
 
-The partition's segments (plan/partition/segments.py) are ordinary sub-models: each is planned,
-rendered and built by the usual pipeline for its board's target (mixed boards work) and runs the
-usual firmware and protocol. The host then walks the segments in run order: it starts the
-segment's twin, writes its inputs (model inputs from the host, tensors from the segments that
-produced them), invokes it once with the per-operator profile on, reads its outputs, and stops
-the twin. Only one twin runs at a time: an idle twin polls its UART at full speed, so N idle
-twins would take N cores for nothing, and the host relays one transfer at a time anyway.
-Every byte relayed is counted on its link (producer board -> consumer board, host -> board,
-board -> host) once per tensor and receiving board, as the partition's link model counts it; a
-tensor a board's later segment reads from its earlier one is counted as kept on the board.
+Each board's part of the partition (a `BoardProgram`, plan/partition/segments.py: its segments
+as one sub-model run phase by phase) is planned, rendered and built by the usual pipeline for
+its board's target (mixed boards work) into one firmware image; host/linked_run.py runs them.
 
 Sub-models are planned without graph rewrites (`PlanOptions.rewrites`), so each firmware runs
 exactly the partition's operators and the profile gives every original operator's
@@ -18,7 +11,6 @@ instructions; the single-board reference run uses the same options.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,8 +27,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
-from mcugen.plan.partition import HOST
-from mcugen.plan.partition.segments import Segment
+from mcugen.plan.partition.segments import BoardProgram, Segment
 
 Link = tuple[int, int]
 
@@ -75,8 +66,9 @@ class RelayRun:
     link_bytes: Mapping[Link, int]
     kept_bytes: Mapping[int, int]
     seconds: float
-    #: board-to-board runs (host/linked_run.py): bytes on each link's wire, both directions,
-    #: framing, acknowledgements and resends included; and the frames resent on each link
+    #: links "uart": bytes each board sent to another on its link UART (the TX line a -> b:
+    #: DATA frames of a's tensors and ACKs of b's, framing and resends included), and the
+    #: DATA frames resent per link
     #: "host" (the host relays every tensor) or "uart" (board to board over link UARTs)
     links_mode: str = "host"
     wire_bytes: Mapping[Link, int] = field(default_factory=dict)
@@ -131,68 +123,23 @@ def run_twin(fw: Firmware, inputs: Sequence[np.ndarray]) -> TwinRun:
     )
 
 
-def build_segments(
-    segments: Sequence[Segment],
+def build_boards(
+    programs: Sequence[BoardProgram],
     targets: Sequence[Target],
     options_for: Callable[[Target], PlanOptions],
     workdir: Path,
 ) -> list[Firmware]:
-    """Every segment's firmware, for its board's target, all built before any twin starts."""
-    return [
-        build_firmware(
-            s.graph,
-            s.ops,
-            targets[s.board],
-            options_for(targets[s.board]),
-            workdir / f"board{s.board}-segment{s.index}",
-        )
-        for s in segments
-    ]
-
-
-def relay(
-    graph: Graph,
-    segments: Sequence[Segment],
-    firmware: Sequence[Firmware],
-    sample: Sequence[np.ndarray],
-) -> RelayRun:
-    """Run the segments in order on their twins, relaying tensors through the host and counting
-    every byte on its link (module docstring)."""
-    start = time.perf_counter()
-    values: dict[int, np.ndarray] = dict(zip(graph.inputs, sample, strict=True))
-    where: dict[int, int] = dict.fromkeys(graph.inputs, HOST)
-    links: dict[Link, int] = {}
-    kept: dict[int, int] = {}
-    delivered: set[tuple[int, int]] = set()
-    runs = []
-    for seg, fw in zip(segments, firmware, strict=True):
-        for t in seg.inputs:
-            if (t, seg.board) in delivered:
-                continue
-            delivered.add((t, seg.board))
-            nbytes = graph.tensors[t].nbytes
-            if where[t] == seg.board:
-                kept[seg.board] = kept.get(seg.board, 0) + nbytes
-            else:
-                links[(where[t], seg.board)] = links.get((where[t], seg.board), 0) + nbytes
-        run = run_twin(fw, [values[t] for t in seg.inputs])
-        for t, arr in zip(seg.outputs, run.outputs, strict=True):
-            values[t], where[t] = arr, seg.board
-            if t in graph.outputs:
-                key = (seg.board, HOST)
-                links[key] = links.get(key, 0) + graph.tensors[t].nbytes
-        runs.append(run)
-    missing = [t for t in graph.outputs if t not in values]
-    if missing:
-        raise AssertionError(f"no segment produced model outputs {missing}: a bug in mcugen")
-    return RelayRun(
-        tuple(segments),
-        tuple(runs),
-        [values[t] for t in graph.outputs],
-        MappingProxyType(dict(sorted(links.items()))),
-        MappingProxyType(dict(sorted(kept.items()))),
-        time.perf_counter() - start,
-    )
+    """Every board's firmware (its `BoardProgram`), for its target, all built before any twin
+    starts. The plan keeps the program's operator order (the phases are ranges of it)."""
+    found = []
+    for prog in programs:
+        target = targets[prog.board]
+        options = replace(options_for(target), order="stored")
+        fw = build_firmware(prog.graph, prog.ops, target, options, workdir / f"board{prog.board}")
+        if tuple(fw.gen.plan.order) != tuple(range(len(prog.ops))):
+            raise AssertionError(f"board {prog.board}: the plan reordered its phases")
+        found.append(fw)
+    return found
 
 
 def reference_outputs(

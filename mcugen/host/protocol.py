@@ -283,9 +283,19 @@ class DeviceLink:
         return status, sequence
 
     def invoke(
-        self, count: int = 1, *, profile: bool = False, timeout: float = 600.0
+        self,
+        count: int = 1,
+        *,
+        profile: bool = False,
+        timeout: float = 600.0,
+        nodes: tuple[int, int] | None = None,
     ) -> InvokeResult:
-        body = self.request(CMD_INVOKE, struct.pack("<HB", count, int(profile)), timeout=timeout)
+        """`nodes`: run only the operators at positions first .. end - 1 (a phase of a board's
+        program in a multi-board run)."""
+        payload = struct.pack("<HB", count, int(profile))
+        if nodes is not None:
+            payload += struct.pack("<HH", *nodes)
+        body = self.request(CMD_INVOKE, payload, timeout=timeout)
         if len(body) < 16:
             raise self._malformed("INVOKE", body)
         status, _, failed, ticks, stack = struct.unpack("<BBhQI", body[:16])

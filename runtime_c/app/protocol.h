@@ -46,6 +46,8 @@ void mcu_mlperf_boot_banner(void);
 
 /* Shared by both protocols (firmware.c). */
 int mcu_app_invoke(uint32_t count, uint64_t *ticks, int profile);
+int mcu_app_invoke_nodes(uint32_t count, uint64_t *ticks, int profile, uint32_t first,
+                         uint32_t end);
 uint8_t *mcu_app_io_ptr(int is_output, uint32_t index, uint32_t *bytes);
 void mcu_app_puts(const char *s);
 

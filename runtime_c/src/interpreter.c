@@ -61,6 +61,7 @@ mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *are
  * from the initial offsets. Inlined into both entry points, so mcu_invoke's copy has no clock
  * test left. */
 static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_t *ctx,
+                                                                    uint32_t first, uint32_t end,
                                                                     mcu_clock_fn now,
                                                                     uint64_t *node_ticks) {
   const mcu_model_t *model = ctx->model;
@@ -69,7 +70,7 @@ static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_
 #else
   const mcu_allocator_t *allocator = model->allocator;
 #endif
-  for (uint32_t i = 0; i < model->num_nodes; ++i) {
+  for (uint32_t i = first; i < end; ++i) {
     const mcu_node_t *node = &model->nodes[i];
     uint64_t start = now != NULL ? now() : 0u;
     if (allocator != NULL) {
@@ -94,8 +95,19 @@ static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_
   return MCU_OK;
 }
 
-mcu_status_t mcu_invoke(mcu_context_t *ctx) { return run_nodes(ctx, NULL, NULL); }
+mcu_status_t mcu_invoke(mcu_context_t *ctx) {
+  return run_nodes(ctx, 0u, ctx->model->num_nodes, NULL, NULL);
+}
 
 mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks) {
-  return run_nodes(ctx, now, node_ticks);
+  return run_nodes(ctx, 0u, ctx->model->num_nodes, now, node_ticks);
+}
+
+mcu_status_t mcu_invoke_nodes(mcu_context_t *ctx, uint32_t first, uint32_t end, mcu_clock_fn now,
+                              uint64_t *node_ticks) {
+  if (first > end || end > ctx->model->num_nodes || ctx->model->allocator != NULL) {
+    ctx->failed_node = -1;
+    return MCU_ERR_UNSUPPORTED;
+  }
+  return run_nodes(ctx, first, end, now, node_ticks);
 }

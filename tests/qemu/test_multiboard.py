@@ -11,6 +11,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,16 +20,24 @@ import pytest
 from mcugen import cli
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.commands._partition import board_specs
-from mcugen.host import multiboard, qemu
+from mcugen.host import linked_run, multiboard, qemu
 from mcugen.host.host_run import random_inputs
-from mcugen.host.multiboard import Firmware, RelayRun, TwinRun, build_firmware, relay, run_twin
+from mcugen.host.linked_run import run_partition
+from mcugen.host.multiboard import (
+    Firmware,
+    RelayRun,
+    TwinRun,
+    build_boards,
+    build_firmware,
+    run_twin,
+)
 from mcugen.model.graphs import inception
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, partition_problem
-from mcugen.plan.partition.segments import Segment, segments
+from mcugen.plan.partition.segments import BoardProgram, Segment, board_programs, segments
 from mcugen.reference import tflm_outputs
 from support import ROOT, example_module
 
@@ -46,33 +55,43 @@ def f767s(n: int) -> str:
 
 
 class Twins:
-    """One model's firmware, each sub-model built once per board (keyed by its bytes)."""
+    """One model's firmware: the whole model on one board, and each board program built once
+    (keyed by its bytes); runs go board to board over link UARTs unless told otherwise."""
 
     def __init__(self, graph: Graph, workdir: Path) -> None:
         self.graph, self.workdir = graph, workdir
-        self.target: Target = resolve_target(load_board(F767), emulate=True)
+        base = resolve_target(load_board(F767), emulate=True)
+        self.target: Target = replace(base, links=base.port_board.link_uarts)
         self.options = PlanOptions(core=self.target.port_board.core, keep_input="auto")
         self.built: dict[bytes, Firmware] = {}
         self.sample = random_inputs(graph, 0)
         ops = tuple(range(len(graph.operators)))
-        self.single: TwinRun = run_twin(self.firmware(graph, ops), self.sample)
+        one = build_firmware(graph, ops, self.target, self.options, workdir / "one")
+        self.single: TwinRun = run_twin(one, self.sample)
         self.tflm = tflm_outputs(write_model(graph), graph, [self.sample])[0]
 
-    def firmware(self, graph: Graph, ops: Sequence[int]) -> Firmware:
-        key = write_model(graph)
-        if key not in self.built:
-            directory = self.workdir / f"fw{len(self.built)}"
-            self.built[key] = build_firmware(graph, ops, self.target, self.options, directory)
-        return self.built[key]
+    def firmware(self, programs: Sequence[BoardProgram]) -> list[Firmware]:
+        found = []
+        for prog in programs:
+            key = write_model(prog.graph)
+            if key not in self.built:
+                directory = self.workdir / f"fw{len(self.built)}"
+                targets = [self.target] * (prog.board + 1)
+                self.built[key] = build_boards([prog], targets, lambda _t: self.options, directory)[
+                    0
+                ]
+            found.append(self.built[key])
+        return found
 
     def partition(self, boards: int, strategy: str) -> Partition:
         problem = partition_problem(self.graph, board_specs(f767s(boards)), LinkModel(921600))
         return PARTITIONERS.get(strategy)(problem)
 
-    def run(self, part: Partition) -> tuple[tuple[Segment, ...], RelayRun]:
+    def run(self, part: Partition, links: str = "uart") -> tuple[tuple[Segment, ...], RelayRun]:
         segs = segments(self.graph, part)
-        firmware = [self.firmware(s.graph, s.ops) for s in segs]
-        return segs, relay(self.graph, segs, firmware, self.sample)
+        programs = board_programs(self.graph, segs)
+        firmware = self.firmware(programs)
+        return segs, run_partition(self.graph, segs, programs, firmware, self.sample, links=links)
 
     def assert_exact(self, run: RelayRun) -> None:
         for ours, single, tflm in zip(run.outputs, self.single.outputs, self.tflm, strict=True):
@@ -197,26 +216,25 @@ def test_a_model_no_board_holds_runs_on_two_against_tflm(
     assert r["single_board"].startswith("model does not fit nucleo-f767")
     assert r["speedup"] is None and r["single_board_instructions"] is None
     assert r["board_to_board_bytes"] == 2 * 48
-    assert all(max(b["arena_bytes"]) < 512 * 1024 for b in r["boards"])
+    assert all(b["arena_bytes"] < 512 * 1024 for b in r["boards"])
 
 
 def test_twins_reaped_on_interrupt(lcp: Twins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the middle of a run on three boards (two twins up): no QEMU is left."""
     part = lcp.partition(3, "branch")
-    segs = segments(lcp.graph, part)
-    firmware = [lcp.firmware(s.graph, s.ops) for s in segs]
     calls = []
-    real = multiboard.run_samples
+    real = linked_run.run_phase
 
     def interrupted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         if len(calls) == 2:
-            assert len(qemu._LIVE) == 1  # one twin at a time
+            assert len(qemu._LIVE) == 2
             raise KeyboardInterrupt
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(multiboard, "run_samples", interrupted)
+    monkeypatch.setattr(linked_run, "run_phase", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        relay(lcp.graph, segs, firmware, lcp.sample)
+        lcp.run(part)
     assert not qemu._LIVE
 
 
@@ -249,11 +267,11 @@ def test_cli_says_when_outputs_differ(
     from mcugen.commands import _run_boards
 
     def corrupted(*args: object, **kwargs: object) -> RelayRun:
-        run = relay(*args, **kwargs)  # type: ignore[arg-type]
+        run = run_partition(*args, **kwargs)  # type: ignore[arg-type]
         run.outputs[0].reshape(-1)[0] ^= 1
         return run
 
-    monkeypatch.setattr(_run_boards, "relay", corrupted)
+    monkeypatch.setattr(_run_boards, "run_partition", corrupted)
     code, out, err = run_cli(capsys, str(LCP), "--boards", f767s(2), "--emulate", "--links", "host")
     assert code == 1 and "DIFFERENT (a bug in mcugen)" in out
     assert f"outputs differ from the single-board run ({F767})'s" in err

@@ -183,3 +183,54 @@ def segments(graph: Graph, part: Partition) -> tuple[Segment, ...]:
             )
         )
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class BoardProgram:
+    """All of one board's segments as one sub-model, which its firmware runs phase by phase:
+    phase k is segment `segments[k]`, the next `phases[k]` operators of `ops`. Its inputs are
+    the tensors the board receives (model inputs first, then tensors from other boards, by
+    index), its outputs the tensors it sends (to other boards or the host); a tensor one phase
+    leaves for a later one of the same board stays in the board's arena, unsent."""
+
+    board: int
+    segments: tuple[int, ...]
+    ops: tuple[int, ...]
+    phases: tuple[int, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    graph: Graph
+
+    def phase_range(self, k: int) -> tuple[int, int]:
+        """Positions (first, end) of phase k's operators in `ops`."""
+        first = sum(self.phases[:k])
+        return first, first + self.phases[k]
+
+
+def board_programs(graph: Graph, segs: Sequence[Segment]) -> tuple[BoardProgram, ...]:
+    """One `BoardProgram` per board that has segments, by board number. The firmware must run
+    `ops` in this order (the plan's order is the stored one: host/multiboard.py checks it)."""
+    found = []
+    for board in sorted({s.board for s in segs}):
+        mine = [s for s in segs if s.board == board]
+        made = {t for s in mine for t in s.outputs}
+        others = [s for s in segs if s.board != board]
+        sent = set(graph.outputs) | {t for s in others for t in s.inputs}
+        received = [t for s in mine for t in s.inputs if t not in made]
+        inputs = [t for t in graph.inputs if t in received]
+        inputs += sorted(set(received) - set(inputs))
+        outputs = sorted(t for t in made if t in sent)
+        ops = tuple(op for s in mine for op in s.ops)
+        name = f"{graph.name or 'model'}_b{board}"
+        found.append(
+            BoardProgram(
+                board,
+                tuple(s.index for s in mine),
+                ops,
+                tuple(len(s.ops) for s in mine),
+                tuple(inputs),
+                tuple(outputs),
+                sub_graph(graph, ops, inputs, outputs, name),
+            )
+        )
+    return tuple(found)

@@ -225,6 +225,13 @@ typedef uint64_t (*mcu_clock_fn)(void);
 /* As mcu_invoke, and adds each operator's ticks to node_ticks[position] (num_nodes entries). */
 mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks);
 
+/* Runs only the operators at positions first .. end - 1 (profiled when `now` is not NULL): a
+ * board of a multi-board run executes its part of a model in phases, receiving tensors from
+ * other boards between them. Static offsets only (MCU_ERR_UNSUPPORTED with a dynamic allocator,
+ * or for a range outside the model). */
+mcu_status_t mcu_invoke_nodes(mcu_context_t *ctx, uint32_t first, uint32_t end, mcu_clock_fn now,
+                              uint64_t *node_ticks);
+
 /* MCU_STATIC_OFFSETS: a build without a dynamic allocator (the generated Makefile defines it for
  * allocator "static"). Every tensor then stays at its planned arena_offset, so the accessors below
  * drop their per-access test of ctx->offsets and the interpreter its allocator hooks; mcu_init
