@@ -111,6 +111,8 @@ class Target:
     memories: tuple[Memory, ...] = ()
     #: the MLPerf Tiny timestamp mode the firmware is built for (MLPERF_MODES, `with_mlperf_mode`)
     mlperf_mode: str = "performance"
+    #: firmware of a multi-board run: INVOKE runs an operator range (a phase of the board's part)
+    multiboard: bool = False
     #: board-to-board link UARTs built in (multi-board runs, `Board.link_uarts`), 0 for none
     links: int = 0
 

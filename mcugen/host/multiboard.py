@@ -133,7 +133,7 @@ def build_boards(
     starts. The plan keeps the program's operator order (the phases are ranges of it)."""
     found = []
     for prog in programs:
-        target = targets[prog.board]
+        target = replace(targets[prog.board], multiboard=True)  # INVOKE runs one phase
         options = replace(options_for(target), order="stored")
         fw = build_firmware(prog.graph, prog.ops, target, options, workdir / f"board{prog.board}")
         if tuple(fw.gen.plan.order) != tuple(range(len(prog.ops))):

@@ -97,6 +97,8 @@ def project_files(gen: Generated, target: Target) -> dict[str, bytes]:
         defines.append(WEIGHTS_EXTERNAL_DEFINE)
     if target.mlperf_mode == "energy":
         defines += ENERGY_DEFINES
+    if target.multiboard:
+        defines.append("MCU_MULTIBOARD=1")
     if target.links:
         defines.append(f"MCU_LINKS={target.links}")
     if target.board.is_host:

@@ -40,31 +40,32 @@ uint8_t *mcu_app_io_ptr(int is_output, uint32_t index, uint32_t *bytes) {
   return (uint8_t *)mcu_tensor_ptr(&g_ctx, t);
 }
 
-/* Run `count` inferences; total ticks in *ticks. Returns the status of the first failure. */
-int mcu_app_invoke(uint32_t count, uint64_t *ticks, int profile) {
-  return mcu_app_invoke_nodes(count, ticks, profile, 0u, MCU_MODEL_NUM_NODES);
-}
-
-/* As mcu_app_invoke, running only the operators at positions first .. end - 1 when they are not
- * the whole model (a phase of a multi-board run: mcu_invoke_nodes); only their ticks are reset. */
-int mcu_app_invoke_nodes(uint32_t count, uint64_t *ticks, int profile, uint32_t first,
-                         uint32_t end) {
+/* Run `count` inferences of operators first .. end - 1 (all of them but in a phase of a
+ * multi-board run: mcu_invoke_nodes, MCU_MULTIBOARD builds only); total ticks in *ticks, and per
+ * operator when profiling (only the range's are reset). Returns the first failure's status. */
+static int invoke_nodes(uint32_t count, uint64_t *ticks, int profile, uint32_t first,
+                        uint32_t end) {
   if (g_init_status != MCU_OK) {
     return g_init_status;
   }
-  const int whole = first == 0u && end == MCU_MODEL_NUM_NODES;
   if (profile) {
-    for (uint32_t i = first; i < end && i < MCU_MODEL_NUM_NODES; ++i) {
+    for (uint32_t i = first; i < end; ++i) {
       g_node_ticks[i] = 0;
     }
   }
   mcu_port_cycles_restart();
   uint64_t start = mcu_port_cycles();
   for (uint32_t k = 0; k < count; ++k) {
+#if MCU_MULTIBOARD
+    const int whole = first == 0u && end == MCU_MODEL_NUM_NODES;
     mcu_status_t s =
         !whole    ? mcu_invoke_nodes(&g_ctx, first, end, profile ? mcu_port_cycles : 0, g_node_ticks)
         : profile ? mcu_invoke_profiled(&g_ctx, mcu_port_cycles, g_node_ticks)
                   : mcu_invoke(&g_ctx);
+#else
+    mcu_status_t s = profile ? mcu_invoke_profiled(&g_ctx, mcu_port_cycles, g_node_ticks)
+                             : mcu_invoke(&g_ctx);
+#endif
     if (s != MCU_OK) {
       *ticks = mcu_port_cycles() - start;
       return (int)s;
@@ -73,6 +74,17 @@ int mcu_app_invoke_nodes(uint32_t count, uint64_t *ticks, int profile, uint32_t 
   *ticks = mcu_port_cycles() - start;
   return MCU_OK;
 }
+
+int mcu_app_invoke(uint32_t count, uint64_t *ticks, int profile) {
+  return invoke_nodes(count, ticks, profile, 0u, MCU_MODEL_NUM_NODES);
+}
+
+#if MCU_MULTIBOARD
+int mcu_app_invoke_nodes(uint32_t count, uint64_t *ticks, int profile, uint32_t first,
+                         uint32_t end) {
+  return invoke_nodes(count, ticks, profile, first, end);
+}
+#endif
 
 const uint64_t *mcu_app_node_ticks(void) { return g_node_ticks; }
 int32_t mcu_app_failed_node(void) { return g_ctx.failed_node; }

@@ -224,10 +224,11 @@ static void cmd_read_output(uint32_t len) {
   send_frame(MCU_CMD_READ_OUTPUT | MCU_REPLY_FLAG, src + offset, count);
 }
 
-/* payload: count u16, profile u8 [, first node u16, end node u16] -> status u8, pad u8, failed
- * node i16, ticks u64, stack u32, moved u32 (bytes a dynamic allocator moved or paged in the last
- * inference) */
+/* payload: count u16, profile u8 [, first node u16, end node u16: multi-board firmware only]
+ * -> status u8, pad u8, failed node i16, ticks u64, stack u32, moved u32 (bytes a dynamic
+ * allocator moved or paged in the last inference) */
 static void cmd_invoke(uint32_t len) {
+#if MCU_MULTIBOARD
   if ((len != 3 && len != 7) || get_u16(g_rx) == 0) {
     send_error(MCU_PERR_LENGTH, "invoke wants count u16 >= 1, profile u8 [, first u16, end u16]");
     return;
@@ -240,6 +241,14 @@ static void cmd_invoke(uint32_t len) {
   }
   uint64_t ticks = 0;
   int status = mcu_app_invoke_nodes(get_u16(g_rx), &ticks, g_rx[2] != 0, first, end);
+#else
+  if (len != 3 || get_u16(g_rx) == 0) {
+    send_error(MCU_PERR_LENGTH, "invoke wants count u16 >= 1 and profile u8");
+    return;
+  }
+  uint64_t ticks = 0;
+  int status = mcu_app_invoke(get_u16(g_rx), &ticks, g_rx[2] != 0);
+#endif
   g_tx[0] = (uint8_t)status;
   g_tx[1] = 0;
   put_u16(g_tx + 2, (uint32_t)(status == 0 ? -1 : mcu_app_failed_node()));

@@ -11,6 +11,12 @@
 #define MCU_PROTO_MAX_PAYLOAD 512u
 #define MCU_PROTO_BYTE_TIMEOUT_MS 200u
 
+/* Firmware of a multi-board run (mcugen run --boards): INVOKE takes an operator range, so that a
+ * board runs its program phase by phase (docs/protocol.md). */
+#ifndef MCU_MULTIBOARD
+#define MCU_MULTIBOARD 0
+#endif
+
 enum {
   MCU_CMD_INFO = 0x01,
   MCU_CMD_WRITE_INPUT = 0x02,

@@ -56,10 +56,11 @@ mcu_status_t mcu_init(mcu_context_t *ctx, const mcu_model_t *model, uint8_t *are
   return MCU_OK;
 }
 
-/* The one invoke loop. With a clock, each operator's ticks (allocator hooks included) are added
- * to node_ticks[position]. On a failure a dynamic allocator is reset, so the next invoke starts
- * from the initial offsets. Inlined into both entry points, so mcu_invoke's copy has no clock
- * test left. */
+/* The one invoke loop, over positions first .. end - 1 (end 0: to the last, so that the whole
+ * model's entry points compile exactly as before ranges existed). With a clock, each operator's
+ * ticks (allocator hooks included) are added to node_ticks[position]. On a failure a dynamic
+ * allocator is reset, so the next invoke starts from the initial offsets. Inlined into the entry
+ * points, so mcu_invoke's copy has no clock test left. */
 static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_t *ctx,
                                                                     uint32_t first, uint32_t end,
                                                                     mcu_clock_fn now,
@@ -70,7 +71,7 @@ static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_
 #else
   const mcu_allocator_t *allocator = model->allocator;
 #endif
-  for (uint32_t i = first; i < end; ++i) {
+  for (uint32_t i = first; i < (end != 0u ? end : model->num_nodes); ++i) {
     const mcu_node_t *node = &model->nodes[i];
     uint64_t start = now != NULL ? now() : 0u;
     if (allocator != NULL) {
@@ -96,16 +97,16 @@ static inline __attribute__((always_inline)) mcu_status_t run_nodes(mcu_context_
 }
 
 mcu_status_t mcu_invoke(mcu_context_t *ctx) {
-  return run_nodes(ctx, 0u, ctx->model->num_nodes, NULL, NULL);
+  return run_nodes(ctx, 0u, 0u, NULL, NULL);
 }
 
 mcu_status_t mcu_invoke_profiled(mcu_context_t *ctx, mcu_clock_fn now, uint64_t *node_ticks) {
-  return run_nodes(ctx, 0u, ctx->model->num_nodes, now, node_ticks);
+  return run_nodes(ctx, 0u, 0u, now, node_ticks);
 }
 
 mcu_status_t mcu_invoke_nodes(mcu_context_t *ctx, uint32_t first, uint32_t end, mcu_clock_fn now,
                               uint64_t *node_ticks) {
-  if (first > end || end > ctx->model->num_nodes || ctx->model->allocator != NULL) {
+  if (first >= end || end > ctx->model->num_nodes || ctx->model->allocator != NULL) {
     ctx->failed_node = -1;
     return MCU_ERR_UNSUPPORTED;
   }
