@@ -52,9 +52,16 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=24)
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--size", type=int, default=32)
+    parser.add_argument("--stem-channels", type=int, default=2)
     parser.add_argument("-o", "--output", type=Path, default=None)
     args = parser.parse_args()
-    graph = lcp_net(args.branches, width=args.width, depth=args.depth, size=args.size)
+    graph = lcp_net(
+        args.branches,
+        width=args.width,
+        depth=args.depth,
+        size=args.size,
+        stem_channels=args.stem_channels,
+    )
     out = args.output or Path(__file__).resolve().parent / f"lcp_k{args.branches}_int8.tflite"
     out.write_bytes(write_model(graph))
     print(f"wrote {out} ({out.stat().st_size} bytes)")
