@@ -11,7 +11,8 @@ operator, in the same order: the same bits. The stage's input stays whole; `Mcug
 copies each tile's window out of it (unless one tile reads all of it), and `McugenTileStore`
 writes each tile into the whole end tensor, one store after the other over the same bytes
 (the planner runs them in place, plan/aliasing.py step 2). All tile operators take the place
-of the stage's first operator in the stored order, tile by tile, row-major.
+of the stage's first operator in the order given (the whole graph's plan), tile by tile,
+row-major.
 
 Why per-tile tensors rather than kernels with a window entry point: the reference kernels (the
 oracle) and their optimised variants stay untouched, every tile buffer is planned, shared and
@@ -82,10 +83,16 @@ class _Tensors:
 
 
 def tile_stage(
-    graph: Graph, ops: Sequence[int], rows: Sequence[AxisSpans], cols: Sequence[AxisSpans]
+    graph: Graph,
+    ops: Sequence[int],
+    rows: Sequence[AxisSpans],
+    cols: Sequence[AxisSpans],
+    order: Sequence[int] | None = None,
 ) -> Graph:
     """`graph` with the chain `ops` (operator indices, data-flow order) run tile by tile over
-    the grid rows x cols of its end tensor (module docstring)."""
+    the grid rows x cols of its end tensor (module docstring). The other operators keep
+    `order` (default: the stored one), which becomes the new graph's stored order; the tiles take
+    the place of the stage's first operator in it."""
     tensors = _Tensors(graph)
     stage = [graph.operators[i] for i in ops]
     x0, end = stage[0].inputs[0], stage[-1].outputs[0]
@@ -110,10 +117,11 @@ def tile_stage(
         store = _custom(TILE_STORE, (whole_so_far, current), whole, r.out_lo[-1], c.out_lo[-1])
         tiled.append(store)
         whole_so_far = whole
-    at = min(ops)
-    kept = [op for op in graph.operators if op.index not in set(ops)]
-    before = [op for op in kept if op.index < at]
-    after = [op for op in kept if op.index > at]
+    sequence = list(order if order is not None else range(len(graph.operators)))
+    at = min(sequence.index(i) for i in ops)
+    stage_ops = set(ops)
+    before = [graph.operators[i] for i in sequence[:at] if i not in stage_ops]
+    after = [graph.operators[i] for i in sequence[at:] if i not in stage_ops]
     return rebuild(graph, tensors.items, [*before, *tiled, *after])
 
 
