@@ -20,7 +20,7 @@ from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan.patches import patch_problem
 from mcugen.plan.patches.search import axis_tiles
-from support import SHARED_MODELS, assert_matches_tflm
+from support import SHARED_MODELS, assert_matches_tflm, mobilenet_stem
 
 
 @dataclass(frozen=True)
@@ -106,21 +106,6 @@ def test_tiles_pad_only_at_true_borders() -> None:
     assert [t.pad_after for t in rows] == [(0, 0), (0, 0), (1, 1)]
     # halos: the middle tile's first convolution reads two rows more on each side
     assert (rows[1].lo, rows[1].hi) == ((2, 3), (10, 9))
-
-
-def mobilenet_stem(seed: int, hw: int = 40, width: int = 8) -> Graph:
-    """MobileNetV2-like: a stride-2 stem, a separable block, an inverted bottleneck (1x1
-    expansion to 6x, depthwise stride 2, 1x1 projection: the high-resolution expansion is the
-    peak), two more stride-2 separable blocks, a classifier."""
-    net = _Net(seed, "stem")
-    x = net.image(hw, 3)
-    x = net.conv(x, width, 3, 2, relu=True)
-    x = net.sep_conv(x, width // 2, relu=True)
-    x = net.conv(x, 6 * width, 1, relu=True)
-    x = net.sep_conv(x, width, stride=2)
-    x = net.sep_conv(x, 2 * width, stride=2, relu=True)
-    x = net.sep_conv(x, 4 * width, stride=2, relu=True)
-    return net.finish(net.classifier(x, 4))
 
 
 def patched(overhead: float = 0.15) -> Callable[[Graph], Generated]:
