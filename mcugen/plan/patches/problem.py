@@ -191,6 +191,8 @@ def patch_problem(
         if window is None:
             continue
         x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+        if not _tileable(x.shape, y.shape, window) or x.is_constant:
+            continue
         ops[op.index] = SpatialOp(
             op.index,
             x.index,
@@ -225,6 +227,14 @@ def patch_problem(
         lifetimes=lifetimes,
         fixed_working_set=fixed,
     )
+
+
+def _tileable(x: tuple[int, ...], y: tuple[int, ...], window: Window) -> bool:
+    """Batch-1 NHWC in and out, with some rows and columns (a pointwise window is declared for
+    any shape: here it must keep the height and width)."""
+    if len(x) != 4 or len(y) != 4 or x[0] != 1 or y[0] != 1 or min(*x[1:3], *y[1:3]) < 1:
+        return False
+    return not window.pointwise or x[1:3] == y[1:3]
 
 
 def _chains(
