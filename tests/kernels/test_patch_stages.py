@@ -126,7 +126,14 @@ def test_mobilenet_stem_with_patches_matches_tflm(seed: int) -> None:
     assert_matches_tflm(model, samples=2, seed=seed, generate_fn=patched())
 
 
-SHARED = ["mlperf_vww_mbv1_int8", "tflm_mobilenet_v2_int8"]
+SHARED = [
+    "mlperf_vww_mbv1_int8",
+    "tflm_mobilenet_v2_int8",
+    "mlperf_ic_resnet8_int8",
+    "st_yamnet_aed_int8",
+    "mcunet_vww_mixed",
+    "tflm_person_detect_int8",
+]
 
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
