@@ -65,7 +65,7 @@ def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] 
     alike."""
     index = op.inputs[1]
     readers = [graph.operators[r] for r in _consumers(graph).get(index, [])]
-    if len(readers) != 1 and any(not _same_operator(op, r, index) for r in readers):
+    if len(readers) != 1 and any(not _same_operator(graph, op, r, index) for r in readers):
         return None
     w = graph.tensors[index]
     data = pair_layout(filter_rows(graph, op))
@@ -73,10 +73,15 @@ def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] 
     return ((index, data),)
 
 
-def _same_operator(op: Operator, other: Operator, weights: int) -> bool:
+def _same_operator(graph: Graph, op: Operator, other: Operator, weights: int) -> bool:
+    """Tiles of one operator: the same opcode, options (but the padding), constant operands and
+    activation types and quantization, so the same kernel variant takes each."""
+
     def key(o: Operator) -> tuple[object, ...]:
         options = sorted((k, repr(v)) for k, v in o.options.items() if k != EXPLICIT_PADDING)
-        return o.opcode, tuple(options), o.inputs[1:], o.inputs.count(weights)
+        x, y = graph.tensors[o.inputs[0]], graph.tensors[o.outputs[0]]
+        types = (x.dtype, x.quant, y.dtype, y.quant)
+        return o.opcode, tuple(options), o.inputs[1:], o.inputs.count(weights), types
 
     return key(op) == key(other)
 
