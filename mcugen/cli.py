@@ -17,7 +17,7 @@ from mcugen.boards import MLPERF_MODES
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
 from mcugen.host.flash import TOOLS as FLASH_TOOLS
-from mcugen.plan import dynamic, paging, pools, state_memory
+from mcugen.plan import dynamic, paging, patches, pools, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan import partition as partitions
@@ -449,6 +449,10 @@ def _budget_seconds(text: str) -> float:
     return _number(text, float, 0.0, 3600.0)
 
 
+def _patch_overhead(text: str) -> float:
+    return _number(text, float, 0.0, 10.0)
+
+
 def _ram_budget(text: str) -> int:
     return int(_number(text, int, 16, 1 << 31))
 
@@ -493,6 +497,21 @@ def _model_options(
         help="no views, in-place operators or concatenation slices",
     )
     p.add_argument("--no-rewrite", action="store_true", help="no PAD fusion or depthwise split")
+    p.add_argument(
+        "--patch-overhead",
+        type=_patch_overhead,
+        default=0.0,
+        metavar="F",
+        help="run a chain of early convolutions tile by tile when that makes the arena smaller, "
+        "adding at most this fraction of the model's MACs (e.g. 0.15; default 0: off)",
+    )
+    p.add_argument(
+        "--patcher",
+        default=patches.DEFAULT,
+        metavar="NAME",
+        help=f"patch-stage search: {', '.join(patches.PATCHERS.names())} (default "
+        f"{patches.DEFAULT})",
+    )
     p.add_argument(
         "--tflm-plan",
         action="store_true",

@@ -13,9 +13,11 @@ from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
+from mcugen.patching import with_patch_stage
 from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
@@ -70,6 +72,10 @@ class PlanOptions:
     core: str = "host"
     #: Where the model state (the variable tensors) lives (plan/state_memory.py); None: the RAM.
     state: StateTarget | None = None
+    #: Patch stages (plan/patches): the MACs they may add, as a fraction of the model's (0:
+    #: none), and the strategy by name. Static offsets only; kept when the arena gets smaller.
+    patch_overhead: float = 0.0
+    patcher: str = patch_strategies.DEFAULT
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -77,6 +83,9 @@ class PlanOptions:
         layouts.LAYOUTS.get(self.layout)
         dynamic.ALLOCATORS.get(self.allocator)
         pool_strategies.POOLS.get(self.pools)
+        patch_strategies.PATCHERS.get(self.patcher)
+        if not 0 <= self.patch_overhead <= 10:
+            raise ValueError("patch_overhead is a fraction of the model's MACs, from 0 to 10")
         object.__setattr__(self, "allocator", Allocator(self.allocator))
         if self.keep_input not in KEEP_INPUT:
             raise ValueError(f"keep_input is one of {', '.join(KEEP_INPUT)}")
@@ -108,11 +117,32 @@ def rewritten(graph: Graph, *, portable: bool = False) -> Graph:
 
 
 def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
-    """Rewrite, lower and plan; `UnsupportedError` names the first unsupported operator."""
+    """Rewrite, lower and plan (with a patch stage when it makes the arena smaller, static
+    offsets only); `UnsupportedError` names the first unsupported operator."""
     g = rewritten(graph) if options.rewrites else graph
     lowered = lower_all(
         g, tuple(range(len(g.operators))), kernels=options.kernels, core=options.core
     )
+    paging = options.paging
+    if paging is not None and paging.ram_budget is not None:
+        paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
+        return g, lowered, placed_state(g, paged, options)
+    whole = planned_static(g, lowered, options)
+    tiled, tiled_lowered, chosen = g, lowered, whole
+    if options.patch_overhead > 0 and options.allocator == Allocator.STATIC:
+        tiled, tiled_lowered, chosen = with_patch_stage(g, lowered, whole, options, planned_static)
+    chosen = assign_pools(tiled, placed_state(tiled, chosen, options), options)
+    if paging is not None and paging.slow.external and chosen.pools_error:
+        # paging runs the graph whole (patch stages are not paged yet)
+        state = placed_state(g, whole, options).persistent
+        whole = replace(_whole_buffers(g, lowered, options), persistent=state)
+        return g, lowered, page(g, lowered, whole, options)
+    return tiled, tiled_lowered, chosen
+
+
+def planned_static(g: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
+    """The plan of `g` with its input kept or not as `options.keep_input` says (static offsets
+    keep it where the runner loaded it; the dynamic allocators never)."""
 
     def planned(keep: bool) -> MemoryPlan:
         # A kept input plans as an output too: outputs stay live to the last step.
@@ -129,24 +159,13 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
         )
         return replace(plan, input_kept=keep and bool(g.inputs))
 
-    paging = options.paging
-    if paging is not None and paging.ram_budget is not None:
-        paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
-        return g, lowered, placed_state(g, paged, options)
-    # Only static offsets keep the input where the runner loaded it.
     keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
     if keep != "auto":
-        chosen = planned(keep == "yes")
-    else:
-        copy, kept = planned(False), planned(True)
-        copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
-        saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
-        chosen = replace(kept, input_kept_saving=saving) if saving > 0 else copy
-    chosen = assign_pools(g, placed_state(g, chosen, options), options)
-    if paging is not None and paging.slow.external and chosen.pools_error:
-        whole = replace(_whole_buffers(g, lowered, options), persistent=chosen.persistent)
-        return g, lowered, page(g, lowered, whole, options)
-    return g, lowered, chosen
+        return planned(keep == "yes")
+    copy, kept = planned(False), planned(True)
+    copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
+    saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
+    return replace(kept, input_kept_saving=saving) if saving > 0 else copy
 
 
 def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:

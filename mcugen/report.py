@@ -10,6 +10,7 @@ from mcugen.model.ir import Graph
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.report_paging import paging_json, paging_lines
+from mcugen.report_patches import patches_json, patches_lines
 
 
 def plan_json(
@@ -51,6 +52,8 @@ def plan_json(
         result["pools"] = pools_json(plan)
     if plan.paging is not None:
         result["paging"] = paging_json(graph, plan)
+    if plan.patches is not None:
+        result["patches"] = patches_json(plan)
     if timings:
         result["plan_seconds"] = plan.plan_seconds
     if runs is not None:
@@ -149,6 +152,7 @@ def plan_text(
         lines += pools_lines(plan)
     if plan.paging is not None:
         lines += paging_lines(graph, plan)
+    lines += patches_lines(graph, plan)
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
         lines.append(strategy_table(runs, _pair(plan)))

@@ -677,6 +677,23 @@ def synthetic_dataset(graph: Graph, samples: int, seed: int = 0) -> tuple[np.nda
     return x, y.astype(np.int64)
 
 
+def mobilenet_stem(seed: int, hw: int = 40, width: int = 8) -> Graph:
+    """MobileNetV2-like: a stride-2 stem, a separable block, an inverted bottleneck (1x1
+    expansion to 6x, depthwise stride 2, 1x1 projection: the high-resolution expansion is the
+    peak), two more stride-2 separable blocks, a classifier."""
+    from mcugen.model.graphs import _Net
+
+    net = _Net(seed, "stem")
+    x = net.image(hw, 3)
+    x = net.conv(x, width, 3, 2, relu=True)
+    x = net.sep_conv(x, width // 2, relu=True)
+    x = net.conv(x, 6 * width, 1, relu=True)
+    x = net.sep_conv(x, width, stride=2)
+    x = net.sep_conv(x, 2 * width, stride=2, relu=True)
+    x = net.sep_conv(x, 4 * width, stride=2, relu=True)
+    return net.finish(net.classifier(x, 4))
+
+
 def conv_chain(seed: int = 3) -> Graph:
     """A float model: CONV_2D, DEPTHWISE_CONV_2D, CONV_2D, a strided CONV_2D (ReLU, 3 x 3, SAME),
     FULLY_CONNECTED and SOFTMAX over a 12 x 12 x 4 input; trained whole, every activation is

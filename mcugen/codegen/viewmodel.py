@@ -265,6 +265,7 @@ def build_view_model(
     tensors = []
     constants = []
     relaid = _relaid_constants(lowered)
+    _check_relaid_readers(graph, lowered, relaid)
     for t in graph.tensors:
         if t.index not in used:
             continue
@@ -447,6 +448,21 @@ def _node_vm(position: int, graph: Graph, index: int, low: Lowered, scratch_offs
         scratch_offset,
         low.variant,
     )
+
+
+def _check_relaid_readers(
+    graph: Graph, lowered: dict[int, Lowered], relaid: dict[int, bytes]
+) -> None:
+    """Every reader of a constant a kernel variant laid out its own way reads that layout (a
+    reader with another kernel would read the bytes wrong): a bug, never a user error."""
+    for op in graph.operators:
+        low = lowered.get(op.index)
+        mine = {t for t, _ in low.constants} if low is not None else set()
+        for t in op.inputs:
+            if t in relaid and t not in mine:
+                raise AssertionError(
+                    f"tensor {t} laid out for a variant, read as stored by {op.label}"
+                )
 
 
 def _relaid_constants(lowered: dict[int, Lowered]) -> dict[int, bytes]:

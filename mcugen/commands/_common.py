@@ -18,6 +18,7 @@ from mcugen.host.project import BuildResult, paging_target, pool_target, state_t
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan import dynamic, paging, state_memory
+from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies
 
 
@@ -86,6 +87,8 @@ def plan_options(
         time_budget=args.time_budget,
         allocator=allocator,
         keep_input="auto" if firmware else "no",
+        patch_overhead=getattr(args, "patch_overhead", 0.0),
+        patcher=getattr(args, "patcher", None) or patch_strategies.DEFAULT,
     )
 
 

@@ -58,7 +58,7 @@ def rewrite(graph: Graph, judge: Judge, *, portable: bool = False) -> Graph:
 # --- shared editing ----------------------------------------------------------------------------
 
 
-def _rebuild(graph: Graph, tensors: Sequence[Tensor], operators: Sequence[Operator]) -> Graph:
+def rebuild(graph: Graph, tensors: Sequence[Tensor], operators: Sequence[Operator]) -> Graph:
     """The graph with these tensors and operators, unused tensors dropped and indices renumbered."""
     used = set(graph.inputs) | set(graph.outputs)
     for op in operators:
@@ -128,7 +128,7 @@ def fuse_pads(graph: Graph, *, portable: bool = False) -> Graph:
     kept = [op for op in operators if op is not None]
     if len(kept) == len(graph.operators):
         return graph
-    return _rebuild(graph, graph.tensors, kept)
+    return rebuild(graph, graph.tensors, kept)
 
 
 def _fusable_pads(graph: Graph, op: Operator) -> tuple[int, int, int, int] | None:
@@ -273,7 +273,7 @@ def _split_at(graph: Graph, cat: Operator) -> Graph | None:
             operators.extend(new_ops)
         elif op.index != dw.index:
             operators.append(op)
-    return _rebuild(graph, tensors, operators)
+    return rebuild(graph, tensors, operators)
 
 
 def _splittable(graph: Graph, cat: Operator, z: Tensor, dw: Operator) -> bool:

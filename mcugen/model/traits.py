@@ -13,6 +13,30 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Window:
+    """How a spatially local operator reads input 0 (NHWC, batch 1): output pixel (y, x) reads
+    input rows y * stride - pad + k * dilation for k < kernel (columns likewise), skipping those
+    outside the input as padding. A pointwise operator is the 1x1 window. Patch stages
+    (mcugen/plan/patches) tile operators that declare one; the kernel must take an explicit
+    (top, left, bottom, right) padding in the option `mcugen_explicit_padding` (rewrite.py)."""
+
+    kernel: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    pad: tuple[int, int] = (0, 0)  # (top, left)
+    #: multiply-accumulates per output element (a convolution's taps; 0 for the others)
+    macs_per_output: int = 0
+
+    @property
+    def pointwise(self) -> bool:
+        return self.kernel == (1, 1) and self.stride == (1, 1) and self.pad == (0, 0)
+
+
+#: An element-wise operator of one input: output element i depends on input element i only.
+POINTWISE = Window()
+
+
+@dataclass(frozen=True)
 class OpTraits:
     """Sharing an operator's kernel allows (all off: nothing shared)."""
 
@@ -30,6 +54,9 @@ class OpTraits:
     #: The output may go over input 0 at the same address when the kernel gets this much staging
     #: scratch (it detects the shared pointer and stages what it still needs); None: never.
     staging_bytes: int | None = None
+    #: The operator is spatially local over input 0 (its only non-constant input) in this way,
+    #: and its kernel runs on any window of it (patch stages); None: not tileable.
+    window: Window | None = None
 
     @property
     def shares(self) -> bool:

@@ -27,6 +27,7 @@ from mcugen.plan.staging import staging_scratch
 
 if TYPE_CHECKING:
     from mcugen.plan.paging.target import PagingPlan
+    from mcugen.plan.patches import PatchPlan
     from mcugen.plan.pools import PoolPlan
 
 Aliases = Mapping[int, tuple[int, int]]
@@ -65,6 +66,11 @@ class MemoryPlan:
     #: the arena does not fit the fast memory or `--ram-budget` caps it. `offsets` above stay
     #: the single-arena layout (what everything in fast memory would take).
     paging: PagingPlan | None = None
+    #: The patch-stage search (plan/patches) when it ran: its `stage` is the one this plan runs
+    #: (None: every candidate planned larger than the graph run whole), and the arena of the
+    #: graph run whole, which the stage is judged against.
+    patches: PatchPlan | None = None
+    arena_without_patches: int = 0
 
     @property
     def arena_bytes(self) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
@@ -125,19 +125,19 @@ def registry_key(op: Operator) -> str:
 
 def op_traits(graph: Graph, lowered: Mapping[int, Lowered] | None = None) -> Traits:
     """Operator index -> the traits its kernel declares, for every operator that shares something
-    (unsupported operators share nothing). With `lowered` (operator -> the kernel chosen), a
-    variant's own traits replace the registered ones."""
+    or is spatially local (unsupported operators share nothing). With `lowered` (operator -> the
+    kernel chosen), a variant's own sharing replaces the registered one; the window is the
+    operator's, whichever kernel runs it."""
     _load_all()
     found: dict[int, OpTraits] = {}
     for op in graph.operators:
         if registry_key(op) not in LOWERINGS:
             continue
         chosen = lowered.get(op.index) if lowered is not None else None
+        traits = LOWERINGS[registry_key(op)].traits(graph, op)
         if chosen is not None and chosen.traits is not None:
-            traits = chosen.traits
-        else:
-            traits = LOWERINGS[registry_key(op)].traits(graph, op)
-        if traits.shares:
+            traits = replace(chosen.traits, window=traits.window)
+        if traits.shares or traits.window is not None:
             found[op.index] = traits
     return MappingProxyType(found)
 

@@ -8,7 +8,7 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Array
 from mcugen.errors import ModelError, UnsupportedError
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
-from mcugen.model.traits import OpTraits
+from mcugen.model.traits import POINTWISE, OpTraits
 
 INT32_MAX = 2**31 - 1
 
@@ -18,6 +18,8 @@ INT32_MAX = 2**31 - 1
 VIEW = OpTraits(view=True)
 #: Unary element-wise kernels: read element i, then write element i.
 OVERWRITES_INPUT = OpTraits(overwrites=(0,))
+#: ... of one input and no parameter that depends on the shape: tileable too (patch stages).
+POINTWISE_UNARY = OpTraits(overwrites=(0,), window=POINTWISE)
 #: Binary element-wise kernels: a non-broadcast input is indexed by the output's flat index.
 OVERWRITES_EITHER = OpTraits(overwrites=(0, 1))
 #: PAD: writes from the last byte to the first, so its input may start its output's buffer.

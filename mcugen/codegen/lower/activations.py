@@ -7,7 +7,7 @@ import numpy as np
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
-    OVERWRITES_INPUT,
+    POINTWISE_UNARY,
     check_dtype,
     check_operands,
     out,
@@ -59,7 +59,7 @@ def relu6_int8_params(op: Operator, x: Tensor) -> tuple[tuple[str, int], ...]:
     return (("act_min", qx.zero_point), ("act_max", six))
 
 
-@register("RELU", "RELU6", traits=OVERWRITES_INPUT)
+@register("RELU", "RELU6", traits=POINTWISE_UNARY)
 def lower_relu(graph: Graph, op: Operator) -> Lowered:
     x, y, dtype = unary_operands(graph, op, "int8", "float32")
     name = op.opcode.lower()

@@ -28,9 +28,10 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
 from mcugen.model.rewrite import EXPLICIT_PADDING
-from mcugen.model.traits import NO_TRAITS, OpTraits
+from mcugen.model.traits import NO_TRAITS, OpTraits, Window
 
 PARAMS = "mcu_conv_2d_params_t"
+SAME_PADDING, VALID_PADDING = 0, 1
 INT32_MAX = 2**31 - 1
 Params = tuple[tuple[str, Value], ...]
 
@@ -280,13 +281,52 @@ def conv_staging_bytes(graph: Graph, op: Operator) -> int | None:
     return x.shape[3] * size * (2 if x.dtype == "int8" else 1)
 
 
-def conv_in_place_traits(graph: Graph, op: Operator) -> OpTraits:
-    """CONV_2D and DEPTHWISE_CONV_2D may write over their input with a staging scratch."""
+def spatial_window(
+    graph: Graph, op: Operator, kernel: tuple[int, int], dilation: tuple[int, int], macs: int
+) -> Window | None:
+    """The `Window` of a windowed operator over a batch-1 NHWC input 0 whose other inputs are
+    constant (patch stages), from its options: SAME/VALID's ComputePaddingHeightWidth or an
+    explicit padding. None when it is not that, or its options do not make sense. Never raises."""
+    if not op.inputs or len(op.outputs) != 1 or min(op.inputs[0], op.outputs[0]) < 0:
+        return None
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    others = [graph.tensors[t] for t in op.inputs[1:] if t >= 0]
+    if len(x.shape) != 4 or len(y.shape) != 4 or x.shape[0] != 1 or y.shape[0] != 1:
+        return None
+    if not all(t.is_constant for t in others) or x.is_constant:
+        return None
+    stride = (int(op.options.get("stride_h", 0)), int(op.options.get("stride_w", 0)))
+    if min(*stride, *kernel, *dilation) < 1:
+        return None
+    if EXPLICIT_PADDING in op.options:
+        pad = tuple(int(v) for v in op.options[EXPLICIT_PADDING])[:2]
+    else:
+        padding = int(op.options.get("padding", -1))
+        if padding not in (SAME_PADDING, VALID_PADDING):
+            return None
+        pad = quant.conv_padding(padding, stride, dilation, x.shape[1:3], kernel)
+    return Window(kernel, stride, dilation, (pad[0], pad[1]), macs)
+
+
+def conv_traits(graph: Graph, op: Operator) -> OpTraits:
+    """CONV_2D and DEPTHWISE_CONV_2D may write over their input with a staging scratch, and are
+    spatially local (`Window`). Never raises."""
     staging = conv_staging_bytes(graph, op)
-    return NO_TRAITS if staging is None else OpTraits(staging_bytes=staging)
+    window = None
+    if len(op.inputs) >= 2 and op.inputs[1] >= 0 and len(graph.tensors[op.inputs[1]].shape) == 4:
+        w = graph.tensors[op.inputs[1]].shape
+        dilation = (
+            int(op.options.get("dilation_h_factor", 1)),
+            int(op.options.get("dilation_w_factor", 1)),
+        )
+        taps = w[1] * w[2] * (w[3] if op.opcode == "CONV_2D" else 1)
+        window = spatial_window(graph, op, (w[1], w[2]), dilation, taps)
+    if staging is None and window is None:
+        return NO_TRAITS
+    return OpTraits(staging_bytes=staging, window=window)
 
 
-@register("CONV_2D", traits=conv_in_place_traits)
+@register("CONV_2D", traits=conv_traits)
 def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)

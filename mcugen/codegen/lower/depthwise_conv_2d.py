@@ -11,7 +11,7 @@ from mcugen.codegen.lower.conv_2d import (
     check_channels,
     check_input_count,
     check_types,
-    conv_in_place_traits,
+    conv_traits,
     kernel_function,
     type_params,
     window_params,
@@ -36,7 +36,7 @@ def depth_multiplier(op: Operator, in_c: int, out_c: int) -> int:
     return mult
 
 
-@register("DEPTHWISE_CONV_2D", traits=conv_in_place_traits)
+@register("DEPTHWISE_CONV_2D", traits=conv_traits)
 def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)

@@ -6,7 +6,7 @@ import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import OVERWRITES_INPUT, qparams, unsupported
+from mcugen.codegen.lower._common import POINTWISE_UNARY, qparams, unsupported
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator
 
@@ -27,7 +27,7 @@ def int16_multiplier(real: float) -> tuple[int, int]:
     return downscale_to_int16(multiplier), exponent
 
 
-@register("HARD_SWISH", traits=OVERWRITES_INPUT)
+@register("HARD_SWISH", traits=POINTWISE_UNARY)
 def lower_hard_swish(graph: Graph, op: Operator) -> Lowered:
     """HardSwishPrepare: hires_scale = float32(1/128) * s_in in float32, then (as the pip
     interpreter computes them) double(hires_scale) / double(s_out) and double(hires_scale) /

@@ -9,7 +9,7 @@ import numpy as np
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
-    OVERWRITES_INPUT,
+    POINTWISE_UNARY,
     check_int16_zero_points,
     invalid,
     qparams,
@@ -21,7 +21,7 @@ from mcugen.model.ir import Graph, Operator
 PARAMS = "mcu_leaky_relu_params_t"
 
 
-@register("LEAKY_RELU", traits=OVERWRITES_INPUT)
+@register("LEAKY_RELU", traits=POINTWISE_UNARY)
 def lower_leaky_relu(graph: Graph, op: Operator) -> Lowered:
     """Factors double(s_in) / double(s_out) and double(s_in) * double(alpha) / double(s_out) (the
     pip interpreter computes both in double), each through QuantizeMultiplier."""

@@ -8,7 +8,7 @@ import math
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered, register
 from mcugen.codegen.lower._common import (
-    OVERWRITES_INPUT,
+    POINTWISE_UNARY,
     check_int16_zero_points,
     qparams,
     unsupported,
@@ -64,7 +64,7 @@ def int16_table_params(
     )
 
 
-@register("LOGISTIC", traits=OVERWRITES_INPUT)
+@register("LOGISTIC", traits=POINTWISE_UNARY)
 def lower_logistic(graph: Graph, op: Operator) -> Lowered:
     """float32: 1 / (1 + exp(-x)) with TFLM's cut-offs; int8: fixed point, output zp -128."""
     x, y, dtype = unary_operands(graph, op, "float32", "int8", "int16")

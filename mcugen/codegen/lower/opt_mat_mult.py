@@ -16,6 +16,7 @@ import numpy as np
 from mcugen.codegen.lower import Array, Lowered, Value
 from mcugen.codegen.lower._variants import variant
 from mcugen.model.ir import Graph, Operator
+from mcugen.model.rewrite import EXPLICIT_PADDING
 
 PARAMS = "mcu_mat_mult_s8_params_t"
 HEADER = "mcu/mat_mult_s8.h"
@@ -58,14 +59,41 @@ def pair_layout(rows: np.ndarray) -> bytes:
 
 
 def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] | None:
-    """The weights in `pair_layout`, None when another operator reads the same tensor."""
+    """The weights in `pair_layout`, None when another operator reads the same tensor, unless
+    every reader is a tile of the same operator (a patch stage, model/patch_rewrite.py: same
+    opcode and options but the tile's padding, reading it as its filter), so all lay it out
+    alike."""
     index = op.inputs[1]
-    if len(graph.consumers().get(index, [])) != 1:
+    readers = [graph.operators[r] for r in _consumers(graph).get(index, [])]
+    if len(readers) != 1 and any(not _same_operator(graph, op, r, index) for r in readers):
         return None
     w = graph.tensors[index]
     data = pair_layout(filter_rows(graph, op))
     assert len(data) == len(w.data or b""), "a layout keeps every weight"
     return ((index, data),)
+
+
+def _same_operator(graph: Graph, op: Operator, other: Operator, weights: int) -> bool:
+    """Tiles of one operator: the same opcode, options (but the padding), constant operands and
+    activation types and quantization, so the same kernel variant takes each."""
+
+    def key(o: Operator) -> tuple[object, ...]:
+        options = sorted((k, repr(v)) for k, v in o.options.items() if k != EXPLICIT_PADDING)
+        x, y = graph.tensors[o.inputs[0]], graph.tensors[o.outputs[0]]
+        types = (x.dtype, x.quant, y.dtype, y.quant)
+        return o.opcode, tuple(options), o.inputs[1:], o.inputs.count(weights), types
+
+    return key(op) == key(other)
+
+
+_CONSUMERS: list[tuple[Graph, dict[int, list[int]]]] = []
+
+
+def _consumers(graph: Graph) -> dict[int, list[int]]:
+    """`graph.consumers()`, kept for the last graph asked (lowering a graph asks per operator)."""
+    if not _CONSUMERS or _CONSUMERS[0][0] is not graph:
+        _CONSUMERS[:] = [(graph, graph.consumers())]
+    return _CONSUMERS[0][1]
 
 
 def kernel_requantizes(multipliers: Value, shifts: Value) -> bool:

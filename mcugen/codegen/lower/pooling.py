@@ -15,8 +15,10 @@ from mcugen.codegen.lower._common import (
     req,
     unsupported,
 )
-from mcugen.codegen.lower.conv_2d import check_window_arithmetic
+from mcugen.codegen.lower.conv_2d import check_window_arithmetic, explicit_padding, spatial_window
 from mcugen.model.ir import Graph, Operator, Tensor
+from mcugen.model.rewrite import EXPLICIT_PADDING
+from mcugen.model.traits import NO_TRAITS, OpTraits
 
 PARAMS = "mcu_pooling_params_t"
 FUNCTIONS = {"AVERAGE_POOL_2D": "mcu_average_pool_2d", "MAX_POOL_2D": "mcu_max_pool_2d"}
@@ -34,10 +36,14 @@ def window_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, Value]
     if padding not in (0, 1):
         raise unsupported(op, f"padding {padding} is neither SAME nor VALID")
     in_hw = (x.shape[1], x.shape[2])
-    out_hw = tuple(quant.out_size(padding, in_hw[i], filt[i], stride[i]) for i in range(2))
+    if EXPLICIT_PADDING in opts:  # a tile of a patch stage (mcugen/model/patch_rewrite.py)
+        pad_h, pad_w = explicit_padding(op, in_hw, filt, stride, (1, 1), (y.shape[1], y.shape[2]))
+        out_hw: tuple[int, ...] = (y.shape[1], y.shape[2])
+    else:
+        out_hw = tuple(quant.out_size(padding, in_hw[i], filt[i], stride[i]) for i in range(2))
+        pad_h, pad_w = quant.conv_padding(padding, stride, (1, 1), in_hw, filt)
     if min(out_hw) < 1 or out_hw != (y.shape[1], y.shape[2]):
         raise unsupported(op, f"output size {y.shape[1:3]} does not match the computed {out_hw}")
-    pad_h, pad_w = quant.conv_padding(padding, stride, (1, 1), in_hw, filt)
     for i, pad in enumerate((pad_h, pad_w)):
         check_window_arithmetic(op, in_hw[i], filt[i], stride[i], 1, out_hw[i], pad)
     return (
@@ -67,7 +73,14 @@ def _check_sum(op: Operator, x: Tensor) -> None:
         raise unsupported(op, f"a window of {taps} {x.dtype} values overflows the int32 sum")
 
 
-@register("AVERAGE_POOL_2D", "MAX_POOL_2D")
+def pool_traits(graph: Graph, op: Operator) -> OpTraits:
+    """Pooling is spatially local (`Window`, patch stages); it shares nothing. Never raises."""
+    filt = (int(op.options.get("filter_height", 0)), int(op.options.get("filter_width", 0)))
+    window = spatial_window(graph, op, filt, (1, 1), 0)
+    return NO_TRAITS if window is None else OpTraits(window=window)
+
+
+@register("AVERAGE_POOL_2D", "MAX_POOL_2D", traits=pool_traits)
 def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)

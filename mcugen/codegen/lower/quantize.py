@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
-    OVERWRITES_INPUT,
+    POINTWISE_UNARY,
     check_dtype,
     invalid,
     out,
@@ -61,7 +61,7 @@ def _requantize(op: Operator, x: Tensor, y: Tensor, qy: Quantization) -> Lowered
     return Lowered("quantize", "mcu_quantize_requantize", PARAMS, params)
 
 
-@register("QUANTIZE", traits=OVERWRITES_INPUT)
+@register("QUANTIZE", traits=POINTWISE_UNARY)
 def lower_quantize(graph: Graph, op: Operator) -> Lowered:
     """float32 input: round(x / scale) + zero point; integer input: rescale between types."""
     if len(op.inputs) != 1 or len(op.outputs) != 1:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import OVERWRITES_INPUT
+from mcugen.codegen.lower._common import POINTWISE_UNARY
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.codegen.lower.logistic import int16_table_params, q4_input_params
 from mcugen.model.ir import Graph, Operator
@@ -12,7 +12,7 @@ from mcugen.model.ir import Graph, Operator
 PARAMS = "mcu_tanh_params_t"
 
 
-@register("TANH", traits=OVERWRITES_INPUT)
+@register("TANH", traits=POINTWISE_UNARY)
 def lower_tanh(graph: Graph, op: Operator) -> Lowered:
     """float32: tanhf; int8: fixed point. Like TFLM, the int8 output's quantization is not read:
     the kernel always produces scale 1/128, zero point 0 (what converters emit)."""

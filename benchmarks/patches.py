@@ -1,0 +1,117 @@
+"""Patch stages (issue 17): each model's arena against the MACs its patch stage adds.
+
+For every shared model (../shared/models) and the 12 generated irregular graphs
+(mcugen/model/graphs.py benchmark_suite): TFLM's head (../shared/ANCHORS.md for the shared
+models, measured with tflite_micro for the generated ones), mcugen's arena run whole, and with
+a patch stage at each MAC budget: the arena, the grid, the MACs added, and the planning time at
+the default budget. Then the mean TFLM head / arena over the generated graphs.
+Run: python benchmarks/patches.py [--budgets 0.05,0.15,0.3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from mcugen.model.graphs import benchmark_suite
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import load_model
+from mcugen.model.tflite_write import write_model
+from mcugen.pipeline import PlanOptions, prepare
+from mcugen.plan.patches import DEFAULT_OVERHEAD
+from mcugen.reference import tflm_arena_head
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+QUICK = ("mlperf_vww_mbv1_int8", "tflm_person_detect_int8")
+
+
+def anchored_heads() -> dict[str, int]:
+    """TFLM head per model from ANCHORS.md's arena table."""
+    path = SHARED / "ANCHORS.md"
+    if not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) >= 5 and re.fullmatch(r"\d+", cells[4]):
+            found[cells[0]] = int(cells[4])
+    return found
+
+
+def measured_head(graph: Graph) -> int | None:
+    with tempfile.TemporaryDirectory(prefix="mcugen-patches-") as tmp:
+        path = Path(tmp) / "model.tflite"
+        path.write_bytes(write_model(graph))
+        try:
+            return tflm_arena_head(path)
+        except Exception:  # noqa: BLE001 - a model TFLM cannot plan gets no head
+            return None
+
+
+def cell(graph: Graph, budget: float) -> tuple[str, int, float]:
+    """'arena grid +x.x%' for one budget, the arena and the planning seconds."""
+    start = time.perf_counter()
+    _, _, plan = prepare(graph, PlanOptions(patch_overhead=budget))
+    seconds = time.perf_counter() - start
+    found = plan.patches
+    if found is None or found.stage is None:
+        return f"{plan.arena_bytes} -", plan.arena_bytes, seconds
+    grid = "x".join(map(str, found.stage.grid))
+    text = f"{plan.arena_bytes} {grid} +{100 * found.overhead:.1f}%"
+    return text, plan.arena_bytes, seconds
+
+
+def models(quick: bool) -> list[tuple[str, Callable[[], Graph], bool]]:
+    todo: list[tuple[str, Callable[[], Graph], bool]] = []
+    folder = SHARED / "models"
+    for path in sorted(folder.glob("*.tflite")) if folder.is_dir() else []:
+        if not quick or path.stem in QUICK:
+            todo.append((path.stem, lambda p=path: load_model(p), True))  # type: ignore[misc]
+    for name, build in benchmark_suite(quick):
+        todo.append((name, build, False))
+    return todo
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budgets", default="0.05,0.15,0.3", help="MAC budgets, comma-separated")
+    parser.add_argument("--quick", action="store_true", help="two shared models, 4 graphs")
+    args = parser.parse_args(argv)
+    budgets = [float(b) for b in args.budgets.split(",")]
+    heads = anchored_heads()
+    header = ["model", "TFLM head", "whole", *(f"<= {100 * b:g}% MACs" for b in budgets)]
+    print("| " + " | ".join([*header, "TFLM / arena", "plan s"]) + " |")
+    print("|" + "---|" * (len(header) + 2))
+    ratios = []
+    for name, load, shared in models(args.quick):
+        graph = load()
+        try:
+            _, _, whole = prepare(graph, PlanOptions())
+            cells = [cell(graph, b) for b in budgets]
+            at_default = cell(graph, DEFAULT_OVERHEAD) if DEFAULT_OVERHEAD not in budgets else None
+        except Exception as exc:  # noqa: BLE001 - one unsupported model must not stop the table
+            print(f"| {name} | {str(exc).splitlines()[0][:70]} |")
+            continue
+        default = at_default or cells[budgets.index(DEFAULT_OVERHEAD)]
+        head = heads.get(name) if shared else measured_head(graph)
+        ratio = f"{head / default[1]:.2f}" if head else "-"
+        if head and not shared:
+            ratios.append(head / default[1])
+        row = [name, str(head or "-"), str(whole.arena_bytes), *(c[0] for c in cells)]
+        print("| " + " | ".join([*row, ratio, f"{default[2]:.2f}"]) + " |")
+        sys.stdout.flush()
+    if ratios:
+        mean = sum(ratios) / len(ratios)
+        print(f"\nmean TFLM head / arena over {len(ratios)} generated graphs at "
+              f"{100 * DEFAULT_OVERHEAD:g}% MACs: {mean:.2f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The pipeline's patch stage: plan the graph whole, ask the patch planner (plan/patches) for a
+stage, rewrite the graph to run it tile by tile (model/patch_rewrite.py), plan that, and keep it
+only when its arena is really smaller. The planner's estimate ranks the candidates; the best
+and its runners-up are laid out for real in the whole graph's order with the stage tiled in
+place of its first operator (tile by tile): the rest of the graph keeps its order, and no order
+search runs over the hundreds of tile operators (a weakness: an order search might interleave
+the rest better around the stage)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mcugen.codegen.lower import Lowered, lower_for, op_traits
+from mcugen.model.ir import Graph, Operator
+from mcugen.model.macs import graph_macs
+from mcugen.model.patch_rewrite import tile_stage
+from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.patches import patch_problem, plan_patches
+
+if TYPE_CHECKING:
+    from mcugen.pipeline import PlanOptions
+
+Prepared = tuple[Graph, dict[int, Lowered], MemoryPlan]
+
+
+def with_patch_stage(
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    whole: MemoryPlan,
+    options: PlanOptions,
+    plan_fn: Callable[[Graph, dict[int, Lowered], PlanOptions], MemoryPlan],
+) -> Prepared:
+    """`graph` with the patch stage whose planned arena is smallest, if smaller than `whole`'s
+    (`plan_fn` plans a graph with `options` as the pipeline does)."""
+    traits = op_traits(graph, lowered)
+    problem = patch_problem(graph, whole.order, traits, whole.live_bytes, graph_macs(graph))
+    found = plan_patches(
+        problem,
+        budget=options.patch_overhead,
+        strategy=options.patcher,
+    )
+    best: Prepared = (graph, lowered, whole)
+    kept = None
+    stages = (found.stage, *found.runners_up) if found.stage is not None else ()
+    for stage in stages:
+        if stage is not found.stage and stage.peak >= best[2].arena_bytes:
+            continue  # a runner-up whose estimate cannot beat what is planned already
+        tiled = tile_stage(graph, stage.ops, stage.rows, stage.cols, whole.order)
+        tiled_lowered = lower_tiles(tiled, options)
+        plan = plan_fn(tiled, tiled_lowered, replace(options, order="stored"))
+        if plan.arena_bytes < best[2].arena_bytes:
+            best, kept = (tiled, tiled_lowered, plan), stage
+    report = replace(found, stage=kept, runners_up=())
+    plan = replace(best[2], patches=report, arena_without_patches=whole.arena_bytes)
+    return best[0], best[1], plan
+
+
+def lower_tiles(graph: Graph, options: PlanOptions) -> dict[int, Lowered]:
+    """Every operator of a tiled graph lowered, tiles of one geometry once: a lowering depends
+    on the operator's opcode, options and constant inputs and on its activations' shapes and
+    quantization, not on which tensors they are."""
+    lowered = {}
+    cache: dict[tuple[object, ...], Lowered] = {}  # constants are named by index: per graph
+    for op in graph.operators:
+        key = _lowering_key(graph, op)
+        if key not in cache:
+            cache[key] = lower_for(graph, op, kernels=options.kernels, core=options.core)
+        lowered[op.index] = cache[key]
+    return lowered
+
+
+def _lowering_key(graph: Graph, op: Operator) -> tuple[object, ...]:
+    def operand(t: int) -> object:
+        if t < 0 or graph.tensors[t].is_constant:
+            return t
+        tensor = graph.tensors[t]
+        return tensor.shape, tensor.dtype, tensor.quant
+
+    options = tuple(sorted((k, repr(v)) for k, v in op.options.items()))
+    inputs = tuple(operand(t) for t in op.inputs)
+    return op.opcode, op.custom_code, options, inputs, tuple(operand(t) for t in op.outputs)
