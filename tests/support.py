@@ -118,7 +118,10 @@ def compile_library(lib: Path, cc: Sequence[str], objects: Path) -> list[Path]:
     found = []
     for src in sorted((lib / "src").glob("*.c")):
         obj = objects / f"{src.stem}.o"
-        cmd = [*cc, *STRICT_C, f"-I{lib / 'include'}", f"-I{lib / 'src'}", "-c", str(src)]
+        flags = list(STRICT_C)
+        if src.name.endswith("_model_data.c"):  # const weight tables: -O0, as the firmware builds
+            flags[flags.index("-O2")] = "-O0"  # them (optimising megabytes of arrays takes long)
+        cmd = [*cc, *flags, f"-I{lib / 'include'}", f"-I{lib / 'src'}", "-c", str(src)]
         proc = subprocess.run([*cmd, "-o", str(obj)], capture_output=True, text=True, check=False)
         assert proc.returncode == 0, f"{' '.join(cc)} {src.name}:\n{proc.stderr[-2000:]}"
         found.append(obj)
