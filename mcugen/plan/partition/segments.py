@@ -16,9 +16,10 @@ So a board's operators are cut into *segments*, each one invoke of its own sub-m
    tensor crossing a board has exactly the bytes it had on one board.
 Complexity O(segments^2 x (operators + tensors)) for the merges; segments are few (at most
 boards x (boards + 1) levels).
-Weakness: segments of one board are separate sub-models (separate invokes and, in the runner,
-separate firmware images); a tensor one segment leaves for a later one of the same board is
-counted as kept on the board, not as a link.
+`board_programs` then joins each board's segments into one sub-model, run phase by phase by one
+firmware image; a tensor one segment leaves for a later one of the same board stays in that
+board's arena (counted as kept on the board, not as a link). Weakness: a tensor a board receives
+for a later phase is an input of its program, so it holds arena from the first phase on.
 """
 
 from __future__ import annotations

@@ -10,14 +10,8 @@ mcu_status_t mcu_tile_store(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_ENSURE_MODEL(node->num_inputs == 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *tile = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *whole = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(tile != NULL && whole->ndims == 4 && tile->ndims == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(whole->dims[0] == 1 && tile->dims[0] == 1, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->y >= 0 && p->y + tile->dims[1] <= whole->dims[1], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->x >= 0 && p->x + tile->dims[2] <= whole->dims[2], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(whole->dims[1] * whole->dims[2] > 0, MCU_ERR_BAD_MODEL);
-  size_t pixel = whole->bytes / (uint32_t)(whole->dims[1] * whole->dims[2]);
-  MCU_ENSURE_MODEL(tile->bytes == pixel * (uint32_t)(tile->dims[1] * tile->dims[2]),
-                   MCU_ERR_BAD_MODEL);
+  size_t pixel = mcu_tile_pixel_bytes(p, whole, tile);
+  MCU_ENSURE_MODEL(pixel > 0, MCU_ERR_BAD_MODEL);
   uint8_t *dst = mcu_output(ctx, node, 0);
   const uint8_t *prev = mcu_input(ctx, node, 0);
   if (prev != NULL && prev != dst) {
