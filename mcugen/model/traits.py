@@ -57,6 +57,14 @@ class OpTraits:
     #: The operator is spatially local over input 0 (its only non-constant input) in this way,
     #: and its kernel runs on any window of it (patch stages); None: not tileable.
     window: Window | None = None
+    #: The operator reads only the window of input 0 whose top-left pixel is (row, column) = this
+    #: and whose height and width are the output's (NHWC, batch 1; patch stages' tile loads).
+    reads_window: tuple[int, int] | None = None
+    #: The output is input 0's bytes (in place, `overwrites` 0) with only the window at (row,
+    #: column) = this, of input 1's height and width, written (patch stages' tile stores). With
+    #: `reads_window` readers, the planner may lay a tensor those readers read over the output's
+    #: later bytes when every byte is read before a store writes it (plan/aliasing.py step 6).
+    writes_window: tuple[int, int] | None = None
 
     @property
     def shares(self) -> bool:
@@ -66,6 +74,8 @@ class OpTraits:
             or self.grows_over_input
             or self.input_blocks
             or self.staging_bytes is not None
+            or self.reads_window is not None
+            or self.writes_window is not None
         )
 
 

@@ -44,6 +44,11 @@ handed over as `traits`: operator index -> traits); this module names no operato
    bytes to the operator's scratch for the chosen aliases; `convolutions=False` leaves this step
    out (an early choice here can block a better one later, so the planner tries both).
 
+6. A patch stage's input under its end (`reads_window` loads, `writes_window` stores; plan/
+   stage_overlap.py): the input goes the computed distance into the end's buffer, so the end's
+   first rows take the input's rows no later tile reads, when nothing else shares the end's
+   buffer while the input lives and the peak live bytes do not grow.
+
 Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each
 candidate, O(candidates x (tensors + steps x buffers)). Weaknesses: greedy in the order of the
 operators (an early in-place choice can block a later, better concatenation), conservative on graph
@@ -64,6 +69,7 @@ from mcugen.plan.buffers import (
     live_bytes_per_step,
     tensor_lifetimes,
 )
+from mcugen.plan.stage_overlap import StageOverlap, stage_overlaps
 from mcugen.plan.staging import staging_scratch
 
 Aliases = dict[int, tuple[int, int]]
@@ -168,7 +174,34 @@ def aliases_for(
             _alias_pad(graph, order, op, step, arena, groups)
         elif in_place and convolutions and kind.staging_bytes is not None:
             _alias_conv(graph, order, op, kind.staging_bytes, step, arena, groups)
+    if in_place:
+        for overlap in stage_overlaps(graph, order, traits):
+            _alias_stage_input(graph, order, overlap, arena, groups)
     return dict(sorted(groups.aliases.items()))
+
+
+def _alias_stage_input(
+    graph: Graph, order: Sequence[int], overlap: StageOverlap, arena: set[int], groups: _Groups
+) -> None:
+    """A patch stage's input goes `overlap.offset` bytes into its end's buffer (step 6) when it
+    shares no buffer yet, everything else in the end's buffer is born after the input's last
+    read, and the peak live bytes do not grow."""
+    x, part = overlap.tensor, overlap.first_part
+    if x not in arena or part not in arena or groups.group(x) != [(x, 0)]:
+        return
+    if groups.root(part)[0] == x:
+        return
+    last_read = groups.life[x][1]
+    chain = {t for t, _ in groups.group(part) if groups.life[t][0] <= last_read}
+    stores = {
+        op.outputs[0]
+        for op in graph.operators
+        if op.outputs and op.outputs[0] in chain and op.inputs and op.inputs[0] in chain | {-1}
+    }
+    if chain - stores:
+        return  # something other than the stores' parts lives there while the input does
+    if _no_worse(graph, order, groups, x, part, overlap.offset):
+        groups.place(x, part, overlap.offset)
 
 
 def shared_peak(graph: Graph, order: Sequence[int], traits: Traits) -> int:

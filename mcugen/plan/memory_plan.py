@@ -23,6 +23,7 @@ from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
+from mcugen.plan.stage_overlap import WindowOrderViolated, check_window_order
 from mcugen.plan.staging import staging_scratch
 
 if TYPE_CHECKING:
@@ -129,6 +130,10 @@ class MemoryPlan:
             scratch = {b.scratch_of: b.size for b in self.buffers if b.scratch_of >= 0}
             for op in graph.operators:
                 _check_sharing(graph, op, traits.get(op.index, NO_TRAITS), offsets, scratch)
+            try:
+                check_window_order(graph, self.order, traits, offsets)
+            except WindowOrderViolated as exc:
+                raise PlanInvalid(str(exc)) from None
 
 
 def _check_sharing(

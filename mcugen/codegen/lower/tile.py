@@ -25,18 +25,30 @@ def _box(op: Operator, whole: Tensor, tile: Tensor) -> tuple[tuple[str, int], ..
     return (("y", y), ("x", x))
 
 
-@register(f"CUSTOM:{TILE_LOAD}")
+def load_traits(graph: Graph, op: Operator) -> OpTraits:
+    """The load reads only its window of the whole tensor."""
+    return OpTraits(reads_window=_corner(op))
+
+
+def store_traits(graph: Graph, op: Operator) -> OpTraits:
+    """The whole tensor so far (input 0) may be the output's bytes: element i is kept or
+    replaced, and only the tile's window is written."""
+    return OpTraits(overwrites=(0,), writes_window=_corner(op))
+
+
+def _corner(op: Operator) -> tuple[int, int] | None:
+    y, x = int(op.options.get("y", -1)), int(op.options.get("x", -1))
+    return (y, x) if y >= 0 and x >= 0 else None
+
+
+@register(f"CUSTOM:{TILE_LOAD}", traits=load_traits)
 def lower_tile_load(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
     params = _box(op, req(graph, op, 0), out(graph, op))
     return Lowered("tile_load", "mcu_tile_load", PARAMS, params)
 
 
-#: The whole tensor so far (input 0) may be the output's bytes: element i is kept or replaced.
-STORE_TRAITS = OpTraits(overwrites=(0,))
-
-
-@register(f"CUSTOM:{TILE_STORE}", traits=STORE_TRAITS)
+@register(f"CUSTOM:{TILE_STORE}", traits=store_traits)
 def lower_tile_store(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (2,))
     whole, tile = out(graph, op), req(graph, op, 1)

@@ -1,0 +1,53 @@
+"""A patch stage's end laid over its input (plan/stage_overlap.py, aliasing step 6): the offset
+is the smallest that keeps every store below the bytes later loads read, the planner uses it only
+when the arena shrinks, and the plan validator rejects an offset one alignment step too small.
+Bit-exactness of the overlapped runs is checked by tests/kernels/test_patch_stages.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcugen.codegen.lower import op_traits
+from mcugen.model.patch_rewrite import TILE_LOAD
+from mcugen.pipeline import PlanOptions, prepare
+from mcugen.plan.buffers import ARENA_ALIGNMENT
+from mcugen.plan.stage_overlap import (
+    WindowOrderViolated,
+    check_window_order,
+    stage_overlaps,
+    store_chains,
+)
+from support import mobilenet_stem
+
+
+def patched_stem(seed: int = 1, hw: int = 48):  # type: ignore[no-untyped-def]
+    graph, lowered, plan = prepare(mobilenet_stem(seed, hw=hw), PlanOptions(patch_overhead=0.15))
+    assert plan.patches is not None and plan.patches.stage is not None
+    return graph, op_traits(graph, lowered), plan
+
+
+def test_the_stage_input_lies_inside_the_end_buffer() -> None:
+    graph, traits, plan = patched_stem()
+    (overlap,) = stage_overlaps(graph, plan.order, traits)
+    x = graph.inputs[0]
+    assert overlap.tensor == x
+    assert any(op.custom_code == TILE_LOAD and op.inputs[0] == x for op in graph.operators)
+    offsets = plan.tensor_offsets()
+    assert offsets[x] - offsets[overlap.first_part] == overlap.offset
+    end = graph.tensors[x].nbytes + overlap.offset
+    # the input and the end together take less than both apart
+    assert end < graph.tensors[x].nbytes + graph.tensors[overlap.first_part].nbytes
+
+
+def test_the_offset_is_tight_and_the_validator_catches_less() -> None:
+    graph, traits, plan = patched_stem()
+    (overlap,) = stage_overlaps(graph, plan.order, traits)
+    assert overlap.offset > 0
+    offsets = dict(plan.tensor_offsets())
+    check_window_order(graph, plan.order, traits, offsets)
+    (stores,) = store_chains(graph, plan.order, traits)
+    parts = [graph.operators[i].outputs[0] for i in stores]
+    for shift in (ARENA_ALIGNMENT, overlap.offset):
+        moved = {**offsets, **{p: offsets[p] + shift for p in parts}}
+        with pytest.raises(WindowOrderViolated):
+            check_window_order(graph, plan.order, traits, moved)
