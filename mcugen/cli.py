@@ -83,6 +83,18 @@ def _parser() -> argparse.ArgumentParser:
         "--pareto-chart", type=Path, default=None, help="with --pareto: draw it (*.png or *.svg)"
     )
     plan.add_argument(
+        "--patch-curve",
+        action="store_true",
+        help="also plan the model at MAC budgets from 0 to 50 %% and print the arena each "
+        "patch stage reaches (slow: one plan per budget)",
+    )
+    plan.add_argument(
+        "--patch-chart",
+        type=Path,
+        default=None,
+        help="draw the --patch-curve (*.png or *.svg); implies --patch-curve",
+    )
+    plan.add_argument(
         "--schedule-work",
         type=_rate,
         default=2.0,

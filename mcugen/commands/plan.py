@@ -13,6 +13,7 @@ from pathlib import Path
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.commands._common import plan_options
+from mcugen.commands._patch_curve import curve_chart, curve_table, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.io import write_atomic
 from mcugen.model.ir import Graph
@@ -93,6 +94,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if not getattr(args, "pareto", None):
             raise McugenError("--pareto-chart draws --pareto", hint="add --pareto 6")
         chart_format(args.pareto_chart)
+    patch_chart = getattr(args, "patch_chart", None)
+    if patch_chart is not None:
+        chart_format(patch_chart)
+    if getattr(args, "trainable", None) is not None and (
+        patch_chart is not None or getattr(args, "patch_curve", False)
+    ):
+        raise McugenError(
+            "--patch-curve plans inference, not --trainable", hint="leave one of them out"
+        )
     original = load_model(args.model)
     board = getattr(args, "board", None)
     target = resolve_target(load_board(board), emulate=False) if board else None
@@ -123,12 +133,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_atomic(chart, memory_chart(plan, fmt, title=title))
     fit = board_fit(args, planned, options)
     curve = _pareto(args, original, target) if getattr(args, "pareto", None) else None
+    patch_rows = None
+    if getattr(args, "patch_curve", False) or patch_chart is not None:
+        patch_rows = patch_curve(original, options)
+    if patch_chart is not None and patch_rows is not None:
+        title = f"{Path(args.model).name}: patch stages"
+        write_atomic(
+            patch_chart,
+            curve_chart(
+                patch_rows, chart_format(patch_chart), title=title, chosen=options.patch_overhead
+            ),
+        )
     if args.json:
         report = plan_json(graph, plan, runs, timings=args.timings)
         if fit is not None:
             report["fit"] = fit.as_json()
         if curve is not None:
             report["pareto"] = [asdict(p) for p in curve[0]]
+        if patch_rows is not None:
+            report["patch_curve"] = [r.as_json() for r in patch_rows]
         print(json.dumps(report))
     else:
         print(plan_text(graph, plan, str(args.model), runs))
@@ -140,6 +163,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"\n{fit.summary()}")
         if curve is not None:
             print(curve[1])
+        if patch_rows is not None:
+            print("\n" + curve_table(patch_rows, options.patch_overhead))
+        if patch_chart is not None:
+            print(f"\npatch curve chart written to {patch_chart}")
     problem = fit.problem() if fit is not None else None
     if problem is not None:
         raise problem

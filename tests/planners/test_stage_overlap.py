@@ -51,3 +51,25 @@ def test_the_offset_is_tight_and_the_validator_catches_less() -> None:
         moved = {**offsets, **{p: offsets[p] + shift for p in parts}}
         with pytest.raises(WindowOrderViolated):
             check_window_order(graph, plan.order, traits, moved)
+
+
+def test_plan_prints_and_draws_the_patch_curve(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from mcugen.cli import main
+    from mcugen.model.tflite_write import write_model
+
+    model = tmp_path / "stem.tflite"
+    model.write_bytes(write_model(mobilenet_stem(1, hw=48)))
+    chart = tmp_path / "curve.svg"
+    argv = ["plan", str(model), "--patch-overhead", "0.15", "--patch-chart", str(chart)]
+    assert main([*argv, "--json", "--no-strategies"]) == 0
+    rows = json.loads(capsys.readouterr().out)["patch_curve"]
+    assert rows[0]["budget"] == 0 and rows[0]["grid"] is None and rows[0]["macs_added"] == 0
+    assert any(r["arena"] < rows[0]["arena"] for r in rows)
+    for r in rows:
+        assert r["macs_added"] <= r["budget"] * r["total_macs"]
+    assert chart.read_bytes().startswith(b"<?xml")
+    bad = tmp_path / "curve.txt"
+    assert main(["plan", str(model), "--patch-chart", str(bad)]) != 0
+    assert "chart format" in capsys.readouterr().err and not bad.exists()
