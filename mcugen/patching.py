@@ -1,10 +1,13 @@
 """The pipeline's patch stage: plan the graph whole, ask the patch planner (plan/patches) for a
 stage, rewrite the graph to run it tile by tile (model/patch_rewrite.py), plan that, and keep it
-only when its arena is really smaller. The planner's estimate ranks the candidates; the best
-and its runners-up are laid out for real in the whole graph's order with the stage tiled in
-place of its first operator (tile by tile): the rest of the graph keeps its order, and no order
-search runs over the hundreds of tile operators (a weakness: an order search might interleave
-the rest better around the stage)."""
+only when its arena is really smaller. The planner's estimate picks the candidates (the best and
+up to 3 runners-up); each is rewritten in the whole graph's order with the stage tiled in place
+of its first operator (tile by tile) and screened by its peak live bytes with sharing (no
+layout: a few milliseconds); then the candidates are laid out for real from the lowest peak up,
+and the first whose arena beats the graph run whole is kept (one layout in the usual case). The
+rest of the graph keeps its order, and no order search runs over the hundreds of tile operators
+(a weakness: an order search might interleave the rest better around the stage; another: a
+candidate the screen ranks second might lay out a few bytes smaller)."""
 
 from __future__ import annotations
 
@@ -13,11 +16,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mcugen.codegen.lower import Lowered, lower_for, op_traits
+from mcugen.codegen.viewmodel import scratch_sizes
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.macs import graph_macs
 from mcugen.model.patch_rewrite import tile_stage
+from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.patches import patch_problem, plan_patches
+from mcugen.plan.staging import staging_scratch
 
 if TYPE_CHECKING:
     from mcugen.pipeline import PlanOptions
@@ -44,17 +51,34 @@ def with_patch_stage(
     best: Prepared = (graph, lowered, whole)
     kept = None
     stages = (found.stage, *found.runners_up) if found.stage is not None else ()
-    for stage in stages:
-        if stage is not found.stage and stage.peak >= best[2].arena_bytes:
-            continue  # a runner-up whose estimate cannot beat what is planned already
+    screened = []
+    for rank, stage in enumerate(stages):
         tiled = tile_stage(graph, stage.ops, stage.rows, stage.cols, whole.order)
         tiled_lowered = lower_tiles(tiled, options)
+        peak = shared_live_peak(tiled, tiled_lowered)
+        if peak < whole.arena_bytes:
+            screened.append((peak, rank, stage, tiled, tiled_lowered))
+    for _, _, stage, tiled, tiled_lowered in sorted(screened, key=lambda c: c[:2]):
         plan = plan_fn(tiled, tiled_lowered, replace(options, order="stored"))
         if plan.arena_bytes < best[2].arena_bytes:
             best, kept = (tiled, tiled_lowered, plan), stage
+            break  # the layout reached below the graph run whole: the screen's best is kept
     report = replace(found, stage=kept, runners_up=())
     plan = replace(best[2], patches=report, arena_without_patches=whole.arena_bytes)
     return best[0], best[1], plan
+
+
+def shared_live_peak(graph: Graph, lowered: dict[int, Lowered]) -> int:
+    """Peak live bytes of `graph` in its stored order with everything its operators let share,
+    their scratch and staging included: what a candidate's layout reaches when it packs without
+    gaps, at a fraction of a layout's cost (the screen of `with_patch_stage`)."""
+    order = tuple(range(len(graph.operators)))
+    traits = op_traits(graph, lowered)
+    scratch = scratch_sizes(lowered)
+    aliases = aliases_for(graph, order, traits, scratch=scratch, profiles=True)
+    with_staging = staging_scratch(graph, aliases, scratch, traits)
+    buffers = activation_buffers(graph, order, with_staging, aliases, profiles=True)
+    return max(live_bytes_per_step(buffers, len(order)), default=0)
 
 
 def lower_tiles(graph: Graph, options: PlanOptions) -> dict[int, Lowered]:

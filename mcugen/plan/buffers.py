@@ -8,6 +8,8 @@ the last step. A kernel's scratch buffer lives for its operator's step only.
 
 from __future__ import annotations
 
+import heapq
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -113,17 +115,24 @@ def group_extent(
     """(size, first, last, profile) of the buffer holding `members` (tensor, offset in it), all
     with bytes and lifetimes. Without `profiles` the buffer is `size` bytes for its lifetime;
     with them, the profile follows the bytes the live members reach at each step, when that
-    changes. O(members^2) with profiles, O(members) without."""
+    changes. O(members log members) with profiles, O(members) without."""
     size = align_up(max(off + graph.tensors[t].nbytes for t, off in members))
     first = min(life[t][0] for t, _ in members)
     last = max(life[t][1] for t, _ in members)
     if not profiles or len(members) < 2:
         return size, first, last, ()
-    ends = [(life[t][0], life[t][1], off + graph.tensors[t].nbytes) for t, off in members]
+    ends = sorted((life[t][0], life[t][1], off + graph.tensors[t].nbytes) for t, off in members)
     cuts = sorted({f for f, _, _ in ends} | {la + 1 for _, la, _ in ends})
     runs: list[tuple[int, int, int]] = []
+    reach: list[tuple[int, int]] = []  # heap of (-extent, last step) of members born so far
+    born = 0
     for start, stop in zip(cuts, cuts[1:], strict=False):  # the live members change only at cuts
-        extent = align_up(max((e for f, la, e in ends if f <= start <= la), default=0))
+        while born < len(ends) and ends[born][0] <= start:
+            heapq.heappush(reach, (-ends[born][2], ends[born][1]))
+            born += 1
+        while reach and reach[0][1] < start:
+            heapq.heappop(reach)  # the farthest-reaching member died: the next one may be live
+        extent = align_up(-reach[0][0] if reach else 0)
         if runs and runs[-1][2] == extent and runs[-1][1] == start - 1:
             runs[-1] = (runs[-1][0], stop - 1, extent)
         elif extent > 0:

@@ -1,0 +1,129 @@
+"""Patch stages on the NUCLEO-F767ZI's QEMU twin (issue 17): every shared model and generated graph
+planned with patch stages at each MAC budget, built for the twin, run, and compared with TFLM.
+
+Per model and budget: the grid kept, the arena whole and patched, the instructions per inference
+whole and patched, and whether every output byte equals TFLM's ("exact"), or why it did not run
+(a model whose arena does not fit the twin's RAM, an operator the runtime lacks). The exit status
+is 1 when any run differs from TFLM.
+Run: python benchmarks/patches_twin.py [--budgets 0.05,0.15,0.3] [--quick] [--models a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from mcugen.boards import load_board, resolve_target
+from mcugen.errors import McugenError
+from mcugen.host.device_run import open_device, run_samples
+from mcugen.host.host_run import random_inputs
+from mcugen.host.project import build, pool_target
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_write import write_model
+from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.reference import tflm_outputs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from patches import SHARED, models  # noqa: E402
+
+TWIN = resolve_target(load_board("nucleo-f767"), emulate=True)
+SEED = 7
+FIRMWARE = PlanOptions(keep_input="auto", memories=pool_target(TWIN), core=TWIN.port_board.core)
+
+
+def run_on_twin(gen: Generated, model: bytes, seed: int) -> tuple[int, bool]:
+    """(instructions per inference, outputs equal TFLM's) of one random sample on the twin."""
+    sample = [random_inputs(gen.graph, seed)]
+    with tempfile.TemporaryDirectory(prefix="mcugen-patches-twin-") as tmp:
+        result = build(gen, TWIN, Path(tmp) / "proj")
+        with open_device(TWIN, result.executable, None) as link:
+            run = run_samples(link, gen.graph, sample, emulated=True)
+    ref = tflm_outputs(model, gen.graph, sample)
+    exact = all(
+        np.array_equal(o, r.reshape(o.shape))
+        for ours, theirs in zip(run.outputs, ref, strict=True)
+        for o, r in zip(ours, theirs, strict=True)
+    )
+    return run.instructions(run.ticks_per_inference[0]), exact
+
+
+def row(name: str, model: bytes, graph: Graph, budget: float, whole: Whole) -> tuple[str, bool]:
+    """One table row: the model with patch stages at `budget` against `whole` (run once)."""
+    tiled = generate(graph, options=replace(FIRMWARE, patch_overhead=budget))
+    found = tiled.plan.patches
+    if found is None or found.stage is None:
+        return f"| {name} | {100 * budget:g} % | - | {whole.arena} | - | - | - | - |", True
+    patched, exact = run_on_twin(tiled, model, SEED)
+    base, base_exact = whole.run(model)
+    grid = "x".join(map(str, found.stage.grid))
+    cells = [
+        name,
+        f"{100 * budget:g} %",
+        grid,
+        str(whole.arena),
+        str(tiled.plan.arena_bytes),
+        str(base),
+        f"{patched} ({100 * (patched / base - 1):+.1f} %)",
+        "exact" if exact and base_exact else "DIFFERENT",
+    ]
+    return "| " + " | ".join(cells) + " |", exact and base_exact
+
+
+class Whole:
+    """The model planned whole; run on the twin once, when a patched row needs it."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.gen = generate(graph, options=FIRMWARE)
+        self.arena = self.gen.plan.arena_bytes
+        self._run: tuple[int, bool] | None = None
+
+    def run(self, model: bytes) -> tuple[int, bool]:
+        if self._run is None:
+            self._run = run_on_twin(self.gen, model, SEED)
+        return self._run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budgets", default="0.05,0.15,0.3", help="MAC budgets, comma-separated")
+    parser.add_argument("--quick", action="store_true", help="two shared models, 4 graphs")
+    parser.add_argument("--models", default="", help="only these models (comma-separated)")
+    args = parser.parse_args(argv)
+    budgets = [float(b) for b in args.budgets.split(",")]
+    wanted = {m for m in args.models.split(",") if m}
+    print("| model | budget | grid | arena whole | arena patched | instructions whole | "
+          "instructions patched | vs TFLM |")  # fmt: skip
+    print("|" + "---|" * 8)
+    failed = 0
+    for name, load, shared in models(args.quick):
+        if wanted and name not in wanted:
+            continue
+        graph = load()
+        model = (
+            (SHARED / "models" / f"{name}.tflite").read_bytes() if shared else write_model(graph)
+        )
+        try:
+            whole = Whole(graph)
+        except McugenError as exc:
+            print(f"| {name} | - | {str(exc).splitlines()[0]} |")
+            continue
+        for budget in budgets:
+            try:
+                text, ok = row(name, model, graph, budget, whole)
+            except McugenError as exc:
+                text, ok = f"| {name} | {100 * budget:g} % | {str(exc).splitlines()[0]} |", True
+            failed += not ok
+            print(text)
+            sys.stdout.flush()
+    print(f"\n{failed} run(s) differ from TFLM" if failed else "\nevery run equals TFLM")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
