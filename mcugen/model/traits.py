@@ -26,6 +26,11 @@ class Window:
     pad: tuple[int, int] = (0, 0)  # (top, left)
     #: multiply-accumulates per output element (a convolution's taps; 0 for the others)
     macs_per_output: int = 0
+    #: The window applies to every non-constant input, not only input 0: element-wise operators
+    #: of several inputs (ADD, MUL without spatial broadcasting, CONCATENATION along channels),
+    #: whose kernels take any height and width as long as all those inputs share it. Constant
+    #: inputs stay whole (they may broadcast along channels only).
+    all_inputs: bool = False
 
     @property
     def pointwise(self) -> bool:
@@ -34,6 +39,8 @@ class Window:
 
 #: An element-wise operator of one input: output element i depends on input element i only.
 POINTWISE = Window()
+#: An element-wise operator of several inputs: output pixel (y, x) reads pixel (y, x) of each.
+ELEMENTWISE = Window(all_inputs=True)
 
 
 @dataclass(frozen=True)
@@ -54,8 +61,9 @@ class OpTraits:
     #: The output may go over input 0 at the same address when the kernel gets this much staging
     #: scratch (it detects the shared pointer and stages what it still needs); None: never.
     staging_bytes: int | None = None
-    #: The operator is spatially local over input 0 (its only non-constant input) in this way,
-    #: and its kernel runs on any window of it (patch stages); None: not tileable.
+    #: The operator is spatially local over input 0 (its only non-constant input, or every
+    #: non-constant input with `Window.all_inputs`) in this way, and its kernel runs on any
+    #: window of it (patch stages); None: not tileable.
     window: Window | None = None
     #: The operator reads only the window of input 0 whose top-left pixel is (row, column) = this
     #: and whose height and width are the output's (NHWC, batch 1; patch stages' tile loads).

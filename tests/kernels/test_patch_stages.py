@@ -51,7 +51,8 @@ def tiled(grid: tuple[int, int], kernels: str = "opt") -> Callable[[Graph], Gene
     def run(graph: Graph) -> Generated:
         order = tuple(range(len(graph.operators)))
         problem = patch_problem(graph, order, op_traits(graph), [0], 1)
-        (chain,) = problem.chains
+        chain = tuple(i for i in order if i in problem.ops)
+        assert len(chain) == len(order)  # every operator of a chain model is tileable
         ops = [problem.ops[i] for i in chain]
         rows, cols = axis_tiles(ops, 0, grid[0]), axis_tiles(ops, 1, grid[1])
         assert rows is not None and cols is not None

@@ -8,7 +8,7 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Array
 from mcugen.errors import ModelError, UnsupportedError
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
-from mcugen.model.traits import POINTWISE, OpTraits
+from mcugen.model.traits import ELEMENTWISE, POINTWISE, OpTraits
 
 INT32_MAX = 2**31 - 1
 
@@ -22,6 +22,31 @@ OVERWRITES_INPUT = OpTraits(overwrites=(0,))
 POINTWISE_UNARY = OpTraits(overwrites=(0,), window=POINTWISE)
 #: Binary element-wise kernels: a non-broadcast input is indexed by the output's flat index.
 OVERWRITES_EITHER = OpTraits(overwrites=(0, 1))
+#: ... tileable too (patch stages) on the shapes `elementwise_traits` accepts.
+OVERWRITES_EITHER_TILEABLE = OpTraits(overwrites=(0, 1), window=ELEMENTWISE)
+
+
+def elementwise_traits(graph: Graph, op: Operator) -> OpTraits:
+    """ADD and MUL: `OVERWRITES_EITHER`, and tileable (`Window.all_inputs`) when the output is
+    NHWC of batch 1, every non-constant input has its shape and every constant input varies
+    along channels only, so the kernel run on a tile of each input computes that tile of the
+    output element for element (the broadcast of a constant is the same on every tile). Never
+    raises."""
+    if len(op.outputs) != 1 or op.outputs[0] < 0 or not op.inputs or min(op.inputs) < 0:
+        return OVERWRITES_EITHER
+    y = graph.tensors[op.outputs[0]]
+    xs = [graph.tensors[t] for t in op.inputs]
+    if len(y.shape) != 4 or y.shape[0] != 1 or all(x.is_constant for x in xs):
+        return OVERWRITES_EITHER
+    for x in xs:
+        spatial = tuple(x.shape[:-1]) if x.is_constant else ()
+        if (x.is_constant and (len(x.shape) > 4 or any(d != 1 for d in spatial))) or (
+            not x.is_constant and tuple(x.shape) != tuple(y.shape)
+        ):
+            return OVERWRITES_EITHER
+    return OVERWRITES_EITHER_TILEABLE
+
+
 #: PAD: writes from the last byte to the first, so its input may start its output's buffer.
 GROWS_OVER_INPUT = OpTraits(grows_over_input=True)
 

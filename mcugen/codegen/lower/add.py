@@ -11,11 +11,11 @@ import numpy as np
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
-    OVERWRITES_EITHER,
     activation_params,
     check_dtype,
     check_int16_zero_points,
     check_operands,
+    elementwise_traits,
     fused_activation,
     out,
     qparams,
@@ -115,7 +115,7 @@ def lower_add_int32(op: Operator, a: Tensor, b: Tensor) -> Lowered:
     return Lowered("add", "mcu_add_int32", PARAMS)
 
 
-@register("ADD", traits=OVERWRITES_EITHER)
+@register("ADD", traits=elementwise_traits)
 def lower_add(graph: Graph, op: Operator) -> Lowered:
     a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "int32", "float32")
     if dtype == "float32":

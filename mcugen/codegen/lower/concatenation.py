@@ -17,7 +17,7 @@ from mcugen.codegen.lower._common import (
     unsupported,
 )
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
-from mcugen.model.traits import NO_TRAITS, OpTraits
+from mcugen.model.traits import ELEMENTWISE, NO_TRAITS, OpTraits
 
 PARAMS = "mcu_concatenation_params_t"
 TYPES = ("float32", "int8", "int16", "int32", "int64", "bool")
@@ -57,15 +57,30 @@ def check_shapes(op: Operator, inputs: list[Tensor], y: Tensor, axis: int) -> No
 
 def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
     """Each input is one contiguous block of the output when every output dimension before the
-    axis is 1; the kernel then skips the copy of an input already at its block."""
-    if len(op.outputs) != 1 or any(t < 0 for t in op.inputs):
+    axis is 1; the kernel then skips the copy of an input already at its block. Along the
+    channels of an NHWC batch-1 output with no constant input it is also tileable
+    (`Window.all_inputs`): a tile of each input gives that tile of the output. Never raises."""
+    if len(op.outputs) != 1 or op.outputs[0] < 0 or any(t < 0 for t in op.inputs):
         return NO_TRAITS
     shape = graph.tensors[op.outputs[0]].shape
     axis = int(op.options.get("axis", 0))
     axis = axis + len(shape) if axis < 0 else axis
-    if not 0 <= axis < len(shape) or any(d != 1 for d in shape[:axis]):
+    if not 0 <= axis < len(shape):
         return NO_TRAITS
-    return OpTraits(input_blocks=True)
+    blocks = all(d == 1 for d in shape[:axis])
+    inputs = [graph.tensors[t] for t in op.inputs]
+    tileable = (
+        len(shape) == 4
+        and axis == 3
+        and shape[0] == 1
+        and bool(inputs)
+        and all(
+            not x.is_constant and x.shape[:3] == shape[:3] and len(x.shape) == 4 for x in inputs
+        )
+    )
+    if not blocks and not tileable:
+        return NO_TRAITS
+    return OpTraits(input_blocks=blocks, window=ELEMENTWISE if tileable else None)
 
 
 @register("CONCATENATION", traits=concatenation_traits)

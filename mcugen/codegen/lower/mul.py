@@ -10,9 +10,9 @@ from __future__ import annotations
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
-    OVERWRITES_EITHER,
     activation_params,
     check_int16_zero_points,
+    elementwise_traits,
     int32_activation_params,
     qparams,
     unsupported,
@@ -24,7 +24,7 @@ PARAMS = "mcu_mul_params_t"
 MAX_INT32_BROADCAST_DIMS = 4
 
 
-@register("MUL", traits=OVERWRITES_EITHER)
+@register("MUL", traits=elementwise_traits)
 def lower_mul(graph: Graph, op: Operator) -> Lowered:
     """mul_common.cc: QuantizeMultiplier(double(s1) * double(s2) / double(s_out))."""
     a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "int32", "float32")

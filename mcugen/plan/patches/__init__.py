@@ -1,9 +1,10 @@
 """Patch-stage planners: a registry of pure functions `(PatchProblem, *, budget) -> PatchPlan`.
 
-A patch stage runs a chain of spatially local operators tile by tile over a grid of its end
+A patch stage runs a sub-graph of spatially local operators (chains, branches, residual ADDs,
+channel concatenations) tile by tile over a grid of its end
 tensor, so only a tile of each early activation is ever live (MCUNetV2, Lin et al., NeurIPS
 2021): the arena drops below the live-bytes bound of any operator order, for the MACs of the
-recomputed halos. The planner chooses the chain's end and the grid from plain numbers
+recomputed halos. The planner chooses the stage and the grid from plain numbers
 (problem.py); the rewrite that runs it is mcugen/model/patch_rewrite.py, and the pipeline keeps
 it only when the arena the real planner lays out is smaller. Strategies (search.py):
 - `grid` (default): every rows x cols grid up to 8 x 8;
@@ -26,6 +27,7 @@ from mcugen.plan.patches.problem import (
     SpatialOp,
     patch_problem,
     receptive_span,
+    stage_error,
 )
 from mcugen.plan.patches.search import all_grids, plan_stage, square_grids
 from mcugen.registry import Registry
@@ -43,6 +45,7 @@ __all__ = [
     "patch_problem",
     "plan_patches",
     "receptive_span",
+    "stage_error",
 ]
 
 

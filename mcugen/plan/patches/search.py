@@ -1,31 +1,45 @@
-"""The patch-stage search: which chain, which stage end and which grid give the smallest arena
-within a budget of recomputed MACs (MCUNetV2, Lin et al., NeurIPS 2021, section 3).
+"""The patch-stage search: which stage and which grid give the smallest arena within a budget
+of recomputed MACs (MCUNetV2, Lin et al., NeurIPS 2021, section 3), over sub-graphs that may
+branch, concatenate and add residuals.
 
-Steps, for each chain of the problem (starting at its first operator, whose input is kept whole):
-1. For each stage end e (the chain's second operator on) and each split count p <= 8 of each
-   axis of e's output, the tiles' spans along that axis: back from the end, each operator's
-   receptive field of its output span, clipped to its input, the part beyond a border being
-   padding (`receptive_span`). Axes are separable, so this is O(chain x 8 x 8) per end.
-2. For each grid (rows, cols) the strategy offers: the MACs of the tiles (per operator, the
-   sum of the tile rows' heights times the sum of the tile columns' widths, times its channels and
-   taps), and the stage's peak estimate: what else is live across the stage, its input and end
-   whole, and the largest tile's working set (one operator's input and output tile at a time).
-3. The estimated arena of a candidate is the larger of that peak and the peak of every step the
-   stage does not replace (the rest of the graph, planned as today). Candidates within the MAC
-   budget are ranked by (arena, MACs added, tiles, rows, cols, chain, end); the stage is the
-   first, and a few runners-up are kept for the caller to judge with the real planner.
-Complexity: O(sum over chains of length^2 x 64) after the O(length^2 x 8) spans: well under a
-millisecond per chain link. Weaknesses: one stage per model; a stage starts at its chain's first
-operator and is a chain (no branch or residual ADD inside yet); the peak is an estimate counting
-the largest row tile and the largest column tile together and ignoring in-place sharing inside
-a tile, so the caller keeps a stage only when the planned arena is really smaller.
+Steps:
+1. Candidates (`stage_ranges`): contiguous ranges [start, end] of the whole plan's order, of at
+   least 2 and at most `MAX_STAGE_OPS` tileable operators, whose outputs other than the last are
+   read inside the range only (the escape rule: extending a range from a start stops as soon as
+   an output is read past the next operator that is not tileable, or is a graph output). A
+   stage can only lower the arena if it covers every step at the unpatched peak, so only ranges
+   over those steps are candidates, and at most `MAX_ENDS_PER_START` ends per start: at most
+   MAX_STAGE_OPS x MAX_ENDS_PER_START candidates, whatever the model's size.
+2. For each candidate and each split count p <= 8 of each axis of its end, the tiles' spans
+   (geometry.py: back from the end, hulls of the readers' receptive fields, crops where a reader
+   needs less), summarised per operator.
+3. For each grid (rows, cols) the strategy offers: the MACs of the tiles and the stage's peak
+   estimate: what else is live across the stage, its inputs and end whole, and the largest live
+   set of one tile's buffers. The estimated arena is the larger of that and the peak of every
+   step the stage does not replace (the rest of the graph, planned as today). Candidates within
+   the MAC budget are ranked by (arena, MACs added, tiles, rows, cols, start, end); the stage is
+   the first, and a few runners-up are kept for the caller to judge with the real planner.
+Complexity: O(n) for the escape rule's look-ahead, then O(MAX_STAGE_OPS x MAX_ENDS_PER_START x
+(8 x 8 + 2 x 36) x stage operators): bounded in work, not in seconds. Weaknesses: one stage per
+model; a stage is a contiguous range of the given order (an order that interleaves unrelated
+operators into a block hides it); the peak is an estimate (largest row and column tiles together,
+no in-place sharing inside a tile), so the caller keeps a stage only when the planned arena is
+really smaller; the curve holds only the candidates that cover the peak.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from mcugen.plan.buffers import align_up
+from mcugen.plan.patches.geometry import (
+    AxisSummary,
+    axis_tiles,
+    axis_walk,
+    grid_costs,
+    split,
+    suffix,
+    summarise,
+)
 from mcugen.plan.patches.problem import (
     AxisTile,
     CurvePoint,
@@ -33,10 +47,14 @@ from mcugen.plan.patches.problem import (
     PatchProblem,
     PatchStage,
     SpatialOp,
-    receptive_span,
 )
 
+__all__ = ["all_grids", "axis_tiles", "plan_stage", "split", "square_grids", "stage_ranges"]
+
 MAX_SPLITS = 8
+#: The longest stage, in operators, and the most ends tried from one start (work bounds).
+MAX_STAGE_OPS = 24
+MAX_ENDS_PER_START = 8
 #: Runners-up kept for the caller to plan for real.
 RUNNERS_UP = 3
 Grids = Callable[[int, int], Iterable[tuple[int, int]]]
@@ -56,82 +74,28 @@ def square_grids(rows: int, cols: int) -> Iterable[tuple[int, int]]:
         yield n, n
 
 
-def split(size: int, parts: int) -> list[tuple[int, int]]:
-    """`parts` near-equal spans of [0, size), the larger ones last."""
-    return [(size * i // parts, size * (i + 1) // parts) for i in range(parts)]
-
-
-def axis_tiles(ops: Sequence[SpatialOp], axis: int, parts: int) -> tuple[AxisTile, ...] | None:
-    """The spans of every operator for each of `parts` tiles of the end's `axis`; None when a
-    tile would read nothing but padding."""
-    tiles = []
-    for out_lo, out_hi in split(ops[-1].out_hw[axis], parts):
-        spans = []
-        for op in reversed(ops):
-            lo, hi, before, after = receptive_span(op.window, axis, op.in_hw[axis], out_lo, out_hi)
-            if hi <= lo:
-                return None
-            spans.append((lo, hi, before, after, out_lo, out_hi))
-            out_lo, out_hi = lo, hi
-        columns = list(zip(*reversed(spans), strict=True))
-        tiles.append(AxisTile(*(tuple(c) for c in columns)))
-    return tuple(tiles)
-
-
-def stage_macs(ops: Sequence[SpatialOp], rows: Sequence[AxisTile], cols: Sequence[AxisTile]) -> int:
-    total = 0
-    for j, op in enumerate(ops):
-        height = sum(t.out_hi[j] - t.out_lo[j] for t in rows)
-        width = sum(t.out_hi[j] - t.out_lo[j] for t in cols)
-        total += height * width * op.out_channels * op.window.macs_per_output
-    return total
-
-
-def tile_working_set(
-    ops: Sequence[SpatialOp], rows: Sequence[AxisTile], cols: Sequence[AxisTile]
-) -> int:
-    """The largest (input tile + output tile) of any operator, with the largest row and column
-    spans together (an upper bound on every real tile). Operator 0's input tile is a copy of a
-    window of the stage input unless one tile covers all of it."""
-    whole_input = len(rows) == len(cols) == 1
-    worst = 0
-    for j, op in enumerate(ops):
-        height_in = max(t.hi[j] - t.lo[j] for t in rows)
-        width_in = max(t.hi[j] - t.lo[j] for t in cols)
-        height_out = max(t.out_hi[j] - t.out_lo[j] for t in rows)
-        width_out = max(t.out_hi[j] - t.out_lo[j] for t in cols)
-        tile_in = 0 if j == 0 and whole_input else height_in * width_in * op.in_pixel_bytes
-        tile_out = height_out * width_out * op.out_pixel_bytes
-        worst = max(worst, align_up(tile_in) + align_up(tile_out))
-    return worst
-
-
-class _Chain:
-    """What every candidate of one chain shares: steps, bytes around the stage."""
-
-    def __init__(self, problem: PatchProblem, chain: Sequence[int]) -> None:
-        self.problem = problem
-        self.ops = [problem.ops[i] for i in chain]
-        self.whole_macs = [
-            op.out_hw[0] * op.out_hw[1] * op.out_channels * op.window.macs_per_output
-            for op in self.ops
-        ]
-
-    def stage_bytes(self, end: int) -> tuple[int, int]:
-        """(estimated bytes outside the stage's steps, bytes live across the stage besides its
-        own tensors, input and end)."""
-        p = self.problem
-        ops = self.ops[: end + 1]
-        steps = {p.step[op.index] for op in ops}
-        first, last = min(steps), max(steps)
-        rest = max((b for s, b in enumerate(p.step_live) if s not in steps), default=0)
-        inner = {op.output for op in ops} | {ops[0].input}
-        across = sum(
-            size
-            for t, (born, dies, size) in p.lifetimes.items()
-            if t not in inner and born <= last and dies >= first
-        )
-        return rest, across
+def stage_ranges(problem: PatchProblem, unpatched: int) -> Iterator[tuple[int, int]]:
+    """(start, end) positions in `problem.order` of the candidate stages (module docstring,
+    step 1), by start then end."""
+    order, ops = problem.order, problem.ops
+    peaks = [s for s, b in enumerate(problem.step_live) if b >= unpatched]
+    if not peaks or peaks[0] < 1:
+        return
+    # stage steps are positions + 1: a range [s, e] covers the peaks if s < peaks[0] <= e + 1
+    run_end = [len(order)] * (len(order) + 1)  # first non-tileable position at or after k
+    for k in range(len(order) - 1, -1, -1):
+        run_end[k] = run_end[k + 1] if order[k] in ops else k
+    for s in range(max(0, peaks[-1] - MAX_STAGE_OPS), peaks[0]):
+        escape, ends = 0, 0
+        for e in range(s, min(run_end[s], s + MAX_STAGE_OPS)):
+            if e > s and escape <= e + 1 and e + 1 >= peaks[-1]:
+                yield s, e
+                ends += 1
+                if ends == MAX_ENDS_PER_START:
+                    break
+            escape = max(escape, problem.last_read.get(ops[order[e]].output, 0))
+            if escape > run_end[s]:  # read past the run of tileable operators: never internal
+                break
 
 
 def plan_stage(
@@ -140,68 +104,112 @@ def plan_stage(
     """The best stage and grid of `problem` within `budget` (module docstring)."""
     unpatched = max(problem.step_live, default=0)
     allowed = int(budget * problem.total_macs)
-    ranked: list[tuple[tuple[int, ...], PatchStage]] = []
+    ranked: list[tuple[tuple[int, ...], _Ends, int]] = []
     points: list[CurvePoint] = []
     bounds: list[int] = []
-    for c, chain in enumerate(problem.chains):
-        info = _Chain(problem, chain)
-        for end in range(1, len(chain)):
-            rest, across = info.stage_bytes(end)
-            outside = [problem.ops[i] for i in chain[end + 1 :]]
-            bounds.append(max(_io(problem, info.ops[0].input, info.ops[end].output), _ws(outside)))
-            for stage in _stages(info, end, grids):
-                arena = max(rest, across + stage.peak)
-                points.append(CurvePoint(chain[end], stage.grid, arena, stage.macs_added))
-                if budget > 0 and stage.macs_added <= allowed and arena < unpatched:
-                    key = (arena, stage.macs_added, stage.tiles, *stage.grid, c, end)
-                    ranked.append((key, stage))
-    ranked.sort(key=lambda pair: pair[0])
-    best = ranked[0] if ranked else None
+    around = _Around(problem)
+    ranges = list(stage_ranges(problem, unpatched))
+    for e in sorted({e for _, e in ranges}):
+        starts = [s for s, end in ranges if end == e]
+        ends = _Ends(problem, starts[0], e)
+        for s in starts:
+            rest, across, io = around.bytes(ends.ops[s - starts[0] :], s, e)
+            bounds.append(io)
+            for arena, macs_added, n, m, peak in ends.candidates(s, io, across, rest, grids):
+                points.append(CurvePoint(problem.order[e], (n, m), arena, macs_added))
+                if budget > 0 and macs_added <= allowed and arena < unpatched:
+                    ranked.append(((arena, macs_added, n * m, n, m, s, e), ends, peak))
+    ranked.sort(key=lambda entry: entry[0])
+    stages = [
+        ends.stage(key[3], key[4], key[5], key[1], peak)
+        for key, ends, peak in ranked[: 1 + RUNNERS_UP]
+    ]
     lower = max(problem.fixed_working_set, min(bounds, default=unpatched))
     return PatchPlan(
-        stage=best[1] if best else None,
+        stage=stages[0] if stages else None,
         strategy=strategy,
-        estimated_arena=best[0][0] if best else unpatched,
+        estimated_arena=ranked[0][0][0] if ranked else unpatched,
         unpatched_arena=unpatched,
         total_macs=problem.total_macs,
         budget=budget,
         lower_bound=min(lower, unpatched),
         curve=pareto_front(points),
-        runners_up=tuple(s for _, s in ranked[1 : 1 + RUNNERS_UP]),
+        runners_up=tuple(stages[1:]),
     )
 
 
-def _io(problem: PatchProblem, x: int, y: int) -> int:
-    """Aligned bytes of the stage's input and end, both whole while it runs."""
-    return sum(problem.lifetimes[t][2] for t in {x, y} if t in problem.lifetimes)
+class _Around:
+    """Bytes around a candidate: the peaks before and after it, what else is live across it."""
+
+    def __init__(self, problem: PatchProblem) -> None:
+        self.problem = problem
+        live = problem.step_live
+        self.before = [max(live[: k + 1]) for k in range(len(live))]
+        self.after = [max(live[k:]) for k in range(len(live))] + [0]
+
+    def bytes(self, ops: Sequence[SpatialOp], s: int, e: int) -> tuple[int, int, int]:
+        """(peak of the steps outside positions [s, e], bytes live across them besides the
+        stage's own tensors, aligned bytes of its inputs and end, whole while it runs)."""
+        made = {op.output for op in ops}
+        inputs = {x for op in ops for x in op.inputs if x not in made}
+        first, last = s + 1, e + 1
+        lifetimes = self.problem.lifetimes
+        across = sum(
+            size
+            for t, (born, dies, size) in lifetimes.items()
+            if born <= last and dies >= first and t not in made and t not in inputs
+        )
+        io = sum(lifetimes[t][2] for t in {*inputs, ops[-1].output} if t in lifetimes)
+        return max(self.before[s], self.after[e + 2]), across, io
 
 
-def _ws(ops: Sequence[SpatialOp]) -> int:
-    """The largest input + output of operators that run whole."""
-    return max(
-        (align_up(op.in_pixel_bytes * op.in_hw[0] * op.in_hw[1])
-         + align_up(op.out_pixel_bytes * op.out_hw[0] * op.out_hw[1]) for op in ops),
-        default=0,
-    )  # fmt: skip
+class _Ends:
+    """The candidates ending at position `e`: the axis walks over the longest, from `first`."""
+
+    def __init__(self, problem: PatchProblem, first: int, e: int) -> None:
+        self.first = first
+        self.ops = [problem.ops[i] for i in problem.order[first : e + 1]]
+        self.walks = [self._walks(axis) for axis in (0, 1)]
+        self.whole_macs = [
+            op.out_hw[0] * op.out_hw[1] * op.out_channels * op.window.macs_per_output
+            for op in self.ops
+        ]
+
+    def _walks(self, axis: int) -> dict[int, tuple[tuple[AxisTile, ...], int, AxisSummary]]:
+        found = {}
+        for parts in range(1, min(self.ops[-1].out_hw[axis], MAX_SPLITS) + 1):
+            tiles, valid_from = axis_walk(self.ops, axis, parts)
+            found[parts] = (tiles, valid_from, summarise(self.ops, axis, tiles))
+        return found
+
+    def candidates(
+        self, s: int, io: int, across: int, rest: int, grids: Grids
+    ) -> Iterator[tuple[int, int, int, int, int]]:
+        """(estimated arena, MACs added, rows, cols, stage peak) of the stage from position `s`
+        for each grid the strategy offers whose spans are valid."""
+        k = s - self.first
+        rows, cols = ({p: w[2] for p, w in walks.items() if w[1] <= k} for walks in self.walks)
+        if not rows or not cols:
+            return
+        costs = grid_costs(self.ops, k, rows, cols)
+        whole = sum(self.whole_macs[k:])
+        for n, m in grids(*self.ops[-1].out_hw):
+            if n in rows and m in cols:
+                a, b = costs.parts_rows.index(n), costs.parts_cols.index(m)
+                peak = io + int(costs.peak[a, b])
+                yield max(rest, across + peak), int(costs.macs[a, b]) - whole, n, m, peak
+
+    def stage(self, n: int, m: int, s: int, macs_added: int, peak: int) -> PatchStage:
+        """The stage from position `s` on the grid n x m."""
+        k = s - self.first
+        rows = suffix(self.walks[0][n][0], k)
+        cols = suffix(self.walks[1][m][0], k)
+        ops = tuple(op.index for op in self.ops[k:])
+        whole = sum(self.whole_macs[k:])
+        return PatchStage(ops, (n, m), rows, cols, macs_added + whole, macs_added, peak)
 
 
-def _stages(info: _Chain, end: int, grids: Grids) -> Iterable[PatchStage]:
-    ops = info.ops[: end + 1]
-    height, width = ops[-1].out_hw
-    rows = {n: axis_tiles(ops, 0, n) for n in range(1, min(height, MAX_SPLITS) + 1)}
-    cols = {m: axis_tiles(ops, 1, m) for m in range(1, min(width, MAX_SPLITS) + 1)}
-    whole = sum(info.whole_macs[: end + 1])
-    io = _io(info.problem, ops[0].input, ops[-1].output)
-    for n, m in grids(height, width):
-        r, c = rows.get(n), cols.get(m)
-        if r is None or c is None:
-            continue
-        macs = stage_macs(ops, r, c)
-        peak = io + tile_working_set(ops, r, c)
-        yield PatchStage(tuple(op.index for op in ops), (n, m), r, c, macs, macs - whole, peak)
-
-
-def pareto_front(points: Sequence[CurvePoint]) -> tuple[CurvePoint, ...]:
+def pareto_front(points: Iterable[CurvePoint]) -> tuple[CurvePoint, ...]:
     """The points no other beats on both arena and MACs added, by increasing MACs added."""
     front: list[CurvePoint] = []
     for p in sorted(points, key=lambda p: (p.macs_added, p.arena, p.grid, p.end)):
