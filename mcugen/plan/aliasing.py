@@ -183,13 +183,18 @@ def aliases_for(
 def _alias_stage_input(
     graph: Graph, order: Sequence[int], overlap: StageOverlap, arena: set[int], groups: _Groups
 ) -> None:
-    """A patch stage's input goes `overlap.offset` bytes into its end's buffer (step 6) when it
-    shares no buffer yet, everything else in the end's buffer is born after the input's last
-    read, and the peak live bytes do not grow."""
+    """A patch stage's input goes `overlap.offset` bytes into its end's buffer (step 6), with
+    the buffer it shares (whose other tensors must die before the end's first store), when
+    everything else in the end's buffer is born after the input's last read and the peak live
+    bytes do not grow."""
     x, part = overlap.tensor, overlap.first_part
-    if x not in arena or part not in arena or groups.group(x) != [(x, 0)]:
+    if x not in arena or part not in arena:
         return
-    if groups.root(part)[0] == x:
+    root, at = groups.root(x)
+    if groups.root(part)[0] == root or overlap.offset < at:
+        return
+    born = groups.life[part][0]
+    if any(m != x and groups.life[m][1] >= born for m, _ in groups.group(root)):
         return
     last_read = groups.life[x][1]
     chain = {t for t, _ in groups.group(part) if groups.life[t][0] <= last_read}
@@ -200,8 +205,8 @@ def _alias_stage_input(
     }
     if chain - stores:
         return  # something other than the stores' parts lives there while the input does
-    if _no_worse(graph, order, groups, x, part, overlap.offset):
-        groups.place(x, part, overlap.offset)
+    if _no_worse(graph, order, groups, root, part, overlap.offset - at):
+        groups.place(root, part, overlap.offset - at)
 
 
 def shared_peak(graph: Graph, order: Sequence[int], traits: Traits) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from mcugen.codegen.lower import op_traits
+from mcugen.model.graphs import _Net
+from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD
 from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan.buffers import ARENA_ALIGNMENT
@@ -20,8 +22,19 @@ from mcugen.plan.stage_overlap import (
 from support import mobilenet_stem
 
 
-def patched_stem(seed: int = 1, hw: int = 48):  # type: ignore[no-untyped-def]
-    graph, lowered, plan = prepare(mobilenet_stem(seed, hw=hw), PlanOptions(patch_overhead=0.15))
+def image_stem(seed: int = 1, hw: int = 64) -> Graph:
+    """VWW-like: a large image, three stride-2 layers, a classifier; the peak is the image with
+    the first activations, so the stage starts at the model input."""
+    net = _Net(seed, "overlap")
+    x = net.image(hw, 3)
+    x = net.conv(x, 8, 3, 2, relu=True)
+    x = net.sep_conv(x, 16, stride=2, relu=True)
+    x = net.sep_conv(x, 32, stride=2, relu=True)
+    return net.finish(net.classifier(x, 4))
+
+
+def patched_stem(seed: int = 1, hw: int = 64):  # type: ignore[no-untyped-def]
+    graph, lowered, plan = prepare(image_stem(seed, hw=hw), PlanOptions(patch_overhead=0.15))
     assert plan.patches is not None and plan.patches.stage is not None
     return graph, op_traits(graph, lowered), plan
 
@@ -29,8 +42,8 @@ def patched_stem(seed: int = 1, hw: int = 48):  # type: ignore[no-untyped-def]
 def test_the_stage_input_lies_inside_the_end_buffer() -> None:
     graph, traits, plan = patched_stem()
     (overlap,) = stage_overlaps(graph, plan.order, traits)
-    x = graph.inputs[0]
-    assert overlap.tensor == x
+    x = overlap.tensor
+    assert x == graph.inputs[0]
     assert any(op.custom_code == TILE_LOAD and op.inputs[0] == x for op in graph.operators)
     offsets = plan.tensor_offsets()
     assert offsets[x] - offsets[overlap.first_part] == overlap.offset
@@ -73,3 +86,24 @@ def test_plan_prints_and_draws_the_patch_curve(tmp_path, capsys) -> None:  # typ
     bad = tmp_path / "curve.txt"
     assert main(["plan", str(model), "--patch-chart", str(bad)]) != 0
     assert "chart format" in capsys.readouterr().err and not bad.exists()
+
+
+@pytest.mark.parametrize("hw", [64, 57])
+def test_the_overlapped_stage_matches_tflm(hw: int) -> None:
+    """The end's first rows written over the image's dead rows give TFLM's bytes (an odd size
+    too, where tiles and rows do not divide evenly)."""
+    from mcugen.model.tflite_write import write_model
+    from mcugen.pipeline import Generated, generate
+    from support import assert_matches_tflm
+
+    def overlapped(graph: Graph) -> Generated:
+        gen = generate(graph, options=PlanOptions(patch_overhead=0.15))
+        traits = op_traits(gen.graph, gen.lowered)
+        (overlap,) = stage_overlaps(gen.graph, gen.plan.order, traits)
+        offsets = gen.plan.tensor_offsets()
+        assert offsets[overlap.tensor] - offsets[overlap.first_part] == overlap.offset
+        return gen
+
+    assert_matches_tflm(
+        write_model(image_stem(2, hw=hw)), samples=2, seed=hw, generate_fn=overlapped
+    )

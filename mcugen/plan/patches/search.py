@@ -30,7 +30,9 @@ really smaller; the curve holds only the candidates that cover the peak.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
+from mcugen.plan.buffers import align_up
 from mcugen.plan.patches.geometry import (
     AxisSummary,
     axis_tiles,
@@ -114,8 +116,9 @@ def plan_stage(
         ends = _Ends(problem, starts[0], e)
         for s in starts:
             rest, across, io = around.bytes(ends.ops[s - starts[0] :], s, e)
-            bounds.append(io)
-            for arena, macs_added, n, m, peak in ends.candidates(s, io, across, rest, grids):
+            over = around.overlap(ends.ops[s - starts[0] :], e)
+            bounds.append(io if over is None else max(io - over.end_bytes, over.end_bytes))
+            for arena, macs_added, n, m, peak in ends.candidates(s, io, across, rest, grids, over):
                 points.append(CurvePoint(problem.order[e], (n, m), arena, macs_added))
                 if budget > 0 and macs_added <= allowed and arena < unpatched:
                     ranked.append(((arena, macs_added, n * m, n, m, s, e), ends, peak))
@@ -162,6 +165,51 @@ class _Around:
         io = sum(lifetimes[t][2] for t in {*inputs, ops[-1].output} if t in lifetimes)
         return max(self.before[s], self.after[e + 2]), across, io
 
+    def overlap(self, ops: Sequence[SpatialOp], e: int) -> _Overlap | None:
+        """The input the stage's end may lie over (plan/stage_overlap.py): the largest input no
+        operator after position `e` reads and no graph output, or None."""
+        made = {op.output for op in ops}
+        lifetimes, last = self.problem.lifetimes, e + 1
+        dying = [
+            (lifetimes[x][2], x)
+            for op in ops
+            for x in op.inputs
+            if x not in made and x in lifetimes and self.problem.last_read.get(x, 0) <= last
+        ]
+        end = ops[-1].output
+        if not dying or end not in lifetimes:
+            return None
+        size, x = max(dying)
+        readers = tuple(j for j, op in enumerate(ops) if x in op.inputs)
+        height = ops[readers[0]].in_hw[0]
+        return _Overlap(x, size, height, readers, lifetimes[end][2], ops[-1].out_hw[0])
+
+
+@dataclass(frozen=True)
+class _Overlap:
+    """A stage input that may lie under the end: its bytes and rows, the stage operators
+    (positions from the candidate's start) that read it, the end's bytes and rows."""
+
+    tensor: int
+    bytes: int
+    rows: int
+    readers: tuple[int, ...]
+    end_bytes: int
+    end_rows: int
+
+    def io_bytes(self, io: int, rows: Sequence[AxisTile], k: int) -> int:
+        """`io` (inputs and end whole) with the end over the input: the input plus the distance
+        D the end must start before it, D bounded above by the end's bytes through each tile
+        row's last row less the input's bytes before the first row that tile row reads (a store
+        never writes past the first and later loads never read before it)."""
+        reach = 0
+        for t in rows:
+            written = -(-self.end_bytes * t.out_hi[-1] // self.end_rows)
+            first = min(t.lo[k + j] for j in self.readers)
+            reach = max(reach, written - self.bytes * first // self.rows)
+        together = max(self.bytes + align_up(reach), self.end_bytes)
+        return io - self.bytes - self.end_bytes + min(together, self.bytes + self.end_bytes)
+
 
 class _Ends:
     """The candidates ending at position `e`: the axis walks over the longest, from `first`."""
@@ -183,20 +231,24 @@ class _Ends:
         return found
 
     def candidates(
-        self, s: int, io: int, across: int, rest: int, grids: Grids
+        self, s: int, io: int, across: int, rest: int, grids: Grids, over: _Overlap | None
     ) -> Iterator[tuple[int, int, int, int, int]]:
         """(estimated arena, MACs added, rows, cols, stage peak) of the stage from position `s`
-        for each grid the strategy offers whose spans are valid."""
+        for each grid the strategy offers whose spans are valid; with `over`, the end lies over
+        that input."""
         k = s - self.first
         rows, cols = ({p: w[2] for p, w in walks.items() if w[1] <= k} for walks in self.walks)
         if not rows or not cols:
             return
         costs = grid_costs(self.ops, k, rows, cols)
         whole = sum(self.whole_macs[k:])
+        by_rows = {
+            n: io if over is None else over.io_bytes(io, self.walks[0][n][0], k) for n in rows
+        }
         for n, m in grids(*self.ops[-1].out_hw):
             if n in rows and m in cols:
                 a, b = costs.parts_rows.index(n), costs.parts_cols.index(m)
-                peak = io + int(costs.peak[a, b])
+                peak = by_rows[n] + int(costs.peak[a, b])
                 yield max(rest, across + peak), int(costs.macs[a, b]) - whole, n, m, peak
 
     def stage(self, n: int, m: int, s: int, macs_added: int, peak: int) -> PatchStage:
