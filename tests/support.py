@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import shutil
 import subprocess
 import tempfile
@@ -62,6 +63,19 @@ def example_module(name: str) -> ModuleType:
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "tiny_cnn_int8.tflite"
+
+# --- Sweeps ------------------------------------------------------------------------------------
+
+#: `MCUGEN_FULL_SWEEP=1` (benchmarks/sweeps.py sets it) runs the long parametrizations whole; the
+#: test suite runs each one's core cases, chosen so every operator family, board family and code
+#: path the sweep covers is still covered (the suite must stay under 30 minutes on 2 cores).
+FULL_SWEEP = os.environ.get("MCUGEN_FULL_SWEEP") == "1"
+
+
+def sweep(cases: Sequence[Any], core: Callable[[Any], bool]) -> list[Any]:
+    """All `cases` under `MCUGEN_FULL_SWEEP=1`, else those `core` keeps."""
+    return list(cases) if FULL_SWEEP else [c for c in cases if core(c)]
+
 
 # --- Host C drivers (tests/c/) -----------------------------------------------------------------
 

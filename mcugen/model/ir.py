@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -70,15 +71,17 @@ class Tensor:
     #: buffer holds
     keeps_initial: bool = False
 
-    @property
+    @cached_property
     def num_elements(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
         return n
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
+        """Computed once per tensor (a frozen dataclass: the shape and type never change; the
+        planners ask for it hundreds of thousands of times on a tiled graph)."""
         return self.num_elements * element_size(self.dtype)
 
     @property

@@ -9,7 +9,6 @@ the last step. A kernel's scratch buffer lives for its operator's step only.
 from __future__ import annotations
 
 import heapq
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 

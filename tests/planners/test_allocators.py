@@ -25,7 +25,7 @@ from mcugen.plan.dynamic import (
     plan_dynamic,
 )
 from mcugen.plan.memory_plan import plan_memory
-from support import SHARED_MODELS, assert_matches_tflm, random_dags
+from support import SHARED_MODELS, assert_matches_tflm, random_dags, sweep
 
 SUITE = benchmark_suite(quick=False)
 #: Every shared model mcugen builds (LSTM/SVDF/signal-op models and the hybrid KWS are not built).
@@ -38,6 +38,9 @@ REAL = (
     "tflm_mobilenet_v2_int8", "deeplabv3_f32", "tflm_keyword_scrambled_int8",
     "tflm_micro_speech_lstm_int8", "tflm_mnist_lstm_int8", "tflm_mnist_lstm_f32", "tflm_dtln_int8",
 )  # fmt: skip
+#: Run only by benchmarks/sweeps.py: 20-90 s each per allocator on the host (their operators are
+#: in the other models too).
+HEAVY = {"deeplabv3_f32", "tflm_mobilenet_v2_int8", "mlperf_vww_mbv1_f32"}
 
 
 def simulate_contents(plan: DynamicPlan) -> None:
@@ -153,7 +156,7 @@ def test_generated_graphs_bit_exact(name: str, build, generate_fn) -> None:
 
 @pytest.mark.skipif(not SHARED_MODELS.exists(), reason="../shared/models not present")
 @pytest.mark.parametrize("generate_fn", _generators())
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", sweep(REAL, lambda name: name not in HEAVY))
 def test_real_models_bit_exact(name: str, generate_fn) -> None:
     model = (SHARED_MODELS / f"{name}.tflite").read_bytes()
     gen = generate_fn(import_model(model, source=name))

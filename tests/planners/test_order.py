@@ -21,7 +21,7 @@ from mcugen.plan.order.cuts import split_into_pieces
 from mcugen.plan.order.greedy import greedy_order
 from mcugen.plan.order.optimal import optimal_order
 from mcugen.plan.order.state import build_model
-from support import SHARED_MODELS
+from support import FULL_SWEEP, SHARED_MODELS
 
 needs_models = pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
 REAL_MODELS = sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else []
@@ -174,7 +174,7 @@ def test_greedy_and_optimal_are_registered() -> None:
     assert ORDERS["optimal"] is optimal_order
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 if FULL_SWEEP else 120, deadline=None)
 @given(case=order_dags(max_ops=8))
 def test_optimal_matches_brute_force(case: tuple[Graph, dict[int, int]]) -> None:
     graph, scratch = case

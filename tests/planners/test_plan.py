@@ -18,7 +18,7 @@ from mcugen.plan.buffers import activation_buffers, align_up
 from mcugen.plan.layout import LAYOUTS
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.order import ORDERS
-from support import EXAMPLE, SHARED_MODELS, random_dags, tflm_arena_head
+from support import EXAMPLE, FULL_SWEEP, SHARED_MODELS, random_dags, tflm_arena_head
 
 #: TFLM's head on the MLPerf Tiny models and person_detect (../shared/ANCHORS.md).
 TFLM_HEAD = {
@@ -88,7 +88,7 @@ def test_every_real_model_plans_validly(path) -> None:
     assert plan.arena_bytes >= plan.lower_bound
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150 if FULL_SWEEP else 40, deadline=None)
 @given(random_dags())
 def test_every_strategy_gives_a_valid_plan(graph: Graph) -> None:
     for order in ORDERS:

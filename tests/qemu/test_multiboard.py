@@ -39,7 +39,7 @@ from mcugen.pipeline import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, partition_problem
 from mcugen.plan.partition.segments import BoardProgram, Segment, board_programs, segments
 from mcugen.reference import tflm_outputs
-from support import ROOT, example_module
+from support import ROOT, example_module, sweep
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -171,14 +171,26 @@ def branchy(workdir: Path) -> Callable[[str], Twins]:
     return get
 
 
+BRANCHY_CORE = {
+    ("inception", 2, "pipeline"),
+    ("nas_cells", 3, "pipeline"),
+    ("two_tower", 2, "cpsat"),
+    ("two_tower", 4, "pipeline"),
+}
+
+
 @pytest.mark.parametrize(
     ("kind", "boards", "strategy"),
-    [
-        *((kind, n, "pipeline") for kind in ("inception", "nas_cells") for n in (2, 3, 4)),
-        ("two_tower", 2, "cpsat"),
-        ("two_tower", 3, "pipeline"),
-        ("two_tower", 4, "pipeline"),
-    ],
+    sweep(
+        [
+            *((kind, n, "pipeline") for kind in ("inception", "nas_cells") for n in (2, 3, 4)),
+            ("two_tower", 2, "cpsat"),
+            ("two_tower", 3, "pipeline"),
+            ("two_tower", 4, "pipeline"),
+        ],
+        # the suite: each model, each board count, both strategies (benchmarks/sweeps.py: all)
+        lambda case: case in BRANCHY_CORE,
+    ),
 )
 def test_branchy_models_exact(
     branchy: Callable[[str], Twins], kind: str, boards: int, strategy: str

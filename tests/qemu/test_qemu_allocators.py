@@ -5,7 +5,8 @@ compacting/planned arena at the plan's peak live bytes (scratch included), instr
 inference next to static offsets (printed; run with -s to see them).
 
 Covered: the bundled example, every shared model mcugen builds
-(tests/planners/test_allocators.py `REAL`) and all 12 generated graphs of `benchmark_suite()`, on
+(tests/planners/test_allocators.py `REAL`) and all 12 generated graphs of `benchmark_suite()`
+under `python benchmarks/sweeps.py` (the suite runs `CORE` and the quick graphs), on
 the NUCLEO-F767ZI twin (QEMU mps2-an500 with the board's 512 KB RAM and 2 MB flash) unless a model
 does not fit it:
 
@@ -43,7 +44,7 @@ from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.plan.fit import firmware_ram
 from mcugen.reference import first_difference, tflm_outputs
-from support import EXAMPLE, SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS, sweep
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -77,8 +78,21 @@ SHARED = [
     ("tflm_mnist_lstm_f32", BOARD, SEEDS),
     ("tflm_dtln_int8", BOARD, SEEDS),
 ]
+#: The suite's core (benchmarks/sweeps.py runs them all): int8 convolution nets with residuals,
+#: a fully connected net, float32, and both stateful kinds (SVDF, LSTM).
+CORE = {
+    "mlperf_kws_dscnn_int8",
+    "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8",
+    "mlperf_sww_int8",
+    "tflm_hello_world_f32",
+    "tflm_keyword_scrambled_int8",
+    "tflm_micro_speech_lstm_int8",
+}
 DEEPLAB = "deeplabv3_f32"
-GENERATED = benchmark_suite()
+QUICK = {name for name, _ in benchmark_suite(quick=True)}
+GENERATED = sweep(benchmark_suite(), lambda case: case[0] in QUICK)
+SHARED_CASES = sweep(SHARED, lambda case: case[0] in CORE)
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +165,9 @@ def test_example_model_allocators_bit_exact(workdir: Path) -> None:
 
 @pytest.mark.models
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
-@pytest.mark.parametrize(("name", "board", "seeds"), SHARED, ids=[n for n, _, _ in SHARED])
+@pytest.mark.parametrize(
+    ("name", "board", "seeds"), SHARED_CASES, ids=[n for n, _, _ in SHARED_CASES]
+)
 def test_shared_models_allocators_bit_exact(
     name: str, board: str, seeds: list[int], workdir: Path
 ) -> None:

@@ -42,7 +42,7 @@ from mcugen.train.schedule.training import (
     training_problem,
     updated_variables,
 )
-from support import conv_chain
+from support import FULL_SWEEP, conv_chain
 
 
 def subsets(items: list[int]) -> list[frozenset[int]]:
@@ -167,7 +167,7 @@ def test_the_exact_scheduler_equals_exhaustive_search(
     assert outcome.cost == expected
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150 if FULL_SWEEP else 60, deadline=None)
 @given(problem=problems(max_nodes=6), ram_share=st.floats(0, 1))
 def test_the_lower_bound_never_exceeds_the_optimum(
     problem: ScheduleProblem, ram_share: float

@@ -13,10 +13,10 @@ from types import ModuleType
 
 import pytest
 
-from support import ROOT
+from support import FULL_SWEEP, ROOT
 
-CI_MUTANTS = 600
-CI_BUILD_SAMPLE = 12
+CI_MUTANTS = 600 if FULL_SWEEP else 300
+CI_BUILD_SAMPLE = 12 if FULL_SWEEP else 8
 CI_SEED = 2026
 
 
