@@ -271,7 +271,9 @@ def _lay_out(
     """Sharing for `order`, then the layout. Shared storage lowers the live bytes but can fragment
     the layout, and aliasing is greedy: when the aliases are ours to choose, they are laid out with
     and without running in place with staging, and with nothing shared, and the smallest arena kept
-    (ties: the earlier, more shared). Each distinct choice is laid out once."""
+    (ties: the earlier, more shared). Each distinct choice is laid out once, by increasing peak live
+    bytes, and none whose peak cannot beat the best arena so far is laid out at all (a layout never
+    goes below its buffers' peak: the same answer, often for one layout instead of three)."""
     choices: list[Aliases | None] = [aliases]
     if aliases is None and in_place:
         choices = [
@@ -282,12 +284,17 @@ def _lay_out(
             None,
         ]
         choices = [c for k, c in enumerate(choices) if c not in choices[:k]]
-    best: _Laid | None = None
-    for choice in choices:
+    candidates = []
+    for k, choice in enumerate(choices):
         with_staging = staging_scratch(graph, choice, scratch, traits) if choice else scratch
         buffers = activation_buffers(graph, order, with_staging, choice, profiles=profiles)
+        candidates.append((max(live_bytes_per_step(buffers, len(order)), default=0), k, buffers))
+    best: tuple[int, _Laid] | None = None
+    for peak, k, buffers in sorted(candidates, key=lambda c: c[:2]):
+        if best is not None and (peak, k) > (best[1].layout.arena, best[0]):
+            break  # this and every later choice lays out at its peak or above: no better
         found = layout(buffers, time_budget=budget / len(choices) if budget else None)
-        if best is None or found.arena < best.layout.arena:
-            best = _Laid(buffers, found)
+        if best is None or (found.arena, k) < (best[1].layout.arena, best[0]):
+            best = (k, _Laid(buffers, found))
     assert best is not None
-    return best
+    return best[1]
