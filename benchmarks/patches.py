@@ -63,7 +63,7 @@ def cell(graph: Graph, budget: float) -> tuple[str, int, float]:
     if found is None or found.stage is None:
         return f"{plan.arena_bytes} -", plan.arena_bytes, seconds
     grid = "x".join(map(str, found.stage.grid))
-    text = f"{plan.arena_bytes} {grid} +{100 * found.overhead:.1f}%"
+    text = f"{plan.arena_bytes} {grid} {100 * found.overhead:+.1f}%"
     return text, plan.arena_bytes, seconds
 
 

@@ -5,7 +5,8 @@ cases there (every operator family, board family and code path is still covered)
 the same tests whole, with `MCUGEN_FULL_SWEEP=1`: every shared model under each allocator on the
 twin and on the host, every board's fit verdict against the linker with every model, every
 branchy model on 2, 3 and 4 twins, and the Hypothesis tests and the fuzz share at their full
-sizes. It prints pytest's summary and exits with its status. About 40 minutes on 2 cores.
+sizes, with new Hypothesis examples each run (the suite draws the same ones every time). It
+prints pytest's summary and exits with its status. About 40 minutes on 2 cores.
 Run: python benchmarks/sweeps.py [-n JOBS] [-k EXPRESSION]
 """
 
@@ -27,6 +28,8 @@ SWEEPS = (
     "tests/qemu/test_multiboard.py::test_branchy_models_exact",
     "tests/planners/test_plan.py::test_every_strategy_gives_a_valid_plan",
     "tests/planners/test_order.py::test_optimal_matches_brute_force",
+    "tests/planners/test_order.py::test_every_strategy_gives_a_valid_order",
+    "tests/planners/test_order.py::test_optimal_beats_greedy_beats_stored",
     "tests/train/test_schedule.py::test_the_lower_bound_never_exceeds_the_optimum",
     "tests/unit/test_fuzz.py::test_fuzz_ci_share",
 )

@@ -55,7 +55,7 @@ def patches_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     return [
         f"patch stage: operators {first}-{last} of the model as planned whole ({len(stage.ops)} "
         f"operators) tile by tile over a {stage.grid[0]}x{stage.grid[1]} grid: "
-        f"+{stage.macs_added} MACs (+{100 * found.overhead:.1f} % of {found.total_macs}, budget "
+        f"{stage.macs_added:+d} MACs ({100 * found.overhead:+.1f} % of {found.total_macs}, budget "
         f"{budget}), arena {plan.arena_without_patches} -> {plan.arena_bytes} bytes "
         f"({saved} saved; estimated {found.estimated_arena}, one-stage bound "
         f"{found.lower_bound}); {len(graph.operators)} operators with the tiles"

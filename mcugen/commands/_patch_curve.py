@@ -58,7 +58,7 @@ def curve_table(rows: tuple[CurveRow, ...], chosen: float) -> str:
     ]
     for r in rows:
         mark = "*" if r.budget == chosen else " "
-        share = f"+{100 * r.macs_added / r.total_macs:.1f} %" if r.total_macs else "-"
+        share = f"{100 * r.macs_added / r.total_macs:+.1f} %" if r.total_macs else "-"
         grid = f"{r.grid[0]}x{r.grid[1]}" if r.grid else "-"
         lines.append(
             f"{mark} {100 * r.budget:5.1f} % {r.arena:10d} {whole - r.arena:6d} "

@@ -141,7 +141,7 @@ def inception_cells(cells: int = 3, branches: int = 4) -> Graph:
 
 
 @pytest.mark.parametrize("name", sorted(ORDERS))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120 if FULL_SWEEP else 50, deadline=None)
 @given(case=order_dags())
 def test_every_strategy_gives_a_valid_order(name: str, case: tuple[Graph, dict[int, int]]) -> None:
     graph, scratch = case
@@ -150,7 +150,7 @@ def test_every_strategy_gives_a_valid_order(name: str, case: tuple[Graph, dict[i
     assert ORDERS[name](graph, scratch=scratch, time_budget=NO_LIMIT) == result  # deterministic
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100 if FULL_SWEEP else 50, deadline=None)
 @given(case=order_dags())
 def test_optimal_beats_greedy_beats_stored(case: tuple[Graph, dict[int, int]]) -> None:
     graph, scratch = case
