@@ -4,9 +4,10 @@ The test suite must stay under 30 minutes on 2 cores, so each long parametrizati
 cases there (every operator family, board family and code path is still covered); this script runs
 the same tests whole, with `MCUGEN_FULL_SWEEP=1`: every shared model under each allocator on the
 twin and on the host, every board's fit verdict against the linker with every model, every
-branchy model on 2, 3 and 4 twins, and the Hypothesis tests and the fuzz share at their full
-sizes, with new Hypothesis examples each run (the suite draws the same ones every time). It
-prints pytest's summary and exits with its status. About 40 minutes on 2 cores.
+branchy model on 2, 3 and 4 twins, and the Hypothesis tests (the optimised kernels' variants
+among them) and the fuzz share at their full sizes, with new Hypothesis examples each run (the
+suite draws the same ones every time). It prints pytest's summary and exits with its status.
+About 40 minutes on 2 cores.
 Run: python benchmarks/sweeps.py [-n JOBS] [-k EXPRESSION]
 """
 
@@ -32,6 +33,9 @@ SWEEPS = (
     "tests/planners/test_order.py::test_optimal_beats_greedy_beats_stored",
     "tests/train/test_schedule.py::test_the_lower_bound_never_exceeds_the_optimum",
     "tests/unit/test_fuzz.py::test_fuzz_ci_share",
+    "tests/kernels/test_opt_variants.py",
+    "tests/kernels/test_opt_conv.py",
+    "tests/kernels/test_opt_depthwise.py",
 )
 
 

@@ -637,7 +637,11 @@ def dw_int8(c: Dw, seed: int = 0) -> bytes:
     return b.tflite()
 
 
-SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(
+    max_examples=12 if FULL_SWEEP else 8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def reference_kernels(graph: Graph) -> Generated:
