@@ -22,11 +22,9 @@ from mcugen.codegen.viewmodel import scratch_sizes
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.macs import graph_macs
 from mcugen.model.patch_rewrite import tile_stage
-from mcugen.plan.aliasing import aliases_for
-from mcugen.plan.buffers import activation_buffers, live_bytes_per_step
+from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.patches import patch_problem, plan_patches
-from mcugen.plan.staging import staging_scratch
 
 if TYPE_CHECKING:
     from mcugen.pipeline import PlanOptions
@@ -78,11 +76,7 @@ def shared_live_peak(graph: Graph, lowered: dict[int, Lowered]) -> int:
     gaps, at a fraction of a layout's cost (the screen of `with_patch_stage`)."""
     order = tuple(range(len(graph.operators)))
     traits = op_traits(graph, lowered)
-    scratch = scratch_sizes(lowered)
-    aliases = aliases_for(graph, order, traits, scratch=scratch, profiles=True)
-    with_staging = staging_scratch(graph, aliases, scratch, traits)
-    buffers = activation_buffers(graph, order, with_staging, aliases, profiles=True)
-    return max(live_bytes_per_step(buffers, len(order)), default=0)
+    return shared_peak(graph, order, traits, scratch=scratch_sizes(lowered), profiles=True)
 
 
 def lower_tiles(graph: Graph, options: PlanOptions) -> dict[int, Lowered]:

@@ -209,12 +209,20 @@ def _alias_stage_input(
         groups.place(root, part, overlap.offset - at)
 
 
-def shared_peak(graph: Graph, order: Sequence[int], traits: Traits) -> int:
-    """Peak live bytes of `order` with everything `traits` let share (staging included, no kernel
-    scratch): how a proposed rewrite is judged."""
-    aliases = aliases_for(graph, order, traits)
-    scratch = staging_scratch(graph, aliases, None, traits)
-    buffers = activation_buffers(graph, order, scratch, aliases)
+def shared_peak(
+    graph: Graph,
+    order: Sequence[int],
+    traits: Traits,
+    *,
+    scratch: Mapping[int, int] | None = None,
+    profiles: bool = False,
+) -> int:
+    """Peak live bytes of `order` with everything `traits` let share (staging included, kernel
+    `scratch` when given, buffer profiles with `profiles`): how a proposed rewrite or a patch
+    candidate is judged."""
+    aliases = aliases_for(graph, order, traits, scratch=scratch, profiles=profiles)
+    with_staging = staging_scratch(graph, aliases, scratch, traits)
+    buffers = activation_buffers(graph, order, with_staging, aliases, profiles=profiles)
     return max(live_bytes_per_step(buffers, len(order)), default=0)
 
 
