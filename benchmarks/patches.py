@@ -57,7 +57,7 @@ def measured_head(graph: Graph) -> int | None:
 def cell(graph: Graph, budget: float) -> tuple[str, int, float]:
     """'arena grid +x.x%' for one budget, the arena and the planning seconds."""
     start = time.perf_counter()
-    _, _, plan = prepare(graph, PlanOptions(patch_overhead=budget))
+    _, _, plan = prepare(graph, PlanOptions(patch_overhead=budget, patch_when="always"))
     seconds = time.perf_counter() - start
     found = plan.patches
     if found is None or found.stage is None:

@@ -461,8 +461,9 @@ def _budget_seconds(text: str) -> float:
     return _number(text, float, 0.0, 3600.0)
 
 
-def _patch_overhead(text: str) -> float:
-    return _number(text, float, 0.0, 10.0)
+def _patch_overhead(text: str) -> float | str:
+    """A fraction of the model's MACs, or "auto" (the default's budget, only when needed)."""
+    return "auto" if text == "auto" else _number(text, float, 0.0, 10.0)
 
 
 def _ram_budget(text: str) -> int:
@@ -512,10 +513,12 @@ def _model_options(
     p.add_argument(
         "--patch-overhead",
         type=_patch_overhead,
-        default=0.0,
+        default="auto",
         metavar="F",
-        help="run a chain of early convolutions tile by tile when that makes the arena smaller, "
-        "adding at most this fraction of the model's MACs (e.g. 0.15; default 0: off)",
+        help="run a stage of early, high-resolution operators tile by tile when that makes the "
+        "arena smaller, adding at most this fraction of the model's MACs (0 turns it off); "
+        f"default auto: up to {patches.DEFAULT_OVERHEAD:g}, only when the model would not fit the "
+        "--board's RAM otherwise and the board has no external memory to page to",
     )
     p.add_argument(
         "--patcher",

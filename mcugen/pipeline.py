@@ -42,6 +42,7 @@ class Generated:
 
 
 KEEP_INPUT = ("no", "yes", "auto")
+PATCH_WHEN = ("auto", "always")
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,13 @@ class PlanOptions:
     #: Where the model state (the variable tensors) lives (plan/state_memory.py); None: the RAM.
     state: StateTarget | None = None
     #: Patch stages (plan/patches): the MACs they may add, as a fraction of the model's (0:
-    #: none), and the strategy by name. Static offsets only; kept when the arena gets smaller.
-    patch_overhead: float = 0.0
+    #: none), the strategy by name, and when they are tried (PATCH_WHEN): "auto" only when the
+    #: graph run whole does not fit the board's memories (`memories`) and the board has no
+    #: external memory to page to (never without a board), "always" on every plan. Static
+    #: offsets only; a stage is kept when the arena gets smaller.
+    patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
     patcher: str = patch_strategies.DEFAULT
+    patch_when: str = "auto"
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -91,6 +96,8 @@ class PlanOptions:
             raise ValueError(f"keep_input is one of {', '.join(KEEP_INPUT)}")
         if self.kernels not in KERNEL_CHOICES:
             raise ValueError(f"kernels is one of {', '.join(KERNEL_CHOICES)}")
+        if self.patch_when not in PATCH_WHEN:
+            raise ValueError(f"patch_when is one of {', '.join(PATCH_WHEN)}")
 
     @classmethod
     def tflm(cls) -> PlanOptions:
@@ -102,6 +109,7 @@ class PlanOptions:
             in_place=False,
             rewrites=False,
             kernels="reference",
+            patch_overhead=0.0,
         )
 
 
@@ -128,16 +136,30 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
         paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
         return g, lowered, placed_state(g, paged, options)
     whole = planned_static(g, lowered, options)
-    tiled, tiled_lowered, chosen = g, lowered, whole
-    if options.patch_overhead > 0 and options.allocator == Allocator.STATIC:
-        tiled, tiled_lowered, chosen = with_patch_stage(g, lowered, whole, options, planned_static)
-    chosen = assign_pools(tiled, placed_state(tiled, chosen, options), options)
+    tiled, tiled_lowered = g, lowered
+    chosen = assign_pools(g, placed_state(g, whole, options), options)
+    if _patches_wanted(chosen, options):
+        tiled, tiled_lowered, patched = with_patch_stage(g, lowered, whole, options, planned_static)
+        chosen = assign_pools(tiled, placed_state(tiled, patched, options), options)
     if paging is not None and paging.slow.external and chosen.pools_error:
         # paging runs the graph whole (patch stages are not paged yet)
         state = placed_state(g, whole, options).persistent
         whole = replace(_whole_buffers(g, lowered, options), persistent=state)
         return g, lowered, page(g, lowered, whole, options)
     return tiled, tiled_lowered, chosen
+
+
+def _patches_wanted(whole: MemoryPlan, options: PlanOptions) -> bool:
+    """Whether to look for a patch stage after `whole`, the plan of the graph run whole with its
+    pools: always when asked to, else (`patch_when` "auto") only when it does not fit the
+    board's memories and no external memory can take pages of it, so that a stage's extra MACs
+    are spent only where nothing else makes the model fit."""
+    if options.patch_overhead <= 0 or options.allocator != Allocator.STATIC:
+        return False
+    if options.patch_when == "always":
+        return True
+    pageable = options.paging is not None and options.paging.slow.external
+    return options.memories is not None and bool(whole.pools_error) and not pageable
 
 
 def planned_static(g: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:

@@ -51,3 +51,14 @@ def multiply(hwc: tuple[int, int, int] = (10, 9, 4), seed: int = 6) -> Graph:
     z = net.b.activation(shape, "int8", scale=0.03, zero_point=-2)
     net.b.op("MUL", [y, scale], [z], fused_activation_function=0)
     return net.finish(net.conv(z, 4, 3, relu=True))
+
+
+def image_stem(seed: int = 1, hw: int = 64) -> Graph:
+    """VWW-like: a large image, three stride-2 layers, a classifier; the peak is the image with
+    the first activations, so the stage starts at the model input."""
+    net = _Net(seed, "overlap")
+    x = net.image(hw, 3)
+    x = net.conv(x, 8, 3, 2, relu=True)
+    x = net.sep_conv(x, 16, stride=2, relu=True)
+    x = net.sep_conv(x, 32, stride=2, relu=True)
+    return net.finish(net.classifier(x, 4))

@@ -87,9 +87,17 @@ def plan_options(
         time_budget=args.time_budget,
         allocator=allocator,
         keep_input="auto" if firmware else "no",
-        patch_overhead=getattr(args, "patch_overhead", 0.0),
         patcher=getattr(args, "patcher", None) or patch_strategies.DEFAULT,
+        **patch_choice(getattr(args, "patch_overhead", "auto")),
     )
+
+
+def patch_choice(overhead: float | str) -> dict[str, Any]:
+    """PlanOptions' patch fields for `--patch-overhead`: "auto" (the default budget when the
+    model needs it) or a budget tried on every plan."""
+    if overhead == "auto":
+        return {"patch_overhead": patch_strategies.DEFAULT_OVERHEAD, "patch_when": "auto"}
+    return {"patch_overhead": float(overhead), "patch_when": "always"}
 
 
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:

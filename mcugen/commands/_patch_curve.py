@@ -8,6 +8,7 @@ from typing import Any
 
 from mcugen.model.ir import Graph
 from mcugen.pipeline import PlanOptions, prepare
+from mcugen.plan.memory_plan import MemoryPlan
 
 #: MAC budgets of the curve (fractions of the model's MACs); 0 is the model run whole.
 BUDGETS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
@@ -33,7 +34,7 @@ def patch_curve(graph: Graph, options: PlanOptions) -> tuple[CurveRow, ...]:
     budgets = sorted({*BUDGETS, options.patch_overhead})
     rows = []
     for budget in budgets:
-        _, _, plan = prepare(graph, replace(options, patch_overhead=budget))
+        _, _, plan = prepare(graph, replace(options, patch_overhead=budget, patch_when="always"))
         found = plan.patches
         stage = found.stage if found is not None else None
         rows.append(
@@ -47,6 +48,12 @@ def patch_curve(graph: Graph, options: PlanOptions) -> tuple[CurveRow, ...]:
             )
         )
     return tuple(rows)
+
+
+def patch_budget(plan: MemoryPlan) -> float:
+    """The MAC budget `plan` was planned with: 0 when no patch stage was looked for (off, or
+    --patch-overhead auto on a model that fits without one)."""
+    return plan.patches.budget if plan.patches is not None else 0.0
 
 
 def curve_table(rows: tuple[CurveRow, ...], chosen: float) -> str:

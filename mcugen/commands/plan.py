@@ -13,7 +13,7 @@ from pathlib import Path
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.commands._common import plan_options
-from mcugen.commands._patch_curve import curve_chart, curve_table, patch_curve
+from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.io import write_atomic
 from mcugen.model.ir import Graph
@@ -141,7 +141,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_atomic(
             patch_chart,
             curve_chart(
-                patch_rows, chart_format(patch_chart), title=title, chosen=options.patch_overhead
+                patch_rows, chart_format(patch_chart), title=title, chosen=patch_budget(plan)
             ),
         )
     if args.json:
@@ -164,7 +164,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if curve is not None:
             print(curve[1])
         if patch_rows is not None:
-            print("\n" + curve_table(patch_rows, options.patch_overhead))
+            print("\n" + curve_table(patch_rows, patch_budget(plan)))
         if patch_chart is not None:
             print(f"\npatch curve chart written to {patch_chart}")
     problem = fit.problem() if fit is not None else None

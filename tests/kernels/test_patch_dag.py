@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from patch_graphs import inception, multiply, residual
 
 from mcugen.codegen.lower import op_traits
 from mcugen.model.ir import Graph
@@ -19,6 +18,7 @@ from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan.patches import PatchPlan, PatchStage, patch_problem
 from mcugen.plan.patches.search import axis_tiles
+from patch_graphs import inception, multiply, residual
 from support import assert_matches_tflm
 
 
@@ -69,7 +69,7 @@ def test_residual_block_planned_with_patches_matches_tflm() -> None:
     add = next(op.index for op in graph.operators if op.opcode == "ADD")
 
     def run(g: Graph) -> Generated:
-        gen = generate(g, options=PlanOptions(patch_overhead=0.3))
+        gen = generate(g, options=PlanOptions(patch_overhead=0.3, patch_when="always"))
         report = gen.plan.patches
         assert report is not None and report.stage is not None, "no patch stage was kept"
         assert add in report.stage.ops

@@ -111,7 +111,7 @@ def test_tiles_pad_only_at_true_borders() -> None:
 
 def patched(overhead: float = 0.15) -> Callable[[Graph], Generated]:
     def run(graph: Graph) -> Generated:
-        gen = generate(graph, options=PlanOptions(patch_overhead=overhead))
+        gen = generate(graph, options=PlanOptions(patch_overhead=overhead, patch_when="always"))
         report = gen.plan.patches
         assert report is not None and report.stage is not None, "no patch stage was kept"
         assert gen.plan.arena_bytes < gen.plan.arena_without_patches

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from patch_graphs import inception, residual
 
 from mcugen.codegen.lower import op_traits
 from mcugen.model.graphs import benchmark_suite
@@ -28,6 +27,7 @@ from mcugen.plan.patches import (
     stage_error,
 )
 from mcugen.plan.patches.search import MAX_ENDS_PER_START, MAX_STAGE_OPS, axis_tiles, stage_ranges
+from patch_graphs import inception, residual
 from support import mobilenet_stem
 
 GRAPHS = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from mcugen.codegen.lower import op_traits
-from mcugen.model.graphs import _Net
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD
 from mcugen.pipeline import PlanOptions, prepare
@@ -19,22 +18,14 @@ from mcugen.plan.stage_overlap import (
     stage_overlaps,
     store_chains,
 )
+from patch_graphs import image_stem
 from support import mobilenet_stem
 
 
-def image_stem(seed: int = 1, hw: int = 64) -> Graph:
-    """VWW-like: a large image, three stride-2 layers, a classifier; the peak is the image with
-    the first activations, so the stage starts at the model input."""
-    net = _Net(seed, "overlap")
-    x = net.image(hw, 3)
-    x = net.conv(x, 8, 3, 2, relu=True)
-    x = net.sep_conv(x, 16, stride=2, relu=True)
-    x = net.sep_conv(x, 32, stride=2, relu=True)
-    return net.finish(net.classifier(x, 4))
-
-
 def patched_stem(seed: int = 1, hw: int = 64):  # type: ignore[no-untyped-def]
-    graph, lowered, plan = prepare(image_stem(seed, hw=hw), PlanOptions(patch_overhead=0.15))
+    graph, lowered, plan = prepare(
+        image_stem(seed, hw=hw), PlanOptions(patch_overhead=0.15, patch_when="always")
+    )
     assert plan.patches is not None and plan.patches.stage is not None
     return graph, op_traits(graph, lowered), plan
 
@@ -97,7 +88,7 @@ def test_the_overlapped_stage_matches_tflm(hw: int) -> None:
     from support import assert_matches_tflm
 
     def overlapped(graph: Graph) -> Generated:
-        gen = generate(graph, options=PlanOptions(patch_overhead=0.15))
+        gen = generate(graph, options=PlanOptions(patch_overhead=0.15, patch_when="always"))
         traits = op_traits(gen.graph, gen.lowered)
         (overlap,) = stage_overlaps(gen.graph, gen.plan.order, traits)
         offsets = gen.plan.tensor_offsets()

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 TWIN = resolve_target(load_board("nucleo-f767"), emulate=True)
-FIRMWARE = PlanOptions(keep_input="auto", memories=pool_target(TWIN), core=TWIN.port_board.core)
+FIRMWARE = PlanOptions(
+    keep_input="auto", memories=pool_target(TWIN), core=TWIN.port_board.core, patch_overhead=0
+)
 
 
 def run_on_twin(gen, model: bytes, seeds: list[int]) -> int:  # type: ignore[no-untyped-def]
@@ -45,7 +47,7 @@ def run_on_twin(gen, model: bytes, seeds: list[int]) -> int:  # type: ignore[no-
 
 def test_generated_stem_with_patches_on_the_twin() -> None:
     graph = mobilenet_stem(4)
-    gen = generate(graph, options=replace(FIRMWARE, patch_overhead=0.15))
+    gen = generate(graph, options=replace(FIRMWARE, patch_overhead=0.15, patch_when="always"))
     assert gen.plan.patches is not None and gen.plan.patches.stage is not None
     assert gen.plan.arena_bytes < gen.plan.arena_without_patches
     run_on_twin(gen, write_model(graph), [1, 2])
@@ -55,7 +57,7 @@ def test_generated_stem_with_patches_on_the_twin() -> None:
 def test_person_detect_with_patches_on_the_twin() -> None:
     path = SHARED_MODELS / "tflm_person_detect_int8.tflite"
     whole = generate_from_file(path, FIRMWARE)
-    tiled = generate_from_file(path, replace(FIRMWARE, patch_overhead=0.15))
+    tiled = generate_from_file(path, replace(FIRMWARE, patch_overhead=0.15, patch_when="always"))
     assert tiled.plan.arena_bytes * 3 <= whole.plan.arena_bytes * 2  # at least 1.5x below
     base = run_on_twin(whole, path.read_bytes(), [5])
     patched = run_on_twin(tiled, path.read_bytes(), [5])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array
 from mcugen.errors import ModelError, UnsupportedError
-from mcugen.model.ir import Graph, Operator, Quantization, Tensor
+from mcugen.model.ir import DTYPES, Graph, Operator, Quantization, Tensor
 from mcugen.model.traits import ELEMENTWISE, POINTWISE, OpTraits
 
 INT32_MAX = 2**31 - 1
@@ -147,16 +149,9 @@ def check_accumulator(
     if channels == 0:
         return
     zp = qparams(op, x).zero_point
-    if w.is_constant:
-        weights = np.abs(w.array().astype(np.int64) + filter_offset)
-    else:
-        weights = np.full(w.shape, 128 + abs(filter_offset), np.int64)
-    taps = np.moveaxis(weights, channel_axis, 0).reshape(channels, -1).sum(axis=1)
-    reach = [int(t) * max(127 - zp, 128 + zp) for t in taps]
-    if bias is not None:
-        reach = [r + abs(int(b)) for r, b in zip(reach, bias.array().reshape(-1), strict=True)]
-    lefts = [max(s, 0) for s in shifts] * (channels if len(shifts) == 1 else 1)
-    worst = max(r << s for r, s in zip(reach, lefts, strict=True)) + 128
+    weights = (w.data, w.dtype) if w.is_constant else (None, "")
+    bias_data = (bias.data, bias.dtype) if bias is not None else (None, "")
+    worst = _worst_sum(weights, w.shape, bias_data, channel_axis, zp, shifts, filter_offset)
     if worst > INT32_MAX:
         raise unsupported(
             op,
@@ -165,8 +160,50 @@ def check_accumulator(
         )
 
 
+@functools.lru_cache(maxsize=512)
+def _worst_sum(
+    weights: tuple[bytes | None, str],
+    shape: tuple[int, ...],
+    bias: tuple[bytes | None, str],
+    channel_axis: int,
+    zp: int,
+    shifts: tuple[int, ...],
+    filter_offset: int,
+) -> int:
+    """`check_accumulator`'s largest |sum|, from the constants' bytes (cached: the tiles of a
+    patch stage lower one operator's constants many times; a bytes object hashes once)."""
+    data, dtype = weights
+    channels = shape[channel_axis]
+    if data is not None:
+        w = np.frombuffer(data, dtype=DTYPES[dtype][0]).reshape(shape).astype(np.int64)
+        magnitudes = np.abs(w + filter_offset)
+    else:
+        magnitudes = np.full(shape, 128 + abs(filter_offset), np.int64)
+    taps = np.moveaxis(magnitudes, channel_axis, 0).reshape(channels, -1).sum(axis=1)
+    reach = [int(t) * max(127 - zp, 128 + zp) for t in taps]
+    if bias[0] is not None:
+        values = np.frombuffer(bias[0], dtype=DTYPES[bias[1]][0]).reshape(-1)
+        reach = [r + abs(int(b)) for r, b in zip(reach, values, strict=True)]
+    lefts = [max(s, 0) for s in shifts] * (channels if len(shifts) == 1 else 1)
+    return max(r << s for r, s in zip(reach, lefts, strict=True)) + 128
+
+
+@functools.lru_cache(maxsize=1024)
+def rescale_multipliers(
+    input_scale: float, filter_scales: tuple[float, ...], output_scale: float
+) -> tuple[Array, Array]:
+    """`multiplier_arrays` of double(input_scale) * double(filter_scale[c]) / double(output_scale)
+    per channel, as PopulateConvolutionQuantizationParams computes them."""
+    return _multiplier_arrays(tuple(input_scale * s / output_scale for s in filter_scales))
+
+
 def multiplier_arrays(real_scales: list[float]) -> tuple[Array, Array]:
     """Per-channel (multiplier, shift) arrays from real rescale factors."""
+    return _multiplier_arrays(tuple(real_scales))
+
+
+@functools.lru_cache(maxsize=1024)
+def _multiplier_arrays(real_scales: tuple[float, ...]) -> tuple[Array, Array]:
     pairs = [quant.quantize_multiplier(s) for s in real_scales]
     return Array("int32_t", tuple(m for m, _ in pairs)), Array(
         "int32_t", tuple(s for _, s in pairs)

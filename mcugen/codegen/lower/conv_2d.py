@@ -20,10 +20,10 @@ from mcugen.codegen.lower._common import (
     inp,
     int16_accumulator,
     invalid,
-    multiplier_arrays,
     out,
     qparams,
     req,
+    rescale_multipliers,
     unsupported,
 )
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
@@ -217,7 +217,7 @@ def requant_params(
         )
     if len(qw.zero_points) != len(qw.scales):
         raise unsupported(op, "filter quantization has mismatched scale and zero-point counts")
-    mults, shifts = multiplier_arrays([qx.scale * s / qy.scale for s in qw.scales])
+    mults, shifts = rescale_multipliers(qx.scale, qw.scales, qy.scale)
     if x.dtype == "int8":
         check_accumulator(op, x, w, bias, channel_axis, tuple(int(s) for s in shifts.values))
     return (

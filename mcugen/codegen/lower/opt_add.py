@@ -10,6 +10,8 @@ broadcasting); 2 KB of tables per operator in flash.
 
 from __future__ import annotations
 
+import functools
+
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered
 from mcugen.codegen.lower._variants import variant
@@ -18,6 +20,7 @@ from mcugen.model.ir import Graph, Operator
 PARAMS = "mcu_add_s8_table_params_t"
 
 
+@functools.lru_cache(maxsize=1024)
 def rescale_table(offset: int, left_shift: int, multiplier: int, shift: int) -> Array:
     """scaled(x) for x = -128..127, as the reference kernel's add_one computes it."""
     values = []

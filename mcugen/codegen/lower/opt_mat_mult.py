@@ -11,11 +11,13 @@ weight tensor another operator also reads keeps the reference kernel.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, Value
 from mcugen.codegen.lower._variants import variant
-from mcugen.model.ir import Graph, Operator
+from mcugen.model.ir import DTYPES, Graph, Operator
 from mcugen.model.rewrite import EXPLICIT_PADDING
 
 PARAMS = "mcu_mat_mult_s8_params_t"
@@ -26,10 +28,24 @@ INT32 = (-(2**31), 2**31 - 1)
 def filter_rows(graph: Graph, op: Operator) -> np.ndarray:
     """The filter as [output channel][its weights]: CONV_2D and FULLY_CONNECTED rows as stored;
     a DEPTHWISE_CONV_2D of one input channel ([1, KH, KW, O]) transposed to [O][KH * KW]."""
-    w = graph.tensors[op.inputs[1]].array().astype(np.int64)
-    if op.opcode == "DEPTHWISE_CONV_2D":
-        return w.reshape(-1, w.shape[-1]).T
-    return w.reshape(w.shape[0], -1)
+    w = graph.tensors[op.inputs[1]]
+    assert w.data is not None, "a filter laid out for a kernel variant is constant"
+    return _rows(w.data, w.dtype, w.shape, op.opcode == "DEPTHWISE_CONV_2D")
+
+
+@functools.lru_cache(maxsize=256)
+def _relaid(data: bytes, dtype: str, shape: tuple[int, ...], depthwise: bool) -> bytes:
+    return pair_layout(_rows(data, dtype, shape, depthwise))
+
+
+@functools.lru_cache(maxsize=256)
+def _rows(data: bytes, dtype: str, shape: tuple[int, ...], depthwise: bool) -> np.ndarray:
+    """`filter_rows` from the filter's bytes, read-only (cached: a patch stage lowers each
+    operator's filter once per tile geometry)."""
+    w = np.frombuffer(data, dtype=DTYPES[dtype][0]).reshape(shape).astype(np.int64)
+    rows = w.reshape(-1, w.shape[-1]).T if depthwise else w.reshape(w.shape[0], -1)
+    rows.flags.writeable = False
+    return rows
 
 
 def folded_bias(graph: Graph, op: Operator, input_offset: int) -> Array | None:
@@ -64,36 +80,42 @@ def relaid_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] 
     opcode and options but the tile's padding, reading it as its filter), so all lay it out
     alike."""
     index = op.inputs[1]
-    readers = [graph.operators[r] for r in _consumers(graph).get(index, [])]
-    if len(readers) != 1 and any(not _same_operator(graph, op, r, index) for r in readers):
+    if not _read_alike(graph, index):
         return None
     w = graph.tensors[index]
-    data = pair_layout(filter_rows(graph, op))
+    assert w.data is not None, "a filter laid out for a kernel variant is constant"
+    data = _relaid(w.data, w.dtype, w.shape, op.opcode == "DEPTHWISE_CONV_2D")
     assert len(data) == len(w.data or b""), "a layout keeps every weight"
     return ((index, data),)
 
 
-def _same_operator(graph: Graph, op: Operator, other: Operator, weights: int) -> bool:
-    """Tiles of one operator: the same opcode, options (but the padding), constant operands and
-    activation types and quantization, so the same kernel variant takes each."""
+def _read_alike(graph: Graph, weights: int) -> bool:
+    """Every reader of `weights` is a tile of one operator: the same opcode, options (but the
+    padding), constant operands and activation types and quantization, so the same kernel
+    variant takes each (answered once per tensor of the last graph asked)."""
+    memo = _graph_memo(graph)[1]
+    if weights not in memo:
 
-    def key(o: Operator) -> tuple[object, ...]:
-        options = sorted((k, repr(v)) for k, v in o.options.items() if k != EXPLICIT_PADDING)
-        x, y = graph.tensors[o.inputs[0]], graph.tensors[o.outputs[0]]
-        types = (x.dtype, x.quant, y.dtype, y.quant)
-        return o.opcode, tuple(options), o.inputs[1:], o.inputs.count(weights), types
+        def key(o: Operator) -> tuple[object, ...]:
+            options = sorted((k, repr(v)) for k, v in o.options.items() if k != EXPLICIT_PADDING)
+            x, y = graph.tensors[o.inputs[0]], graph.tensors[o.outputs[0]]
+            types = (x.dtype, x.quant, y.dtype, y.quant)
+            return o.opcode, tuple(options), o.inputs[1:], o.inputs.count(weights), types
 
-    return key(op) == key(other)
+        readers = _graph_memo(graph)[0].get(weights, [])
+        memo[weights] = len({key(graph.operators[r]) for r in readers}) <= 1
+    return memo[weights]
 
 
-_CONSUMERS: list[tuple[Graph, dict[int, list[int]]]] = []
+_MEMO: list[tuple[Graph, dict[int, list[int]], dict[int, bool]]] = []
 
 
-def _consumers(graph: Graph) -> dict[int, list[int]]:
-    """`graph.consumers()`, kept for the last graph asked (lowering a graph asks per operator)."""
-    if not _CONSUMERS or _CONSUMERS[0][0] is not graph:
-        _CONSUMERS[:] = [(graph, graph.consumers())]
-    return _CONSUMERS[0][1]
+def _graph_memo(graph: Graph) -> tuple[dict[int, list[int]], dict[int, bool]]:
+    """`graph.consumers()` and `_read_alike`'s answers, kept for the last graph asked (lowering
+    a graph asks per operator)."""
+    if not _MEMO or _MEMO[0][0] is not graph:
+        _MEMO[:] = [(graph, graph.consumers(), {})]
+    return _MEMO[0][1], _MEMO[0][2]
 
 
 def kernel_requantizes(multipliers: Value, shifts: Value) -> bool:
