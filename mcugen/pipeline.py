@@ -81,6 +81,8 @@ class PlanOptions:
     patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
     patcher: str = patch_strategies.DEFAULT
     patch_when: str = "auto"
+    #: The board's RAM as the fit verdict counts it (None: the host): what "auto" patches for.
+    limits: BoardLimits | None = None
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -138,7 +140,7 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
     whole = planned_static(g, lowered, options)
     tiled, tiled_lowered = g, lowered
     chosen = assign_pools(g, placed_state(g, whole, options), options)
-    if _patches_wanted(chosen, options):
+    if _patches_wanted(g, chosen, options):
         tiled, tiled_lowered, patched = with_patch_stage(g, lowered, whole, options, planned_static)
         chosen = assign_pools(tiled, placed_state(tiled, patched, options), options)
     if paging is not None and paging.slow.external and chosen.pools_error:
@@ -149,17 +151,25 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
     return tiled, tiled_lowered, chosen
 
 
-def _patches_wanted(whole: MemoryPlan, options: PlanOptions) -> bool:
-    """Whether to look for a patch stage after `whole`, the plan of the graph run whole with its
+def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bool:
+    """Whether to look for a patch stage after `whole`, the plan of `graph` run whole with its
     pools: always when asked to, else (`patch_when` "auto") only when it does not fit the
-    board's memories and no external memory can take pages of it, so that a stage's extra MACs
-    are spent only where nothing else makes the model fit."""
+    board's RAM (its memories' pools, or the fit verdict's RAM count of `limits`) and no
+    external memory can take pages of it, so that a stage's extra MACs are spent only where
+    nothing else makes the model fit."""
     if options.patch_overhead <= 0 or options.allocator != Allocator.STATIC:
         return False
     if options.patch_when == "always":
         return True
-    pageable = options.paging is not None and options.paging.slow.external
-    return options.memories is not None and bool(whole.pools_error) and not pageable
+    if options.paging is not None and options.paging.slow.external:
+        return False
+    if whole.pools_error:
+        return True
+    limits = options.limits
+    if limits is None:
+        return False
+    need = whole.arena_bytes + limits.stack + whole.persistent.ram_bytes
+    return need + firmware_ram(graph, whole, dynamic.STATIC, limits) > limits.ram_size
 
 
 def planned_static(g: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:

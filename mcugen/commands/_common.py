@@ -14,7 +14,13 @@ import numpy as np
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.errors import McugenError
-from mcugen.host.project import BuildResult, paging_target, pool_target, state_target
+from mcugen.host.project import (
+    BuildResult,
+    board_limits,
+    paging_target,
+    pool_target,
+    state_target,
+)
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan import dynamic, paging, state_memory
@@ -73,7 +79,9 @@ def plan_options(
             core=core,
             state=state,
         )
+    limits = board_limits(target) if target is not None and not target.board.is_host else None
     return PlanOptions(
+        limits=limits,
         kernels=kernels,
         core=core,
         paging=pages,

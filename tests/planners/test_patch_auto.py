@@ -55,6 +55,15 @@ def test_auto_patches_only_a_model_that_does_not_fit() -> None:
     assert host.patches is None and host.arena_bytes == roomy.arena_bytes
 
 
+def test_a_board_without_listed_memories_patches_by_its_ram_size() -> None:
+    whole, patched = needs()
+    board = BoardLimits("t", patched, 1 << 20, 0, 0)
+    tight = prepare(GRAPH, PlanOptions(limits=board))[2]
+    assert tight.patches is not None and tight.patches.stage is not None
+    roomy = prepare(GRAPH, PlanOptions(limits=replace(board, ram_size=whole)))[2]
+    assert roomy.patches is None
+
+
 def test_off_and_too_small_say_so_in_the_pools_error() -> None:
     whole, patched = needs()
     off = prepare(GRAPH, PlanOptions(memories=one_memory(patched), patch_overhead=0))[2]
