@@ -2,9 +2,10 @@
 planned with patch stages at each MAC budget, built for the twin, run, and compared with TFLM.
 
 Per model and budget: the grid kept, the arena whole and patched, the instructions per inference
-whole and patched, and whether every output byte equals TFLM's ("exact"), or why it did not run
-(a model whose arena does not fit the twin's RAM, an operator the runtime lacks). The exit status
-is 1 when any run differs from TFLM.
+whole and patched, the flash the firmware's tables and parameters take whole and patched (one
+node, parameter block and tensor entry per tile and operator), and whether every output byte
+equals TFLM's ("exact"), or why it did not run (a model whose arena does not fit the twin's RAM,
+an operator the runtime lacks). The exit status is 1 when any run differs from TFLM.
 Run: python benchmarks/patches_twin.py [--budgets 0.05,0.15,0.3] [--quick] [--models a,b]
 """
 
@@ -24,6 +25,7 @@ from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build, pool_target
+from mcugen.host.sizes import firmware_sizes
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
@@ -39,11 +41,13 @@ FIRMWARE = PlanOptions(
 )
 
 
-def run_on_twin(gen: Generated, model: bytes, seed: int) -> tuple[int, bool]:
-    """(instructions per inference, outputs equal TFLM's) of one random sample on the twin."""
+def run_on_twin(gen: Generated, model: bytes, seed: int) -> tuple[int, bool, int]:
+    """(instructions per inference, outputs equal TFLM's, flash bytes of tables and parameters
+    as linked) of one random sample on the twin."""
     sample = [random_inputs(gen.graph, seed)]
     with tempfile.TemporaryDirectory(prefix="mcugen-patches-twin-") as tmp:
         result = build(gen, TWIN, Path(tmp) / "proj")
+        tables = firmware_sizes(result.executable, TWIN).other_rodata
         with open_device(TWIN, result.executable, None) as link:
             run = run_samples(link, gen.graph, sample, emulated=True)
     ref = tflm_outputs(model, gen.graph, sample)
@@ -52,7 +56,7 @@ def run_on_twin(gen: Generated, model: bytes, seed: int) -> tuple[int, bool]:
         for ours, theirs in zip(run.outputs, ref, strict=True)
         for o, r in zip(ours, theirs, strict=True)
     )
-    return run.instructions(run.ticks_per_inference[0]), exact
+    return run.instructions(run.ticks_per_inference[0]), exact, tables
 
 
 def row(name: str, model: bytes, graph: Graph, budget: float, whole: Whole) -> tuple[str, bool]:
@@ -60,9 +64,9 @@ def row(name: str, model: bytes, graph: Graph, budget: float, whole: Whole) -> t
     tiled = generate(graph, options=replace(FIRMWARE, patch_overhead=budget, patch_when="always"))
     found = tiled.plan.patches
     if found is None or found.stage is None:
-        return f"| {name} | {100 * budget:g} % | - | {whole.arena} | - | - | - | - |", True
-    patched, exact = run_on_twin(tiled, model, SEED)
-    base, base_exact = whole.run(model)
+        return f"| {name} | {100 * budget:g} % | - | {whole.arena} | - | - | - | - | - |", True
+    patched, exact, tables = run_on_twin(tiled, model, SEED)
+    base, base_exact, base_tables = whole.run(model)
     grid = "x".join(map(str, found.stage.grid))
     cells = [
         name,
@@ -72,6 +76,7 @@ def row(name: str, model: bytes, graph: Graph, budget: float, whole: Whole) -> t
         str(tiled.plan.arena_bytes),
         str(base),
         f"{patched} ({100 * (patched / base - 1):+.1f} %)",
+        f"{base_tables} -> {tables} ({tables - base_tables:+d})",
         "exact" if exact and base_exact else "DIFFERENT",
     ]
     return "| " + " | ".join(cells) + " |", exact and base_exact
@@ -83,9 +88,9 @@ class Whole:
     def __init__(self, graph: Graph) -> None:
         self.gen = generate(graph, options=FIRMWARE)
         self.arena = self.gen.plan.arena_bytes
-        self._run: tuple[int, bool] | None = None
+        self._run: tuple[int, bool, int] | None = None
 
-    def run(self, model: bytes) -> tuple[int, bool]:
+    def run(self, model: bytes) -> tuple[int, bool, int]:
         if self._run is None:
             self._run = run_on_twin(self.gen, model, SEED)
         return self._run
@@ -100,8 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     budgets = [float(b) for b in args.budgets.split(",")]
     wanted = {m for m in args.models.split(",") if m}
     print("| model | budget | grid | arena whole | arena patched | instructions whole | "
-          "instructions patched | vs TFLM |")  # fmt: skip
-    print("|" + "---|" * 8)
+          "instructions patched | flash tables whole -> patched | vs TFLM |")  # fmt: skip
+    print("|" + "---|" * 9)
     failed = 0
     for name, load, shared in models(args.quick):
         if wanted and name not in wanted:
