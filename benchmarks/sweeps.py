@@ -4,10 +4,11 @@ The test suite must stay under 30 minutes on 2 cores, so each long parametrizati
 cases there (every operator family, board family and code path is still covered); this script runs
 the same tests whole, with `MCUGEN_FULL_SWEEP=1`: every shared model under each allocator on the
 twin and on the host, every board's fit verdict against the linker with every model, every
-branchy model on 2, 3 and 4 twins, and the Hypothesis tests (the optimised kernels' variants
-among them) and the fuzz share at their full sizes, with new Hypothesis examples each run (the
-suite draws the same ones every time). It prints pytest's summary and exits with its status.
-About 40 minutes on 2 cores.
+branchy model on 2, 3 and 4 twins, every MLPerf model's strict export build, power cuts at 5
+random points of a checkpoint save, and the Hypothesis tests (the optimised kernels' variants and
+the gradients against JAX among them) and the fuzz share at their full sizes, with new Hypothesis
+examples each run (the suite draws the same ones every time). It prints pytest's summary and
+exits with its status. About 45 minutes on 2 cores.
 Run: python benchmarks/sweeps.py [-n JOBS] [-k EXPRESSION]
 """
 
@@ -36,6 +37,11 @@ SWEEPS = (
     "tests/kernels/test_opt_variants.py",
     "tests/kernels/test_opt_conv.py",
     "tests/kernels/test_opt_depthwise.py",
+    "tests/train/test_grad_pool.py",
+    "tests/train/test_grad_conv.py",
+    "tests/train/test_gradients.py",
+    "tests/c/test_export_c.py::test_mlperf_exports_compile_strict_everywhere",
+    "tests/qemu/test_checkpoint_twin.py::test_a_power_cut_anywhere_in_a_save_leaves_the_last_checkpoint",
 )
 
 

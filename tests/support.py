@@ -638,7 +638,7 @@ def dw_int8(c: Dw, seed: int = 0) -> bytes:
 
 
 SLOW = settings(
-    max_examples=12 if FULL_SWEEP else 8,
+    max_examples=12 if FULL_SWEEP else 6,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

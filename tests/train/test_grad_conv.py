@@ -32,8 +32,10 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
+from support import FULL_SWEEP
 
-EXAMPLES = settings(max_examples=8, deadline=None)
+#: each example builds and runs the host training code: 8 under MCUGEN_FULL_SWEEP=1
+EXAMPLES = settings(max_examples=8 if FULL_SWEEP else 5, deadline=None)
 SAME, VALID = 0, 1
 
 

@@ -25,8 +25,10 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
+from support import FULL_SWEEP
 
-EXAMPLES = settings(max_examples=9, deadline=None)
+#: each example builds and runs the host training code: 9 under MCUGEN_FULL_SWEEP=1
+EXAMPLES = settings(max_examples=9 if FULL_SWEEP else 5, deadline=None)
 DEPTH, CLASSES = 5, 3
 SAME, VALID = 0, 1
 ACTS = st.sampled_from([0, 1, 2, 3])

@@ -18,8 +18,10 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Quantization, Tensor
 from mcugen.train.graph import build_training_graph, dequantized
 from mcugen.train.options import TrainOptions
+from support import FULL_SWEEP
 
-EXAMPLES = settings(max_examples=8, deadline=None)
+#: each example builds and runs the host training code: 8 under MCUGEN_FULL_SWEEP=1
+EXAMPLES = settings(max_examples=8 if FULL_SWEEP else 5, deadline=None)
 
 
 def assert_gradients_match(model: Graph, trainable: str, x: np.ndarray, label: np.ndarray) -> None:

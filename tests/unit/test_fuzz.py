@@ -15,7 +15,7 @@ import pytest
 
 from support import FULL_SWEEP, ROOT
 
-CI_MUTANTS = 600 if FULL_SWEEP else 300
+CI_MUTANTS = 600 if FULL_SWEEP else 200
 CI_BUILD_SAMPLE = 12 if FULL_SWEEP else 8
 CI_SEED = 2026
 
