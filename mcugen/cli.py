@@ -463,7 +463,13 @@ def _budget_seconds(text: str) -> float:
 
 def _patch_overhead(text: str) -> float | str:
     """A fraction of the model's MACs, or "auto" (the default's budget, only when needed)."""
-    return "auto" if text == "auto" else _number(text, float, 0.0, 10.0)
+    if text == "auto":
+        return text
+    try:
+        return _number(text, float, 0.0, 10.0)
+    except argparse.ArgumentTypeError:
+        what = f"{text!r} is neither auto nor a number between 0 and 10"
+        raise argparse.ArgumentTypeError(what) from None
 
 
 def _ram_budget(text: str) -> int:

@@ -100,7 +100,7 @@ def test_a_bad_value_is_one_argparse_error(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit) as exc:
         _parser().parse_args(["plan", "m.tflite", "--patch-overhead", "lots"])
     assert exc.value.code == 2
-    assert "'lots' is not a number between 0 and 10" in capsys.readouterr().err
+    assert "'lots' is neither auto nor a number between 0 and 10" in capsys.readouterr().err
 
 
 def test_patch_when_is_checked() -> None:
