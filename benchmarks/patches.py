@@ -4,8 +4,8 @@ For every shared model (../shared/models) and the 12 generated irregular graphs
 (mcugen/model/graphs.py benchmark_suite): TFLM's head (../shared/ANCHORS.md for the shared
 models, measured with tflite_micro for the generated ones), mcugen's arena run whole, and with
 a patch stage at each MAC budget: the arena, the grid, the MACs added, and the planning time at
-the default budget (patches on), in a fresh process. Then the mean TFLM head / arena over the
-generated graphs.
+the default budget (patches on; median of 3 fresh processes, OR-Tools imported first). Then the
+mean TFLM head / arena over the generated graphs.
 Run: python benchmarks/patches.py [--budgets 0.05,0.15,0.3] [--quick]
 """
 
@@ -69,15 +69,23 @@ def cell(graph: Graph, budget: float) -> tuple[str, int, float]:
     return text, plan.arena_bytes, seconds
 
 
-def cold_seconds(name: str) -> float:
-    """Planning seconds of model `name` at the default budget in a fresh process, as `mcugen
-    plan` meets it: no cache of an earlier plan warm (codegen/lower caches per constant)."""
+def cold_seconds(name: str, runs: int = 3) -> float:
+    """Planning seconds of model `name` at the default budget, each run in a fresh process as
+    `mcugen plan` meets it (no cache of an earlier plan warm: codegen/lower caches per
+    constant), the median of `runs` (one run varies up to 2x on this machine)."""
     command = [sys.executable, __file__, "--time-one", name]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    return float(done.stdout.split()[-1])
+    times = []
+    for _ in range(runs):
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        times.append(float(done.stdout.split()[-1]))
+    return sorted(times)[len(times) // 2]
 
 
 def time_one(name: str) -> int:
+    """Print the planning seconds of `name` at the default budget. OR-Tools is imported first:
+    its import (0.5 s, pandas included) is the process's start, not planning."""
+    import ortools.sat.python.cp_model  # noqa: F401
+
     (load,) = [load for found, load, _ in models(False) if found == name]
     graph = load()
     print(cell(graph, DEFAULT_OVERHEAD)[2])
