@@ -299,8 +299,10 @@ def build_view_model(
                 *_pool_ref(pools, placed.get(t.index)),
             )
         )
+    emitted: dict[tuple[str, str], str] = {}
     nodes = tuple(
-        _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1)) for pos, i in enumerate(plan.order)
+        _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1), emitted)
+        for pos, i in enumerate(plan.order)
     )
     kernels = tuple(sorted({low.kernel for low in lowered.values()}))
     sources = tuple(sorted({src for low in lowered.values() for src in low.c_sources}))
@@ -429,12 +431,21 @@ def _used_tensors(graph: Graph) -> set[int]:
     return used
 
 
-def _node_vm(position: int, graph: Graph, index: int, low: Lowered, scratch_offset: int) -> NodeVM:
+def _node_vm(
+    position: int,
+    graph: Graph,
+    index: int,
+    low: Lowered,
+    scratch_offset: int,
+    emitted: dict[tuple[str, str], str],
+) -> NodeVM:
+    """The node of operator `index` at `position`; `emitted` maps each array parameter already
+    emitted by an earlier node (type and values) to its symbol, so that it is emitted once."""
     op = graph.operators[index]
     params = []
     arrays: list[ArrayVM] = []
     for name, value in low.params:
-        params.append(_param_vm(index, name, value, arrays))
+        params.append(_param_vm(index, name, value, arrays, emitted))
     return NodeVM(
         position,
         index,
@@ -477,12 +488,24 @@ def _relaid_constants(lowered: dict[int, Lowered]) -> dict[int, bytes]:
     return found
 
 
-def _param_vm(index: int, name: str, value: Value, arrays: list[ArrayVM]) -> ParamVM:
+def _param_vm(
+    index: int,
+    name: str,
+    value: Value,
+    arrays: list[ArrayVM],
+    emitted: dict[tuple[str, str], str],
+) -> ParamVM:
+    """One parameter; an array one as the symbol of its array, a new one in `arrays` unless an
+    earlier node emitted the same type and values (the tiles of a patch stage share their
+    operator's multipliers, shifts and biases: 12,902 bytes of VWW's 8x8 stage)."""
     if isinstance(value, Array):
-        symbol = f"g_op{index}_{name}"
-        is_float = value.ctype in ("float", "double")
-        arrays.append(ArrayVM(symbol, value.ctype, value.values or (0,), is_float))
-        return ParamVM(name, "array", symbol)
+        values = value.values or (0,)
+        key = (value.ctype, repr(values))  # repr: -0.0 is not 0.0 (a bias's sign of zero counts)
+        if key not in emitted:
+            emitted[key] = f"g_op{index}_{name}"
+            is_float = value.ctype in ("float", "double")
+            arrays.append(ArrayVM(emitted[key], value.ctype, values, is_float))
+        return ParamVM(name, "array", emitted[key])
     if isinstance(value, bool):
         return ParamVM(name, "int", int(value))
     if isinstance(value, float):

@@ -6,13 +6,15 @@ when ../shared/models exists, VWW int8 and MobileNetV2 int8."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from mcugen.codegen.lower import op_traits
+from mcugen.codegen.lower import Array, op_traits
+from mcugen.codegen.viewmodel import ArrayVM, _param_vm
 from mcugen.model.graphs import _Net
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD, TILE_STORE, tile_stage
@@ -155,3 +157,30 @@ def test_stem_output_equals_the_unpatched_run() -> None:
     whole = mcugen_outputs(model, inputs, generate)
     tiles = mcugen_outputs(model, inputs, patched())
     assert all(np.array_equal(a, b) for a, b in zip(whole[0], tiles[0], strict=True))
+
+
+def test_tiles_share_their_operators_arrays() -> None:
+    """The tiles of a stage reference one copy of their operator's multipliers, shifts and bias
+    (codegen/viewmodel.py `_param_vm`): no two array parameters of the generated model.c have
+    the same type and values, and there are fewer arrays than array parameters."""
+    gen = patched()(mobilenet_stem(1, hw=48))
+    source = gen.files["model.c"]
+    arrays = re.findall(r"static const (\w+) g_op\d+_(\w+)\[\d+\] = \{(.*?)\};", source, re.S)
+    keys = [
+        (ctype, re.sub(r"\s", "", body))
+        for ctype, name, body in arrays
+        if name not in ("inputs", "outputs")  # the nodes' tensor lists, not parameters
+    ]
+    assert len(keys) == len(set(keys))
+    references = sum(1 for node in gen.view_model.nodes for p in node.params if p.kind == "array")
+    assert len(keys) < references
+
+
+def test_a_zero_of_another_sign_is_another_array() -> None:
+    emitted: dict[tuple[str, str], str] = {}
+    arrays: list[ArrayVM] = []
+    first = _param_vm(1, "bias", Array("float", (0.0, 1.0)), arrays, emitted)
+    again = _param_vm(2, "bias", Array("float", (0.0, 1.0)), arrays, emitted)
+    negative = _param_vm(3, "bias", Array("float", (-0.0, 1.0)), arrays, emitted)
+    assert first.value == again.value == "g_op1_bias" and negative.value == "g_op3_bias"
+    assert [a.symbol for a in arrays] == ["g_op1_bias", "g_op3_bias"]
