@@ -6,7 +6,9 @@ models, measured with tflite_micro for the generated ones), mcugen's arena run w
 a patch stage at each MAC budget: the arena, the grid, the MACs added, and the planning time at
 the default budget (patches on; median of 3 fresh processes, OR-Tools imported first). Then the
 mean TFLM head / arena over the generated graphs.
-Run: python benchmarks/patches.py [--budgets 0.05,0.15,0.3] [--quick]
+`--uncapped` prints instead, per generated graph, the search's estimate with its work caps
+lifted, at 15 % and at any MAC cost: how far one stage could go on them at all.
+Run: python benchmarks/patches.py [--budgets 0.05,0.15,0.3] [--quick] [--uncapped]
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import mean
 
+from mcugen.codegen.lower import op_traits
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
+from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import PlanOptions, prepare
-from mcugen.plan.patches import DEFAULT_OVERHEAD
+from mcugen.plan.patches import DEFAULT_OVERHEAD, patch_problem
+from mcugen.plan.patches.search import all_grids, plan_stage
 from mcugen.reference import tflm_arena_head
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +60,10 @@ def measured_head(graph: Graph) -> int | None:
             return tflm_arena_head(path)
         except Exception:  # noqa: BLE001 - a model TFLM cannot plan gets no head
             return None
+
+
+#: A MAC budget no stage reaches (10 times the model's MACs).
+UNLIMITED = 10.0
 
 
 def cell(graph: Graph, budget: float) -> tuple[str, int, float]:
@@ -92,6 +102,35 @@ def time_one(name: str) -> int:
     return 0
 
 
+def uncapped(quick: bool) -> int:
+    """Per generated graph, the search's best estimated arena with the work caps lifted (stages
+    of any length, every end per start) at the default budget and at any MAC cost, and the mean
+    TFLM head / arena over them: how far one patch stage could take these graphs at all."""
+    print("| graph | TFLM head | whole | estimate, uncapped, <= 15 % | any MACs | seconds |")
+    print("|---|---|---|---|---|---|")
+    ratios: dict[float, list[float]] = {DEFAULT_OVERHEAD: [], UNLIMITED: []}
+    for name, build in benchmark_suite(quick):
+        graph, lowered, whole = prepare(build(), PlanOptions(patch_overhead=0))
+        problem = patch_problem(
+            graph, whole.order, op_traits(graph, lowered), whole.live_bytes, graph_macs(graph)
+        )
+        head = measured_head(build())
+        assert head is not None, "tflite_micro measures the generated graphs' heads"
+        cells = []
+        start = time.perf_counter()
+        for budget in ratios:
+            found = plan_stage(problem, budget=budget, grids=all_grids, caps=(10**6, 10**6))
+            arena = min(found.estimated_arena, whole.arena_bytes)
+            ratios[budget].append(head / arena)
+            cells.append(f"{arena} ({head / arena:.2f})")
+        seconds = time.perf_counter() - start
+        print(f"| {name} | {head} | {whole.arena_bytes} | {' | '.join(cells)} | {seconds:.2f} |")
+    for budget, values in ratios.items():
+        label = "any MACs" if budget == UNLIMITED else f"<= {100 * budget:g} % MACs"
+        print(f"mean TFLM head / estimated arena, uncapped, {label}: {mean(values):.2f}")
+    return 0
+
+
 def models(quick: bool) -> list[tuple[str, Callable[[], Graph], bool]]:
     todo: list[tuple[str, Callable[[], Graph], bool]] = []
     folder = SHARED / "models"
@@ -108,9 +147,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budgets", default="0.05,0.15,0.3", help="MAC budgets, comma-separated")
     parser.add_argument("--quick", action="store_true", help="two shared models, 4 graphs")
     parser.add_argument("--time-one", default="", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--uncapped",
+        action="store_true",
+        help="the generated graphs' best estimate with no cap on stage length or MACs",
+    )
     args = parser.parse_args(argv)
     if args.time_one:
         return time_one(args.time_one)
+    if args.uncapped:
+        return uncapped(args.quick)
     budgets = [float(b) for b in args.budgets.split(",")]
     heads = anchored_heads()
     header = ["model", "TFLM head", "whole", *(f"<= {100 * b:g}% MACs" for b in budgets)]

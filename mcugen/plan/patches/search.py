@@ -76,9 +76,14 @@ def square_grids(rows: int, cols: int) -> Iterable[tuple[int, int]]:
         yield n, n
 
 
-def stage_ranges(problem: PatchProblem, unpatched: int) -> Iterator[tuple[int, int]]:
+def stage_ranges(
+    problem: PatchProblem,
+    unpatched: int,
+    max_ops: int = MAX_STAGE_OPS,
+    max_ends: int = MAX_ENDS_PER_START,
+) -> Iterator[tuple[int, int]]:
     """(start, end) positions in `problem.order` of the candidate stages (module docstring,
-    step 1), by start then end."""
+    step 1), by start then end; `max_ops` and `max_ends` are the work caps."""
     order, ops = problem.order, problem.ops
     peaks = [s for s, b in enumerate(problem.step_live) if b >= unpatched]
     if not peaks or peaks[0] < 1:
@@ -87,13 +92,13 @@ def stage_ranges(problem: PatchProblem, unpatched: int) -> Iterator[tuple[int, i
     run_end = [len(order)] * (len(order) + 1)  # first non-tileable position at or after k
     for k in range(len(order) - 1, -1, -1):
         run_end[k] = run_end[k + 1] if order[k] in ops else k
-    for s in range(max(0, peaks[-1] - MAX_STAGE_OPS), peaks[0]):
+    for s in range(max(0, peaks[-1] - max_ops), peaks[0]):
         escape, ends = 0, 0
-        for e in range(s, min(run_end[s], s + MAX_STAGE_OPS)):
+        for e in range(s, min(run_end[s], s + max_ops)):
             if e > s and escape <= e + 1 and e + 1 >= peaks[-1]:
                 yield s, e
                 ends += 1
-                if ends == MAX_ENDS_PER_START:
+                if ends == max_ends:
                     break
             escape = max(escape, problem.last_read.get(ops[order[e]].output, 0))
             if escape > run_end[s]:  # read past the run of tileable operators: never internal
@@ -101,16 +106,22 @@ def stage_ranges(problem: PatchProblem, unpatched: int) -> Iterator[tuple[int, i
 
 
 def plan_stage(
-    problem: PatchProblem, *, budget: float, grids: Grids, strategy: str = ""
+    problem: PatchProblem,
+    *,
+    budget: float,
+    grids: Grids,
+    strategy: str = "",
+    caps: tuple[int, int] = (MAX_STAGE_OPS, MAX_ENDS_PER_START),
 ) -> PatchPlan:
-    """The best stage and grid of `problem` within `budget` (module docstring)."""
+    """The best stage and grid of `problem` within `budget` (module docstring); `caps`: the
+    longest stage and the most ends per start (benchmarks/patches.py --uncapped lifts them)."""
     unpatched = max(problem.step_live, default=0)
     allowed = int(budget * problem.total_macs)
     ranked: list[tuple[tuple[int, ...], _Ends, int]] = []
     points: list[CurvePoint] = []
     bounds: list[int] = []
     around = _Around(problem)
-    ranges = list(stage_ranges(problem, unpatched))
+    ranges = list(stage_ranges(problem, unpatched, *caps))
     for e in sorted({e for _, e in ranges}):
         starts = [s for s, end in ranges if end == e]
         ends = _Ends(problem, starts[0], e)
