@@ -8,12 +8,15 @@ the default budget (patches on; median of 3 fresh processes, OR-Tools imported f
 mean TFLM head / arena over the generated graphs.
 `--uncapped` prints instead, per generated graph, the search's estimate with its work caps
 lifted, at 15 % and at any MAC cost: how far one stage could go on them at all.
-Run: python benchmarks/patches.py [--budgets 0.05,0.15,0.3] [--quick] [--uncapped]
+`--verify` runs `mcugen verify` on the host (5 samples against TFLM) for every model and budget
+with a stage, and exits 1 when one differs.
+Run: python benchmarks/patches.py [--budgets 0.05,0.15,0.3] [--quick] [--uncapped | --verify]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -131,6 +134,42 @@ def uncapped(quick: bool) -> int:
     return 0
 
 
+def verify(quick: bool, budgets: list[float]) -> int:
+    """`mcugen verify` on the host (5 samples against TFLM) of every model and generated graph
+    at each budget where a stage is kept (`mcugen plan --json` says which); exit 1 if any
+    differs."""
+    differ = 0
+    with tempfile.TemporaryDirectory(prefix="mcugen-patches-") as tmp:
+        for name, load, shared in models(quick):
+            path = SHARED / "models" / f"{name}.tflite"
+            if not shared:
+                path = Path(tmp) / f"{name}.tflite"
+                path.write_bytes(write_model(load()))
+            for budget in budgets:
+                flags = [str(path), "--patch-overhead", str(budget)]
+                plan = _mcugen("plan", *flags, "--json", "--no-strategies")
+                if plan.returncode != 0:
+                    print(f"| {name} | {budget:g} | {plan.stderr.strip()[-90:]} |")
+                    break
+                stage = (json.loads(plan.stdout).get("patches") or {}).get("stage")
+                if not stage:
+                    continue
+                run = _mcugen("verify", *flags)
+                said = (run.stdout + run.stderr).strip().splitlines()[-1]
+                exact = run.returncode == 0 and "all outputs match TFLM" in said
+                differ += not exact
+                grid = "x".join(map(str, stage["grid"]))
+                print(f"| {name} | {budget:g} | {grid} | {'exact' if exact else said} |")
+                sys.stdout.flush()
+    print(f"\n{differ} run(s) differ from TFLM" if differ else "\nevery run equals TFLM")
+    return 1 if differ else 0
+
+
+def _mcugen(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "mcugen.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
 def models(quick: bool) -> list[tuple[str, Callable[[], Graph], bool]]:
     todo: list[tuple[str, Callable[[], Graph], bool]] = []
     folder = SHARED / "models"
@@ -152,11 +191,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the generated graphs' best estimate with no cap on stage length or MACs",
     )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="run every model with a stage on the host against TFLM (mcugen verify)",
+    )
     args = parser.parse_args(argv)
     if args.time_one:
         return time_one(args.time_one)
     if args.uncapped:
         return uncapped(args.quick)
+    if args.verify:
+        return verify(args.quick, [float(b) for b in args.budgets.split(",")])
     budgets = [float(b) for b in args.budgets.split(",")]
     heads = anchored_heads()
     header = ["model", "TFLM head", "whole", *(f"<= {100 * b:g}% MACs" for b in budgets)]
