@@ -5,10 +5,11 @@ cases there (every operator family, board family and code path is still covered)
 the same tests whole, with `MCUGEN_FULL_SWEEP=1`: every shared model under each allocator on the
 twin and on the host, every board's fit verdict against the linker with every model, every
 branchy model on 2, 3 and 4 twins, every MLPerf model's strict export build, power cuts at 5
-random points of a checkpoint save, and the Hypothesis tests (the optimised kernels' variants and
-the gradients against JAX among them) and the fuzz share at their full sizes, with new Hypothesis
-examples each run (the suite draws the same ones every time). It prints pytest's summary and
-exits with its status. About 45 minutes on 2 cores.
+random points of a checkpoint save, deeplabv3 and mobilenet_v2 against TFLM with and without
+rewrites, six shared models with patch stages, and the Hypothesis tests (the optimised kernels'
+variants and the gradients against JAX among them) and the fuzz share at their full sizes, with
+new Hypothesis examples each run (the suite draws the same ones every time). It prints pytest's
+summary and exits with its status. About 45 minutes on 2 cores.
 Run: python benchmarks/sweeps.py [-n JOBS] [-k EXPRESSION]
 """
 
@@ -42,6 +43,9 @@ SWEEPS = (
     "tests/train/test_gradients.py",
     "tests/c/test_export_c.py::test_mlperf_exports_compile_strict_everywhere",
     "tests/qemu/test_checkpoint_twin.py::test_a_power_cut_anywhere_in_a_save_leaves_the_last_checkpoint",
+    "tests/kernels/test_models.py::test_real_model_matches_tflm",
+    "tests/planners/test_rewrite.py::test_real_model_bit_exact_with_rewrites_and_aliasing",
+    "tests/kernels/test_patch_stages.py::test_shared_model_with_patches_matches_tflm",
 )
 
 

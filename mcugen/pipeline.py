@@ -154,8 +154,8 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
 def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bool:
     """Whether to look for a patch stage after `whole`, the plan of `graph` run whole with its
     pools: always when asked to, else (`patch_when` "auto") only when it does not fit the
-    board's RAM (its memories' pools, or the fit verdict's RAM count of `limits`) and no
-    external memory can take pages of it, so that a stage's extra MACs are spent only where
+    board's RAM (the fit verdict's RAM count of `limits`; without limits, its memories' pools)
+    and no external memory can take pages of it, so that a stage's extra MACs are spent only where
     nothing else makes the model fit."""
     if options.patch_overhead <= 0 or options.allocator != Allocator.STATIC:
         return False
@@ -163,11 +163,11 @@ def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bo
         return True
     if options.paging is not None and options.paging.slow.external:
         return False
-    if whole.pools_error:
-        return True
     limits = options.limits
-    if limits is None:
-        return False
+    if limits is None:  # memories without the board's totals (the library): the pools decide
+        return options.memories is not None and bool(whole.pools_error)
+    # the RAM count decides: buffers no arrangement of the memories takes still fit as one
+    # arena over the RAM when it is large enough (the fit verdict and the linker agree)
     need = whole.arena_bytes + limits.stack + whole.persistent.ram_bytes
     return need + firmware_ram(graph, whole, dynamic.STATIC, limits) > limits.ram_size
 

@@ -22,7 +22,7 @@ from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan.patches import patch_problem
 from mcugen.plan.patches.search import axis_tiles
-from support import SHARED_MODELS, assert_matches_tflm, mobilenet_stem
+from support import SHARED_MODELS, assert_matches_tflm, mobilenet_stem, sweep
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,12 @@ SHARED = [
 
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
-@pytest.mark.parametrize("name", SHARED)
+@pytest.mark.parametrize(
+    # the suite: the two MLPerf vision models; benchmarks/sweeps.py all six, and
+    # `benchmarks/patches.py --verify` every model with a stage at 3 budgets
+    "name",
+    sweep(SHARED, lambda name: name in ("mlperf_vww_mbv1_int8", "tflm_person_detect_int8")),
+)
 def test_shared_model_with_patches_matches_tflm(name: str) -> None:
     model = (SHARED_MODELS / f"{name}.tflite").read_bytes()
     assert_matches_tflm(model, samples=1, seed=3, generate_fn=patched())

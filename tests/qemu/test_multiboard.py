@@ -213,14 +213,16 @@ def test_branchy_models_exact(
 def test_a_model_no_board_holds_runs_on_two_against_tflm(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The wide two-tower (three 196,608-byte maps live at once on one board): one F767 fails
-    with the one-line error before compiling; two run it, checked against TFLM."""
+    """The wide two-tower (three 196,608-byte maps live at once on one board), run whole (no
+    patch stage, which would fit it on one): one F767 fails with the one-line error before
+    compiling; two run it, checked against TFLM."""
     model = tmp_path / "wide.tflite"
     model.write_bytes(write_model(example_module("make_branchy_nets").two_tower(64, 48, 1)))
-    code, out, err = run_cli(capsys, str(model), "--board", F767, "--emulate")
+    whole = ("--patch-overhead", "0")
+    code, out, err = run_cli(capsys, str(model), "--board", F767, "--emulate", *whole)
     assert code == 3 and not out and len(err.strip().splitlines()) == 1
     assert "model does not fit nucleo-f767: RAM needs" in err
-    argv = ("--boards", f767s(2), "--emulate", "--partition-work", "0.2", "--json")
+    argv = ("--boards", f767s(2), "--emulate", "--partition-work", "0.2", "--json", *whole)
     code, out, err = run_cli(capsys, str(model), *argv)
     assert code == 0, err
     r = json.loads(out)
