@@ -22,7 +22,7 @@ from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
 from mcugen.plan.dynamic import Allocator
-from mcugen.plan.fit import BoardLimits, allocator_arena, firmware_ram
+from mcugen.plan.fit import BoardLimits, allocator_arena, firmware_ram, fit_of
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import PagingTarget, paged_dynamic, plan_paging
@@ -75,9 +75,9 @@ class PlanOptions:
     state: StateTarget | None = None
     #: Patch stages (plan/patches): the MACs they may add, as a fraction of the model's (0:
     #: none), the strategy by name, and when they are tried (PATCH_WHEN): "auto" only when the
-    #: graph run whole does not fit the board's memories (`memories`) and the board has no
-    #: external memory to page to (never without a board), "always" on every plan. Static
-    #: offsets only; a stage is kept when the arena gets smaller.
+    #: graph run whole does not fit the board's RAM (`limits`, else the pools of `memories`)
+    #: and the board has no external memory to page to (never without a board), "always" on
+    #: every plan. Static offsets only; a stage is kept when the arena gets smaller.
     patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
     patcher: str = patch_strategies.DEFAULT
     patch_when: str = "auto"
@@ -166,10 +166,9 @@ def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bo
     limits = options.limits
     if limits is None:  # memories without the board's totals (the library): the pools decide
         return options.memories is not None and bool(whole.pools_error)
-    # the RAM count decides: buffers no arrangement of the memories takes still fit as one
-    # arena over the RAM when it is large enough (the fit verdict and the linker agree)
-    need = whole.arena_bytes + limits.stack + whole.persistent.ram_bytes
-    return need + firmware_ram(graph, whole, dynamic.STATIC, limits) > limits.ram_size
+    # the fit verdict's RAM count decides: buffers no arrangement of the memories takes still
+    # fit as one arena over the RAM when it is large enough (the verdict and the linker agree)
+    return fit_of(graph, whole, dynamic.STATIC, 0, limits).ram_need > limits.ram_size
 
 
 def planned_static(g: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
