@@ -65,8 +65,6 @@ Run: PYTHONPATH=. python benchmarks/schedule_solvers.py [--cases C ...] [--time-
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import random
 import sys
 import time
@@ -89,6 +87,7 @@ from mcugen.train.schedule import (
     simulate,
     validate,
 )
+from mcugen.train.schedule.bound import silent_highs
 from mcugen.train.schedule.cpsat import least_ram
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -354,29 +353,11 @@ def solve_cbc(milp: Milp, time_limit: float) -> Solved:
     return Solved(what, seconds, bound=objective.BestBound())
 
 
-@contextlib.contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Silences file descriptor 1 (HiGHS prints its banner there when the first instance is
-    made, before any option can turn it off)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def solve_highs(milp: Milp, time_limit: float) -> Solved:
-    try:
-        import highspy
-    except ImportError:
-        return Solved("no highspy (pip install -e '.[bench]')", 0.0)
+    import highspy
+
     start = time.perf_counter()
-    with quiet_stdout():
-        h = highspy.Highs()
+    h = silent_highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     h.setOptionValue("time_limit", float(time_limit))

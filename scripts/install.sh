@@ -27,6 +27,6 @@ stamp=.venv/.mcugen-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[test,bench]'
+  .venv/bin/python -m pip install -q -e '.[test]'
   echo "$want" > "$stamp"
 fi

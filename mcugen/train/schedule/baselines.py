@@ -10,6 +10,7 @@ model (cpsat.py) finds a schedule."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -51,16 +52,18 @@ def greedy(
     *,
     recompute: bool = True,
     capped: bool = True,
+    banned: frozenset[tuple[int, str]] = frozenset(),
 ) -> Schedule:
     """The heuristic above (paging only when the problem has a slow memory, recomputation only
-    with `recompute`; with `capped`, bytes freed past the peak's excess count for nothing);
-    ScheduleError when it cannot reach the budget."""
+    with `recompute`; with `capped`, bytes freed past the peak's excess count for nothing; no
+    move of `banned`: (value, "page" or "recompute") pairs); ScheduleError when it cannot reach
+    the budget."""
     schedule = store_all(problem)
     outcome = simulate(problem, schedule)
     moves = (_paged, _recomputed, _recomputed_holding) if recompute else (_paged,)
     while ram_budget is not None and outcome.peak > ram_budget:
         excess = outcome.peak - ram_budget if capped else outcome.peak
-        best = _best_move(problem, schedule, outcome, moves, excess)
+        best = _best_move(problem, schedule, outcome, moves, excess, banned)
         if best is None:
             raise ScheduleError(
                 f"the greedy schedule stops at a peak of {outcome.peak} bytes, over the RAM "
@@ -71,12 +74,61 @@ def greedy(
     return replace(schedule, solver="greedy")
 
 
+def ruin_and_recreate(
+    problem: ScheduleProblem,
+    ram_budget: int,
+    start: Schedule,
+    *,
+    recompute: bool,
+    capped: bool,
+    runs: int,
+    enough: Callable[[int], bool] = lambda cost: False,
+) -> Schedule:
+    """A better greedy schedule, when one is found: the greedy heuristic again with one more of
+    the moves the best schedule makes banned (each in turn: "do not recompute value 15"), the
+    cheapest kept, until none is cheaper, `runs` greedy runs are spent, or `enough(cost)` says
+    the cost is close enough (to a lower bound). The greedy takes the move that is cheapest at
+    the peak now; banning it lets a move that is dearer there but serves more stages come first.
+    Deterministic: the same runs in the same order on every machine."""
+    best, cost = start, simulate(problem, start).cost
+    banned: frozenset[tuple[int, str]] = frozenset()
+    while runs > 0 and not enough(cost):
+        found = []
+        for move in sorted(_moves(best)):
+            if runs == 0:
+                break
+            runs -= 1
+            tried = banned | {move}
+            try:
+                schedule = greedy(
+                    problem, ram_budget, recompute=recompute, capped=capped, banned=tried
+                )
+            except ScheduleError:
+                continue
+            found.append((simulate(problem, schedule).cost, sorted(tried), schedule))
+        better = min(found, key=lambda x: x[:2], default=None)
+        if better is None or better[0] >= cost:
+            break
+        cost, banned, best = better[0], frozenset(better[1]), better[2]
+    return best
+
+
+def _moves(schedule: Schedule) -> set[tuple[int, str]]:
+    """The (value, way) moves a schedule makes: values recomputed, values paged out."""
+    moves = set()
+    for stage in schedule.stages:
+        moves |= {(k, "recompute") for k in stage.compute[:-1]}
+        moves |= {(i, "page") for i in stage.page_out}
+    return moves
+
+
 def _best_move(
     problem: ScheduleProblem,
     schedule: Schedule,
     outcome: Outcome,
     moves: tuple[Move, ...],
     excess: int,
+    banned: frozenset[tuple[int, str]] = frozenset(),
 ) -> tuple[Schedule, Outcome] | None:
     """The candidate move with the most bytes saved at the peak stage per unit of cost, bytes
     beyond `excess` counting for nothing (a large value is no better than a small one when the
@@ -88,19 +140,24 @@ def _best_move(
     stored = [frozenset[int]()]  # per stage, the values paged out before it
     for stage in schedule.stages:
         stored.append(stored[-1] | stage.page_out if stage.page_out else stored[-1])
+    touched = _touched(problem, schedule)
+    highest = _RangeMax(outcome.stage_peaks)
     for value in sorted(kept - readers):
+        at = touched[value]
+        nxt = bisect.bisect_right(at, peak_stage)
+        gap = (at[nxt - 1], at[nxt] if nxt < len(at) else len(schedule.stages))
         for number, move in enumerate(moves):
-            found = move(problem, schedule, value, peak_stage)
+            if (value, "page" if move is _paged else "recompute") in banned:
+                continue
+            found = move(problem, schedule, value, gap)
             if found is None:
                 continue
-            changed = found.rerun(problem, schedule, outcome, stored)
+            changed = found.rerun(problem, schedule, outcome, stored, highest, peak_stage)
             if changed is None:
                 continue
-            peaks, added = changed
-            saved = outcome.stage_peaks[peak_stage] - peaks.get(
-                peak_stage, outcome.stage_peaks[peak_stage]
-            )
-            if saved <= 0 or max(peaks.values()) > outcome.peak:
+            at_peak, top, added = changed
+            saved = outcome.stage_peaks[peak_stage] - at_peak
+            if saved <= 0 or top > outcome.peak:
                 continue
             key = ((added + 1) / min(saved, excess), value, number)
             if best is None or key < best[:3]:
@@ -147,34 +204,60 @@ class _Move:
         schedule: Schedule,
         outcome: Outcome,
         stored: list[frozenset[int]],
-    ) -> tuple[dict[int, int], int] | None:
-        """The memory peaks of the stages the move changes and the cost it adds, or None when it
-        breaks the semantics. Stages a, b and each s run again (program.py's run_stage); on any
-        other stage the values dropped or held are untouched throughout, so its peak moves by
-        their sizes; the stages before and after are unchanged, and so is what b keeps."""
+        highest: _RangeMax,
+        peak_stage: int,
+    ) -> tuple[int, int, int] | None:
+        """(the memory of `peak_stage`, the highest memory of the stages the move changes, the
+        cost it adds), or None when it breaks the semantics. Stages a, b and each s run again
+        (program.py's run_stage); on any other stage the values dropped or held are untouched
+        throughout, so its memory moves by their sizes, the same amount on every stage between
+        two that run again; the stages before and after are unchanged, and so is what b
+        keeps."""
         nodes = problem.nodes
         again = sorted({self.a, self.b, *(s for _, s in self.held)})
-        peaks = {}
-        for t in range(again[0], self.b + 1):
-            if t not in again:
-                delta = -nodes[self.value].size if self.a < t else 0
-                delta += sum(nodes[j].size for j, s in self.held if s < t)
-                peaks[t] = outcome.stage_peaks[t] + delta
-                continue
+        at_peak = outcome.stage_peaks[peak_stage]
+        top = 0
+        for t, following in zip(again, [*again[1:], again[-1] + 1], strict=True):
             stage = self.stage(schedule, t)
             kept = self.stage(schedule, t - 1).keep if t > 0 else frozenset()
             before = set(stored[t]) | (self.first.page_out if t > self.a else frozenset())
             try:
-                ram, peaks[t], used = run_stage(problem, t, stage, kept, before)
+                ram, peak, used = run_stage(problem, t, stage, kept, before)
             except ScheduleInvalid:
                 return None
             if not stage.keep <= ram or not stage.page_out <= used:
                 return None
+            top = max(top, peak)
+            if t == peak_stage:
+                at_peak = peak
+            if following > t + 1:  # the stages between t and the next one run again
+                delta = -nodes[self.value].size if self.a <= t else 0
+                delta += sum(nodes[j].size for j, s in self.held if s <= t)
+                top = max(top, highest(t + 1, following) + delta)
+                if t < peak_stage < following:
+                    at_peak += delta
         added = sum(
             _stage_cost(problem, self.stage(schedule, t)) - _stage_cost(problem, schedule.stages[t])
             for t in (self.a, self.b)
         )
-        return peaks, added
+        return at_peak, top, added
+
+
+class _RangeMax:
+    """The largest of values[lo:hi] in O(1) after O(n log n) (a sparse table)."""
+
+    def __init__(self, values: tuple[int, ...]) -> None:
+        self.levels = [list(values)]
+        width = 1
+        while 2 * width <= len(values):
+            last = self.levels[-1]
+            self.levels.append([max(last[i], last[i + width]) for i in range(len(last) - width)])
+            width *= 2
+
+    def __call__(self, lo: int, hi: int) -> int:
+        level = (hi - lo).bit_length() - 1
+        row = self.levels[level]
+        return max(row[lo], row[hi - (1 << level)])
 
 
 def _stage_cost(problem: ScheduleProblem, stage: Stage) -> int:
@@ -186,31 +269,30 @@ def _stage_cost(problem: ScheduleProblem, stage: Stage) -> int:
     )
 
 
-Move = Callable[[ScheduleProblem, Schedule, int, int], "_Move | None"]
+#: A move of one value across a gap (a, b): the stage before the peak that last touches the value
+#: (computes or reads it) and the next stage that reads it (len(stages) when none: an output)
+Move = Callable[[ScheduleProblem, Schedule, int, tuple[int, int]], "_Move | None"]
 
 
-def _gap(problem: ScheduleProblem, schedule: Schedule, value: int, stage: int) -> tuple[int, int]:
-    """(a, b): the last stage before `stage` that computes or reads `value`, and the next stage
-    after it that reads it (len(stages) when none: an output)."""
-
-    def touches(s: int) -> bool:
-        compute = schedule.stages[s].compute
-        return value in compute or any(value in problem.nodes[k].inputs for k in compute)
-
-    a = stage - 1
-    while not touches(a):
-        a -= 1
-    b = stage + 1
-    while b < len(schedule.stages) and not touches(b):
-        b += 1
-    return a, b
+def _touched(problem: ScheduleProblem, schedule: Schedule) -> dict[int, list[int]]:
+    """Per value, the stages that compute or read it, in order."""
+    touched: dict[int, list[int]] = {}
+    for t, stage in enumerate(schedule.stages):
+        values = set(stage.compute)
+        for k in stage.compute:
+            values.update(problem.nodes[k].inputs)
+        for i in values:
+            touched.setdefault(i, []).append(t)
+    return touched
 
 
-def _paged(problem: ScheduleProblem, schedule: Schedule, value: int, stage: int) -> _Move | None:
+def _paged(
+    problem: ScheduleProblem, schedule: Schedule, value: int, gap: tuple[int, int]
+) -> _Move | None:
     """`value` paged out in stage a, in slow storage through the gap, paged in at stage b."""
     if not problem.paging:
         return None
-    a, b = _gap(problem, schedule, value, stage)
+    a, b = gap
     if b >= len(schedule.stages):
         return None
     first, last = schedule.stages[a], schedule.stages[b]
@@ -224,26 +306,26 @@ def _paged(problem: ScheduleProblem, schedule: Schedule, value: int, stage: int)
 
 
 def _recomputed(
-    problem: ScheduleProblem, schedule: Schedule, value: int, stage: int
+    problem: ScheduleProblem, schedule: Schedule, value: int, gap: tuple[int, int]
 ) -> _Move | None:
     """`value` dropped after stage a and computed again in stage b, with the ancestors it needs
     that stage b does not hold (each must be recomputable there)."""
-    return _recompute(problem, schedule, value, stage, hold=False)
+    return _recompute(problem, schedule, value, gap, hold=False)
 
 
 def _recomputed_holding(
-    problem: ScheduleProblem, schedule: Schedule, value: int, stage: int
+    problem: ScheduleProblem, schedule: Schedule, value: int, gap: tuple[int, int]
 ) -> _Move | None:
     """`value` dropped after stage a and computed again in stage b from its inputs, those that
     stage b does not hold kept in RAM from the last stage that has them (a small input instead
     of a large output)."""
-    return _recompute(problem, schedule, value, stage, hold=True)
+    return _recompute(problem, schedule, value, gap, hold=True)
 
 
 def _recompute(
-    problem: ScheduleProblem, schedule: Schedule, value: int, stage: int, *, hold: bool
+    problem: ScheduleProblem, schedule: Schedule, value: int, gap: tuple[int, int], *, hold: bool
 ) -> _Move | None:
-    a, b = _gap(problem, schedule, value, stage)
+    a, b = gap
     if b >= len(schedule.stages) or not problem.may_recompute(value, b):
         return None
     stages = schedule.stages
