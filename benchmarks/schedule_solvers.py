@@ -617,6 +617,16 @@ validate(problem, schedule, ram_budget=budget), with its mcugen cost (below the 
 mapping drops actions mcugen forbids or ignores: redundant recomputations, page-ins, page-outs)."""
 
 
+def calibration() -> float:
+    """Seconds for a fixed pure-Python loop: the wall times of a table are comparable with
+    another's only at the same figure."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i * i
+    return time.perf_counter() - start
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=DEFAULT_CASES)
@@ -635,7 +645,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(
         f"MILP time limit {args.time_limit:g} s; CP-SAT work {args.work:g}; mcugen's gap "
-        f"{args.gap:g}; one thread each; page costs {PAGE_PER_BYTE} per byte each way"
+        f"{args.gap:g}; one thread each; page costs {PAGE_PER_BYTE} per byte each way; "
+        f"this machine's speed: {calibration():.2f} s for 10 million Python additions (the wall "
+        "times scale with it)"
     )
     print()
     head = [
