@@ -18,7 +18,7 @@ from typing import Protocol
 from mcugen.registry import Registry
 from mcugen.train.schedule import cpsat
 from mcugen.train.schedule.baselines import greedy, ruin_and_recreate, store_all
-from mcugen.train.schedule.bound import EFFORTS, lower_bound
+from mcugen.train.schedule.bound import EFFORTS, lower_bound, small
 from mcugen.train.schedule.problem import Budgets, Node, ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import (
     Outcome,
@@ -71,15 +71,19 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
     def plan(problem: ScheduleProblem, budgets: Budgets) -> Schedule:
         # the bound in steps (bound.EFFORTS), each only when the ones before do not prove the
         # start close enough: on 300 nodes the knapsack takes 0.1 s, the relaxation 3 s
-        efforts = iter(EFFORTS)
-        floor = lower_bound(problem, budgets.ram, next(efforts))
+        efforts = list(EFFORTS)
+        floor = lower_bound(problem, budgets.ram, efforts.pop(0))
 
         def close(schedule: Schedule | None) -> bool:
             cost = simulate(problem, schedule).cost if schedule is not None else None
             return cost is not None and floor is not None and cost - floor <= budgets.gap * cost
 
         def finish(hint: Schedule) -> Schedule:
-            # the start, with the bound that does not need the solver
+            # the start, with the bound that does not need the solver: its every step when they
+            # are quick (whether the schedule is proven optimal)
+            nonlocal floor
+            if small(problem, budgets.ram) and efforts:
+                floor = lower_bound(problem, budgets.ram, efforts[-1])
             cost = simulate(problem, hint).cost
             optimal = floor is not None and cost <= floor
             return replace(hint, solver=name, lower_bound=floor, optimal=optimal)
@@ -87,10 +91,8 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
         large = cpsat.booleans(problem, remat=remat, paging=paging) > budgets.size
         greedy_start = _greedy_start(problem, budgets, remat=remat, paging=paging)
         hint = greedy_start[0] if greedy_start is not None else None
-        for effort in efforts:
-            if close(hint):
-                break
-            floor = lower_bound(problem, budgets.ram, effort)
+        while efforts and not close(hint):
+            floor = lower_bound(problem, budgets.ram, efforts.pop(0))
         if greedy_start is not None and not close(hint) and budgets.ram is not None:
             start, again, capped = greedy_start
             ruined = ruin_and_recreate(
@@ -114,8 +116,8 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
             work /= 2
             if hint is not None and (close(hint) or large):
                 return finish(hint)
-        for effort in efforts:  # CP-SAT starts from the best bound
-            floor = lower_bound(problem, budgets.ram, effort)
+        if efforts:  # CP-SAT starts from the best bound
+            floor = lower_bound(problem, budgets.ram, efforts[-1])
         options = cpsat.Options(
             budgets.ram, budgets.time, remat, paging, work, hint, floor, budgets.gap
         )

@@ -145,16 +145,28 @@ def _covering(problem: ScheduleProblem, ram_budget: int, integer: bool) -> int:
     paid once however many values it serves). Any schedule gives a solution of this problem at
     most its cost over running every node once: its evictions at each stage, the ways it brings
     each value back, its inputs in RAM at each stage, and the inputs it brings back."""
-    if integer:
-        relaxed = _covering(problem, ram_budget, False)
-    stages = _excesses(problem, ram_budget)
-    assert stages is not None  # lower_bound's caller has checked
-    prices, rows = _covering_rows(problem, stages)
+    prices, rows = _covering_problem(problem, ram_budget)
     if not integer:
         return _relaxed(prices, rows)
+    relaxed = _covering(problem, ram_budget, False)
     if len(prices) > INTEGER_SIZE:
         return relaxed
     return max(relaxed, _integer(prices, rows))
+
+
+def small(problem: ScheduleProblem, ram_budget: int | None) -> bool:
+    """Whether the bound's every step is quick (its covering problem has at most
+    `INTEGER_SIZE` variables: its integer optimum is solved)."""
+    if ram_budget is None or not _excesses(problem, ram_budget):
+        return True
+    return len(_covering_problem(problem, ram_budget)[0]) <= INTEGER_SIZE
+
+
+@functools.lru_cache(maxsize=8)
+def _covering_problem(problem: ScheduleProblem, ram_budget: int) -> tuple[list[int], list[Row]]:
+    stages = _excesses(problem, ram_budget)
+    assert stages is not None  # lower_bound's caller has checked
+    return _covering_rows(problem, stages)
 
 
 #: A row: (terms (variable, coefficient), lower bound); every variable is 0/1.
