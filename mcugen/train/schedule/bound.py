@@ -289,6 +289,9 @@ def _integer(prices: list[int], rows: list[Row]) -> int:
         ("threads", 1),
         ("random_seed", 0),
         ("mip_max_nodes", NODES),
+        # prices are integers: a gap under 1 is optimal (HiGHS stops at 0.01 % by default)
+        ("mip_rel_gap", 0.0),
+        ("mip_abs_gap", 0.99),
         ("time_limit", SAFETY_SECONDS),
     ):
         h.setOptionValue(option, value)
@@ -309,8 +312,12 @@ def _integer(prices: list[int], rows: list[Row]) -> int:
     h.run()
     if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
         return 0  # the fractional knapsack stands
-    bound = h.getInfo().mip_dual_bound
+    info = h.getInfo()
+    if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+        # the optimum: an integer solution's cost, so a sum of integers up to float rounding
+        return max(0, round(info.objective_function_value))
+    bound = info.mip_dual_bound
     if not math.isfinite(bound):
         return 0
-    # prices are integers, so is the optimum: round the bound up, after shaving HiGHS's tolerance
+    # stopped early: round the proven bound up, after shaving HiGHS's tolerance
     return max(0, math.ceil(bound - 1e-6 * max(1.0, abs(bound))))
