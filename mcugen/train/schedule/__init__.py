@@ -74,9 +74,11 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
         efforts = list(EFFORTS)
         floor = lower_bound(problem, budgets.ram, efforts.pop(0))
 
+        def within(cost: int) -> bool:
+            return floor is not None and cost - floor <= budgets.gap * cost
+
         def close(schedule: Schedule | None) -> bool:
-            cost = simulate(problem, schedule).cost if schedule is not None else None
-            return cost is not None and floor is not None and cost - floor <= budgets.gap * cost
+            return schedule is not None and within(simulate(problem, schedule).cost)
 
         def finish(hint: Schedule) -> Schedule:
             # the start, with the bound that does not need the solver: its every step when they
@@ -102,7 +104,7 @@ def _exact(name: str, *, remat: bool, paging: bool) -> Scheduler:
                 recompute=again,
                 capped=capped,
                 runs=RUINS,
-                enough=lambda cost: floor is not None and cost - floor <= budgets.gap * cost,
+                enough=within,
             )
             if _allowed(simulate(problem, ruined), budgets, remat=remat, paging=paging):
                 hint = ruined
