@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for tool in gcc make arm-none-eabi-gcc qemu-system-arm chromium clang cmake; do
+for tool in gcc make arm-none-eabi-gcc qemu-system-arm chromium clang cmake ccache; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 [ -e /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -d /usr/lib/arm-none-eabi/lib ] || need_apt+=(newlib)
@@ -15,9 +15,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   # chromium: the headless browser of tests/unit/test_report_browser.py (mcugen report's page);
-  # clang and cmake: tests/c/test_export_c.py builds the exported libraries with them (issue 18)
+  # clang and cmake: tests/c/test_export_c.py builds the exported libraries with them (issue 18);
+  # ccache: scripts/test.sh compiles the runtime's files once for the suite's many firmwares
   apt-get install -y -q gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
-    python3-venv chromium clang cmake
+    python3-venv chromium clang cmake ccache
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -458,6 +458,15 @@ def compile_project(directory: Path, target: Target, *, jobs: int = 2) -> float:
         )
     start = time.perf_counter()
     cmd = ["make", "-s", f"-j{jobs}", "-C", str(directory)]
+    launcher = os.environ.get("MCUGEN_CC_LAUNCHER", "").strip()
+    if launcher:  # a compiler cache such as ccache: the same objects, built once
+        if shutil.which(launcher.split()[0]) is None:
+            raise BuildError(
+                f"compiler launcher '{launcher}' not found",
+                where="environment variable MCUGEN_CC_LAUNCHER",
+                hint="install it (apt-get install ccache) or unset MCUGEN_CC_LAUNCHER",
+            )
+        cmd.append(f"CC={launcher} {cc}")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
