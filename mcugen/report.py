@@ -48,6 +48,8 @@ def plan_json(
         "input_kept": plan.input_kept,
         "input_kept_saving": plan.input_kept_saving,
     }
+    if plan.note:  # a search budget reached, a layout search stopped by the wall clock
+        result["note"] = plan.note
     if plan.pools is not None or plan.pools_error:
         result["pools"] = pools_json(plan)
     if plan.paging is not None:
@@ -141,6 +143,8 @@ def plan_text(
     if plan.peak_step > 0:
         op = graph.operators[plan.order[plan.peak_step - 1]]
         lines.append(f"peak at step {plan.peak_step}: {op.label}")
+    if plan.note:
+        lines.append(f"note: {plan.note}")
     if plan.persistent.offsets:
         lines.append(_persistent_line(plan))
     if plan.input_kept:

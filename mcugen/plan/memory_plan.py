@@ -242,7 +242,7 @@ def plan_memory(
         plan_seconds=time.perf_counter() - start,
         order_lower_bound=result.lower_bound,
         order_proven_optimal=result.proven_optimal,
-        note=result.note,
+        note="; ".join(n for n in (result.note, best.layout.note) if n),
         layout_chosen=best.layout.strategy,
         layout_proven_optimal=best.layout.proven_optimal,
         persistent=persistent_layout(graph),

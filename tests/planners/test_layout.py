@@ -18,7 +18,7 @@ from mcugen.plan.buffers import (
     group_extent,
     live_bytes_per_step,
 )
-from mcugen.plan.layout import LAYOUTS, live_lower_bound
+from mcugen.plan.layout import LAYOUTS, cpsat, live_lower_bound
 from mcugen.plan.layout.auto import choose_layout
 from mcugen.plan.layout.cpsat import solve_cpsat
 from mcugen.plan.layout.local_search import GREEDIES, best_greedy
@@ -252,6 +252,25 @@ def test_cpsat_proves_an_optimum_above_the_live_bound() -> None:
     assert chosen.arena == 208 and chosen.proven_optimal
     for layout in LAYOUTS.values():
         assert arena(buffers, layout(buffers, time_budget=QUICK).offsets) >= 208
+
+
+def test_a_search_the_wall_clock_stops_says_it_may_not_reproduce(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Plans are reproducible because CP-SAT stops at a work limit; the wall-clock limit is only a
+    safety net (it once stopped searches on a loaded CI machine, and a plan differed between two
+    runs). When it does stop one, the layout and the plan say so."""
+    buffers = [Buffer(i, 16 * n, a, z) for i, (a, z, n) in enumerate(ABOVE_LIVE_BOUND)]
+    assert solve_cpsat(buffers, time_budget=1.0).note == ""
+    assert choose_layout(buffers, time_budget=1.0).note == ""
+    monkeypatch.setattr(cpsat, "SAFETY_FLOOR", 0.0)
+    monkeypatch.setattr(cpsat, "SAFETY_FACTOR", 0.0)
+    stopped = solve_cpsat(buffers, time_budget=1.0)
+    assert stopped.note == cpsat.CLOCK_NOTE and not stopped.proven_optimal
+    assert_valid(buffers, stopped.offsets)
+    chosen = choose_layout(buffers, time_budget=1.0)
+    assert chosen.note == cpsat.CLOCK_NOTE and not chosen.proven_optimal
+    assert LAYOUTS["cpsat"](buffers, time_budget=1.0).note == cpsat.CLOCK_NOTE
 
 
 @settings(max_examples=60, deadline=None)

@@ -65,7 +65,12 @@ def cpsat_layout(buffers: Sequence[Buffer], *, time_budget: float | None = None)
     """The best layout CP-SAT finds within the budget, with its proven bound."""
     found = solve_cpsat(buffers, time_budget=time_budget)
     return LayoutResult(
-        found.offsets, found.arena, found.lower_bound, found.proven_optimal, "cpsat"
+        found.offsets,
+        found.arena,
+        found.lower_bound,
+        found.proven_optimal,
+        "cpsat",
+        note=found.note,
     )
 
 

@@ -60,7 +60,7 @@ def choose_layout(buffers: Sequence[Buffer], *, time_budget: float | None = None
     tried.append(("cpsat", exact.arena))
     if exact.arena < arena_of(buffers, best[1]):
         best = ("cpsat", dict(exact.offsets))
-    return _result(buffers, best, max(bound, exact.lower_bound), tried)
+    return _result(buffers, best, max(bound, exact.lower_bound), tried, exact.note)
 
 
 def _result(
@@ -68,8 +68,9 @@ def _result(
     best: tuple[str, dict[int, int]],
     bound: int,
     tried: list[tuple[str, int]],
+    note: str = "",
 ) -> LayoutResult:
     arena = arena_of(buffers, best[1])
     return LayoutResult(
-        MappingProxyType(dict(best[1])), arena, bound, arena <= bound, best[0], tuple(tried)
+        MappingProxyType(dict(best[1])), arena, bound, arena <= bound, best[0], tuple(tried), note
     )

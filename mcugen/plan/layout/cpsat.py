@@ -52,6 +52,10 @@ WORK_PER_SECOND = 0.05
 #: runs of the same call.
 SAFETY_FLOOR = 10.0
 SAFETY_FACTOR = 100.0
+CLOCK_NOTE = (
+    "the layout search was stopped by its wall-clock safety net, not its work limit: "
+    "this plan may differ on a re-run"
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class CpSatLayout:
     proven_optimal: bool
     status: str  # "optimal", "feasible", "at live bound", "no solution: greedy kept", ...
     start: Mapping[int, int] = field(default_factory=dict)
+    note: str = ""  # `CLOCK_NOTE` when the wall clock, not the work limit, ended a search
 
 
 #: One rectangle of a buffer: (buffer id, segment number, first step, last step, bytes).
@@ -134,8 +139,9 @@ def _run(
     bounds: tuple[int, int],
     start: Mapping[int, int] | None,
     seconds: float,
-) -> tuple[str, dict[int, int] | None, int]:
-    """One CP-SAT solve with the arena in `bounds`: (status, offsets or None, proven bound)."""
+) -> tuple[str, dict[int, int] | None, int, bool]:
+    """One CP-SAT solve with the arena in `bounds`: (status, offsets or None, proven bound,
+    whether the wall-clock safety net rather than the work limit ended an unfinished search)."""
     from ortools.sat.python import cp_model
 
     model, offset = _build(buffers, unit, bounds, start)
@@ -145,17 +151,17 @@ def _run(
     solver.parameters.max_deterministic_time = seconds * WORK_PER_SECOND
     solver.parameters.max_time_in_seconds = SAFETY_FLOOR + SAFETY_FACTOR * seconds
     status = solver.solve(model)
-    # an unfinished search that the wall clock, not the work limit, ended may differ on a re-run
-    clock = solver.wall_time >= solver.parameters.max_time_in_seconds
-    suffix = " (stopped by the wall-clock safety net: may not reproduce)" if clock else ""
+    clocked = solver.wall_time >= solver.parameters.max_time_in_seconds
     if status == cp_model.INFEASIBLE:
-        return "infeasible", None, bounds[1] + 1
+        return "infeasible", None, bounds[1] + 1, False
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return "unknown" + suffix, None, bounds[0]
+        return "unknown", None, bounds[0], clocked
     offsets = {b.id: unit * solver.value(offset[b.id]) for b in buffers}
     # CP-SAT reports an integer bound in floating point (51.00000000000001): not 52
     bound = max(bounds[0], math.ceil(solver.best_objective_bound - 1e-6))
-    return ("optimal" if status == cp_model.OPTIMAL else "feasible" + suffix), offsets, bound
+    if status == cp_model.OPTIMAL:
+        return "optimal", offsets, bound, False
+    return "feasible", offsets, bound, clocked
 
 
 def solve_cpsat(
@@ -183,15 +189,19 @@ def solve_cpsat(
     sized = [b for b in buffers if b.size > 0]
     unit = _grid_unit(sized)
     exact = len({b.align for b in sized}) == 1
-    status, found, bound = _run(sized, unit, (lower, lower), None, budget * FEASIBILITY_SHARE)
+    status, found, bound, clocked = _run(
+        sized, unit, (lower, lower), None, budget * FEASIBILITY_SHARE
+    )
     if found is None:
         if status == "infeasible" and exact:
             lower = bound
         seconds = budget * (1 - FEASIBILITY_SHARE)
-        status, found, bound = _run(sized, unit, (lower, upper), start, seconds)
+        status, found, bound, again = _run(sized, unit, (lower, upper), start, seconds)
+        clocked = clocked or again
+    note = CLOCK_NOTE if clocked else ""
     if found is None:
-        return CpSatLayout(start, upper, lower, False, "no solution: greedy kept", start)
+        return CpSatLayout(start, upper, lower, False, "no solution: greedy kept", start, note)
     offsets = {b.id: 0 for b in buffers} | found
     arena = arena_of(buffers, offsets)
     bound = max(lower, bound) if exact else live_lower_bound(buffers)
-    return CpSatLayout(MappingProxyType(offsets), arena, bound, arena <= bound, status, start)
+    return CpSatLayout(MappingProxyType(offsets), arena, bound, arena <= bound, status, start, note)

@@ -33,6 +33,7 @@ class LayoutResult:
     proven_optimal: bool
     strategy: str  # the strategy whose layout this is (auto: the one it kept)
     tried: tuple[tuple[str, int], ...] = ()  # auto: (strategy, arena) in the order they ran
+    note: str = ""  # what the report should say (a search stopped by the wall clock)
 
     @classmethod
     def of(
