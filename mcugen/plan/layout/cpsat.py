@@ -16,8 +16,8 @@ The model (dynamic storage allocation as a constraint program):
    with the best greedy layout as a hint. Return the best layout and the proven lower bound.
 Deterministic: one worker, a fixed seed, and CP-SAT's deterministic time limit (see
 `WORK_PER_SECOND`). The wall-clock limit is only a safety net against a runaway solve, far above
-what the deterministic limit takes on a loaded machine; a solve it stops says so in its status,
-since such a layout may not reproduce.
+what the deterministic limit takes on a loaded machine; a solve it stops says so in its note
+(`CLOCK_NOTE`), since such a layout may not reproduce.
 Complexity: NP-hard in general; small and medium models (tens of buffers) are proven optimal in
 milliseconds to seconds. Weakness: large models may end at the time limit with the best layout
 found and an unclosed gap, and OR-Tools must be installed. Optimality is exact when all buffers
@@ -48,8 +48,8 @@ FEASIBILITY_SHARE = 0.6
 WORK_PER_SECOND = 0.05
 #: The wall-clock safety net: `SAFETY_FLOOR` plus `SAFETY_FACTOR` times the budget. The earlier net
 #: of three times the budget (at 65 s a unit, the deterministic limit alone takes 3.25 times the
-#: budget) stopped solves on a loaded CI machine and made a random graph's plan differ between two
-#: runs of the same call.
+#: budget) is the suspected cause of a CI failure where a random graph's plan differed between
+#: two runs of the same call on a loaded machine (not reproduced here).
 SAFETY_FLOOR = 10.0
 SAFETY_FACTOR = 100.0
 CLOCK_NOTE = (
