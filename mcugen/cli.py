@@ -28,12 +28,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        check_outputs(args)
         return int(command(args.command)(args))
     except McugenError as err:
         print(f"mcugen: error: {err.line()}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
-        print("mcugen: interrupted", file=sys.stderr)
+        print("mcugen: interrupted; no partial output is left", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
@@ -47,6 +48,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 70
+
+
+#: Every argument that names something a sub-command writes: (attribute, "file" or "folder").
+#: They are checked before any work (mcugen/outputs.py): a user's files are never replaced.
+OUTPUTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "build": (("output", "folder"),),
+    "flash": (("output", "folder"),),
+    "export": (("output", "folder"),),
+    "run": (("output", "file"),),
+    "optimize": (("output", "file"),),
+    "train": (("output", "file"),),
+    "report": (("output", "file"), ("json", "file")),
+    "plan": (("chart", "file"), ("patch_chart", "file"), ("pareto_chart", "file")),
+    "measure": (("save_trace", "file"),),
+}
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output path mcugen may not write, or two outputs that name
+    the same path."""
+    from mcugen.outputs import check_output_dir, check_output_file
+
+    seen: dict[Path, str] = {}
+    for attr, kind in OUTPUTS.get(args.command, ()):
+        path = getattr(args, attr, None)
+        if not isinstance(path, Path):
+            continue
+        resolved = check_output_dir(path) if kind == "folder" else check_output_file(path)
+        flag = "--" + attr.replace("_", "-")
+        if resolved in seen:
+            raise McugenError(f"{seen[resolved]} and {flag} name the same file", where=str(path))
+        seen[resolved] = flag
 
 
 def command(name: str) -> Callable[[argparse.Namespace], int]:
@@ -126,6 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     _model_options(run)
     _device_options(run)
     run.add_argument("--input", type=Path, default=None, help=".npy (one input) or .npz")
+    _quantize_input_option(run)
     run.add_argument("--output", type=Path, default=None, help="write outputs (.npy or .npz)")
     run.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
     run.add_argument("--json", action="store_true", help="print one JSON object")
@@ -144,7 +178,16 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--samples", type=_positive, default=5, help="seeded random inputs to compare (1 or more)"
     )
-    verify.set_defaults(input=None)
+    verify.add_argument(
+        "--input", type=Path, default=None, help="compare on this sample (.npy, or .npz)"
+    )
+    verify.add_argument(
+        "--input-dir",
+        type=Path,
+        default=None,
+        help="compare on every sample in this folder (*.npy or *.npz, one sample a file)",
+    )
+    _quantize_input_option(verify)
 
     _optimize_parser(sub)
     _measure_parser(sub)
@@ -226,6 +269,7 @@ def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _model_options(p)
     _device_options(p)
     p.add_argument("--input", type=Path, default=None, help="the input (.npy or .npz)")
+    _quantize_input_option(p)
     p.add_argument(
         "--mlperf",
         action="store_true",
@@ -608,6 +652,15 @@ def _model_options(
             "between operators to stay at the peak live bytes: compacting (at run time) or planned "
             "(moves computed by mcugen)",
         )
+
+
+def _quantize_input_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--quantize-input",
+        action="store_true",
+        help="quantize a float --input for a quantized model with the input's scale and zero "
+        "point (without it, any array of another dtype or shape than the model's is refused)",
+    )
 
 
 def _device_options(p: argparse.ArgumentParser) -> None:

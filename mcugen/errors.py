@@ -47,3 +47,9 @@ class RunError(McugenError):
     """Running the firmware (host, emulator or board) failed."""
 
     exit_code = 4
+
+
+class OutputError(McugenError):
+    """An output path mcugen may not or cannot write: a user's files are there, it is the working
+    folder or a parent of it, or the file system refuses (mcugen/outputs.py). Checked before any
+    work; exit 2, as for any other bad argument."""

@@ -117,7 +117,7 @@ def export_library(
 ) -> Generated:
     """`mcugen export` of `model` as library `name` into `out` (through the Python API)."""
     from mcugen.codegen.export import export_files
-    from mcugen.host.project import write_tree
+    from mcugen.outputs import write_tree
     from mcugen.pipeline import generate_from_file
 
     gen = generate_from_file(model, PlanOptions(core=core, **options))

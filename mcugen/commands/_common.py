@@ -21,6 +21,7 @@ from mcugen.host.project import (
     pool_target,
     state_target,
 )
+from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan import dynamic, paging, state_memory
@@ -175,14 +176,41 @@ def print_allocator(gen: Generated) -> None:
     )
 
 
-def inputs_for(args: argparse.Namespace, gen: Generated, count: int) -> list[list[np.ndarray]]:
-    """The `--input` file as one sample, else `count` random samples seeded from `--seed`."""
+def inputs_for(args: argparse.Namespace, graph: Graph, count: int) -> list[list[np.ndarray]]:
+    """The `--input` file as one sample (exactly the model's input types and shapes, or float
+    quantized with `--quantize-input`, said on stderr), else `count` random samples seeded from
+    `--seed`. Commands call it before planning, so a wrong file costs nothing."""
     from mcugen.host.host_run import random_inputs
-    from mcugen.io import load_inputs
 
     if getattr(args, "input", None):
-        return [load_inputs(args.input, gen.graph)]
-    return [random_inputs(gen.graph, args.seed + k) for k in range(count)]
+        return [read_sample(args, args.input, graph)]
+    return [random_inputs(graph, args.seed + k) for k in range(count)]
+
+
+def read_sample(args: argparse.Namespace, path: Path, graph: Graph) -> list[np.ndarray]:
+    """One sample from `path`, as `--input` reads it."""
+    from mcugen.io import load_inputs
+
+    quantize = bool(getattr(args, "quantize_input", False))
+    sample = load_inputs(path, graph, quantize=quantize)
+    if quantize:
+        note_quantized(path, graph)
+    return sample
+
+
+def note_quantized(path: Path, graph: Graph) -> None:
+    """Say on stderr which inputs `--quantize-input` quantized, and how."""
+    import sys
+
+    for i, t_index in enumerate(graph.inputs):
+        t = graph.tensors[t_index]
+        if t.quant is not None and len(t.quant.scales) == 1 and t.dtype != "float32":
+            print(
+                f"mcugen: note: {path} input {i}: float values quantized to {t.dtype} with "
+                f"scale {t.quant.scales[0]:.6g}, zero point {t.quant.zero_points[0]} "
+                "(--quantize-input)",
+                file=sys.stderr,
+            )
 
 
 def require_location(target: Target, port: str | None) -> None:

@@ -13,10 +13,8 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 from mcugen.boards import Target, load_board, resolve_target
-from mcugen.commands._common import plan_options
+from mcugen.commands._common import inputs_for, plan_options
 from mcugen.commands._partition import board_specs
 from mcugen.errors import DoesNotFit, McugenError
 from mcugen.host.linked_run import run_partition
@@ -90,20 +88,13 @@ def single_board(
         return None, err.what
 
 
-def inputs_for(args: argparse.Namespace, graph: Graph) -> list[np.ndarray]:
-    """The `--input` file, else a random sample seeded from `--seed` (as `mcugen run`)."""
-    from mcugen.host.host_run import random_inputs
-    from mcugen.io import load_inputs
-
-    return load_inputs(args.input, graph) if args.input else random_inputs(graph, args.seed)
-
-
 def cmd_run_boards(args: argparse.Namespace) -> int:
     names = check_args(args)
     specs = board_specs(args.boards)
     links_mode = getattr(args, "links", "uart")
     targets = linked_targets(names, links_mode)
     graph = load_model(args.model)
+    sample = inputs_for(args, graph, 1)[0]  # before any work: a wrong file costs nothing
     link = LinkModel(baud=args.baud)
     problem = partitions.partition_problem(graph, specs, link)
     strategy = partitions.PARTITIONERS.get(getattr(args, "partition", None))
@@ -117,7 +108,6 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
         single_fw, no_fit = single_board(graph, targets[0], options_for(targets[0]), Path(tmp))
         programs = board_programs(graph, segs)
         firmware = build_boards(programs, targets, options_for, Path(tmp))
-        sample = inputs_for(args, graph)
         single_run = run_twin(single_fw, sample) if single_fw is not None else None
         if single_run is not None:
             expected, reference = single_run.outputs, f"the single-board run ({names[0]})"

@@ -7,13 +7,15 @@ from pathlib import Path
 
 from mcugen.commands._common import generate_for, print_memory, target_for
 from mcugen.host.project import build
+from mcugen.outputs import check_output_dir
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     target = target_for(args)
-    gen = generate_for(args, target)
     suffix = "-qemu" if target.emulate else ""
     out = args.output or Path("build") / f"{args.model.stem}-{target.board.name}{suffix}"
+    check_output_dir(out)  # before planning: a folder of the user's is refused at once
+    gen = generate_for(args, target)
     result = build(gen, target, out)
     print(f"mcugen: built {args.model} for {target.label} in {result.compile_seconds:.2f} s")
     print(f"  project:  {result.directory}/ ({len(result.files)} files)")

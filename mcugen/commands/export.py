@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,19 +10,14 @@ from mcugen.boards import board_names, load_board
 from mcugen.codegen.export import check_name, default_name, export_files
 from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError
-from mcugen.host.project import _staging_dir, write_tree
+from mcugen.outputs import check_output_dir, staged_directory, write_tree
 from mcugen.pipeline import generate_from_file
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     name = check_name(args.name) if args.name else check_name(default_name(args.model.stem))
     out = Path(args.output)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise McugenError(
-            "output exists and is not an empty directory",
-            where=str(out),
-            hint="choose a new -o DIR (export never overwrites)",
-        )
+    check_output_dir(out)
     core = export_core(args)
     options = replace(plan_options(args), core=core)
     gen = generate_from_file(args.model, options)
@@ -53,14 +47,6 @@ def export_core(args: argparse.Namespace) -> str:
 
 
 def write_directory(files: dict[str, str], out: Path) -> None:
-    """All of `files` under `out`, or nothing: written in a staging directory, then renamed."""
-    out = out.resolve()
-    staging = _staging_dir(out)
-    try:
+    """All of `files` under `out`, or nothing (mcugen/outputs.py: staged, then renamed)."""
+    with staged_directory(out) as staging:
         write_tree({k: v.encode() for k, v in files.items()}, staging)
-        if out.exists():
-            out.rmdir()  # empty (checked above); a race that filled it fails here
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise

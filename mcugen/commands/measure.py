@@ -56,6 +56,7 @@ from mcugen.host.mlperf import (
 from mcugen.host.power import PowerSpec, parse_power_spec
 from mcugen.host.project import BuildResult, build
 from mcugen.model.ir import DTYPES
+from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated
 
 ENERGY_NOTE = (
@@ -100,8 +101,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
         raise McugenError("--mlperf-mode applies to --mlperf runs", hint="add --mlperf")
     if power is not None and target.mlperf_mode != "energy":
         target = with_mlperf_mode(target, "energy")  # the monitor needs the firmware's marks
+    sample = inputs_for(args, load_model(args.model), 1)
     gen = generate_for(args, target)
-    sample = inputs_for(args, gen, 1)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
@@ -258,9 +259,9 @@ def energy_report(
     run = run_energy(power, args.port, request)
     if args.save_trace is not None and run.trace is not None:
         from mcugen.host.power.bench import trace_json
-        from mcugen.io import write_atomic
+        from mcugen.outputs import write_file
 
-        write_atomic(args.save_trace, trace_json(run.trace))
+        write_file(args.save_trace, trace_json(run.trace))
     energy = run.energy
     us = energy.mean_s * 1e6
     report: dict[str, Any] = {

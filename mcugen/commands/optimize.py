@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from mcugen.io import write_atomic
 from mcugen.model.tflite_import import load_model
+from mcugen.outputs import write_file
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.offline import optimize_model
 from mcugen.plan.tflm_scratch import tflm_scratch_bytes
@@ -31,7 +31,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     baseline = plan_memory(
         graph, order="stored", layout="greedy_by_size", scratch=tflm_scratch_bytes(graph)
     )
-    write_atomic(args.output, data)
+    write_file(args.output, data)
     moved = sum(1 for pos, op in enumerate(plan.order) if pos != op)
     print(
         f"mcugen: wrote {args.output}: {len(plan.order)} operators ({moved} moved, order "

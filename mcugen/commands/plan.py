@@ -15,9 +15,9 @@ from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.commands._common import plan_options
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
-from mcugen.io import write_atomic
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
+from mcugen.outputs import write_file
 from mcugen.pipeline import PlanOptions, prepare, render
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies
@@ -130,7 +130,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         title = (
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"
         )
-        write_atomic(chart, memory_chart(plan, fmt, title=title))
+        write_file(chart, memory_chart(plan, fmt, title=title))
     fit = board_fit(args, planned, options)
     curve = _pareto(args, original, target) if getattr(args, "pareto", None) else None
     patch_rows = None
@@ -138,7 +138,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         patch_rows = patch_curve(original, options)
     if patch_chart is not None and patch_rows is not None:
         title = f"{Path(args.model).name}: patch stages"
-        write_atomic(
+        write_file(
             patch_chart,
             curve_chart(
                 patch_rows, chart_format(patch_chart), title=title, chosen=patch_budget(plan)
@@ -201,7 +201,7 @@ def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tu
     if args.pareto_chart is not None:
         title = f"{Path(args.model).name} --trainable {args.trainable}"
         fmt = chart_format(args.pareto_chart)
-        write_atomic(args.pareto_chart, pareto_chart(points, fmt, title=title, unit=unit))
+        write_file(args.pareto_chart, pareto_chart(points, fmt, title=title, unit=unit))
         text += f"\n\nchart written to {args.pareto_chart}"
     return points, text
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,37 +20,15 @@ from mcugen.boards import Board, load_board, resolve_target
 from mcugen.commands._common import device_report, generate_for, plan_options
 from mcugen.commands.plan import board_fit, plan_model, strategy_runs
 from mcugen.errors import McugenError, UnsupportedError
-from mcugen.io import output_directory, write_atomic
 from mcugen.model.tflite_import import load_model
+from mcugen.outputs import write_file
 from mcugen.plan.fit import Fit
 from mcugen.report_html.figures import ReportInputs, report_figures
 from mcugen.report_html.render import render_report
 from mcugen.report_html.trace import load_trace
 
 
-def check_writable(path: Path) -> None:
-    """Fail before any work when `path` cannot be written (write_atomic checks again)."""
-    parent = output_directory(path)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise McugenError(
-            "cannot write in the output directory", where=str(parent), hint="choose another -o"
-        )
-
-
-def write_file(path: Path, text: str) -> None:
-    """`write_atomic`, a failure of the file system (full, read-only) one error line."""
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise McugenError(
-            f"cannot write the file ({exc.strerror or exc})", where=str(path)
-        ) from None
-
-
 def cmd_report(args: argparse.Namespace) -> int:
-    for path in (args.output, args.json):
-        if path is not None:
-            check_writable(path)
     trace = load_trace(args.trace) if args.trace is not None else None
     board = load_board(args.board)
     if board.is_host:

@@ -29,6 +29,7 @@ from mcugen.commands._common import (
 )
 from mcugen.errors import McugenError, RunError
 from mcugen.host.project import BuildResult, build
+from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 
@@ -42,8 +43,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise McugenError("--partition spreads the model over --boards", hint="add --boards")
     target = target_for(args)
     require_location(target, args.port)
+    samples = inputs_for(args, load_model(args.model), 1)
     gen = generate_for(args, target)
-    samples = inputs_for(args, gen, 1)
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         if target.board.is_host:

@@ -28,9 +28,9 @@ from mcugen.host.train_run import (
     train_on_device,
     train_on_host,
 )
-from mcugen.io import write_atomic
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
+from mcugen.outputs import write_file
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan import dynamic
 from mcugen.plan.paging.target import PagingTarget
@@ -119,7 +119,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             )
     if args.output is not None:
         tuned = requantized_model(tg, run.state) if args.requantize else float_model(tg, run.state)
-        write_atomic(args.output, write_model(tuned))
+        write_file(args.output, write_model(tuned))
     report = _report(args, tg, fast_arena(gen), gen.view_model.state_bytes, run)
     report["schedule"] = _schedule_report(args, scheduled, unit)
     report["paging"] = _paging_report(gen)

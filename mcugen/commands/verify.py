@@ -3,16 +3,46 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from mcugen.commands._common import generate_for, inputs_for, require_location, target_for
+import numpy as np
+
+from mcugen.commands._common import (
+    generate_for,
+    inputs_for,
+    read_sample,
+    require_location,
+    target_for,
+)
+from mcugen.errors import McugenError
 from mcugen.host.verify import verify
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import load_model
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
+    samples = verify_samples(args, load_model(args.model))
     gen = generate_for(args, target)
-    samples = inputs_for(args, gen, args.samples)
     report = verify(gen, target, samples, port=args.port)
     print(report.text())
     return 0 if report.ok else 1
+
+
+def verify_samples(args: argparse.Namespace, graph: Graph) -> list[list[np.ndarray]]:
+    """`--input-dir`'s files (sorted by name, each checked as `--input` is), else `--input`,
+    else `--samples` seeded random inputs."""
+    if args.input_dir is None:
+        return inputs_for(args, graph, args.samples)
+    if args.input is not None:
+        raise McugenError("--input and --input-dir conflict", hint="give one of them")
+    folder = Path(args.input_dir)
+    if not folder.is_dir():
+        raise McugenError("not a folder", where=str(folder), hint="give a folder of .npy files")
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".npy", ".npz") and p.is_file())
+    if not files:
+        raise McugenError(
+            "no .npy or .npz file in the folder", where=str(folder), hint="one sample a file"
+        )
+    return [read_sample(args, path, graph) for path in files]

@@ -7,8 +7,10 @@ holding the board's memory limits, a Makefile for arm-none-eabi-gcc and a platfo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -22,8 +24,8 @@ from mcugen.codegen.render import environment
 from mcugen.codegen.viewmodel import SLOW_SECTION
 from mcugen.errors import BuildError
 from mcugen.host.sizes import FirmwareSizes, firmware_sizes
-from mcugen.io import current_umask
 from mcugen.model.ir import Graph
+from mcugen.outputs import staged_directory, write_tree
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, Fit, fit_of
@@ -421,33 +423,6 @@ def linked_sizes(gen: Generated, target: Target) -> FirmwareSizes:
         return firmware_sizes(Path(tmp) / ELF_TARGET, target)
 
 
-def write_tree(files: dict[str, bytes], directory: Path) -> None:
-    for rel, data in files.items():
-        path = directory / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-
-
-def _staging_dir(out_dir: Path) -> Path:
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    staging.chmod(0o777 & ~current_umask())  # as mkdir would make it, not mkdtemp's 0700
-    return staging
-
-
-def _swap_in(new: Path, target: Path) -> None:
-    old = None
-    if target.exists():
-        if not target.is_dir():
-            shutil.rmtree(new, ignore_errors=True)
-            raise BuildError(f"{target} exists and is not a directory", hint="choose another -o")
-        old = target.with_name(f".{target.name}.old.{os.getpid()}")
-        target.rename(old)
-    new.rename(target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def compile_project(directory: Path, target: Target, *, jobs: int = 2) -> float:
     cc = target.port_board.cc
     if shutil.which(cc) is None:
@@ -467,11 +442,49 @@ def compile_project(directory: Path, target: Target, *, jobs: int = 2) -> float:
                 hint="install it (apt-get install ccache) or unset MCUGEN_CC_LAUNCHER",
             )
         cmd.append(f"CC={launcher} {cc}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    returncode, stderr = _run_make(cmd, directory)
     seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise _compile_error(proc.stderr, target)
+    if returncode != 0:
+        raise _compile_error(stderr, target)
     return seconds
+
+
+def _run_make(cmd: list[str], directory: Path) -> tuple[int, str]:
+    """Run `cmd` (make and the compilers under it) in a process group of its own, with the
+    compilers' temporary files in `directory` (TMPDIR): on Ctrl-C or any other exception the
+    whole group is stopped and waited for, so no compiler goes on writing, and whatever it left
+    goes with `directory`. (return code, stderr)"""
+    scratch = directory / ".cc-tmp"
+    scratch.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        _, stderr = proc.communicate()
+    except BaseException:
+        _stop_group(proc)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return proc.returncode, stderr
+
+
+def _stop_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM to the process group, then SIGKILL if it is still there after a second."""
+    for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _compile_error(stderr: str, target: Target) -> BuildError:
@@ -495,15 +508,10 @@ def build(gen: Generated, target: Target, out_dir: Path) -> BuildResult:
     A failure at any point leaves `out_dir` as it was (absent, or the previous build).
     """
     check_fits(gen, target)
-    out_dir = out_dir.resolve()
     files = project_files(gen, target)
-    staging = _staging_dir(out_dir)
-    try:
+    with staged_directory(out_dir) as staging:
         write_tree(files, staging)
         seconds = compile_project(staging, target)
-        _swap_in(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    out_dir = out_dir.resolve()
     exe = out_dir / executable_name(target)
     return BuildResult(out_dir, exe, seconds, tuple(sorted(files)))

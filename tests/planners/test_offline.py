@@ -191,7 +191,12 @@ def test_cli_errors_leave_no_output(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["optimize", str(good), "-o", str(tmp_path / "missing" / "o.tflite")]) == 2
     assert "output directory does not exist" in capsys.readouterr().err
     assert main(["optimize", str(good), "-o", str(out)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tflite", "good.tflite", "out.tflite"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".mcugen-outputs",
+        "bad.tflite",
+        "good.tflite",
+        "out.tflite",
+    ]
 
 
 @pytest.mark.parametrize("path", SHARED, ids=lambda p: p.stem)

@@ -130,7 +130,7 @@ def test_interrupted_cli_run_reaps_qemu(
     monkeypatch.setattr(protocol.DeviceLink, "info", interrupted)
     code = cli.main(["run", str(EXAMPLE), "--board", BOARD, "--emulate"])
     assert code == 130
-    assert capsys.readouterr().err.strip() == "mcugen: interrupted"
+    assert capsys.readouterr().err.strip() == "mcugen: interrupted; no partial output is left"
     assert len(seen) == 1 and not running(seen[0]) and not live_pids()
 
 

@@ -14,13 +14,13 @@ import pytest
 
 from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
-from mcugen.errors import BuildError, McugenError
+from mcugen.errors import BuildError
 from mcugen.host.project import board_limits, build, paging_target
 from mcugen.host.sizes import firmware_sizes
-from mcugen.io import write_atomic
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
+from mcugen.outputs import write_file as write_atomic
 from mcugen.pipeline import PlanOptions, generate, generate_from_file
 from mcugen.plan import dynamic
 from mcugen.plan.fit import BoardLimits, LinkedFlash, allocator_arena, fit_of
@@ -86,30 +86,6 @@ def test_fit_verdict_figures_and_messages() -> None:
     assert "flash 1,100 of 1,000 bytes (weights 400, code 500, tables 200), over by 100" in (
         linked.summary()
     )
-
-
-def test_write_atomic_replaces_whole_or_not_at_all(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    out = tmp_path / "out.txt"
-    write_atomic(out, "first é")
-    assert out.read_bytes() == "first é".encode()
-    write_atomic(out, b"second")
-    assert out.read_bytes() == b"second"
-
-    def failing_replace(src: str, dst: str) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(OSError, match="disk full"):
-        write_atomic(out, b"third")
-    assert out.read_bytes() == b"second"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temporary left
-    monkeypatch.undo()
-    with pytest.raises(McugenError, match="output directory does not exist"):
-        write_atomic(tmp_path / "missing" / "x.bin", b"")
-    with pytest.raises(McugenError, match="output is a directory"):
-        write_atomic(tmp_path, b"")
 
 
 BOARDS = [name for name in board_names() if not load_board(name).is_host]

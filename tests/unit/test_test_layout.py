@@ -1,4 +1,4 @@
-"""The test suite's own layout: every test module sits in one of the six folders, basenames are
+"""The test suite's own layout: every test module sits in one of the seven folders, basenames are
 unique (pytest imports them by basename, without packages), and no test module imports another:
 helpers shared by several modules live in tests/support.py."""
 
@@ -12,7 +12,7 @@ import pytest
 from support import ROOT
 
 TESTS = ROOT / "tests"
-FOLDERS = ("unit", "planners", "kernels", "train", "c", "qemu")
+FOLDERS = ("unit", "planners", "kernels", "train", "c", "qemu", "cli")
 
 
 def collected_modules() -> list[Path]:
@@ -48,7 +48,7 @@ def imported_test_modules(source: str) -> list[str]:
     return found
 
 
-def test_every_test_module_is_in_one_of_the_six_folders() -> None:
+def test_every_test_module_is_in_one_of_the_seven_folders() -> None:
     paths = collected_modules()
     assert len(paths) > 40, "test modules not found"
     assert misplaced(paths) == [], f"test modules belong in tests/{{{','.join(FOLDERS)}}}/"

@@ -34,6 +34,7 @@ from typing import Any
 
 from mcugen.plan.buffers import Buffer
 from mcugen.plan.layout.placement import align_to, arena_of, live_lower_bound
+from mcugen.plan.solver import solve
 
 #: Budget in seconds when the caller gives none.
 DEFAULT_BUDGET = 2.0
@@ -150,7 +151,7 @@ def _run(
     solver.parameters.random_seed = SEED
     solver.parameters.max_deterministic_time = seconds * WORK_PER_SECOND
     solver.parameters.max_time_in_seconds = SAFETY_FLOOR + SAFETY_FACTOR * seconds
-    status = solver.solve(model)
+    status = solve(solver, model)
     clocked = solver.wall_time >= solver.parameters.max_time_in_seconds
     if status == cp_model.INFEASIBLE:
         return "infeasible", None, bounds[1] + 1, False

@@ -28,6 +28,7 @@ from mcugen.plan.paging.belady import plan_belady
 from mcugen.plan.paging.cpmodel import PagingModel, build
 from mcugen.plan.paging.problem import PagingProblem
 from mcugen.plan.paging.schedule import SLOW, Schedule, Timeline, schedule_of
+from mcugen.plan.solver import solve
 
 #: Deterministic work units (CP-SAT deterministic time) when the caller gives no budget.
 DEFAULT_WORK = 0.5
@@ -87,7 +88,7 @@ def _run(pm: PagingModel, work: float, workers: int = WORKERS) -> tuple[Any, Any
     solver.parameters.random_seed = SEED
     solver.parameters.max_deterministic_time = work
     solver.parameters.max_time_in_seconds = SAFETY_SECONDS
-    status = solver.solve(pm.model)
+    status = solve(solver, pm.model)
     late = solver.wall_time >= SAFETY_SECONDS
     note = "wall-clock safety net hit: may differ elsewhere" if late else ""
     return status, solver, solver.deterministic_time, note

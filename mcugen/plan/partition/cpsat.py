@@ -30,6 +30,7 @@ from mcugen.plan.partition.branch import branch
 from mcugen.plan.partition.partition import Partition, board_arena, misfit, oversized
 from mcugen.plan.partition.pipeline import pipeline
 from mcugen.plan.partition.problem import HOST, UNSPLITTABLE, PartitionDoesNotFit, PartitionProblem
+from mcugen.plan.solver import solve
 
 #: Deterministic work units (CP-SAT deterministic time) when the caller gives no budget.
 DEFAULT_WORK = 1.0
@@ -156,7 +157,7 @@ def _run(m: Any, work: float) -> tuple[Any, Any]:
     solver.parameters.random_seed = SEED
     solver.parameters.max_deterministic_time = work
     solver.parameters.max_time_in_seconds = SAFETY_SECONDS
-    return solver.solve(m), solver
+    return solve(solver, m), solver
 
 
 def _build(m: Any, problem: PartitionProblem) -> tuple[list[list[Any]], list[Any], list[Any], Any]:

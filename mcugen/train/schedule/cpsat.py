@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from mcugen.plan.solver import solve
 from mcugen.train.schedule.baselines import last_readers
 from mcugen.train.schedule.bound import lower_bound
 from mcugen.train.schedule.problem import ScheduleError, ScheduleProblem
@@ -99,7 +100,7 @@ def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") 
     # (VWW's last ten at half their peak: 6 s instead of 9 to the same proven optimum)
     solver.parameters.max_presolve_iterations = 1
     solver.parameters.relative_gap_limit = options.gap
-    status = solver.solve(model)
+    status = solve(solver, model)
     late = solver.wall_time >= SAFETY_SECONDS
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         what = "no schedule exists" if status == cp_model.INFEASIBLE else "no schedule found"
