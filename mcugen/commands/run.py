@@ -51,7 +51,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             report = _run_host(gen, result, samples)
         else:
             report = device_report(gen, target, result, samples, args.port, args.profile)
-            if gen.dynamic is not None and target.emulate:
+            if gen.dynamic is not None and gen.dynamic.mode != dynamic.PAGED and target.emulate:
+                # a paged plan has no static baseline: its arena is paged because it does not fit
                 report.update(static_baseline(gen, target, Path(tmp), samples, report))
     report["source"] = str(args.input) if args.input else f"random input (seed {args.seed})"
     report.update({k: v for k, v in allocator_figures(gen).items() if k != "arena_bytes"})
@@ -135,6 +136,8 @@ def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> N
             f"({r['allocator_overhead_percent']:+.3f} %) against static offsets "
             f"({r['static_per_inference']:,}, same outputs)"
         )
+    elif r["allocator"] == dynamic.PAGED:
+        pass  # the paging figures are in the plan (mcugen plan --board) and in verify
     elif r["allocator"] != dynamic.STATIC:
         print("  instruction overhead against static offsets: measured with --emulate")
     for out in r["outputs"]:
