@@ -42,8 +42,11 @@ def round_half_away(x: float) -> float:
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """(multiplier, shift) with real = multiplier * 2^(shift - 31), as TFLM's QuantizeMultiplier.
 
-    Factors below 2^-32 flush to zero, as in TFLM; a factor that is not finite or needs a left
-    shift over `MAX_LEFT_SHIFT` (scales out of proportion) is an `UnsupportedError`."""
+    Factors below 2^-32 in magnitude flush to zero, as in TFLM; a factor that is not finite or
+    needs a left shift over `MAX_LEFT_SHIFT` (scales out of proportion) is an `UnsupportedError`.
+    A negative factor (a convolution's negative filter scale) keeps its sign, as frexp keeps it
+    in TFLM: its multiplier is in [-2^31, -2^30] (-2^31 is not halved: only +2^31 overflows),
+    and the kernels' MultiplyByQuantizedMultiplier applies it as it is."""
     if real == 0.0:
         return 0, 0
     if not math.isfinite(real):
@@ -64,7 +67,10 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
 
 
 def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
-    """QuantizeMultiplierSmallerThanOneExp: requires 0 < real < 1, shift <= 0."""
+    """QuantizeMultiplierSmallerThanOneExp: requires 0 < real < 1 (TFLM aborts outside),
+    shift <= 0."""
+    if not 0.0 < real < 1.0:
+        raise UnsupportedError(f"rescale factor {real} is outside (0, 1)")
     mult, shift = quantize_multiplier(real)
     if shift > 0:
         raise UnsupportedError(f"rescale factor {real} is not below one")

@@ -245,11 +245,12 @@ def test_a_view_that_reads_its_input_twice_is_not_aliased() -> None:
 def test_names_from_the_file_never_break_the_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A tensor name holding line breaks and control characters split the error over lines."""
+    """A tensor name holding line breaks and control characters split the error over lines; they
+    are escaped, as \\xNN or \\uNNNN."""
     name = "seq\nout\rput\x0b\x1c\u2028\x1b[31mred"
     data = with_tensor(fc_model(), 0, name=name, quant=Quantization((math.nan,), (3,)))
     line = rejected(data).line()
-    assert line.isprintable() and "seq out put" in line
+    assert line.isprintable() and "seq\\x0aout\\x0dput\\x0b\\x1c\\u2028\\x1b[31mred" in line
     path = tmp_path / "m.tflite"
     path.write_bytes(data)
     assert cli(["plan", str(path)], capsys)[0] == 2  # one line, checked by cli()

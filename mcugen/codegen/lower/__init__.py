@@ -147,9 +147,13 @@ def lower(graph: Graph, op: Operator) -> Lowered:
     _load_all()
     key = registry_key(op)
     if op.custom_code is not None and key not in LOWERINGS:
+        what = (
+            f"{op.label}: custom operator {op.custom_code} is not supported"
+            if op.custom_code
+            else f"custom operator with an empty name (operator {op.index}) is not supported"
+        )
         raise UnsupportedError(
-            f"{op.label}: custom operator {op.custom_code} is not supported",
-            hint="replace it with builtin operators or run it outside the model",
+            what, hint="replace it with builtin operators or run it outside the model"
         )
     if key not in LOWERINGS:
         raise UnsupportedError(

@@ -118,13 +118,13 @@ def fused_activation(op: Operator) -> int:
 def activation_params(op: Operator, output: Tensor) -> tuple[tuple[str, int | float], ...]:
     """(act_min, act_max) for the output's type: integers for quantized, floats for float32."""
     act = fused_activation(op)
+    q = qparams(op, output) if output.dtype != "float32" else None  # names the operator itself
     try:
-        if output.dtype == "float32":
+        if q is None:
             lo_f, hi_f = quant.activation_range_float(act)
             return (("act_min_f", lo_f), ("act_max_f", hi_f))
-        q = qparams(op, output)
         lo, hi = quant.activation_range_quantized(act, q.scale, q.zero_point, output.dtype)
-    except UnsupportedError as exc:
+    except UnsupportedError as exc:  # quant.py's errors do not know the operator
         raise unsupported(op, exc.what) from None
     return (("act_min", lo), ("act_max", hi))
 
