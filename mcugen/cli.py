@@ -344,6 +344,14 @@ def _train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument(
         "--data", type=Path, required=True, help=".npz with x (samples) and y (labels or targets)"
     )
+    p.add_argument(
+        "--val-data",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="held-out .npz like --data: its loss and accuracy after every epoch (after the "
+        "last with --accumulate above 1)",
+    )
     p.add_argument("--epochs", type=_positive, default=1, help="passes over the data (default 1)")
     _training_options(p, trainable="last:1")
     p.add_argument(

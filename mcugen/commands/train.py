@@ -34,8 +34,10 @@ from mcugen.outputs import write_file
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan import dynamic
 from mcugen.plan.paging.target import PagingTarget
+from mcugen.train.dataset import check_dataset, load_dataset
 from mcugen.train.export import float_model, requantized_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
+from mcugen.train.metrics import EpochFigures, check_trained, epoch_figures
 from mcugen.train.options import TrainOptions
 from mcugen.train.schedule import Budgets, ScheduleError
 from mcugen.train.schedule.training import (
@@ -44,27 +46,7 @@ from mcugen.train.schedule.training import (
     ScheduledTraining,
     schedule_training,
 )
-from mcugen.train.steps import Dataset, check_dataset, steps
-
-
-def load_dataset(path: Path) -> Dataset:
-    """x and y from an .npz, or one error line saying what is missing."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            missing = [k for k in ("x", "y") if k not in data.files]
-            if missing:
-                raise McugenError(
-                    f"the dataset has no {' or '.join(missing)}",
-                    where=str(path),
-                    hint="save it with numpy.savez(path, x=samples, y=labels)",
-                )
-            return Dataset(np.asarray(data["x"]), np.asarray(data["y"]))
-    except FileNotFoundError:
-        raise McugenError("dataset file not found", where=str(path)) from None
-    except (OSError, ValueError) as exc:
-        raise McugenError(
-            f"not a readable .npz ({exc})", where=str(path), hint="numpy.savez(path, x=..., y=...)"
-        ) from None
+from mcugen.train.steps import Dataset, Segment, held_out_every_epoch, run_segments
 
 
 def train_options(args: argparse.Namespace) -> TrainOptions:
@@ -93,34 +75,33 @@ def cmd_train(args: argparse.Namespace) -> int:
             "--checkpoint-dir needs --emulate and an existing directory",
             where=str(args.checkpoint_dir),
         )
-    tg = build_training_graph(load_model(args.model), train_options(args))
-    data = load_dataset(args.data)
-    check_dataset(tg, data, where=str(args.data))
+    tg, segments, held_out = _checked_run(args)
     planning = replace(
         plan_options(args, firmware=not target.board.is_host, target=target), rewrites=False
     )
-    run_steps = steps(tg, data, args.epochs)
-    gen, scheduled, unit = _plan_within_budget(args, tg, planning, target, run_steps[0])
+    gen, scheduled, unit = _plan_within_budget(args, tg, planning, target, segments[0].steps[0])
     with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         linked = None if target.board.is_host else firmware_sizes(result.executable, target)
         if target.board.is_host:
-            run = train_on_host(gen, result.executable, run_steps)
+            run = train_on_host(gen, result.executable, segments)
         else:
             run = train_on_device(
                 gen,
                 target,
                 result.executable,
                 args.port,
-                run_steps,
+                segments,
                 checkpoint_every=args.checkpoint_every or 0,
                 resume=args.resume,
                 storage=args.checkpoint_dir or Path.cwd(),
             )
+    check_trained(tg, run.state)
     if args.output is not None:
         tuned = requantized_model(tg, run.state) if args.requantize else float_model(tg, run.state)
         write_file(args.output, write_model(tuned))
     report = _report(args, tg, fast_arena(gen), gen.view_model.state_bytes, run)
+    report["held_out"] = _held_out_report(args, tg, held_out)
     report["schedule"] = _schedule_report(args, scheduled, unit)
     report["paging"] = _paging_report(gen)
     report["state"] = state_report(gen, target, linked)
@@ -129,6 +110,19 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         _print(report)
     return 0
+
+
+def _checked_run(args: argparse.Namespace) -> tuple[TrainingGraph, list[Segment], Dataset | None]:
+    """The training graph and the run's invokes, from data checked against it (mcugen/train/
+    dataset.py) before anything is planned or built; the held-out data (--val-data) too."""
+    data = load_dataset(args.data)
+    held_out = load_dataset(args.val_data) if args.val_data is not None else None
+    tg = build_training_graph(load_model(args.model), train_options(args))
+    check_dataset(tg, data, where=str(args.data))
+    if held_out is not None:
+        check_dataset(tg, held_out, where=str(args.val_data), held_out=True)
+    sources = (str(args.data), str(args.val_data or ""))
+    return tg, run_segments(tg, data, args.epochs, held_out, sources=sources), held_out
 
 
 def page_costs(paging: PagingTarget | None) -> PageCosts | None:
@@ -359,8 +353,7 @@ def _within(sched: dict) -> str:
 def _report(
     args: argparse.Namespace, tg: TrainingGraph, arena: int, state: int, run: TrainRun
 ) -> dict[str, Any]:
-    samples = len(run.losses) // args.epochs
-    epochs = [run.losses[e * samples : (e + 1) * samples] for e in range(args.epochs)]
+    figures = epoch_figures(run.segments)
     return {
         "model": str(args.model),
         "board": args.board,
@@ -372,7 +365,9 @@ def _report(
         "loss_function": tg.loss,
         "steps": len(run.losses),
         "loss": run.losses,
-        "epoch_loss": [float(np.mean(e)) for e in epochs],
+        "epoch_loss": [f.loss for f in figures],
+        "epochs": [{"epoch": f.epoch} | _figures(f) for f in figures],
+        "final": _figures(figures[-1]),
         "unit": run.unit,
         "per_step": list(run.per_step),
         "arena_bytes": arena,
@@ -385,6 +380,39 @@ def _report(
     }
 
 
+def _figures(f: EpochFigures) -> dict[str, float | None]:
+    return {
+        "loss": f.loss,
+        "accuracy": f.accuracy,
+        "held_out_loss": f.held_out_loss,
+        "held_out_accuracy": f.held_out_accuracy,
+    }
+
+
+def _held_out_report(
+    args: argparse.Namespace, tg: TrainingGraph, held_out: Dataset | None
+) -> dict[str, Any] | None:
+    if held_out is None:
+        return None
+    return {
+        "data": str(args.val_data),
+        "samples": int(held_out.x.shape[0]),
+        "every_epoch": held_out_every_epoch(tg),
+    }
+
+
+def _epoch_line(f: dict[str, Any]) -> str:
+    """`epoch 2: loss 0.41 (mean), accuracy 87.5 %; held-out loss 0.52, accuracy 83.3 %`."""
+    line = f"epoch {f['epoch']}: loss {f['loss']:.6g} (mean)"
+    if f["accuracy"] is not None:
+        line += f", accuracy {100 * f['accuracy']:.1f} %"
+    if f["held_out_loss"] is not None:
+        line += f"; held-out loss {f['held_out_loss']:.6g}"
+        if f["held_out_accuracy"] is not None:
+            line += f", accuracy {100 * f['held_out_accuracy']:.1f} %"
+    return line
+
+
 def _print(r: dict[str, Any]) -> None:
     ops = ", ".join(f"{t['operator']} ({t['opcode']})" for t in r["trainable"])
     where = r["board"] + (" (QEMU twin)" if r["emulated"] else "")
@@ -392,8 +420,17 @@ def _print(r: dict[str, Any]) -> None:
         f"mcugen: trained operators {ops} of {r['model']} on {where}: {r['steps']} steps, "
         f"{r['loss_function'].replace('_', '-')} loss, in {r['seconds']:.2f} s"
     )
-    for k, mean in enumerate(r["epoch_loss"]):
-        print(f"  epoch {k + 1}: mean loss {mean:.6g}")
+    held_out = r["held_out"]
+    if held_out is not None:
+        after = (
+            "every epoch"
+            if held_out["every_epoch"]
+            else "the last epoch only (with --accumulate above 1 an evaluation before then would "
+            "add to the gradient sums)"
+        )
+        print(f"  held-out: {held_out['samples']} samples of {held_out['data']}, after {after}")
+    for figures in r["epochs"]:
+        print(f"  {_epoch_line(figures)}")
     print(f"  loss of the first and last step: {r['loss'][0]:.6g}, {r['loss'][-1]:.6g}")
     if r["per_step"]:
         low, high = min(r["per_step"]), max(r["per_step"])

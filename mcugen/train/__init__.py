@@ -10,7 +10,8 @@ code generator and runtime run, one sample per invoke.
    SOFTMAX gives way to the loss; `gradients.py` adds each float operator's backward operators,
    in reverse; the backward kernels of CONV_2D and FULLY_CONNECTED update their weights
    themselves, and one McugenSgd operator per other parameter updates it. Inputs: the model's,
-   the label, and `apply` (samples accumulated, 0 to only accumulate); output: the loss.
+   the label, and `apply` (samples accumulated, 0 to only accumulate); outputs: the loss, and
+   with cross-entropy the logits (for the accuracy).
 3. The training graph is planned and rendered like any model (`mcugen.pipeline.generate`): the
    planner orders and lays out forward activations kept for the backward pass, gradients and
    scratch; the variables hold weights, accumulated gradients and momentum.

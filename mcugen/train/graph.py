@@ -38,7 +38,9 @@ class Parameter:
 @dataclass(frozen=True)
 class TrainingGraph:
     model: Graph
-    graph: Graph  # inputs: the model's, then the label and `apply`; output: the loss
+    # inputs: the model's, then the label and `apply`; outputs: the loss, and with
+    # cross-entropy the logits it reads (the prediction before this sample's update)
+    graph: Graph
     forward: Graph  # the model with its float part, the parameters as variables
     forward_float_ops: tuple[int, ...]  # the float part's operators in `forward`
     params: tuple[Parameter, ...]
@@ -175,7 +177,7 @@ def build_training_graph(model: Graph, options: TrainOptions) -> TrainingGraph:
         b.tensors,
         b.forward_ops + b.train_ops,
         tuple(model.inputs) + (label, apply),
-        (loss_tensor,),
+        (loss_tensor,) + ((logits,) if loss == "cross_entropy" else ()),
         sha256=_identity(model, trainable, options),
     )
     outputs = tuple(floats.map.get(t, t) for t in model.outputs)

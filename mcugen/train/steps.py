@@ -2,12 +2,15 @@
 
 A training graph's inputs are the model's, the label and `apply`: `steps` turns a dataset into
 that sequence (epochs over the samples in order; `apply` is the number of samples accumulated
-when an update is due, else 0; the last group of a run updates with what it has). `variables`
-reads the state bytes (the host's state file, or READ_STATE from a device) back into arrays.
+when an update is due, else 0; the last group of a run updates with what it has).
+`run_segments` splits it by epoch and adds the held-out samples' evaluations (`apply` 0).
+`variables` reads the state bytes (the host's state file, or READ_STATE from a device) back into
+arrays. The data's checks are in `dataset.py`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,74 +27,73 @@ class Dataset:
     y: np.ndarray  # [samples] int labels, or [samples, *output shape] float targets
 
 
-def check_dataset(tg: TrainingGraph, data: Dataset, where: str = "") -> None:
-    """One clear error for a dataset that does not fit the model: sample shape or type, label
-    count, a label outside the classes."""
-    graph = tg.graph
-    x_t = graph.tensors[graph.inputs[0]]
-    label_t = graph.tensors[tg.label]
-    if len(graph.inputs) != 3:
-        raise McugenError("training takes models with one input", where=where)
-    if data.x.ndim < 1 or data.x.shape[0] < 1:
-        raise McugenError("the dataset holds no sample", where=where, hint="x: [samples, ...]")
-    if tuple(data.x.shape[1:]) != x_t.shape and data.x[0].size != x_t.num_elements:
-        raise McugenError(
-            f"samples of shape {tuple(data.x.shape[1:])}; the model takes {x_t.shape}",
-            where=where,
-            hint="x holds [samples, *the model input's shape]",
-        )
-    if data.x.dtype != np.dtype(DTYPES[x_t.dtype][0]):
-        raise McugenError(
-            f"samples of type {data.x.dtype}; the model takes {x_t.dtype}",
-            where=where,
-            hint="quantize the samples with the input's scale and zero point",
-        )
-    if data.y.shape[0] != data.x.shape[0]:
-        raise McugenError(f"{data.y.shape[0]} labels for {data.x.shape[0]} samples", where=where)
-    if tg.loss == "cross_entropy":
-        classes = _classes(tg)
-        labels = data.y.reshape(data.y.shape[0], -1)
-        if labels.shape[1] != label_t.num_elements or not np.issubdtype(labels.dtype, np.integer):
-            raise McugenError(
-                f"labels of shape {tuple(data.y.shape[1:])} and type {data.y.dtype}; want "
-                f"{label_t.num_elements} integer class per sample",
-                where=where,
-            )
-        bad = np.flatnonzero((labels < 0) | (labels >= classes))
-        if bad.size:
-            raise McugenError(
-                f"label {int(labels.reshape(-1)[bad[0]])} of sample {bad[0] // labels.shape[1]} "
-                f"is outside the model's {classes} classes (0 to {classes - 1})",
-                where=where,
-            )
-    elif data.y[0].size != label_t.num_elements:
-        raise McugenError(
-            f"targets of shape {tuple(data.y.shape[1:])}; the model's output is {label_t.shape}",
-            where=where,
-        )
-
-
-def _classes(tg: TrainingGraph) -> int:
-    out = tg.forward.tensors[tg.forward.outputs[0]]
-    return out.shape[-1] if out.shape else 1
-
-
 def steps(tg: TrainingGraph, data: Dataset, epochs: int) -> list[list[np.ndarray]]:
     """Every invoke of the run: [x, label, apply] per sample, `epochs` times over the data."""
-    graph = tg.graph
-    x_t, label_t = graph.tensors[graph.inputs[0]], graph.tensors[tg.label]
-    label_type = DTYPES[label_t.dtype][0]
     group = tg.options.accumulate
     total = epochs * data.x.shape[0]
     result = []
     for k in range(total):
-        i = k % data.x.shape[0]
         done = (k + 1) % group == 0 or k + 1 == total
         pending = (k % group) + 1
-        apply = np.array([pending if done else 0], dtype=np.int32)
-        label = np.asarray(data.y[i]).astype(label_type).reshape(label_t.shape)
-        result.append([np.asarray(data.x[i]).reshape(x_t.shape), label, apply])
+        result.append(_invoke(tg, data, k % data.x.shape[0], pending if done else 0))
     return result
+
+
+def _invoke(tg: TrainingGraph, data: Dataset, sample: int, apply: int) -> list[np.ndarray]:
+    graph = tg.graph
+    x_t, label_t = graph.tensors[graph.inputs[0]], graph.tensors[tg.label]
+    label = np.asarray(data.y[sample]).astype(DTYPES[label_t.dtype][0]).reshape(label_t.shape)
+    x = np.asarray(data.x[sample]).reshape(x_t.shape)
+    return [x, label, np.array([apply], dtype=np.int32)]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Invokes run back to back: epoch `epoch`'s training steps (sample k of the data at step
+    k), or, `held_out`, the held-out samples evaluated after that epoch."""
+
+    epoch: int  # from 1
+    held_out: bool
+    steps: list[list[np.ndarray]]
+    source: str = ""  # the data's file, for error lines
+
+
+def run_segments(
+    tg: TrainingGraph,
+    data: Dataset,
+    epochs: int,
+    held_out: Dataset | None = None,
+    *,
+    sources: tuple[str, str] = ("", ""),
+) -> list[Segment]:
+    """The run's invokes: each epoch's training steps (`steps`), then the held-out samples
+    with `apply` 0. With one sample per update, `apply` 0 changes no variable (no gradient sum
+    is kept: mcu/kernels/sgd.h), so they are evaluated after every epoch; with --accumulate
+    above 1 they would add their gradients to the sums, so only after the last, when the sums
+    are no longer used. `sources`: the files of the data and the held-out data."""
+    every = steps(tg, data, epochs)
+    count = data.x.shape[0]
+    result = []
+    for epoch in range(1, epochs + 1):
+        chunk = every[(epoch - 1) * count : epoch * count]
+        result.append(Segment(epoch, False, chunk, sources[0]))
+        if held_out is not None and (held_out_every_epoch(tg) or epoch == epochs):
+            evaluations = [_invoke(tg, held_out, i, 0) for i in range(held_out.x.shape[0])]
+            result.append(Segment(epoch, True, evaluations, sources[1]))
+    return result
+
+
+def as_segments(run: Sequence[Segment] | Sequence[list[np.ndarray]]) -> list[Segment]:
+    """`run` when it is segments; plain steps (a caller that made them with `steps`) as the
+    training segment of one epoch."""
+    if run and isinstance(run[0], Segment):
+        return [s for s in run if isinstance(s, Segment)]
+    return [Segment(1, False, [s for s in run if not isinstance(s, Segment)])]
+
+
+def held_out_every_epoch(tg: TrainingGraph) -> bool:
+    """Whether `run_segments` evaluates held-out data after every epoch (else after the last)."""
+    return tg.options.accumulate == 1
 
 
 def variables(vm: ModelVM, graph: Graph, state: bytes) -> dict[int, np.ndarray]:
