@@ -65,7 +65,7 @@ def test_split_plans_are_valid_and_deterministic(name: str) -> None:
     make = dict(GRAPHS)[name]
     whole = prepare(make(), PlanOptions())[2]
     fast = max(256, whole.arena_bytes // 3 // 16 * 16)
-    options = PlanOptions(memories=small_fast(fast))
+    options = PlanOptions(pools="fast_first", memories=small_fast(fast))
     g, _, plan = prepare(make(), options)
     again = prepare(make(), options)[2]
     assert plan.pools is not None and plan.pools.split, plan.pools_error
@@ -171,7 +171,7 @@ def test_random_assignments_are_valid(problem: PoolProblem) -> None:
 
 def test_the_example_split_over_two_pools_runs_bit_exact_on_the_host() -> None:
     """The generated C with pool arrays (here in host sections) matches TFLM."""
-    options = PlanOptions(memories=small_fast(4096))
+    options = PlanOptions(pools="fast_first", memories=small_fast(4096))
     gen = generate(load_model(EXAMPLE), options=options)
     assert gen.plan.pools is not None and gen.plan.pools.split
     assert len(gen.view_model.pools) == 2
@@ -186,3 +186,23 @@ def test_every_board_command_takes_pools_and_refuses_unknown_names(
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown pool strategy 'fastest'; choose one of" in err
+
+
+@pytest.mark.parametrize("name", [n for n, _ in GRAPHS])
+def test_auto_takes_a_split_only_when_it_costs_no_ram(name: str) -> None:
+    """The default keeps `fast_first`'s split when its pools together are no larger than the one
+    arena, and otherwise plans the one arena and names the split it declined (issue 31)."""
+    make = dict(GRAPHS)[name]
+    whole = prepare(make(), PlanOptions())[2]
+    fast = max(256, whole.arena_bytes // 3 // 16 * 16)
+    split = prepare(make(), PlanOptions(pools="fast_first", memories=small_fast(fast)))[2]
+    auto = prepare(make(), PlanOptions(memories=small_fast(fast)))[2]
+    assert split.pools is not None and split.pools.split and auto.pools is not None
+    total = sum(p.size for p in split.pools.pools)
+    one = -(-whole.arena_bytes // 16) * 16
+    assert auto.pools.strategy == "auto"
+    if total <= one:
+        assert auto.pools.pools == split.pools.pools
+    else:
+        assert not auto.pools.split and auto.pools.pools[0].size == one
+        assert f"declined: {total:,} bytes against {one:,} as one arena" in auto.pools.note

@@ -42,14 +42,14 @@ def twin() -> Target:
 
 
 def options(fast: int | None = None) -> PlanOptions:
-    """As `mcugen build --board nucleo-f767 --emulate` plans, with a DTCM of `fast` bytes, and
-    the graph run whole (no patch stage: the pools are what is tested)."""
+    """As `mcugen build --board nucleo-f767 --emulate --pools fast_first` plans, with a DTCM of
+    `fast` bytes, and the graph run whole (no patch stage: the pools are what is tested)."""
     memories = pool_target(twin())
     assert memories is not None and memories.memories[0].name == "dtcm"
     if fast is not None:
         small = replace(memories.memories[0], size=fast)
         memories = replace(memories, memories=(small, *memories.memories[1:]))
-    return PlanOptions(keep_input="auto", memories=memories, patch_overhead=0)
+    return PlanOptions(keep_input="auto", memories=memories, patch_overhead=0, pools="fast_first")
 
 
 def run_split(gen: Generated, workdir: Path, seeds: list[int]) -> list[int]:

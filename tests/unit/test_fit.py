@@ -179,7 +179,8 @@ def test_a_split_arena_verdict_equals_each_linked_memory(tmp_path: Path) -> None
     assert memories is not None
     small = replace(memories, memories=(replace(memories.memories[0], size=4096),
                                         *memories.memories[1:]))  # fmt: skip
-    gen = generate(load_model(EXAMPLE), options=PlanOptions(keep_input="auto", memories=small))
+    options = PlanOptions(keep_input="auto", memories=small, pools="fast_first")
+    gen = generate(load_model(EXAMPLE), options=options)
     fit = fit_of(gen.graph, gen.plan, dynamic.STATIC, 0, board_limits(target))
     result = build(gen, target, tmp_path / "split")
     sections = section_sizes(result.executable, target)

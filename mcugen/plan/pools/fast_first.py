@@ -11,6 +11,9 @@ Steps:
    best of the fast greedies (at most `RELAYOUTS` times per memory: a budget counted in work, so
    plans are identical on any machine). What fits stays; the rest goes on to the next memory.
 4. Lay each pool out again with the chosen layout strategy, kept when smaller.
+Each pool is laid out on its own, so a split can take more RAM than the one arena (ST's YAMNet
+on disco-f746ng: DTCM 49,440 + SRAM1 98,304 against 98,784): the default, `auto`, keeps it only
+when it does not.
 Complexity O(n (steps + n log n)) plus the bounded re-layouts. Weaknesses: greedy, so a dense
 large buffer can take the fast memory from several smaller ones worth more in total (a knapsack
 the greedy solves only approximately); accesses are a traffic estimate (accesses.py). The
@@ -55,6 +58,19 @@ def fast_first(problem: PoolProblem, layout: Layout) -> PoolPlan:
     pools = [_relaid(problem, pool, layout) for pool in pools]
     split = ", ".join(f"{p.name} {len(p.offsets)} buffers {p.size} bytes" for p in pools)
     return PoolPlan.of("fast_first", problem, pools, f"split: {split}")
+
+
+def one_arena(problem: PoolProblem, note: str, strategy: str = "fast_first") -> PoolPlan:
+    """The single arena in the board's RAM region, costed at the slowest memory's rates (the
+    linker places it wherever .data and .bss leave it), with why."""
+    slowest = max(problem.memories, key=lambda m: (m.cost(1, 1), m.name))
+    memory = PoolMemory("ram", align_up(problem.arena), *_rates(slowest))
+    whole = Pool(memory, dict(problem.offsets), align_up(problem.arena))
+    return PoolPlan.of(strategy, problem, [whole], note)
+
+
+def _rates(memory: PoolMemory) -> tuple[float, float]:
+    return memory.read_cycles_per_byte, memory.write_cycles_per_byte
 
 
 def _rank(problem: PoolProblem, b: Buffer) -> tuple[bool, float, int, int]:
