@@ -604,8 +604,8 @@ def _model_options(
             default=pools.DEFAULT,
             metavar="NAME",
             help=f"pool assignment over the board's memories: {', '.join(pools.POOLS.names())} "
-            f"(default {pools.DEFAULT}: one arena while it fits the fastest memory, else the "
-            "hottest buffers there and the rest in the next; static offsets only)",
+            f"(default {pools.DEFAULT}: fast_first's split of the hottest buffers into the "
+            "fastest memory only when it needs no more RAM than one arena; static offsets only)",
         )
     p.add_argument(
         "--ram-budget",
