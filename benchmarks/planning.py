@@ -63,7 +63,7 @@ class Entry:
     @property
     def order_bound(self) -> int:
         """The best proven lower bound on the peak of any order (no storage shared)."""
-        return max((r.order_lower_bound for r in self.runs.values() if not r.error), default=0)
+        return max((r.unshared_order_bound for r in self.runs.values() if not r.error), default=0)
 
     @property
     def ceiling(self) -> float | None:

@@ -40,8 +40,10 @@ def plan_json(
         "order": list(plan.order),
         "offsets": {str(t): off for t, off in sorted(plan.tensor_offsets().items())},
         "live_bytes": plan.live_bytes,
-        "order_lower_bound": plan.order_lower_bound,
-        "order_proven_optimal": plan.order_proven_optimal,
+        "arena_lower_bound": plan.arena_lower_bound,
+        "arena_bound_gap_bytes": plan.arena_bytes - plan.arena_lower_bound,
+        "unshared_order_bound": plan.unshared_order_bound,
+        "unshared_order_optimal": plan.unshared_order_optimal,
         "persistent_bytes": plan.persistent.bytes,
         "persistent_memory": plan.persistent.memory or "ram",
         "persistent_offsets": {str(t): off for t, off in sorted(plan.persistent.offsets.items())},
@@ -59,15 +61,19 @@ def plan_json(
     if timings:
         result["plan_seconds"] = plan.plan_seconds
     if runs is not None:
-        chosen = _pair(plan)
+        chosen = _chosen(plan, runs)
         result["strategies"] = [
             run_json(r, (r.order, r.layout) == chosen, timings=timings) for r in runs
         ]
     return result
 
 
-def _pair(plan: MemoryPlan) -> tuple[str, str]:
-    """(order, layout) names of a plan as the strategy table lists them: "auto(x)" -> "auto"."""
+def _chosen(plan: MemoryPlan, runs: Sequence[StrategyRun]) -> tuple[str, str]:
+    """The (order, layout) row of `plan`: the run marked chosen, else the plan's strategy names
+    as the table lists them ("auto(x)" -> "auto")."""
+    marked = next((r for r in runs if r.chosen), None)
+    if marked is not None:
+        return marked.order, marked.layout
     return plan.order_strategy.partition("(")[0], plan.layout_strategy
 
 
@@ -77,11 +83,13 @@ def run_json(run: StrategyRun, chosen: bool = False, *, timings: bool = False) -
         "layout": run.layout,
         "chosen": chosen,
         "arena_bytes": run.arena_bytes,
+        "input_copy_bytes": run.input_copy_bytes,
         "peak_live_bytes": run.peak_live_bytes,
-        "order_lower_bound": run.order_lower_bound,
+        "arena_lower_bound": run.arena_lower_bound,
         "layout_gap_bytes": run.layout_gap,
-        "bound_gap_bytes": run.bound_gap,
-        "proven_optimal": run.proven_optimal,
+        "arena_bound_gap_bytes": run.bound_gap,
+        "unshared_order_bound": run.unshared_order_bound,
+        "unshared_order_optimal": run.unshared_order_optimal,
         "note": run.note,
         "error": run.error,
     }
@@ -92,12 +100,17 @@ def run_json(run: StrategyRun, chosen: bool = False, *, timings: bool = False) -
 
 def strategy_table(runs: Sequence[StrategyRun], chosen: tuple[str, str] | None = None) -> str:
     """One row per order/layout pair: arena, the order's peak (no layout of it is smaller), the
-    proven bound on any order, the two gaps, planning time; `*` marks the chosen pair."""
+    proven bound on the arena of any plan of the graph (any order, sharing and layout), the
+    gaps to the two, planning time; `*` marks the chosen pair. With a board, the runner's copy
+    of the input too (none when the plan keeps the input in the arena): the default pair is the
+    one with the least arena and copy."""
     wo = max([len("order"), *(len(r.order) for r in runs)])
     wl = max([len("layout"), *(len(r.layout) for r in runs)])
+    copies = any(r.input_copy_bytes for r in runs)
     lines = [
-        f"  {'order':<{wo}} {'layout':<{wl}} {'arena':>9} {'order peak':>10} "
-        f"{'any-order LB':>12} {'layout gap':>10} {'gap to LB':>9} {'ms':>9}  notes"
+        f"  {'order':<{wo}} {'layout':<{wl}} {'arena':>9} "
+        + (f"{'input copy':>10} " if copies else "")
+        + f"{'order peak':>10} {'arena LB':>9} {'layout gap':>10} {'gap to LB':>9} {'ms':>9}  notes"
     ]
     for r in runs:
         mark = "*" if (r.order, r.layout) == chosen else " "
@@ -106,8 +119,9 @@ def strategy_table(runs: Sequence[StrategyRun], chosen: tuple[str, str] | None =
             continue
         lines.append(
             f"{mark} {r.order:<{wo}} {r.layout:<{wl}} {r.arena_bytes:>9} "
-            f"{r.peak_live_bytes:>10} {r.order_lower_bound:>12} {r.layout_gap:>10} "
-            f"{_pct(r.bound_gap, r.order_lower_bound):>9} {r.plan_seconds * 1000:>9.2f}  "
+            + (f"{r.input_copy_bytes:>10} " if copies else "")
+            + f"{r.peak_live_bytes:>10} {r.arena_lower_bound:>9} {r.layout_gap:>10} "
+            f"{_pct(r.bound_gap, r.arena_lower_bound):>9} {r.plan_seconds * 1000:>9.2f}  "
             f"{_notes(r)}"
         )
     return "\n".join(lines)
@@ -115,8 +129,9 @@ def strategy_table(runs: Sequence[StrategyRun], chosen: tuple[str, str] | None =
 
 def _notes(r: StrategyRun) -> str:
     notes = (
-        "optimal order" if r.proven_optimal else "",
-        "at order peak" if r.at_lower_bound else "",
+        "at arena LB" if r.bound_gap == 0 else "",
+        "at order peak" if r.at_lower_bound and r.bound_gap else "",
+        "fewest unshared live bytes" if r.unshared_order_optimal else "",
         r.note,
     )
     return ", ".join(n for n in notes if n)
@@ -139,6 +154,8 @@ def plan_text(
         f"planned in {plan.plan_seconds * 1000:.2f} ms",
         f"arena {plan.arena_bytes} bytes; lower bound for this order (peak live bytes) "
         f"{plan.lower_bound}; gap {gap} bytes ({pct:.1f} %)",
+        f"lower bound for any plan of this graph (any order, sharing and layout) "
+        f"{plan.arena_lower_bound}; gap {plan.arena_bytes - plan.arena_lower_bound} bytes",
     ]
     if plan.peak_step > 0:
         op = graph.operators[plan.order[plan.peak_step - 1]]
@@ -159,7 +176,7 @@ def plan_text(
     lines += patches_lines(graph, plan)
     if runs:
         lines += ["", "strategies (bytes; * = chosen):"]
-        lines.append(strategy_table(runs, _pair(plan)))
+        lines.append(strategy_table(runs, _chosen(plan, runs)))
     lines.append("")
     lines.append(f"{'step':>4}  {'operator':<28} {'live bytes':>10}  outputs (tensor@offset)")
     offsets = plan.tensor_offsets()

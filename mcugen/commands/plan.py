@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mcugen.boards import Target, load_board, resolve_target
-from mcugen.codegen.lower import Lowered, op_traits
+from mcugen.codegen.lower import Lowered
 from mcugen.commands._common import plan_options
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
@@ -19,6 +19,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.outputs import write_file
 from mcugen.pipeline import PlanOptions, prepare, render
+from mcugen.plan.buffers import align_up
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies
 from mcugen.plan.fit import Fit, LinkedFlash, weight_bytes
@@ -48,29 +49,67 @@ class Planned:
     plan: MemoryPlan
     lowered: dict[int, Lowered] | None
     unsupported: str = ""
+    options: PlanOptions | None = None  # what it was planned with
 
 
 def plan_model(graph: Graph, options: PlanOptions) -> Planned:
     try:
         g, lowered, plan = prepare(graph, options)
-        return Planned(g, plan, lowered)
+        return Planned(g, plan, lowered, options=options)
     except UnsupportedError as exc:
         plain = replace(options, in_place=False, rewrites=False)
         plan = plan_memory(
             graph, order=plain.order, layout=plain.layout, time_budget=plain.time_budget
         )
-        return Planned(graph, plan, None, exc.what)
+        return Planned(graph, plan, None, exc.what, options=options)
 
 
-def strategy_runs(original: Graph, planned: Planned, *, in_place: bool) -> tuple[StrategyRun, ...]:
-    """Every registered order and layout on the planned graph (its kernel scratch, sharing as
-    its operators allow when `in_place`), beside TFLM's plan of `original`, the file as it is:
-    no rewrites, scratch or sharing."""
-    graph, plan = planned.graph, planned.plan
-    scratch = {b.scratch_of: b.size for b in plan.buffers if b.scratch_of >= 0}
-    tflm = plan_memory(original, order=TFLM_BASELINE[0], layout=TFLM_BASELINE[1])
-    traits = op_traits(graph, planned.lowered) if in_place else None
-    return compare_strategies(graph, known=[plan, tflm], scratch=scratch, traits=traits)
+def tflm_options(options: PlanOptions) -> PlanOptions:
+    """What `--tflm-plan` plans with the same board, pools, paging and allocator."""
+    return replace(
+        PlanOptions.tflm(),
+        allocator=options.allocator,
+        pools=options.pools,
+        memories=options.memories,
+        paging=options.paging,
+        core=options.core,
+        state=options.state,
+    )
+
+
+def strategy_runs(
+    original: Graph, planned: Planned, *, in_place: bool | None = None
+) -> tuple[StrategyRun, ...]:
+    """Every registered order and layout, each row planned from `original` exactly as
+    `mcugen plan --order X --layout Y` with `planned`'s other options plans it (rewrites,
+    kernel scratch, sharing, kept input, pools, patch stage, paging), and TFLM's row as
+    `--tflm-plan` plans it. `in_place` False turns sharing off for every row. Each row counts
+    the firmware runner's copy of the input when its plan does not keep the input in place."""
+    options = planned.options or PlanOptions()
+    if in_place is False:
+        options = replace(options, in_place=False)
+    tflm = tflm_options(options)
+    chosen = (options.order, options.layout)
+    plans = {chosen: planned.plan}
+
+    def plan_pair(order: str, layout: str) -> MemoryPlan:
+        pair = tflm if (order, layout) == TFLM_BASELINE else replace(options, order=order)
+        plans[(order, layout)] = plan_model(original, replace(pair, layout=layout)).plan
+        return plans[(order, layout)]
+
+    runs = compare_strategies(
+        planned.graph, known={chosen: planned.plan}, plan_pair=plan_pair, chosen=chosen
+    )
+    copy = input_copy_bytes(original) if options.limits is not None else 0
+    return tuple(
+        replace(r, input_copy_bytes=0 if r.error or plans[(r.order, r.layout)].input_kept else copy)
+        for r in runs
+    )
+
+
+def input_copy_bytes(graph: Graph) -> int:
+    """RAM of the firmware runner's copy of input 0 (fit.firmware_ram counts the same)."""
+    return align_up(graph.tensors[graph.inputs[0]].nbytes, 16) if graph.inputs else 0
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -105,7 +144,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
     original = load_model(args.model)
     board = getattr(args, "board", None)
-    target = resolve_target(load_board(board), emulate=False) if board else None
+    emulate = bool(getattr(args, "emulate", False))
+    target = resolve_target(load_board(board), emulate=emulate) if board else None
     options = plan_options(args, firmware=board not in (None, "host"), target=target)
     if getattr(args, "trainable", None) is not None:
         # the training graph as `mcugen train` plans it; TFLM's row below is then the plain
@@ -215,7 +255,7 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
         return None
     from mcugen.host.project import linked_sizes, target_fit
 
-    target = resolve_target(load_board(args.board), emulate=False)
+    target = resolve_target(load_board(args.board), emulate=bool(getattr(args, "emulate", False)))
     if target.board.is_host:
         raise McugenError("the host board has no memory limits to check", hint="name a board")
     graph, plan = planned.graph, planned.plan

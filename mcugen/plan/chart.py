@@ -50,14 +50,14 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
     font = max(3.0, 8.0 - len(plan.buffers) / 40)
     for b in plan.buffers:
         _draw_buffer(ax, b, plan.offsets[b.id], font)
-    top = max(plan.arena_bytes, plan.order_lower_bound, 1)
+    top = max(plan.arena_bytes, 1)
     for y, style, label in (
         (plan.arena_bytes, "-", f"arena {plan.arena_bytes} B"),
         (plan.lower_bound, "--", f"peak live bytes of this order {plan.lower_bound} B"),
         (
-            plan.order_lower_bound,
+            plan.arena_lower_bound,
             ":",
-            f"lower bound, any order, no sharing {plan.order_lower_bound} B",
+            f"lower bound, any plan of the graph {plan.arena_lower_bound} B",
         ),
     ):
         if y > 0:

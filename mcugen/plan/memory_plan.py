@@ -20,6 +20,7 @@ from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.aliasing import aliases_for
+from mcugen.plan.bounds import arena_lower_bound
 from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
@@ -46,8 +47,14 @@ class MemoryPlan:
     order_strategy: str
     layout_strategy: str
     plan_seconds: float = 0.0
-    order_lower_bound: int = 0  # no order of this graph has a smaller peak (without aliasing)
-    order_proven_optimal: bool = False
+    #: No order of this graph peaks below this when no two tensors share bytes (what the order
+    #: strategies prove; `--order optimal` minimises that peak). Sharing goes below it, so it
+    #: bounds no plan that shares: `arena_lower_bound` does.
+    unshared_order_bound: int = 0
+    unshared_order_optimal: bool = False  # this order's unshared peak is that bound
+    #: No plan of this graph (any order, the sharing its operators allow, any layout) has a
+    #: smaller arena (plan/bounds.py); `validate` checks the arena is not below it.
+    arena_lower_bound: int = 0
     note: str = ""
     layout_chosen: str = ""  # the strategy whose layout was kept (auto: one of its steps)
     layout_proven_optimal: bool = False  # no layout of these buffers is smaller
@@ -110,6 +117,10 @@ class MemoryPlan:
         area that does not hold every variable apart."""
         _check_order(graph, self.order)
         self.persistent.validate(graph)
+        if self.arena_bytes < self.arena_lower_bound:
+            raise PlanInvalid(
+                f"arena {self.arena_bytes} below its proven bound {self.arena_lower_bound}"
+            )
         for b in self.buffers:
             off = self.offsets.get(b.id)
             if off is None or off < 0 or off % b.align:
@@ -240,8 +251,9 @@ def plan_memory(
         order_strategy=f"{order}({result.chosen})" if result.chosen else order,
         layout_strategy=layout,
         plan_seconds=time.perf_counter() - start,
-        order_lower_bound=result.lower_bound,
-        order_proven_optimal=result.proven_optimal,
+        unshared_order_bound=result.lower_bound,
+        unshared_order_optimal=result.proven_optimal,
+        arena_lower_bound=_arena_bound(graph, scratch, aliases, in_place, traits, result),
         note="; ".join(n for n in (result.note, best.layout.note) if n),
         layout_chosen=best.layout.strategy,
         layout_proven_optimal=best.layout.proven_optimal,
@@ -249,6 +261,23 @@ def plan_memory(
     )
     plan.validate(graph, traits)
     return plan
+
+
+def _arena_bound(
+    graph: Graph,
+    scratch: Mapping[int, int] | None,
+    aliases: Aliases | None,
+    in_place: bool,
+    traits: Traits | None,
+    result: orders.OrderResult,
+) -> int:
+    """The bound on every plan of `graph` under the same sharing rules (plan/bounds.py); without
+    sharing the order strategy's proven bound holds too."""
+    if aliases is not None:
+        return arena_lower_bound(graph, scratch=scratch, aliases=aliases)
+    if in_place:
+        return arena_lower_bound(graph, scratch=scratch, traits=traits)
+    return max(arena_lower_bound(graph, scratch=scratch), result.lower_bound)
 
 
 @dataclass(frozen=True)

@@ -244,7 +244,7 @@ def strategies(plan: MemoryPlan, runs: Sequence[StrategyRun] | None) -> dict[str
         "chosen_arena": plan.arena_bytes,
         "saved_vs_tflm": None if tflm is None else tflm - plan.arena_bytes,
         "peak_live_bytes": plan.lower_bound,
-        "order_lower_bound": plan.order_lower_bound,
+        "arena_lower_bound": plan.arena_lower_bound,
         "largest_arena": max((r["arena_bytes"] for r in rows if not r["error"]), default=0),
         "input_kept": plan.input_kept,
         "input_kept_saving": plan.input_kept_saving,

@@ -77,9 +77,6 @@ from mcugen.plan.order import greedy, optimal  # noqa: E402, F401
 
 DEFAULT = ORDERS.default
 AUTO_CANDIDATES = ("stored", "greedy", "optimal")
-#: Seconds `auto` shares out when it evaluates arenas and no budget is given: half to each
-#: candidate's order search, the other half split over the candidates' layouts.
-AUTO_BUDGET_S = 1.0
 
 
 @ORDERS.register("auto")
@@ -92,8 +89,10 @@ def auto_order(
 ) -> OrderResult:
     """The candidate (stored, greedy, optimal) with the smallest arena after sharing and layout
     (`evaluate`; without it, the smallest peak live bytes); ties keep the earlier, so the file's
-    own order wins when nothing is gained. Identical orders are evaluated once. The bound is the
-    best of the candidates' bounds.
+    own order wins when nothing is gained. Each candidate runs with the budget it gets when it is
+    asked for by name, and is laid out with the layout's own budget, so its arena is exactly the
+    one `--order <candidate>` plans and auto is never above any of them. Identical orders are
+    evaluated once. The bound is the best of the candidates' (unshared) bounds.
     Complexity: the candidates' searches plus one evaluation per distinct order. Weakness:
     candidates are whole orders from separate strategies; no search over orders that are worse
     in live bytes but lay out better (SERENITY and HMCOS report that this is rarely large)."""
@@ -106,23 +105,21 @@ def auto_order(
         bound = max(r.lower_bound for r in results)
         proven = best.proven_optimal or best.peak_live_bytes <= bound
         return replace(best, lower_bound=bound, proven_optimal=proven, chosen=AUTO_CANDIDATES[k])
-    budget = AUTO_BUDGET_S if time_budget is None else time_budget
-    layout_budget = budget / (2 * len(AUTO_CANDIDATES))
-    winner: tuple[int, int, str, OrderResult] | None = None  # arena, shared peak, name, result
+    winner: tuple[int, str, OrderResult] | None = None  # arena, name, result
     seen: set[tuple[int, ...]] = set()
     bound = 0
     for name in AUTO_CANDIDATES:
-        result = ORDERS[name](graph, scratch=scratch, time_budget=budget / 2)
+        result = ORDERS[name](graph, scratch=scratch, time_budget=time_budget)
         bound = max(bound, result.lower_bound)
         if result.order in seen:
             continue
         seen.add(result.order)
-        arena, shared_peak = evaluate(result.order, layout_budget)
+        arena, _ = evaluate(result.order, time_budget)
         if winner is None or arena < winner[0]:
-            winner = (arena, shared_peak, name, result)
+            winner = (arena, name, result)
     assert winner is not None
-    _, shared_peak, name, best = winner
-    proven = best.proven_optimal or shared_peak <= bound
+    _, name, best = winner
+    proven = best.proven_optimal or best.peak_live_bytes <= bound
     return replace(best, lower_bound=bound, proven_optimal=proven, chosen=name)
 
 
