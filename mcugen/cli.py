@@ -102,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="also say whether arena and weights fit this board (exit 3 if not)",
     )
+    plan.add_argument(
+        "--emulate",
+        action="store_true",
+        help="with --board: the verdict for the board's QEMU twin, as build/run --emulate build",
+    )
     plan.add_argument("--json", action="store_true", help="print one JSON object")
     _training_options(plan, trainable=None)
     plan.add_argument(
@@ -188,6 +193,7 @@ def _parser() -> argparse.ArgumentParser:
         help="compare on every sample in this folder (*.npy or *.npz, one sample a file)",
     )
     _quantize_input_option(verify)
+    verify.add_argument("--json", action="store_true", help="print one JSON object")
 
     _optimize_parser(sub)
     _measure_parser(sub)

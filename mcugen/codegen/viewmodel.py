@@ -9,6 +9,7 @@ from mcugen.codegen.lower import Array, Lowered, Value, lower_for
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.plan.dynamic import DynamicPlan
+from mcugen.plan.fit import input_copy_in_slow_memory
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.persistent import reset_byte
 
@@ -169,6 +170,7 @@ class ModelVM:
     state_section: str = ""
     variables: tuple[VariableVM, ...] = ()
     input_kept: bool = False  # input 0 intact through an inference (MemoryPlan.input_kept)
+    input_copy_section: str = ""  # the runner's input copy in paging's external memory
     pools: tuple[PoolVM, ...] = ()  # a split arena, one array per memory; () for one arena
     #: the generated header's file name, as model.c includes it (a library export prefixes it)
     header: str = "model.h"
@@ -335,6 +337,7 @@ def build_view_model(
         state_bytes=state.bytes,
         state_section="" if state.in_ram else SLOW_SECTION,
         input_kept=plan.input_kept,
+        input_copy_section=SLOW_SECTION if input_copy_in_slow_memory(plan) else "",
         pools=pools,
         variables=tuple(
             VariableVM(t, off, state.sizes[t], reset_byte(graph, t), _init_symbol(graph, t))

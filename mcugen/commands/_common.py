@@ -110,32 +110,36 @@ def patch_choice(overhead: float | str) -> dict[str, Any]:
 
 
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
-    """Arena, allocator, and flash and RAM use by section of a built project (build, flash)."""
-    plan = gen.plan
-    print(
-        f"  arena:    {gen.view_model.arena_bytes} bytes (lower bound {plan.lower_bound} for this "
-        f"order, peak at step {plan.peak_step})"
-    )
-    print_allocator(gen)
+    """Flash and RAM use of a built project by part, in the fit verdict's vocabulary (RAM: arena,
+    model state, runtime state, stack; `plan.fit.RamUse`), and the allocator (build, flash)."""
     if target.board.is_host:
+        print(f"  arena:    {arena_bytes(gen):,} bytes")
+        print_allocator(gen)
         weights = sum(len(c.data) for c in gen.view_model.constants)
         print(f"  weights:  {weights} bytes")
         return
-    from mcugen.host.sizes import firmware_sizes
+    from mcugen.host.sizes import firmware_sizes, linked_ram
 
     sizes = firmware_sizes(result.executable, target)
-    for name, used, limit, mem in (
-        ("flash", sizes.flash_bytes, sizes.flash_limit, "flash"),
-        ("RAM", sizes.ram_bytes, sizes.ram_limit, "RAM"),
-    ):
-        print(
-            f"  {name + ':':9} {used:>9} of {limit} bytes ({100 * used / limit:.1f} %), "
-            f"{limit - used} free"
-        )
-        for what, size, _, where in sizes.rows():
-            if where == mem:
-                print(f"    {what:24} {size:>9}")
+    print(f"  {'flash:':9} {_of(sizes.flash_bytes, sizes.flash_limit)}")
+    for what, size, _, where in sizes.rows():
+        if where == "flash":
+            print(f"    {what:24} {size:>9,}")
+    ram = linked_ram(sizes, gen.plan)
+    print(f"  {'RAM:':9} {_of(ram.total, ram.size)}")
+    for name, size in ram.parts():
+        print(f"    {name:24} {size:>9,}")
+        if name == "arena":
+            for memory, part in ram.pools:
+                print(f"      pool in {memory:15} {part:>9,}")
+    if ram.slow:
+        print(f"  {ram.slow_memory + ':':9} {ram.slow:,} bytes (outside the RAM)")
+    print_allocator(gen)
     print_pools(gen, sizes.pools)
+
+
+def _of(used: int, limit: int) -> str:
+    return f"{used:,} of {limit:,} bytes ({100 * used / limit:.1f} %), {limit - used:,} free"
 
 
 def print_pools(gen: Generated, linked: tuple[tuple[str, int], ...]) -> None:
@@ -157,12 +161,21 @@ def print_pools(gen: Generated, linked: tuple[tuple[str, int], ...]) -> None:
         )
 
 
+def arena_bytes(gen: Generated) -> int:
+    """The arena the firmware declares: all its pools together when split (the view-model's
+    `arena_bytes` is the first pool's, the one the runtime addresses as ctx->arena)."""
+    split = gen.plan.pools
+    if split is not None and split.split and gen.dynamic is None:
+        return sum(p.size for p in split.pools)
+    return gen.view_model.arena_bytes
+
+
 def allocator_figures(gen: Generated) -> dict[str, Any]:
     """Allocator mode, its arena, the static layout's arena and the bytes moved per inference."""
     dyn = gen.dynamic
     return {
         "allocator": dyn.mode if dyn else dynamic.STATIC,
-        "arena_bytes": gen.view_model.arena_bytes,
+        "arena_bytes": arena_bytes(gen),
         "static_arena_bytes": gen.plan.arena_bytes,
         "moved_bytes_per_inference": dyn.moved_bytes if dyn else 0,
     }
@@ -170,9 +183,14 @@ def allocator_figures(gen: Generated) -> dict[str, Any]:
 
 def print_allocator(gen: Generated) -> None:
     f = allocator_figures(gen)
+    if f["allocator"] == dynamic.STATIC:
+        print("  allocator: static offsets, nothing moved")
+        return
+    what = "copied to and from the slow memory" if f["allocator"] == "paged" else "moved"
     print(
-        f"  allocator: {f['allocator']}, arena {f['arena_bytes']} bytes (static layout "
-        f"{f['static_arena_bytes']}), {f['moved_bytes_per_inference']} bytes moved per inference"
+        f"  allocator: {f['allocator']}, arena {f['arena_bytes']:,} bytes (static offsets "
+        f"would need {f['static_arena_bytes']:,}), {f['moved_bytes_per_inference']:,} bytes "
+        f"{what} per inference"
     )
 
 
@@ -250,21 +268,26 @@ def device_report(
     """Run `samples` on the board or its twin: counts, memory, sizes and outputs (under
     "_outputs" the arrays themselves, for the caller to save or drop before printing JSON)."""
     from mcugen.host.device_run import open_device, run_samples
-    from mcugen.host.sizes import firmware_sizes
+    from mcugen.host.sizes import firmware_sizes, linked_ram
 
     with open_device(target, result.executable, None if target.emulate else port) as link:
         run = run_samples(link, gen.graph, samples, emulated=target.emulate, profile=profile)
+    sizes = firmware_sizes(result.executable, target)
+    ram = linked_ram(sizes, gen.plan)
     report: dict[str, Any] = {
         "board": target.board.name,
         "emulated": target.emulate,
         "seconds": run.seconds,
         "unit": run.unit,
         "per_inference": run.instructions(run.ticks_per_inference[0]),
-        "arena_bytes": run.arena_bytes,
+        "arena_bytes": ram.arena,
+        "device_arena_bytes": run.arena_bytes,  # what the runtime reports: the first pool
+        "ram": ram.as_json(),
+        "ram_text": ram.text(),
         "stack_used": run.stack_used,
         "stack_bytes": run.stack_bytes,
         "moved_bytes": run.moved_bytes,
-        "sizes": asdict(firmware_sizes(result.executable, target)),
+        "sizes": asdict(sizes),
         "outputs": outputs_json(gen, run.outputs[0]),
         "_outputs": run.outputs[0],
     }
@@ -342,19 +365,20 @@ def outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, An
 
 
 def print_device_figures(r: dict[str, Any]) -> None:
-    """Per-inference count, arena, stack high-water and sizes of a `device_report`."""
+    """Per-inference count, RAM (as `plan --board` says it), stack high-water and flash of a
+    `device_report`."""
     per_mac = f" ({r['per_mac']} per MAC)" if r.get("per_mac") else ""
     print(f"  per inference: {r['per_inference']:,} {r['unit']}{per_mac}")
-    print(
-        f"  arena: {r['arena_bytes']} bytes; stack used {r['stack_used']} of "
-        f"{r['stack_bytes']} bytes"
-    )
+    print(f"  {r['ram_text']}")
+    print(f"  stack used {r['stack_used']:,} of {r['stack_bytes']:,} bytes")
     if r.get("moved_bytes"):
         print(f"  moved or paged by the allocator: {r['moved_bytes']:,} bytes per inference")
     s = r["sizes"]
     print(
-        f"  flash {s['flash_bytes']} of {s['flash_limit']} bytes (weights {s['weights']}, "
-        f"code {s['code']}); RAM {s['ram_bytes']} of {s['ram_limit']}"
+        f"  flash {s['flash_bytes']:,} of {s['flash_limit']:,} bytes (weights "
+        f"{0 if s['external_weights'] else s['weights']:,}, code {s['code']:,}, tables "
+        f"{s['other_rodata']:,})"
+        + (f"; weights {s['external_weights']:,} bytes outside it" if s["external_weights"] else "")
     )
 
 

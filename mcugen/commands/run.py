@@ -17,6 +17,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import (
     allocator_figures,
+    arena_bytes,
     device_report,
     generate_for,
     inputs_for,
@@ -80,7 +81,7 @@ def _run_host(
         "board": "host",
         "emulated": False,
         "seconds": run.seconds,
-        "arena_bytes": gen.view_model.arena_bytes,
+        "arena_bytes": arena_bytes(gen),
         "outputs": outputs_json(gen, run.outputs[0]),
         "_outputs": run.outputs[0],
     }
@@ -126,10 +127,14 @@ def _print_run(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> N
         print_estimate(r)
     else:
         print(f"  arena: {r['arena_bytes']} bytes")
-    print(
-        f"  allocator: {r['allocator']} (static layout {r['static_arena_bytes']} bytes), "
-        f"{r['moved_bytes_per_inference']} bytes moved per inference"
-    )
+    if r["allocator"] == dynamic.STATIC:
+        print("  allocator: static offsets, nothing moved")
+    else:
+        print(
+            f"  allocator: {r['allocator']} (static offsets would need "
+            f"{r['static_arena_bytes']:,} bytes), {r['moved_bytes_per_inference']:,} bytes moved "
+            "per inference"
+        )
     if "static_per_inference" in r:
         print(
             f"  dynamic allocation costs {r['allocator_overhead']:+,} {r['unit']} per inference "

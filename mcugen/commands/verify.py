@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     samples = verify_samples(args, load_model(args.model))
     gen = generate_for(args, target)
     report = verify(gen, target, samples, port=args.port)
-    print(report.text())
+    print(json.dumps(report.as_json()) if args.json else report.text())
     return 0 if report.ok else 1
 
 

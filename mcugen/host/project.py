@@ -355,45 +355,50 @@ def pj_per_cycle(target: Target) -> float | None:
 
 
 def check_fits(gen: Generated, target: Target) -> None:
-    """Fail before compiling when the plan does not fit the board (`plan.fit.fit_of`)."""
+    """Fail before compiling when the plan does not fit the board (`plan.fit.fit_of`), or needs
+    a memory the board's port does not set up yet (`Fit.not_ready`)."""
     if target.board.is_host:
         return
     allocator = gen.dynamic.mode if gen.dynamic is not None else dynamic.STATIC
     problem = target_fit(gen.graph, gen.plan, allocator, model_weights(gen), target).problem()
     if problem is not None:
         raise problem
-    if not target.emulate:
-        for name in external_memories(gen, target):
-            memory = next(m for m in target.memories if m.name == name)
-            if not memory.port_ready:
-                raise BuildError(
-                    f"{target.board.name}'s port does not set up its {name} yet, and this "
-                    f"build needs it ({memory.kind})",
-                    hint="run it on the board's twin (--emulate)",
-                )
 
 
-def external_memories(gen: Generated, target: Target) -> list[str]:
-    """The memories outside the internal flash and RAM that a build of `gen` uses."""
+def external_memories(plan: MemoryPlan, weights: int, target: Target) -> list[str]:
+    """The memories outside the internal flash and RAM that a build of `plan` with `weights`
+    bytes of constants uses on `target`."""
     used = []
-    external = weights_memory(model_weights(gen), target)
+    external = weights_memory(weights, target)
     if external is not None:
         used.append(external.name)
-    paging = gen.plan.paging
+    paging = plan.paging
     if paging is not None and paging.slow.external and paging.slow_bytes:
         used.append(paging.slow.name)
-    state = gen.plan.persistent.memory
+    state = plan.persistent.memory
     if state and state not in used:
         used.append(state)
     return used
 
 
 def target_fit(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, target: Target) -> Fit:
-    """`plan.fit.fit_of` on `target`, weights in external flash when they go there."""
+    """`plan.fit.fit_of` on `target`, weights in external flash when they go there. The verdict
+    names what it is for: the board itself, or its QEMU twin (`Fit.twin`); on the board, a
+    memory its port does not set up yet is a reason it does not fit (`Fit.not_ready`)."""
     fit = replace(
         fit_of(graph, plan, allocator, weights, board_limits(target)),
         state_hint=state_hint(target, plan),
+        twin=target.port_board.name if target.emulate and target.port_board != target.board else "",
     )
+    if not target.emulate:
+        by_name = {m.name: m for m in target.memories}
+        waiting = [
+            f"{name} ({by_name[name].kind})"
+            for name in external_memories(plan, weights, target)
+            if name in by_name and not by_name[name].port_ready
+        ]
+        if waiting:
+            fit = replace(fit, not_ready=", ".join(waiting))
     external = weights_memory(weights, target)
     if external is None:
         return fit

@@ -9,6 +9,8 @@ from pathlib import Path
 from mcugen.boards import Target
 from mcugen.codegen.viewmodel import SLOW_SECTION  # paging's slots and the state in external RAM
 from mcugen.errors import BuildError
+from mcugen.plan.fit import RamUse, slow_contents
+from mcugen.plan.memory_plan import MemoryPlan
 
 FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
 RAM_SECTIONS = (".data", ".bss", ".stack")
@@ -108,4 +110,27 @@ def firmware_sizes(elf: Path, target: Target) -> FirmwareSizes:
         pools=pools,
         external_weights=external,
         slow=sections.get(SLOW_SECTION, 0),
+    )
+
+
+def linked_ram(sizes: FirmwareSizes, plan: MemoryPlan) -> RamUse:
+    """The linked firmware's RAM in the vocabulary of the fit verdict (`plan.fit.RamUse`): the
+    total is the ELF's; the model state and an in-RAM paging array are taken out of the
+    runtime state by the plan's sizes of them (they are .bss arrays like the runtime's own)."""
+    paging = plan.paging
+    in_ram_slow = paging.slow_bytes if paging is not None and not paging.slow.external else 0
+    model_state = plan.persistent.ram_bytes
+    slow_memory = ""
+    if sizes.slow:
+        slow_memory = paging.slow.name if paging is not None else plan.persistent.memory
+    return RamUse(
+        arena=sizes.arena + in_ram_slow,
+        model_state=model_state,
+        runtime_state=sizes.other_ram - model_state - in_ram_slow,
+        stack=sizes.stack,
+        size=sizes.ram_limit,
+        pools=sizes.pools if len(sizes.pools) > 1 else (),
+        slow=sizes.slow,
+        slow_memory=slow_memory,
+        slow_holds=slow_contents(plan) if sizes.slow else "",
     )

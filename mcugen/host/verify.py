@@ -5,12 +5,14 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from mcugen.boards import Target
 from mcugen.host.project import build
 from mcugen.pipeline import Generated
+from mcugen.plan.fit import RamUse
 from mcugen.reference import first_difference, tflm_outputs
 
 FLOAT_RTOL = 1e-5
@@ -23,10 +25,23 @@ class VerifyReport:
     mismatches: list[str]
     per_inference: list[int]
     unit: str
+    ram: RamUse | None = None  # the linked firmware's RAM (a Cortex-M board)
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
+
+    def as_json(self) -> dict[str, Any]:
+        """`mcugen verify --json`: the verdict, counts and the RAM as `plan --json` names it."""
+        return {
+            "target": self.target,
+            "samples": self.samples,
+            "ok": self.ok,
+            "mismatches": self.mismatches,
+            "per_inference": self.per_inference,
+            "unit": self.unit or None,
+            "ram": self.ram.as_json() if self.ram is not None else None,
+        }
 
     def text(self) -> str:
         head = (
@@ -37,31 +52,36 @@ class VerifyReport:
         if self.per_inference:
             counts = sorted(set(self.per_inference))
             lines.append(f"  per inference: {', '.join(f'{c:,}' for c in counts)} {self.unit}")
+        if self.ram is not None:
+            lines.append(f"  {self.ram.text()}")
         lines.extend(f"  {m}" for m in self.mismatches)
         return "\n".join(lines)
 
 
 def device_outputs(
     gen: Generated, target: Target, samples: list[list[np.ndarray]], port: str | None
-) -> tuple[list[list[np.ndarray]], list[int], str]:
+) -> tuple[list[list[np.ndarray]], list[int], str, RamUse | None]:
+    """Outputs, counts per inference, their unit and the linked RAM (None on the host)."""
     with tempfile.TemporaryDirectory(prefix="mcugen-verify-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         if target.board.is_host:
             from mcugen.host.host_run import run_host
 
-            return run_host(result.executable, gen.graph, samples).outputs, [], ""
+            return run_host(result.executable, gen.graph, samples).outputs, [], "", None
         from mcugen.host.device_run import open_device, run_samples
+        from mcugen.host.sizes import firmware_sizes, linked_ram
 
+        ram = linked_ram(firmware_sizes(result.executable, target), gen.plan)
         with open_device(target, result.executable, None if target.emulate else port) as link:
             run = run_samples(link, gen.graph, samples, emulated=target.emulate)
         counts = [run.instructions(t) for t in run.ticks_per_inference]
-        return run.outputs, counts, run.unit
+        return run.outputs, counts, run.unit, ram
 
 
 def verify(
     gen: Generated, target: Target, samples: list[list[np.ndarray]], *, port: str | None
 ) -> VerifyReport:
-    ours, counts, unit = device_outputs(gen, target, samples, port)
+    ours, counts, unit, ram = device_outputs(gen, target, samples, port)
     model = Path(gen.source).read_bytes() if gen.source else b""
     ref = tflm_outputs(model, gen.graph, samples)
     mismatches = []
@@ -76,4 +96,4 @@ def verify(
                     f"flat index {first}: device {o.ravel()[first]}, TFLM "
                     f"{r.reshape(o.shape).ravel()[first]}"
                 )
-    return VerifyReport(target.label, len(samples), mismatches, counts, unit)
+    return VerifyReport(target.label, len(samples), mismatches, counts, unit, ram)

@@ -68,6 +68,85 @@ class PoolUse:
 
 
 @dataclass(frozen=True)
+class RamUse:
+    """What a firmware keeps in RAM, in the one vocabulary every command, the JSON and the HTML
+    report use: the arena (all its pools together, each pool by memory when split), the model
+    state (variable tensors kept between inferences), the runtime state (the app, runtime and
+    board port's own RAM, with the model-sized tables and any input copy), the stack (reserved),
+    their total against the board's RAM (`size`), and what lives outside it in external RAM
+    (`slow`: paged buffers and a model state placed there). The planner's count and the linked
+    ELF's give equal figures (tests/cli/test_same_figures.py)."""
+
+    arena: int
+    model_state: int
+    runtime_state: int
+    stack: int
+    size: int
+    pools: tuple[tuple[str, int], ...] = ()
+    slow: int = 0
+    slow_memory: str = ""
+    slow_holds: str = ""  # what the external RAM holds, e.g. "paged buffers, input copy"
+
+    @property
+    def total(self) -> int:
+        return self.arena + self.model_state + self.runtime_state + self.stack
+
+    def parts(self) -> list[tuple[str, int]]:
+        """(name, bytes) of what the RAM holds; the model state only when there is one."""
+        parts = [
+            ("arena", self.arena),
+            ("model state", self.model_state),
+            ("runtime state", self.runtime_state),
+            ("stack", self.stack),
+        ]
+        return [(n, b) for n, b in parts if b or n != "model state"]
+
+    def largest(self) -> str:
+        return max(self.parts(), key=lambda p: (p[1], p[0]))[0]
+
+    def parts_text(self, number_format: str = ",") -> str:
+        """ "arena 147,744 = dtcm 49,440 + sram1 98,304, runtime state 7,456, stack 8,192"."""
+        shown = []
+        for name, value in self.parts():
+            text = f"{name} {value:{number_format}}"
+            if name == "arena" and self.pools:
+                text += " = " + " + ".join(f"{m} {b:{number_format}}" for m, b in self.pools)
+            shown.append(text)
+        return ", ".join(shown)
+
+    def slow_text(self) -> str:
+        """ "; sdram 1,555,456 bytes (paged buffers, input copy)", or "" without one."""
+        if not self.slow:
+            return ""
+        holds = f" ({self.slow_holds})" if self.slow_holds else ""
+        return f"; {self.slow_memory or 'slow memory'} {self.slow:,} bytes{holds}"
+
+    def text(self, number_format: str = ",") -> str:
+        """ "RAM 163,392 of 327,680 bytes (arena 147,744 = dtcm 49,440 + sram1 98,304, runtime
+        state 7,456, stack 8,192), 164,288 free; sdram 1,237,664 bytes"."""
+        return (
+            f"RAM {self.total:{number_format}} of {self.size:{number_format}} bytes "
+            f"({self.parts_text(number_format)}), {_room(self.size - self.total)}"
+            + self.slow_text()
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "arena": self.arena,
+            "arena_pools": dict(self.pools),
+            "model_state": self.model_state,
+            "runtime_state": self.runtime_state,
+            "stack": self.stack,
+            "total": self.total,
+            "size": self.size,
+            "free": self.size - self.total,
+            "slow_memory": self.slow_memory or None,
+            "slow": self.slow,
+            "slow_holds": self.slow_holds or None,
+        }
+
+
+@dataclass(frozen=True)
 class Fit:
     """Whether a plan fits a board: RAM for arena, state, stack and the runtime's own state; flash
     for weights, code and tables (`linked`), or the weights alone when nothing was linked."""
@@ -93,6 +172,14 @@ class Fit:
     state_memory: str = ""
     #: what to do when the state makes the RAM overflow (the board's options, target_fit)
     state_hint: str = ""
+    #: the QEMU machine when the verdict is for the board's twin, not the board itself
+    twin: str = ""
+    #: memories the plan needs that the board's port does not set up yet (the board only)
+    not_ready: str = ""
+    #: bytes of paged buffers in an external RAM (outside `ram_size`), and its name
+    slow_bytes: int = 0
+    slow_memory: str = ""
+    slow_holds: str = ""  # what the external RAM holds (`slow_contents`)
 
     @property
     def flash_need(self) -> int:
@@ -111,30 +198,51 @@ class Fit:
     def ram_need(self) -> int:
         return self.arena + self.state + self.stack + self.runtime
 
-    def _ram_parts(self, number_format: str = ",") -> str:
-        """What the RAM holds, e.g. "arena 1,344, state 80, stack 8,192, runtime 4,320" (state
-        only for a model with variables)."""
-        parts = (("arena", self.arena), ("state", self.state), ("stack", self.stack))
-        shown = [
-            (name, v) for name, v in (*parts, ("runtime", self.runtime)) if v or name != "state"
-        ]
-        return ", ".join(f"{name} {value:{number_format}}" for name, value in shown)
+    def ram(self) -> RamUse:
+        """The RAM in the vocabulary every command shares (`RamUse`)."""
+        slow = self.slow_bytes + self.external_state
+        memory = self.slow_memory or (self.state_memory if self.external_state else "")
+        return RamUse(
+            self.arena,
+            self.state,
+            self.runtime,
+            self.stack,
+            self.ram_size,
+            tuple((p.name, p.pool) for p in self.pools),
+            slow,
+            memory,
+            self.slow_holds,
+        )
+
+    @property
+    def target(self) -> str:
+        """What the verdict is for: "nucleo-f767", or "disco-f746ng's twin (mps2-an500)"."""
+        return f"{self.board}'s twin ({self.twin})" if self.twin else self.board
 
     def _ram_hint(self) -> str:
-        # a training graph's weights and optimiser state, or a state without which it would fit
-        if self.state > self.arena or self.ram_need - self.state <= self.ram_size:
+        """What to shrink: the largest part of the RAM, named as `RamUse` names it."""
+        largest = self.ram().largest()
+        if largest == "model state":
             return (
-                "the state (variable tensors) is the largest part: with mcugen train, fewer "
-                "trainable layers, no --momentum and --accumulate 1 keep less"
+                "the model state (variable tensors) is the largest part: with mcugen train, "
+                "fewer trainable layers, no --momentum and --accumulate 1 keep less"
                 + (f"; {self.state_hint}" if self.state_hint else "")
             )
+        if largest == "runtime state":
+            return (
+                "the runtime state is the largest part: it holds the model's input when the "
+                "arena cannot (a large input: give the model a smaller one, or --ram-budget to "
+                "page the arena)"
+            )
+        if largest == "stack":
+            return "the stack is the largest part: the board reserves it (board.toml)"
         return "the arena is the largest part: try a smaller model or input resolution"
 
     @property
     def fits(self) -> bool:
         memory = self.ram_need <= self.ram_size and self.flash_need <= self.flash_size
         pools = all(p.used <= p.size for p in self.pools)
-        return memory and pools and not self.unsupported
+        return memory and pools and not self.unsupported and not self.not_ready
 
     def problem(self) -> McugenError | None:
         """The one-line error when it does not fit, else None."""
@@ -146,34 +254,49 @@ class Fit:
         over = next((p for p in self.pools if p.used > p.size), None)
         if over is not None:
             return DoesNotFit(
-                f"model does not fit {self.board}: {over.name} needs {over.used} bytes (pool "
+                f"model does not fit {self.target}: {over.name} needs {over.used} bytes (pool "
                 f"{over.pool}, firmware {over.firmware}), it has {over.size}; over by "
                 f"{over.used - over.size} bytes",
                 hint="the arena is the largest part: try a smaller model or input resolution",
             )
         if self.ram_need > self.ram_size:
             split = f"; pools: {self.pools_error}" if self.pools_error else ""
+            ram = self.ram()
             return DoesNotFit(
-                f"model does not fit {self.board}: RAM needs at least {self.ram_need} bytes "
-                f"({self._ram_parts('')}), the board has {self.ram_size}; over by "
-                f"{self.ram_need - self.ram_size} bytes{split}",
+                f"model does not fit {self.target}: RAM needs at least {ram.total} bytes "
+                f"({ram.parts_text('')}), the board has {ram.size}; over by "
+                f"{ram.total - ram.size} bytes{split}",
                 hint=self._ram_hint(),
             )
         if self.flash_need > self.flash_size:
             return DoesNotFit(
-                f"model does not fit {self.board}: flash needs {self.flash_need} bytes "
+                f"model does not fit {self.target}: flash needs {self.flash_need} bytes "
                 f"({self._flash_parts('')}), the board has {self.flash_size}; over by "
                 f"{self.flash_need - self.flash_size} bytes",
-                hint="quantize the weights to int8 or prune the model",
+                hint=self._flash_hint(),
+            )
+        if self.not_ready:
+            return DoesNotFit(
+                f"{self.board}'s port does not set up its {self.not_ready} yet, and this plan "
+                "needs it",
+                hint="run it on the board's twin (--emulate)",
             )
         return None
 
-    def summary(self) -> str:
-        """One line: fits or not, and by how much, RAM and flash."""
-        ram = (
-            f"RAM {self.ram_need:,} of {self.ram_size:,} bytes ({self._ram_parts()}), "
-            f"{_room(self.ram_size - self.ram_need)}"
+    def _flash_hint(self) -> str:
+        """The largest part of the flash and what shrinks it."""
+        if self.linked is None or self.weights >= self.linked.code + self.linked.tables:
+            return "the weights are the largest part: quantize them to int8 or prune the model"
+        if self.linked.code >= self.linked.tables:
+            return "the code is the largest part: --kernels reference links smaller kernels"
+        return (
+            "the tables and parameters are the largest part: --patch-overhead 0 drops the "
+            "patch stage's per-tile tables"
         )
+
+    def summary(self) -> str:
+        """One line: fits or not, what for, and by how much, RAM and flash."""
+        ram = self.ram().text()
         flash = (
             f"flash {self.flash_need:,} of {self.flash_size:,} bytes ({self._flash_parts()}), "
             f"{_room(self.flash_size - self.flash_need)}"
@@ -181,14 +304,17 @@ class Fit:
         if self.unsupported:
             return f"cannot be built for {self.board}: {self.unsupported}; if it could, {ram}"
         verdict = "fits" if self.fits else "does NOT fit"
+        if self.not_ready and self.ram_need <= self.ram_size:
+            verdict = (
+                f"does NOT fit (its port does not set up {self.not_ready} yet; its twin, "
+                "--emulate, has it)"
+            )
         external = (
             f"; weights {self.external_weights:,} bytes in {self.external_memory}"
             if self.external_memory
             else ""
         )
-        if self.state_memory:
-            external += f"; state {self.external_state:,} bytes in {self.state_memory}"
-        return f"{verdict} {self.board}: {ram}; {flash}{external}{self._pools_line()}"
+        return f"{verdict} {self.target}: {ram}; {flash}{external}{self._pools_line()}"
 
     def _pools_line(self) -> str:
         """Per memory of a split arena: "; dtcm 131,072 of 131,072 (pool, 12 buffers), ..."."""
@@ -206,6 +332,9 @@ class Fit:
         """The verdict as `mcugen plan --json` reports it under "fit"."""
         return {
             "board": self.board,
+            "twin": self.twin or None,
+            "not_ready": self.not_ready or None,
+            "ram": self.ram().as_json(),
             "arena": self.arena,
             "state": self.state,
             "stack": self.stack,
@@ -256,13 +385,42 @@ def firmware_ram(graph: Graph, plan: MemoryPlan, allocator: str, board: BoardLim
     tables (templates/model.c.j2: a 24-byte header, 4 bytes per tensor and per buffer, 2 bytes
     per buffer). Each of these is a multiple of 16 bytes in the firmware and every RAM section
     starts and ends on 16 (templates/link.ld.j2), so no padding depends on the model."""
-    inputs = graph.tensors[graph.inputs[0]].nbytes if graph.inputs else 0
-    total = board.firmware_ram + (0 if plan.input_kept else _align(max(inputs, 1), 16))
+    total = board.firmware_ram + input_copy_bytes(graph, plan, "ram")
     total += 8 * _align(max(len(graph.operators), 1), 2)
     if allocator != dynamic.STATIC:
         buffers = max(len(plan.buffers), 1)
         total += _align(24 + 4 * len(graph.tensors) + 6 * buffers, 16)
     return total
+
+
+def input_copy_in_slow_memory(plan: MemoryPlan) -> bool:
+    """The MLPerf runner's copy of input 0 goes where the arena's paged buffers go, when the plan
+    pages to an external RAM: a large input (a 602,112-byte float image) must not stay in the
+    RAM the paging frees. It is only copied into the arena before each inference."""
+    paging = plan.paging
+    return paging is not None and paging.slow.external and paging.slow_bytes > 0
+
+
+def slow_contents(plan: MemoryPlan) -> str:
+    """What a plan puts in the external RAM, e.g. "paged buffers, input copy, model state"."""
+    paging = plan.paging
+    holds = []
+    if paging is not None and paging.slow.external and paging.slow_bytes:
+        holds.append("paged buffers")
+        if input_copy_in_slow_memory(plan) and not plan.input_kept:
+            holds.append("input copy")
+    if plan.persistent.bytes > plan.persistent.ram_bytes:
+        holds.append("model state")
+    return ", ".join(holds)
+
+
+def input_copy_bytes(graph: Graph, plan: MemoryPlan, memory: str) -> int:
+    """Bytes of the runner's input copy in `memory` ("ram" or "slow"): none when the plan keeps
+    the input in the arena, a multiple of 16 otherwise (runtime_c/app/mlperf.c)."""
+    if plan.input_kept or (memory == "slow") != input_copy_in_slow_memory(plan):
+        return 0
+    inputs = graph.tensors[graph.inputs[0]].nbytes if graph.inputs else 0
+    return _align(max(inputs, 1), 16)
 
 
 def _align(n: int, to: int) -> int:
@@ -287,7 +445,12 @@ def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: 
         pools_error=plan.pools_error,
         external_state=plan.persistent.bytes - plan.persistent.ram_bytes,
         state_memory=plan.persistent.memory,
+        slow_holds=slow_contents(plan),
     )
+    paging = plan.paging
+    if paging is not None and paging.slow.external and paging.slow_bytes:
+        slow = paging.slow_bytes + input_copy_bytes(graph, plan, "slow")
+        fit = replace(fit, slow_bytes=slow, slow_memory=paging.slow.name)
     split = plan.pools
     if allocator != dynamic.STATIC or split is None or not split.split:
         return fit
@@ -302,8 +465,7 @@ def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: 
         )
         for p in split.pools
     )
-    ram = sum(p.size for p in pools)
-    return replace(fit, arena=sum(p.pool for p in pools), ram_size=ram, pools=pools)
+    return replace(fit, arena=sum(p.pool for p in pools), pools=pools)
 
 
 def weight_bytes(graph: Graph) -> int:

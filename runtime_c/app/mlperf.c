@@ -3,7 +3,8 @@
  * When the plan keeps the model's first input intact through an inference (MCU_MODEL_INPUT0_KEPT),
  * `db` writes the sample straight into the input tensor in the arena. Otherwise the arena reuses
  * the input's bytes once consumed, so a database buffer holds the sample and it is copied into the
- * input tensor before every inference; the planner picks whichever takes less RAM. Results are the
+ * input tensor before every inference; the planner picks whichever takes less RAM (a plan that
+ * pages to an external RAM puts that buffer there: MCU_MODEL_INPUT0_PLACEMENT). Results are the
  * dequantized first output.
  *
  * Energy builds (MCU_MLPERF_ENERGY) run EEMBC's energy mode: the banner says
@@ -25,7 +26,8 @@ static uint32_t g_line_len;
 static int g_line_overflow;
 #if !MCU_MODEL_INPUT0_KEPT
 /* Rounded up to 16 bytes, so the RAM the planner counts for it (mcugen/plan/fit.py) is exact. */
-static uint8_t g_db[MCU_MODEL_INPUT0_BYTES > 0u ? (MCU_MODEL_INPUT0_BYTES + 15u) & ~15u : 16u];
+static uint8_t g_db[MCU_MODEL_INPUT0_BYTES > 0u ? (MCU_MODEL_INPUT0_BYTES + 15u) & ~15u : 16u]
+    MCU_MODEL_INPUT0_PLACEMENT;
 #endif
 static uint32_t g_db_expected;
 static uint32_t g_db_loaded;

@@ -20,6 +20,7 @@ from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build, model_weights, paging_target, pool_target, target_fit
 from mcugen.host.sizes import firmware_sizes, section_sizes
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.plan.fit import input_copy_bytes
 from mcugen.reference import tflm_outputs
 from support import EXAMPLE, SHARED_MODELS
 
@@ -57,7 +58,12 @@ def run_paged(gen: Generated, workdir: Path) -> int:
     paging = gen.plan.paging
     assert paging is not None
     sections = section_sizes(result.executable, target)
-    assert sections.get(".mcu_slow", 0) == paging.slow_bytes
+    # the paged buffers' slots, and the runner's input copy when the plan does not keep it
+    copy = input_copy_bytes(gen.graph, gen.plan, "slow")
+    assert copy == (
+        0 if gen.plan.input_kept else -(-gen.graph.tensors[gen.graph.inputs[0]].nbytes // 16) * 16
+    )
+    assert sections.get(".mcu_slow", 0) == paging.slow_bytes + copy
     samples = [random_inputs(gen.graph, 0)]
     with open_device(target, result.executable, None) as link:
         run = run_samples(link, gen.graph, samples, emulated=True)

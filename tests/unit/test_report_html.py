@@ -87,7 +87,8 @@ def test_a_split_arena_has_one_timeline_per_pool() -> None:
 
     graph = load_model(EXAMPLE)
     memories = (PoolMemory("dtcm", 1024, 0.25, 0.25), PoolMemory("sram1", 376832, 0.5, 0.5))
-    options = PlanOptions(memories=PoolTarget(memories, stack=8192, firmware_ram=1184))
+    target = PoolTarget(memories, stack=8192, firmware_ram=1184)
+    options = PlanOptions(pools="fast_first", memories=target)
     g, _, plan = prepare(graph, options)
     assert plan.pools is not None and plan.pools.split
     fit = fit_of(g, plan, "static", weight_bytes(g), BoardLimits("b", 1 << 20, 1 << 21, 8192, 1184))

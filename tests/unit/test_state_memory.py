@@ -71,7 +71,7 @@ def test_the_plan_and_the_c_follow_the_placement() -> None:
     fits = {c: target_fit(g.graph, g.plan, dynamic.STATIC, 0, target) for c, g in gens.items()}
     assert fits["auto"].ram_need - fits["slow"].ram_need == state.bytes
     assert fits["slow"].state == 0 and fits["slow"].external_state == state.bytes
-    assert f"state {state.bytes:,} bytes in sdram" in fits["slow"].summary()
+    assert f"sdram {state.bytes:,} bytes (model state)" in fits["slow"].summary()
     model_c = gens["slow"].files["model.c"]
     array = f"g_external_state[{state.bytes}] MCU_ALIGNED(16)"
     assert f'{array} __attribute__((section(".mcu_slow")))' in model_c
@@ -97,7 +97,7 @@ def test_a_state_the_board_cannot_hold_is_one_error_line(
     assert main(argv) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "model does not fit nucleo-f767: RAM needs at least" in err
+    assert "model does not fit nucleo-f767's twin (mps2-an500): RAM needs at least" in err
     assert "nucleo-f767 has no external RAM to hold the state" in err
     assert main([*argv, "--state-memory", "slow"]) == 2
     err = capsys.readouterr().err
@@ -111,6 +111,10 @@ def test_plan_json_says_where_the_state_is(
     path = tmp_path / "m.tflite"
     path.write_bytes(write_model(model))
     argv = ["plan", str(path), "--trainable", "last:2", "--board", "disco-f746ng", "--json"]
+    # the board's port does not set up its SDRAM yet: only the twin holds such a state
+    assert main([*argv, "--state-memory", "slow"]) == 3
+    assert json.loads(capsys.readouterr().out)["fit"]["not_ready"] == "sdram (SDRAM)"
+    argv.append("--emulate")
     assert main([*argv, "--state-memory", "slow"]) == 0
     fit = json.loads(capsys.readouterr().out)["fit"]
     assert fit["state_memory"] == "sdram" and fit["state"] == 0 and fit["external_state"] > 0

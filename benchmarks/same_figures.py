@@ -1,0 +1,126 @@
+"""One model, one board, every command: the RAM figures of `plan --json`, `build`, `run --json`,
+`verify --json` and `report --json` side by side (issue 31: the same arena, model state,
+runtime state, stack and total RAM, under the same names, from every command).
+
+Each command runs as a user runs it, the real `mcugen` binary in a scratch folder, on the board's
+QEMU twin (`--emulate`). `plan` counts the RAM term by term; `build`, `run` and `verify` read the
+linked ELF; `report` embeds the plan's verdict. A difference is a bug.
+
+Run: python benchmarks/same_figures.py [--models a b ...] [--boards nucleo-f767 disco-f746ng];
+prints a table, exit 1 on any difference. tests/cli/test_same_figures.py runs it on a few models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MCUGEN = Path(sys.executable).with_name("mcugen")
+SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+#: The figures every command must agree on (plan.fit.RamUse's JSON names).
+KEYS = ("arena", "model_state", "runtime_state", "stack", "total", "size", "slow")
+#: build's text rows, by RamUse name.
+BUILD_ROWS = {"arena": "arena", "model state": "model_state", "runtime state": "runtime_state"}
+
+
+def _mcugen(*args: str, cwd: Path) -> str:
+    proc = subprocess.run(
+        [str(MCUGEN), *args], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"mcugen {' '.join(args)}: exit {proc.returncode}: {proc.stderr}")
+    return proc.stdout
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def build_figures(text: str) -> dict[str, int]:
+    """The RAM block `mcugen build` prints: "RAM: T of S bytes", then a row per part."""
+    found: dict[str, int] = {}
+    head = re.search(r"^  RAM: +([\d,]+) of ([\d,]+) bytes", text, re.M)
+    assert head is not None, text
+    found["total"], found["size"] = _number(head[1]), _number(head[2])
+    in_ram = text[head.end() :]
+    for name, key in (*BUILD_ROWS.items(), ("stack", "stack")):
+        row = re.search(rf"^    {name} +([\d,]+)$", in_ram, re.M)
+        found[key] = _number(row[1]) if row else 0
+    slow = re.search(r"^  \S+: +([\d,]+) bytes \(outside the RAM\)", text, re.M)
+    found["slow"] = _number(slow[1]) if slow else 0
+    return found
+
+
+def figures(model: Path, board: str, workdir: Path) -> dict[str, dict[str, int]]:
+    """command -> the RAM figures it gives for `model` on `board`'s twin."""
+    on = ["--board", board, "--emulate"]
+    m = str(model)
+    plan = json.loads(_mcugen("plan", m, *on, "--json", "--no-strategies", cwd=workdir))
+    build = build_figures(_mcugen("build", m, *on, "-o", "out", cwd=workdir))
+    run = json.loads(_mcugen("run", m, *on, "--json", cwd=workdir))
+    verify = json.loads(_mcugen("verify", m, *on, "--samples", "1", "--json", cwd=workdir))
+    report = ["report", m, "--board", board, "--no-run", "-o", "r.html", "--json", "r.json"]
+    _mcugen(*report, cwd=workdir)  # the report is for the board itself, not its twin
+    board_plan = json.loads(_mcugen("plan", m, "--board", board, "--json", cwd=workdir))
+    return {
+        "plan": _pick(plan["fit"]["ram"]),
+        "build": build,
+        "run": _pick(run["ram"]),
+        "verify": _pick(verify["ram"]),
+        "report (board)": _pick(json.loads((workdir / "r.json").read_text())["verdict"]["ram"]),
+        "plan (board)": _pick(board_plan["fit"]["ram"]),
+    }
+
+
+def _pick(ram: dict[str, Any]) -> dict[str, int]:
+    return {k: int(ram[k] or 0) for k in KEYS}
+
+
+def differences(found: dict[str, dict[str, int]]) -> list[str]:
+    """What differs: the twin's commands among themselves, and report against plan for the board
+    itself (the board's port and the twin's differ by a few bytes of runtime state)."""
+    bad = []
+    for group in (("plan", "build", "run", "verify"), ("plan (board)", "report (board)")):
+        first = found[group[0]]
+        for name in group[1:]:
+            for k in KEYS:
+                if found[name][k] != first[k]:
+                    bad.append(f"{name} {k} {found[name][k]:,} != {group[0]} {first[k]:,}")
+    return bad
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", nargs="*", default=None, help="model stems (default: all)")
+    ap.add_argument("--boards", nargs="*", default=["nucleo-f767", "disco-f746ng"])
+    args = ap.parse_args()
+    stems = args.models or sorted(p.stem for p in SHARED_MODELS.glob("*.tflite"))
+    print("| model | board | command | " + " | ".join(KEYS) + " |")
+    print("|---|---|---|" + "---|" * len(KEYS))
+    failed = 0
+    for stem in stems:
+        for board in args.boards:
+            with tempfile.TemporaryDirectory() as tmp:
+                try:
+                    found = figures(SHARED_MODELS / f"{stem}.tflite", board, Path(tmp))
+                except RuntimeError as exc:
+                    print(f"| {stem} | {board} | not built: {str(exc).splitlines()[-1][:120]} |")
+                    continue
+            for name, row in found.items():
+                cells = " | ".join(f"{row[k]:,}" for k in KEYS)
+                print(f"| {stem} | {board} | {name} | {cells} |")
+            for line in differences(found):
+                failed += 1
+                print(f"DIFFERENT {stem} {board}: {line}")
+    print(f"{failed} differences")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
