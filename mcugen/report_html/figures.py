@@ -89,14 +89,14 @@ def verdict(fit: Fit) -> dict[str, Any]:
         "largest_ram": max(ram, key=lambda p: p["bytes"]),
         "largest_flash": max(flash, key=lambda p: p["bytes"]),
         "summary": fit.summary(),
+        "ram": fit.ram().as_json(),
         "problem": problem.line() if problem is not None else None,
     }
 
 
 def _parts_of_ram(fit: Fit) -> list[dict[str, Any]]:
-    parts = [("arena", fit.arena), ("state", fit.state), ("stack", fit.stack)]
-    parts.append(("runtime and buffers", fit.runtime))
-    return [{"name": n, "bytes": b} for n, b in parts if b or n != "state"]
+    """The RAM's parts under the names every command uses (`plan.fit.RamUse`)."""
+    return [{"name": n, "bytes": b} for n, b in fit.ram().parts()]
 
 
 def _parts_of_flash(fit: Fit) -> list[dict[str, Any]]:
