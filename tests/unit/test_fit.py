@@ -10,20 +10,24 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
+from mcugen.commands._common import plan_options
 from mcugen.errors import BuildError
-from mcugen.host.project import board_limits, build, paging_target
+from mcugen.host.project import board_limits, build, paging_target, target_fit
 from mcugen.host.sizes import firmware_sizes
+from mcugen.model.builder import GraphBuilder
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
+from mcugen.model.tflite_write import write_model
 from mcugen.outputs import write_file as write_atomic
 from mcugen.pipeline import PlanOptions, generate, generate_from_file
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, LinkedFlash, allocator_arena, fit_of
+from mcugen.plan.fit import BoardLimits, Fit, LinkedFlash, allocator_arena, fit_of
 from support import EXAMPLE, SHARED_MODELS, sweep
 
 F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
@@ -195,3 +199,56 @@ def test_a_split_arena_verdict_equals_each_linked_memory(tmp_path: Path) -> None
         assert use.used == sections[f".mcu_pool_{use.name}"] + (firmware if use.firmware else 0)
     assert fit.ram_need == firmware_sizes(result.executable, target).ram_bytes
     assert set(fit.as_json()["pools"]) == {"dtcm", "sram1"}
+
+
+def _float_image_model() -> Graph:
+    """A 602,112-byte float32 image, quantized, one strided convolution, an average pool: the
+    shape of MCUNet-v2's first stage (issue 31 item 9)."""
+    b = GraphBuilder("big_input")
+    rng = np.random.default_rng(0)
+    x = b.input([1, 224, 224, 3], "float32", name="image")
+    q = b.activation([1, 224, 224, 3], "int8", scale=0.02, zero_point=0)
+    b.op("QUANTIZE", [x], [q])
+    filt = rng.integers(-100, 100, (16, 3, 3, 3), dtype=np.int8)
+    w = b.const(filt, scale=[0.01] * 16, zero_point=[0] * 16, axis=0)
+    bias = b.const(np.zeros(16, np.int32), scale=[0.0002] * 16, zero_point=[0] * 16)
+    c = b.activation([1, 112, 112, 16], "int8", scale=0.05, zero_point=-10)
+    b.op("CONV_2D", [q, w, bias], [c], padding=0, stride_w=2, stride_h=2,
+         fused_activation_function=1)  # fmt: skip
+    p = b.activation([1, 1, 1, 16], "int8", scale=0.05, zero_point=-10)
+    b.op("AVERAGE_POOL_2D", [c], [p], padding=1, stride_w=112, stride_h=112, filter_width=112,
+         filter_height=112, fused_activation_function=0)  # fmt: skip
+    b.output(p)
+    return b.graph()
+
+
+def test_a_large_input_goes_where_the_paged_arena_goes(tmp_path: Path) -> None:
+    """On the disco-f746ng twin the plan pages through the SDRAM, and the runner's copy of the
+    input goes there too: the RAM holds the runtime state and stack, not 602,112 bytes of image
+    blamed on the arena. On the board itself the SDRAM is not set up yet: does not fit, exit 3,
+    naming the memory."""
+    path = tmp_path / "big.tflite"
+    path.write_bytes(write_model(_float_image_model()))
+    args = cli._parser().parse_args(["build", str(path), "--board", "disco-f746ng", "--emulate"])
+    twin = resolve_target(load_board("disco-f746ng"), emulate=True)
+    gen = generate_from_file(path, plan_options(args, firmware=True, target=twin))  # as build
+    fit = target_fit(gen.graph, gen.plan, dynamic.STATIC, 0, twin)
+    ram = fit.ram()
+    assert fit.fits and fit.twin == "mps2-an500" and "input copy" in ram.slow_holds
+    assert ram.runtime_state < 4096 and ram.slow >= 602_112
+    board = resolve_target(load_board("disco-f746ng"), emulate=False)
+    on_board = target_fit(gen.graph, gen.plan, dynamic.STATIC, 0, board)
+    assert not on_board.fits and on_board.not_ready == "sdram (SDRAM)"
+    problem = on_board.problem()
+    assert problem is not None and problem.exit_code == 3
+    assert "disco-f746ng's port does not set up its sdram (SDRAM) yet" in problem.line()
+
+
+def test_the_ram_hint_names_the_largest_part() -> None:
+    base = Fit("b", 1000, 100, 500, 0, 1 << 20, 200)
+    assert "the arena is the largest part" in str(base.problem())
+    runtime = replace(base, arena=100, runtime=1000)
+    assert "the runtime state is the largest part" in str(runtime.problem())
+    state = replace(base, arena=100, state=1000)
+    assert "the model state (variable tensors) is the largest part" in str(state.problem())
+    assert "(arena 100, model state 1000, runtime state 200, stack 100)" in str(state.problem())
