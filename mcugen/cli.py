@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from mcugen import __version__
+from mcugen import __version__, progress
 from mcugen.boards import MLPERF_MODES
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
@@ -27,6 +27,7 @@ from mcugen.plan.paging.target import OBJECTIVES
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    progress.configure(quiet=args.quiet)
     try:
         check_outputs(args)
         return int(command(args.command)(args))
@@ -206,6 +207,10 @@ def _parser() -> argparse.ArgumentParser:
     boards.add_argument(
         "board", nargs="?", help="one board: its memories, what they cost and where that is from"
     )
+    for each in sub.choices.values():
+        each.add_argument(
+            "-q", "--quiet", action="store_true", help="no progress line on the terminal"
+        )
     return p
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mcugen import progress
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.codegen.render import render_model
@@ -129,6 +130,11 @@ def rewritten(graph: Graph, *, portable: bool = False) -> Graph:
 def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
     """Rewrite, lower and plan (with a patch stage when it makes the arena smaller, static
     offsets only); `UnsupportedError` names the first unsupported operator."""
+    with progress.step("planning"):
+        return _prepare(graph, options)
+
+
+def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
     g = rewritten(graph) if options.rewrites else graph
     lowered = lower_all(
         g, tuple(range(len(g.operators))), kernels=options.kernels, core=options.core
@@ -246,10 +252,11 @@ def page(
         limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
         reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
         capacity = (target.ram_size - reserve - plan.persistent.ram_bytes) // 16 * 16
-    plan, tried = _paging_order(graph, lowered, plan, options, max(capacity, 0))
-    paging = plan_paging(
-        graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
-    )
+    with progress.step("paging"):
+        plan, tried = _paging_order(graph, lowered, plan, options, max(capacity, 0))
+        paging = plan_paging(
+            graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
+        )
     return replace(plan, paging=replace(paging, orders_tried=tried))
 
 
@@ -342,12 +349,14 @@ def render(
     allocator: Allocator,
 ) -> Generated:
     """The C sources of a prepared model (`prepare`'s three results) for `allocator`."""
-    if plan.paging is not None:
-        dyn: dynamic.DynamicPlan | None = paged_dynamic(plan.paging, plan.buffers, len(plan.order))
-    else:
-        dyn = plan_allocator(plan, allocator, graph.outputs)
-    vm = build_view_model(graph, plan, lowered, model_name, dynamic=dyn)
-    return Generated(graph, plan, lowered, vm, render_model(vm), dynamic=dyn)
+    dyn: dynamic.DynamicPlan | None
+    with progress.step("generating C"):
+        if plan.paging is not None:
+            dyn = paged_dynamic(plan.paging, plan.buffers, len(plan.order))
+        else:
+            dyn = plan_allocator(plan, allocator, graph.outputs)
+        vm = build_view_model(graph, plan, lowered, model_name, dynamic=dyn)
+        return Generated(graph, plan, lowered, vm, render_model(vm), dynamic=dyn)
 
 
 def with_allocator(gen: Generated, allocator: Allocator) -> Generated:

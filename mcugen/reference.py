@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mcugen import progress
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
 
@@ -33,11 +34,13 @@ def tflm_outputs(
     arena = max(len(model) * 10, 4 * activations + 64 * 1024)
     interp = runtime.Interpreter.from_bytes(model, arena_size=arena)
     result = []
-    for sample in samples:
-        for i, arr in enumerate(sample):
-            interp.set_input(arr, i)
-        interp.invoke()
-        result.append([np.array(interp.get_output(j)) for j in range(len(graph.outputs))])
+    with progress.step("running TFLM's reference interpreter") as step:
+        for k, sample in enumerate(samples):
+            step.update(f"sample {k + 1} of {len(samples)}")
+            for i, arr in enumerate(sample):
+                interp.set_input(arr, i)
+            interp.invoke()
+            result.append([np.array(interp.get_output(j)) for j in range(len(graph.outputs))])
     return result
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from mcugen import progress
 from mcugen.model.ir import Graph
 from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan.memory_plan import MemoryPlan
@@ -33,20 +34,24 @@ def patch_curve(graph: Graph, options: PlanOptions) -> tuple[CurveRow, ...]:
     """One row per budget of `BUDGETS` (options' own budget added when it is not one of them)."""
     budgets = sorted({*BUDGETS, options.patch_overhead})
     rows = []
-    for budget in budgets:
-        _, _, plan = prepare(graph, replace(options, patch_overhead=budget, patch_when="always"))
-        found = plan.patches
-        stage = found.stage if found is not None else None
-        rows.append(
-            CurveRow(
-                budget=budget,
-                arena=plan.arena_bytes,
-                macs_added=stage.macs_added if stage else 0,
-                total_macs=found.total_macs if found else 0,
-                grid=stage.grid if stage else None,
-                operators=len(stage.ops) if stage else 0,
+    with progress.step("patch curve") as step:
+        for k, budget in enumerate(budgets):
+            step.update(f"budget {k + 1} of {len(budgets)}")
+            _, _, plan = prepare(
+                graph, replace(options, patch_overhead=budget, patch_when="always")
             )
-        )
+            found = plan.patches
+            stage = found.stage if found is not None else None
+            rows.append(
+                CurveRow(
+                    budget=budget,
+                    arena=plan.arena_bytes,
+                    macs_added=stage.macs_added if stage else 0,
+                    total_macs=found.total_macs if found else 0,
+                    grid=stage.grid if stage else None,
+                    operators=len(stage.ops) if stage else 0,
+                )
+            )
     return tuple(rows)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import serial
 
+from mcugen import progress
 from mcugen.boards import CONSOLE_BAUD, Target
 from mcugen.errors import RunError
 from mcugen.host.protocol import DeviceLink
@@ -117,28 +118,33 @@ def run_samples(
     *,
     emulated: bool,
     profile: bool = False,
+    label: Callable[[int], str] | None = None,
 ) -> DeviceRun:
+    """Run `samples` one by one; `label(k)` is what the progress line says while sample k runs
+    (default: sample k + 1 of n)."""
     start = time.perf_counter()
     info = link.info()
     check_info(info.input_bytes, info.output_bytes, graph, link.name)
     outputs, ticks, node_ticks, stack, moved = [], [], [], 0, 0
-    for sample in samples:
-        for i, (t_index, arr) in enumerate(zip(graph.inputs, sample, strict=True)):
-            t = graph.tensors[t_index]
-            link.write_input(i, np.ascontiguousarray(arr, dtype=DTYPES[t.dtype][0]).tobytes())
-        res = link.invoke(1, profile=profile)
-        if res.status != 0:
-            raise RunError(
-                f"inference failed on the device: status {res.status} at operator "
-                f"{res.failed_node}",
-                where=link.name,
-            )
-        ticks.append(res.ticks)
-        stack = max(stack, res.stack_used)
-        moved = res.moved_bytes
-        outputs.append(_read_outputs(link, graph))
-        if profile:
-            node_ticks = link.profile(info.num_nodes)
+    with progress.step(f"running on {link.name}") as step:
+        for k, sample in enumerate(samples):
+            step.update(label(k) if label else f"sample {k + 1} of {len(samples)}")
+            for i, (t_index, arr) in enumerate(zip(graph.inputs, sample, strict=True)):
+                t = graph.tensors[t_index]
+                link.write_input(i, np.ascontiguousarray(arr, dtype=DTYPES[t.dtype][0]).tobytes())
+            res = link.invoke(1, profile=profile)
+            if res.status != 0:
+                raise RunError(
+                    f"inference failed on the device: status {res.status} at operator "
+                    f"{res.failed_node}",
+                    where=link.name,
+                )
+            ticks.append(res.ticks)
+            stack = max(stack, res.stack_used)
+            moved = res.moved_bytes
+            outputs.append(_read_outputs(link, graph))
+            if profile:
+                node_ticks = link.profile(info.num_nodes)
     return DeviceRun(
         outputs,
         ticks,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mcugen import progress
 from mcugen.errors import RunError
 from mcugen.model.ir import DTYPES, Graph
 
@@ -46,7 +47,8 @@ def run_host(
         start = time.perf_counter()
         args = [str(exe), str(fin), str(fout)] + ([str(fstate)] if state else [])
         try:
-            proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+            with progress.step(f"running on the host, {len(samples):,} samples"):
+                proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise RunError(
                 f"the model did not finish within {timeout:.0f} s", where=str(exe)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mcugen import __version__
+from mcugen import __version__, progress
 from mcugen.boards import CONSOLE_BAUD, Memory, Target
 from mcugen.codegen.render import environment
 from mcugen.codegen.viewmodel import SLOW_SECTION
@@ -447,7 +447,8 @@ def compile_project(directory: Path, target: Target, *, jobs: int = 2) -> float:
                 hint="install it (apt-get install ccache) or unset MCUGEN_CC_LAUNCHER",
             )
         cmd.append(f"CC={launcher} {cc}")
-    returncode, stderr = _run_make(cmd, directory)
+    with progress.step(f"compiling for {target.label}"):
+        returncode, stderr = _run_make(cmd, directory)
     seconds = time.perf_counter() - start
     if returncode != 0:
         raise _compile_error(stderr, target)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from mcugen import progress
 from mcugen.boards import Target
 from mcugen.errors import RunError
 from mcugen.host.protocol import CHECKPOINT_STATUS, DeviceLink
@@ -45,7 +47,8 @@ def train_on_host(
 
     segments = as_segments(run)
     flat = [step for segment in segments for step in segment.steps]
-    ran = run_host(exe, gen.graph, flat, state=True)
+    with progress.step("training"):
+        ran = run_host(exe, gen.graph, flat, state=True)
     assert ran.state is not None
     results, first = [], 0
     for segment in segments:
@@ -81,8 +84,12 @@ def train_on_device(
     segments = as_segments(run)
     start = time.perf_counter()
     total = sum(len(s.steps) for s in segments if not s.held_out)
-    tally = _Tally(every=checkpoint_every or total, total=total, saves=checkpoint_every > 0)
-    with open_device(target, elf, None if target.emulate else port, cwd=storage) as link:
+    epochs = max((s.epoch for s in segments), default=0)
+    tally = _Tally(checkpoint_every or total, total, checkpoint_every > 0, epochs=epochs)
+    with (
+        progress.step("training"),
+        open_device(target, elf, None if target.emulate else port, cwd=storage) as link,
+    ):
         if resume:
             _checkpoint(link, load=True)
         results = tuple(_run_segment(link, gen, target, s, tally) for s in segments)
@@ -109,6 +116,7 @@ class _Tally:
     total: int
     saves: bool
     done: int = 0
+    epochs: int = 0
     unit: str = ""
     per_step: list[int] = field(default_factory=list)
     stack_used: int = 0
@@ -124,7 +132,8 @@ def _run_segment(
     outputs: list[list[np.ndarray]] = []
     whole = [(0, len(segment.steps))]
     for first, last in whole if segment.held_out else _chunks(len(segment.steps), tally):
-        chunk = run_samples(link, gen.graph, segment.steps[first:last], emulated=target.emulate)
+        steps, label = segment.steps[first:last], partial(_where, segment, tally.epochs, first)
+        chunk = run_samples(link, gen.graph, steps, emulated=target.emulate, label=label)
         check_losses(segment, losses_of(chunk.outputs), first)
         outputs += chunk.outputs
         tally.stack_used = max(tally.stack_used, chunk.stack_used)
@@ -136,6 +145,13 @@ def _run_segment(
         if tally.saves and (tally.done % tally.every == 0 or tally.done == tally.total):
             _checkpoint(link, load=False)
     return segment_result(segment, outputs)
+
+
+def _where(segment: Segment, epochs: int, first: int, k: int) -> str:
+    """What the progress line says while step (or held-out sample) `first + k` of `segment`
+    runs."""
+    what = "held-out sample" if segment.held_out else "step"
+    return f"epoch {segment.epoch} of {epochs}, {what} {first + k + 1} of {len(segment.steps)}"
 
 
 def _chunks(length: int, tally: _Tally) -> list[tuple[int, int]]:

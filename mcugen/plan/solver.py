@@ -15,6 +15,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from mcugen import progress
+
 #: How often the waiting thread looks up, in seconds (the delay a Ctrl-C can see).
 _POLL_SECONDS = 0.05
 
@@ -33,8 +35,9 @@ def solve(solver: Any, model: Any) -> Any:
     thread = threading.Thread(target=work, name="cp-sat", daemon=True)
     thread.start()
     try:
-        while thread.is_alive():
-            thread.join(_POLL_SECONDS)
+        with progress.step("CP-SAT search"):
+            while thread.is_alive():
+                thread.join(_POLL_SECONDS)
     except BaseException:
         solver.stop_search()
         thread.join()

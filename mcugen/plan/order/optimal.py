@@ -34,6 +34,7 @@ import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from mcugen import progress
 from mcugen.model.ir import Graph
 from mcugen.plan.order import ORDERS, ArenaOf, OrderResult
 from mcugen.plan.order.beam import widening_beam
@@ -48,6 +49,8 @@ DEFAULT_TIME_BUDGET = 1.0
 #: budget give the same order on any machine and under any load (a slow or loaded machine only
 #: takes longer).
 TRANSITIONS_PER_SECOND = 300_000
+#: Transitions between two updates of the progress line (mcugen/progress.py).
+NOTE_EVERY = 20_000
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,13 @@ class PieceOutcome:
 @dataclass
 class _Limits:
     transitions: int
+    step: progress.Step | None = None  # told how far the search is, every NOTE_EVERY transitions
+    noted: int = 0
 
     def exceeded(self, used: int) -> bool:
+        if self.step is not None and used >= self.noted + NOTE_EVERY:
+            self.noted = used
+            self.step.update(f"{used:,} of {self.transitions:,} transitions")
         return used >= self.transitions
 
 
@@ -178,10 +186,12 @@ def solve_piece(
     floor: int,
     greedy: tuple[tuple[int, ...], int],
     transitions: int,
+    step: progress.Step | None = None,
 ) -> tuple[PieceOutcome, int]:
     """Exact search with half of `transitions`; if it does not finish, a widening beam search
     with the rest, keeping the better order. Returns the outcome and the transitions spent."""
-    exact = search_piece(model, piece, floor=floor, greedy=greedy, limits=_Limits(transitions // 2))
+    limits = _Limits(transitions // 2, step)
+    exact = search_piece(model, piece, floor=floor, greedy=greedy, limits=limits)
     if exact.complete:
         return exact, exact.transitions
     left = transitions - exact.transitions
@@ -208,21 +218,23 @@ def optimal_order(
     work = int(budget * TRANSITIONS_PER_SECOND)
     stopped = 0
     todo = sorted(range(len(pieces)), key=lambda i: (-results[i][1], i))
-    for rank, i in enumerate(todo):
-        if results[i][1] <= floor:
-            break  # this piece and the next ones (lower greedy peaks) cannot set the peak
-        waiting = sum(1 for j in todo[rank:] if results[j][1] > floor)
-        outcome, spent = solve_piece(
-            model,
-            pieces[i],
-            floor=floor,
-            greedy=results[i],
-            transitions=work // waiting,
-        )
-        work -= spent
-        results[i] = (outcome.order, outcome.peak)
-        floor = max(floor, outcome.lower)
-        stopped += not outcome.complete
+    with progress.step("order search") as step:
+        for rank, i in enumerate(todo):
+            if results[i][1] <= floor:
+                break  # this piece and the next ones (lower greedy peaks) cannot set the peak
+            waiting = sum(1 for j in todo[rank:] if results[j][1] > floor)
+            outcome, spent = solve_piece(
+                model,
+                pieces[i],
+                floor=floor,
+                greedy=results[i],
+                transitions=work // waiting,
+                step=step,
+            )
+            work -= spent
+            results[i] = (outcome.order, outcome.peak)
+            floor = max(floor, outcome.lower)
+            stopped += not outcome.complete
     order = tuple(v for piece_order, _ in results for v in piece_order)
     peak = max([model.start_bytes, *(p for _, p in results)])
     note = ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mcugen import progress
 from mcugen.train.schedule import SCHEDULERS as REGISTRY
 from mcugen.train.schedule.baselines import store_all
 from mcugen.train.schedule.cpsat import least_ram
@@ -48,30 +49,32 @@ def pareto(
 ) -> list[Point]:
     """Each named scheduler's schedule at each budget of `ram`."""
     points = []
-    for budget in ram:
-        for name in names:
-            if name == "paging" and not problem.paging:
-                continue
-            try:
-                schedule = REGISTRY.get(name)(problem, Budgets(ram=budget, work=work, gap=gap))
-            except ScheduleError:
-                points.append(Point(name, budget, None))
-                continue
-            o = simulate(problem, schedule)
-            paged = o.paged_out + o.paged_in
-            points.append(
-                Point(
-                    name,
-                    budget,
-                    o.cost,
-                    o.peak,
-                    o.recomputed,
-                    paged,
-                    schedule.optimal,
-                    schedule.lower_bound,
-                    o.time,
+    with progress.step("Pareto front") as step:
+        for k, budget in enumerate(ram):
+            step.update(f"budget {k + 1} of {len(ram)}")
+            for name in names:
+                if name == "paging" and not problem.paging:
+                    continue
+                try:
+                    schedule = REGISTRY.get(name)(problem, Budgets(ram=budget, work=work, gap=gap))
+                except ScheduleError:
+                    points.append(Point(name, budget, None))
+                    continue
+                o = simulate(problem, schedule)
+                paged = o.paged_out + o.paged_in
+                points.append(
+                    Point(
+                        name,
+                        budget,
+                        o.cost,
+                        o.peak,
+                        o.recomputed,
+                        paged,
+                        schedule.optimal,
+                        schedule.lower_bound,
+                        o.time,
+                    )
                 )
-            )
     return points
 
 
