@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from mcugen import __version__, progress
 from mcugen.boards import MLPERF_MODES
@@ -91,8 +92,17 @@ def command(name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with mcugen's one error line: what is wrong and where to look, no usage block
+    (sub-command parsers are made of the same class)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = McugenError(message, hint=f"`{self.prog} --help` lists the options").line()
+        self.exit(2, f"mcugen: error: {line}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mcugen", description=__doc__.splitlines()[0])
+    p: argparse.ArgumentParser = _Parser(prog="mcugen", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"mcugen {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -207,6 +217,9 @@ def _parser() -> argparse.ArgumentParser:
     boards.add_argument(
         "board", nargs="?", help="one board: its memories, what they cost and where that is from"
     )
+    ops = sub.add_parser("ops", help="list the operators mcugen runs and their kernels")
+    ops.add_argument("operator", nargs="?", help="one operator: its optimised kernels in full")
+    ops.add_argument("--json", action="store_true", help="print one JSON array")
     for each in sub.choices.values():
         each.add_argument(
             "-q", "--quiet", action="store_true", help="no progress line on the terminal"

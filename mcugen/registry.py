@@ -20,9 +20,12 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Items of one family keyed by name, with a default name."""
 
-    def __init__(self, family: str, *, default: str | None = None) -> None:
+    def __init__(self, family: str, *, default: str | None = None, listed_by: str = "") -> None:
+        """`listed_by`: for a family too long to list in an error line, the command that lists
+        it (the error then names that command instead of every member)."""
         self.family = family
         self._default = default
+        self._listed_by = listed_by
         self._items: dict[str, T] = {}
 
     @property
@@ -55,9 +58,10 @@ class Registry(Generic[T]):
         try:
             return self._items[key]
         except KeyError:
-            raise McugenError(
-                f"unknown {self.family} '{key}'", hint=f"choose one of: {', '.join(self.names())}"
-            ) from None
+            hint = f"choose one of: {', '.join(self.names())}"
+            if self._listed_by:
+                hint = f"`{self._listed_by}` lists them"
+            raise McugenError(f"unknown {self.family} '{key}'", hint=hint) from None
 
     def names(self) -> tuple[str, ...]:
         """Every registered name, sorted (what `--help` and error messages list)."""

@@ -44,7 +44,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UnsupportedError(
             f"model cannot be built for {board.name}: {planned.unsupported}",
             where=str(args.model),
-            hint="see the README's list of supported operators",
+            hint="`mcugen ops` lists the operators mcugen runs",
         )
     fit = board_fit(args, planned, options)
     assert fit is not None

@@ -249,7 +249,7 @@ class Fit:
         if self.unsupported:
             return UnsupportedError(
                 f"model cannot be built for {self.board}: {self.unsupported}",
-                hint="see the README's list of supported operators",
+                hint="`mcugen ops` lists the operators mcugen runs",
             )
         over = next((p for p in self.pools if p.used > p.size), None)
         if over is not None:

@@ -458,3 +458,49 @@ def test_verify_compares_every_sample_of_a_folder(ws: Workspace) -> None:
         "no .npy or .npz file"
         in ws.run("verify", "model.tflite", "--input-dir", "empty").one_error_line()
     )
+
+
+# --- Error lines that are one line and true ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "model.tflite", "--ram-budget", "-5"], "argument --ram-budget: '-5' is not"),
+        (["plan"], "the following arguments are required: model"),
+        (["bogus"], "invalid choice: 'bogus'"),
+        (["verify", "model.tflite", "--samples", "x"], "argument --samples"),
+    ],
+)
+def test_a_bad_argument_is_one_line_without_the_usage(
+    ws: Workspace, args: list[str], message: str
+) -> None:
+    line = ws.run(*args).one_error_line()
+    assert message in line and "--help` lists the options" in line, line
+
+
+def test_ops_lists_what_the_lowerings_register(ws: Workspace) -> None:
+    from mcugen.codegen.lower import supported_opcodes
+
+    result = ws.run("ops")
+    assert result.code == 0
+    listed = [line.split()[0] for line in result.out.splitlines()[1:]]
+    assert listed == sorted(supported_opcodes()) and "CONV_2D" in listed
+    conv = ws.run("ops", "conv_2d").out
+    assert "conv_2d_1x1_s8" in conv and "1x1 filter" in conv
+    assert "`mcugen ops` lists the ones it runs" in ws.run("ops", "NOPE").one_error_line()
+
+
+def test_an_unsupported_operator_names_the_command_that_lists_the_supported_ones(
+    ws: Workspace,
+) -> None:
+    from mcugen.model.builder import GraphBuilder
+
+    b = GraphBuilder()
+    x = b.input([1, 4], "float32")
+    y = b.activation([1, 4], "float32")
+    b.op("EXP", [x], [y])
+    b.output(y)
+    (ws.cwd / "exp.tflite").write_bytes(b.tflite())
+    line = ws.run("build", "exp.tflite", "--board", "host", "-o", "out").one_error_line()
+    assert "EXP" in line and "`mcugen ops` lists" in line, line

@@ -76,7 +76,7 @@ class OperatorEntry:
     traits: TraitsFn
 
 
-LOWERINGS: Registry[OperatorEntry] = Registry("operator")
+LOWERINGS: Registry[OperatorEntry] = Registry("operator", listed_by="mcugen ops")
 _loaded = False
 
 
@@ -153,12 +153,15 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             else f"custom operator with an empty name (operator {op.index}) is not supported"
         )
         raise UnsupportedError(
-            what, hint="replace it with builtin operators or run it outside the model"
+            what,
+            hint="`mcugen ops` lists the operators mcugen runs; replace it with those, or run it "
+            "outside the model",
         )
     if key not in LOWERINGS:
         raise UnsupportedError(
             f"{op.label}: operator {op.opcode} is not supported by the mcugen runtime",
-            hint=f"supported: {', '.join(supported_opcodes())}",
+            hint="`mcugen ops` lists the operators mcugen runs; replace it with those, or run it "
+            "outside the model",
         )
     expected = DEFAULT_OPTIONS.get(op.opcode, "")
     if op.options_type and expected and op.options_type != expected:

@@ -55,7 +55,7 @@ GROWS_OVER_INPUT = OpTraits(grows_over_input=True)
 
 def unsupported(op: Operator, what: str) -> UnsupportedError:
     return UnsupportedError(
-        f"{op.label}: {what}", hint="see the README's list of supported operators"
+        f"{op.label}: {what}", hint="`mcugen ops` lists the operators mcugen runs"
     )
 
 
