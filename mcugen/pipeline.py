@@ -10,7 +10,7 @@ from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
-from mcugen.errors import UnsupportedError
+from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
@@ -23,7 +23,7 @@ from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
 from mcugen.plan.dynamic import Allocator
-from mcugen.plan.fit import BoardLimits, allocator_arena, firmware_ram, fit_of
+from mcugen.plan.fit import BoardLimits, allocator_arena, firmware_ram, fit_of, input_copy_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import PagingTarget, paged_dynamic, plan_paging
@@ -142,6 +142,8 @@ def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lower
     paging = options.paging
     if paging is not None and paging.ram_budget is not None:
         paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
+        if paging.ram_size:  # a board: its RAM holds the slow array too
+            check_paging_pays(g, planned_static(g, lowered, options), paged, paging.ram_budget)
         return g, lowered, placed_state(g, paged, options)
     whole = planned_static(g, lowered, options)
     tiled, tiled_lowered = g, lowered
@@ -258,6 +260,27 @@ def page(
             graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
         )
     return replace(plan, paging=replace(paging, orders_tried=tried))
+
+
+def check_paging_pays(graph: Graph, unpaged: MemoryPlan, paged: MemoryPlan, budget: int) -> None:
+    """Without an external RAM (a `--ram-budget` plan whose paged-out buffers stay in an array
+    in the same RAM), refuse a schedule that takes as much RAM as the plan without a budget or
+    more (arena, slow array and the runner's input copy): it would cost the user RAM for nothing
+    (issue 31). Called for boards; the host's nominal slow memory pages for testing."""
+    paging = paged.paging
+    if paging is None or paging.slow.external:
+        return
+    copy = input_copy_bytes(graph, paged, "ram")
+    total = paging.fast_bytes + paging.slow_bytes + copy
+    plain = unpaged.arena_bytes + input_copy_bytes(graph, unpaged, "ram")
+    if total < plain:
+        return
+    raise McugenError(
+        f"--ram-budget {budget}: with no external RAM, what is paged out of the budget "
+        f"({paging.slow_bytes:,} bytes) stays in RAM: {total:,} bytes in all with the input "
+        f"copy, no less than the {plain:,} bytes without a budget",
+        hint="drop --ram-budget, or page to a board with external RAM (--board disco-f746ng)",
+    )
 
 
 def _paging_order(

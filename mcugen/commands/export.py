@@ -10,8 +10,9 @@ from mcugen.boards import board_names, load_board
 from mcugen.codegen.export import check_name, default_name, export_files
 from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError
+from mcugen.model.tflite_import import load_model
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
-from mcugen.pipeline import generate_from_file
+from mcugen.pipeline import check_paging_pays, generate_from_file, prepare
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -21,6 +22,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     core = export_core(args)
     options = replace(plan_options(args), core=core)
     gen = generate_from_file(args.model, options)
+    paging = gen.plan.paging
+    if paging is not None and options.paging is not None and options.paging.ram_budget:
+        graph, _, unpaged = prepare(load_model(args.model), replace(options, paging=None))
+        check_paging_pays(graph, unpaged, gen.plan, options.paging.ram_budget)
     files = export_files(gen, name, fmt=args.format, core=core, arena_section=args.arena_section)
     write_directory(files, out)
     sources = sum(1 for f in files if f.endswith(".c"))
@@ -28,6 +33,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     header = "src" if args.format == "arduino" else "include"
     print(f"  {header}/{name}.h, {sources} C files ({len(files)} files), kernels for {core}")
     print(f"  arena:    {gen.view_model.arena_bytes} bytes ({name.upper()}_ARENA_BYTES)")
+    if paging is not None and paging.slow_bytes:
+        print(f"  slow:     {paging.slow_bytes} bytes of paged buffers, an array in RAM")
     print(f"  weights:  {sum(len(c.data) for c in gen.view_model.constants)} bytes")
     return 0
 

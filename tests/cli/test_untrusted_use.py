@@ -504,3 +504,20 @@ def test_an_unsupported_operator_names_the_command_that_lists_the_supported_ones
     (ws.cwd / "exp.tflite").write_bytes(b.tflite())
     line = ws.run("build", "exp.tflite", "--board", "host", "-o", "out").one_error_line()
     assert "EXP" in line and "`mcugen ops` lists" in line, line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["export", "model.tflite", "-o", "lib", "--board", "nucleo-f767"],
+        ["plan", "model.tflite", "--board", "nucleo-f767"],
+        ["build", "model.tflite", "--board", "nucleo-f767", "-o", "fw"],
+    ],
+)
+def test_a_ram_budget_that_costs_more_ram_is_refused(ws: Workspace, args: list[str]) -> None:
+    """On a board without external RAM the paged-out buffers stay in RAM: a schedule taking more
+    RAM in all than the plain arena (here 4,096 + 2,048 > 5,184) is refused, not adopted."""
+    before = ws.state()
+    line = ws.run(*args, "--ram-budget", "4096").one_error_line()
+    assert "in all with the input copy, no less than the" in line, line
+    assert ws.state() == before
