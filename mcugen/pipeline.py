@@ -115,6 +115,19 @@ class PlanOptions:
             patch_overhead=0.0,
         )
 
+    def as_tflm(self) -> PlanOptions:
+        """TFLM's plan (`tflm`) on the same board: its allocator, pools, paging, core and state
+        (what `--tflm-plan` plans)."""
+        return replace(
+            PlanOptions.tflm(),
+            allocator=self.allocator,
+            pools=self.pools,
+            memories=self.memories,
+            paging=self.paging,
+            core=self.core,
+            state=self.state,
+        )
+
 
 def stored_order_peak(graph: Graph) -> int:
     """The planner's judgement of a rewrite: peak live bytes of the stored order with everything

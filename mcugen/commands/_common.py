@@ -6,7 +6,7 @@ flash).
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -70,18 +70,8 @@ def plan_options(
     kernels = getattr(args, "kernels", None) or "opt"
     core = target.port_board.core if target is not None else "host"
     state = state_target(target, getattr(args, "state_memory", None) or state_memory.DEFAULT)
-    if getattr(args, "tflm_plan", False):
-        return replace(
-            PlanOptions.tflm(),
-            allocator=allocator,
-            pools=pools,
-            memories=memories,
-            paging=pages,
-            core=core,
-            state=state,
-        )
     limits = board_limits(target) if target is not None and not target.board.is_host else None
-    return PlanOptions(
+    options = PlanOptions(
         limits=limits,
         kernels=kernels,
         core=core,
@@ -99,6 +89,7 @@ def plan_options(
         patcher=getattr(args, "patcher", None) or patch_strategies.DEFAULT,
         **patch_choice(getattr(args, "patch_overhead", "auto")),
     )
+    return options.as_tflm() if getattr(args, "tflm_plan", False) else options
 
 
 def patch_choice(overhead: float | str) -> dict[str, Any]:

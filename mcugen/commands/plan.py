@@ -64,19 +64,6 @@ def plan_model(graph: Graph, options: PlanOptions) -> Planned:
         return Planned(graph, plan, None, exc.what, options=options)
 
 
-def tflm_options(options: PlanOptions) -> PlanOptions:
-    """What `--tflm-plan` plans with the same board, pools, paging and allocator."""
-    return replace(
-        PlanOptions.tflm(),
-        allocator=options.allocator,
-        pools=options.pools,
-        memories=options.memories,
-        paging=options.paging,
-        core=options.core,
-        state=options.state,
-    )
-
-
 def strategy_runs(
     original: Graph, planned: Planned, *, in_place: bool | None = None
 ) -> tuple[StrategyRun, ...]:
@@ -88,7 +75,7 @@ def strategy_runs(
     options = planned.options or PlanOptions()
     if in_place is False:
         options = replace(options, in_place=False)
-    tflm = tflm_options(options)
+    tflm = options.as_tflm()
     chosen = (options.order, options.layout)
     plans = {chosen: planned.plan}
 
