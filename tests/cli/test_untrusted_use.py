@@ -101,6 +101,7 @@ def ws(tmp_path: Path) -> Workspace:
 FOLDER_COMMANDS = {
     "build": ["build", "model.tflite", "--board", "host"],
     "export": ["export", "model.tflite"],
+    "flash": ["flash", "model.tflite", "--board", "nucleo-f767"],  # refused before any probe
 }
 
 
@@ -254,7 +255,8 @@ def _read_only_folder(ws: Workspace) -> tuple[Path, dict[str, object]]:
 
 @pytest.mark.parametrize(
     "command",
-    ["build", "export", "run --output", "optimize -o", "report -o", "train -o", "plan --chart"],
+    ["build", "export", "run --output", "optimize -o", "report -o", "train -o", "plan --chart"]
+    + ["flash"],
 )
 def test_an_unwritable_output_is_one_line_naming_path_and_reason(
     ws: Workspace, command: str

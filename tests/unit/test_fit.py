@@ -252,3 +252,12 @@ def test_the_ram_hint_names_the_largest_part() -> None:
     state = replace(base, arena=100, state=1000)
     assert "the model state (variable tensors) is the largest part" in str(state.problem())
     assert "(arena 100, model state 1000, runtime state 200, stack 100)" in str(state.problem())
+
+
+def test_the_flash_hint_names_the_largest_part() -> None:
+    base = replace(Fit("b", 0, 0, 1 << 20, 100, 1000, 0), linked=LinkedFlash(code=800, tables=300))
+    assert "the code is the largest part: --kernels reference" in str(base.problem())
+    tables = replace(base, linked=LinkedFlash(code=300, tables=800))
+    assert "the tables and parameters are the largest part" in str(tables.problem())
+    weights = replace(base, weights=2000)
+    assert "the weights are the largest part" in str(weights.problem())
