@@ -221,7 +221,7 @@ def test_a_model_no_board_holds_runs_on_two_against_tflm(
     whole = ("--patch-overhead", "0")
     code, out, err = run_cli(capsys, str(model), "--board", F767, "--emulate", *whole)
     assert code == 3 and not out and len(err.strip().splitlines()) == 1
-    assert "model does not fit nucleo-f767: RAM needs" in err
+    assert "model does not fit nucleo-f767's twin (mps2-an500): RAM needs" in err
     argv = ("--boards", f767s(2), "--emulate", "--partition-work", "0.2", "--json", *whole)
     code, out, err = run_cli(capsys, str(model), *argv)
     assert code == 0, err
