@@ -27,6 +27,7 @@ from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan import dynamic, paging, state_memory
 from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies
+from mcugen.plan.fit import MIN_ARENA_BYTES
 
 
 def target_for(args: argparse.Namespace) -> Target:
@@ -158,7 +159,7 @@ def arena_bytes(gen: Generated) -> int:
     split = gen.plan.pools
     if split is not None and split.split and gen.dynamic is None:
         return sum(p.size for p in split.pools)
-    return gen.view_model.arena_bytes
+    return max(gen.view_model.arena_bytes, MIN_ARENA_BYTES)  # as model.c.j2 declares it
 
 
 def allocator_figures(gen: Generated) -> dict[str, Any]:

@@ -363,6 +363,11 @@ def _room(spare: int) -> str:
     return f"{spare:,} free" if spare >= 0 else f"over by {-spare:,}"
 
 
+#: The smallest arena array the firmware declares (templates/model.c.j2: C has no empty array),
+#: e.g. for a paged plan that keeps every buffer in the external RAM.
+MIN_ARENA_BYTES = 16
+
+
 def allocator_arena(plan: MemoryPlan, allocator: str) -> int:
     """The arena the firmware declares for `plan` under `allocator`. Static offsets: the layout's
     extent (`plan.arena_bytes`). `compacting` and `planned` move whole buffers and run in their
@@ -370,9 +375,9 @@ def allocator_arena(plan: MemoryPlan, allocator: str) -> int:
     profiles), and the arena `dynamic.plan_dynamic` reaches by construction."""
     if plan.paging is not None:  # the fast arena, and the slow memory when it is in RAM too
         slow = 0 if plan.paging.slow.external else plan.paging.slow_bytes
-        return plan.paging.fast_bytes + slow
+        return max(plan.paging.fast_bytes, MIN_ARENA_BYTES) + slow
     if allocator == dynamic.STATIC:
-        return plan.arena_bytes
+        return max(plan.arena_bytes, MIN_ARENA_BYTES)
     whole = [replace(b, profile=()) for b in plan.buffers]
     return max(live_bytes_per_step(whole, len(plan.order)), default=0)
 
