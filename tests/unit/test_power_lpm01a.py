@@ -47,6 +47,9 @@ def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Lpm01aSim]:
 
 def test_setup_and_teardown_commands() -> None:
     _, sim = acquire(Bench())
+    deadline = time.monotonic() + 5.0  # the simulator's thread may read the last one late
+    while sim.commands[-1:] != ["hrc"] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert sim.commands == [*SETUP, "start", "stop", "pwr off", "hrc"]
 
 

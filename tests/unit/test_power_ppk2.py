@@ -41,6 +41,11 @@ def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Ppk2Sim]:
 
 def test_command_bytes() -> None:
     _, sim = acquire(Bench())
+    # the simulator's thread reads the last command ("supply off") after the driver has left:
+    # give it a moment on a loaded machine (CI saw it missing once, under the full suite)
+    deadline = time.monotonic() + 5.0
+    while sim.commands[-1:] != [b"\x0c\x00"] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert sim.commands == [
         b"\x19",  # metadata
         b"\x11\x02",  # source meter
