@@ -406,6 +406,15 @@ def acquire(
         released(monitor, sim)
 
 
+def read_through(sim: Lpm01aSim | Ppk2Sim, last: Any, seconds: float = 5.0) -> None:
+    """Wait until the simulator's thread has read the driver's `last` command: the driver has
+    written it when it returns, but on a loaded machine the thread may not have read it yet, and
+    leaving the simulator's context stops the thread."""
+    deadline = time.monotonic() + seconds
+    while sim.commands[-1:] != [last] and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def released(monitor: Any, sim: Lpm01aSim | Ppk2Sim) -> None:
     """The driver closed its port, and the pty (unless hung up) opens again."""
     assert monitor._ser is not None and not monitor._ser.is_open

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from instruments import Bench, Lpm01aSim, released, simulated_lpm01a
+from instruments import Bench, Lpm01aSim, read_through, released, simulated_lpm01a
 from instruments import acquire as run_acquisition
 
 from mcugen.errors import McugenError, RunError
@@ -42,14 +42,13 @@ def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Lpm01aSim]:
         trace, _ = run_acquisition(
             Lpm01a(sim.pty.path, timeout=1.0 if fault else 3.0), sim, bench, ROUNDS, N
         )
+        if not fault:
+            read_through(sim, "hrc")  # its last command, read before the simulator stops
         return trace, sim
 
 
 def test_setup_and_teardown_commands() -> None:
     _, sim = acquire(Bench())
-    deadline = time.monotonic() + 5.0  # the simulator's thread may read the last one late
-    while sim.commands[-1:] != ["hrc"] and time.monotonic() < deadline:
-        time.sleep(0.01)
     assert sim.commands == [*SETUP, "start", "stop", "pwr off", "hrc"]
 
 

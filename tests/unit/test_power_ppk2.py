@@ -10,7 +10,15 @@ import time
 
 import numpy as np
 import pytest
-from instruments import PPK2_CAL, PPK2_SHUNTS, Bench, Ppk2Sim, released, simulated_ppk2
+from instruments import (
+    PPK2_CAL,
+    PPK2_SHUNTS,
+    Bench,
+    Ppk2Sim,
+    read_through,
+    released,
+    simulated_ppk2,
+)
 from instruments import acquire as run_acquisition
 
 from mcugen.errors import McugenError, RunError
@@ -36,16 +44,13 @@ def acquire(bench: Bench, fault: str = "") -> tuple[PowerTrace, Ppk2Sim]:
             ROUNDS,
             N,
         )
+        if not fault:
+            read_through(sim, b"\x0c\x00")  # supply off (CI once stopped the simulator first)
         return trace, sim
 
 
 def test_command_bytes() -> None:
     _, sim = acquire(Bench())
-    # the simulator's thread reads the last command ("supply off") after the driver has left:
-    # give it a moment on a loaded machine (CI saw it missing once, under the full suite)
-    deadline = time.monotonic() + 5.0
-    while sim.commands[-1:] != [b"\x0c\x00"] and time.monotonic() < deadline:
-        time.sleep(0.01)
     assert sim.commands == [
         b"\x19",  # metadata
         b"\x11\x02",  # source meter
