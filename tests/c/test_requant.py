@@ -1,5 +1,8 @@
 """The optimised kernels' requantisation (runtime_c/include/mcu/requant.h) equals TFLM's
-(mcu/quant.h mcu_mbqm) on edge values and 2 million pseudo-random inputs, under UBSan."""
+(mcu/quant.h mcu_mbqm) on edge values and 2 million pseudo-random inputs each for positive and
+for negative multipliers (a negative filter scale gives one in [-2^31, -2^30]), under UBSan. The
+build gives the matrix-product kernels only non-negative multipliers for now
+(opt_mat_mult.kernel_requantizes); the negative half is what widening that needs."""
 
 from __future__ import annotations
 
