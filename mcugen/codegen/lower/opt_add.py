@@ -3,9 +3,11 @@
 TFLM's int8 ADD shifts each input (plus its offset) left by 20 bits and rescales it with
 MultiplyByQuantizedMultiplierSmallerThanOneExp before summing: for an int8 input that is a
 function of 256 values, so the build evaluates it exactly (codegen/quant.py, the same integer
-arithmetic) into a table per input, and the kernel only looks up, adds and rescales the sum:
-one rescale per element instead of three, bit-exact. Same-shape operands only (no
-broadcasting); 2 KB of tables per operator in flash.
+arithmetic) into a table per input, doubled, and the kernel only looks up, adds and rescales
+the sum with one SMMULR, an add and a shift (runtime_c/kernels/opt/add_s8.c says why that is
+exact). The variant is taken when the bounds that make it exact hold (`exact_bounds`), which
+they do for any real model's scales. Same-shape operands only (no broadcasting); 2 KB of
+tables per operator in flash.
 """
 
 from __future__ import annotations
@@ -22,12 +24,27 @@ PARAMS = "mcu_add_s8_table_params_t"
 
 @functools.lru_cache(maxsize=1024)
 def rescale_table(offset: int, left_shift: int, multiplier: int, shift: int) -> Array:
-    """scaled(x) for x = -128..127, as the reference kernel's add_one computes it."""
+    """2 * scaled(x) for x = -128..127, scaled as the reference kernel's add_one computes it."""
     values = []
     for x in range(-128, 128):
         shifted = quant.wrap_i32((offset + x) * (1 << left_shift))
-        values.append(quant.mbqm_smaller_than_one(shifted, multiplier, shift))
+        values.append(2 * quant.mbqm_smaller_than_one(shifted, multiplier, shift))
     return Array("int32_t", tuple(values))
+
+
+def exact_bounds(table1: Array, table2: Array, multiplier: int, shift: int, offset: int) -> bool:
+    """The kernel's shortcuts are exact: the doubled sum fits in int32 (so SMMULR of it is
+    SaturatingRoundingDoublingHighMul of the sum), the output is shifted right by at least 1,
+    and the rounding sum x + (x >> 31) + 2^(e-1) + offset * 2^e stays within int32."""
+    right = -shift
+    if not 1 <= right <= 30 or not 0 <= multiplier < 2**31:
+        return False
+    peak = max(abs(int(v)) for v in table1.values) + max(abs(int(v)) for v in table2.values)
+    if peak > 2**31 - 1:
+        return False
+    x_peak = (peak * multiplier >> 31) + 1
+    constant = (1 << (right - 1)) + offset * (1 << right)
+    return x_peak + 1 + abs(constant) < 2**31
 
 
 @variant(
@@ -50,6 +67,9 @@ def add_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     table2 = rescale_table(
         ints["input2_offset"], left, ints["input2_multiplier"], ints["input2_shift"]
     )
+    out = (ints["output_multiplier"], ints["output_shift"], ints["output_offset"])
+    if not exact_bounds(table1, table2, *out):
+        return None
     params = (
         ("table1", table1),
         ("table2", table2),

@@ -30,7 +30,7 @@ mcu_status_t mcu_add_f32(const mcu_node_t *node, mcu_context_t *ctx);
 /* Optimised int8 ADD over same-shape operands (kernels/opt/add_s8.c): each input's rescaling
  * (offset, left shift 20, multiplier) looked up for its 256 values. */
 typedef struct {
-  const int32_t *table1; /* scaled input 1 for x = -128..127 */
+  const int32_t *table1; /* 2 * scaled input 1 for x = -128..127 */
   const int32_t *table2;
   int32_t output_multiplier;
   int32_t output_shift;
