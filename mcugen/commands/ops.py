@@ -1,25 +1,39 @@
-"""`mcugen ops`: the operators mcugen runs, each with its kernels (the reference kernel, bit-exact
-with TFLM's, and the optimised variants that take over for the shapes they handle), read from
-the lowering and variant registries, so the list is what the code does. The element types an
-operator accepts are checked by its lowering, whose error names them (e.g. "tensor 3 has type
-uint8; supported: int8, float32")."""
+"""`mcugen ops`: the operators mcugen runs, each with the element types of its data input and its
+kernels (the reference kernel, bit-exact with TFLM's, and the optimised variants that take over
+for the shapes they handle), read from the lowering and variant registries, so the list is what
+the code does: the types are the ones each lowering declares with its registration and
+`lower` enforces (e.g. "tensor 3 has type uint8; supported: int8, float32")."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from mcugen.codegen.lower import supported_opcodes
+from mcugen.codegen.lower import LOWERINGS, supported_opcodes
+from mcugen.codegen.lower._common import ANY_TYPE
 from mcugen.codegen.lower._variants import VARIANTS
 from mcugen.errors import McugenError
 
 
+#: The order types are printed in.
+TYPE_ORDER = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+
+def type_names(types: tuple[str, ...]) -> list[str]:
+    """The declared types in a reading order (integers by width, then floats, then bool)."""
+    rank = {t: i for i, t in enumerate(TYPE_ORDER)}
+    return sorted(types, key=lambda t: (rank.get(t, len(rank)), t))
+
+
 def operator_rows() -> list[dict[str, object]]:
-    """One row per supported opcode: its name and its optimised variants (name, cores, what they
-    handle). mcugen's own custom operators (in the training graphs and patch tiles it builds, never
-    in a user's model) are marked."""
+    """One row per supported opcode: its name, the element types of its data input ("any" for the
+    operators that only move bytes), and its optimised variants (name, cores, what they handle).
+    mcugen's own custom operators (in the training graphs and patch tiles it builds, never in a
+    user's model) are marked."""
     rows = []
     for code in sorted(supported_opcodes()):
+        entry = LOWERINGS[code]
+        types = ["any"] if set(entry.types) == set(ANY_TYPE) else type_names(entry.types)
         variants = [
             {
                 "name": v.name,
@@ -30,7 +44,15 @@ def operator_rows() -> list[dict[str, object]]:
             if code in v.opcodes
         ]
         internal = code.startswith("CUSTOM:Mcugen")
-        rows.append({"operator": code, "internal": internal, "variants": variants})
+        rows.append(
+            {
+                "operator": code,
+                "types": types,
+                "data_input": entry.data_input,
+                "internal": internal,
+                "variants": variants,
+            }
+        )
     return rows
 
 
@@ -49,15 +71,20 @@ def cmd_ops(args: argparse.Namespace) -> int:
         return 0
     if not args.operator:
         print(f"mcugen runs {len(rows)} operators (reference kernels bit-exact with TFLM's):")
+        print(f"  {'operator':<44}{'element types of its data input':<38}optimised kernels")
     for r in rows:
         variants = r["variants"]
         assert isinstance(variants, list)
         names = ", ".join(str(v["name"]) for v in variants)
-        extra = f"  optimised: {names}" if names else ""
+        extra = names
         mark = "  (mcugen's own: training graphs, patch tiles)" if r["internal"] else ""
-        print(f"  {r['operator']:<32}{extra}{mark}".rstrip())
+        types = r["types"]
+        assert isinstance(types, list)
+        print(f"  {r['operator']:<44}{', '.join(types):<38}{extra}{mark}".rstrip())
         if args.operator:
             for v in variants:
                 cores = ", ".join(v["cores"]) if v["cores"] else "any core"
                 print(f"    {v['name']} ({cores}): {v['handles']}")
+            if r["data_input"]:
+                print(f"    the types are those of input {r['data_input']} (its data)")
     return 0

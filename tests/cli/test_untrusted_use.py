@@ -486,11 +486,41 @@ def test_ops_lists_what_the_lowerings_register(ws: Workspace) -> None:
 
     result = ws.run("ops")
     assert result.code == 0
-    listed = [line.split()[0] for line in result.out.splitlines()[1:]]
+    listed = [line.split()[0] for line in result.out.splitlines()[2:]]
     assert listed == sorted(supported_opcodes()) and "CONV_2D" in listed
     conv = ws.run("ops", "conv_2d").out
     assert "conv_2d_1x1_s8" in conv and "1x1 filter" in conv
+    assert "int8, int16, float32" in conv
     assert "`mcugen ops` lists the ones it runs" in ws.run("ops", "NOPE").one_error_line()
+
+
+def test_ops_prints_the_types_each_lowering_declares_and_enforces(ws: Workspace) -> None:
+    """Item 15: the element types per operator. They are the ones the registration declares,
+    which `lower` checks before the lowering runs: a type outside them is refused naming them."""
+    import json
+
+    from mcugen.codegen.lower import LOWERINGS
+    from mcugen.model.builder import GraphBuilder
+
+    rows = {r["operator"]: r for r in json.loads(ws.run("ops", "--json").out)}
+    for code, row in rows.items():
+        declared = set(LOWERINGS[code].types)
+        assert row["types"] == ["any"] or set(row["types"]) == declared, code
+    assert rows["RELU"]["types"] == ["int8", "float32"]
+    assert rows["FILL"]["data_input"] == 1 and rows["RESHAPE"]["types"] == ["any"]
+    assert "the types are those of input 1" in ws.run("ops", "fill").out
+
+    b = GraphBuilder()
+    x = b.input([1, 4], "uint8", scale=0.5, zero_point=128)
+    y = b.activation([1, 4], "uint8", scale=0.5, zero_point=128)
+    b.op("RELU", [x], [y])
+    b.output(y)
+    (ws.cwd / "u8relu.tflite").write_bytes(b.tflite())
+    for args in (["build", "-o", "out"], ["verify"], ["run"]):
+        line = ws.run(args[0], "u8relu.tflite", "--board", "host", *args[1:]).one_error_line()
+        assert "has type uint8; supported: int8, float32" in line, (args, line)
+        assert "`mcugen ops RELU` lists the types" in line, (args, line)
+    assert not (ws.cwd / "out").exists()
 
 
 def test_an_unsupported_operator_names_the_command_that_lists_the_supported_ones(

@@ -70,10 +70,14 @@ TraitsFn = Callable[[Graph, Operator], OpTraits]
 
 @dataclass(frozen=True)
 class OperatorEntry:
-    """What the registry holds per opcode: the lowering and the kernel's sharing traits."""
+    """What the registry holds per opcode: the lowering, the kernel's sharing traits, and the
+    element types its kernels compute on (`types`, those of input `data_input`), which `lower`
+    checks before the lowering runs and `mcugen ops` prints."""
 
     lower: Lowering
     traits: TraitsFn
+    types: tuple[str, ...]
+    data_input: int = 0
 
 
 LOWERINGS: Registry[OperatorEntry] = Registry("operator", listed_by="mcugen ops")
@@ -88,15 +92,20 @@ def _constant(traits: OpTraits) -> TraitsFn:
 
 
 def register(
-    *opcodes: str, traits: OpTraits | TraitsFn = NO_TRAITS
+    *opcodes: str,
+    traits: OpTraits | TraitsFn = NO_TRAITS,
+    types: tuple[str, ...],
+    data_input: int = 0,
 ) -> Callable[[Lowering], Lowering]:
     """Register the decorated lowering for `opcodes`, with the kernel's `traits` (a constant, or a
-    function of the graph and operator that never raises)."""
+    function of the graph and operator that never raises) and the element `types` of its data
+    input (input `data_input`): every registration declares them, `lower` refuses any other
+    before the lowering runs, so the list `mcugen ops` prints is the list that is enforced."""
     traits_fn = traits if callable(traits) else _constant(traits)
 
     def wrap(fn: Lowering) -> Lowering:
         for code in opcodes:
-            LOWERINGS.add(code, OperatorEntry(fn, traits_fn))
+            LOWERINGS.add(code, OperatorEntry(fn, traits_fn, tuple(types), data_input))
         return fn
 
     return wrap
@@ -169,8 +178,16 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             f"{op.label}: carries {op.options_type}, but {op.opcode} takes {expected}",
             hint="TFLM would ignore those options; the file is corrupt",
         )
+    entry = LOWERINGS[key]
+    data = op.inputs[entry.data_input] if entry.data_input < len(op.inputs) else -1
+    if 0 <= data < len(graph.tensors) and graph.tensors[data].dtype not in entry.types:
+        t = graph.tensors[data]
+        raise UnsupportedError(
+            f"{op.label}: tensor {t.index} has type {t.dtype}; supported: {', '.join(entry.types)}",
+            hint=f"`mcugen ops {key}` lists the types and kernels of {key}",
+        )
     try:
-        return LOWERINGS[key].lower(graph, op)
+        return entry.lower(graph, op)
     except McugenError as exc:  # a check of a shared helper (quant.py) does not know the operator
         if exc.what.startswith(op.label):
             raise

@@ -13,6 +13,8 @@ from mcugen.model.ir import DTYPES, Graph, Operator, Quantization, Tensor
 from mcugen.model.traits import ELEMENTWISE, POINTWISE, OpTraits
 
 INT32_MAX = 2**31 - 1
+#: Every element type: operators that only move bytes (RESHAPE, SHAPE's input, patch tiles).
+ANY_TYPE = tuple(DTYPES)
 
 # Sharing traits of kernels that many lowerings register (model/traits.py says what each promises;
 # each kernel listed with one was checked for that property in runtime_c/kernels/reference/).

@@ -12,7 +12,7 @@ from mcugen.model.ir import Graph, Operator
 CODE = "McugenActivationGrad"
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_activation_grad(graph: Graph, op: Operator) -> Lowered:
     if len(op.inputs) != 2 or len(op.outputs) != 1:
         raise invalid(op, "takes dy and y, gives dx")

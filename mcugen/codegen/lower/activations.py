@@ -17,6 +17,8 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of RELU and RELU6 (declared with their registration).
+RELU_TYPES = ("int8", "float32")
 PARAMS = "mcu_activations_params_t"
 INT8_MIN, INT8_MAX = quant.INT_RANGES["int8"]
 
@@ -59,9 +61,9 @@ def relu6_int8_params(op: Operator, x: Tensor) -> tuple[tuple[str, int], ...]:
     return (("act_min", qx.zero_point), ("act_max", six))
 
 
-@register("RELU", "RELU6", traits=POINTWISE_UNARY)
+@register("RELU", "RELU6", traits=POINTWISE_UNARY, types=RELU_TYPES)
 def lower_relu(graph: Graph, op: Operator) -> Lowered:
-    x, y, dtype = unary_operands(graph, op, "int8", "float32")
+    x, y, dtype = unary_operands(graph, op, *RELU_TYPES)
     name = op.opcode.lower()
     if dtype == "float32":
         return Lowered("activations", f"mcu_{name}_f32")

@@ -25,6 +25,8 @@ from mcugen.codegen.lower._common import (
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of ADD (declared with its registration).
+ADD_TYPES = ("int8", "int16", "int32", "float32")
 PARAMS = "mcu_add_params_t"
 MAX_DIMS = 6  # MCU_MAX_DIMS
 LEFT_SHIFT_INT8 = 20
@@ -115,9 +117,9 @@ def lower_add_int32(op: Operator, a: Tensor, b: Tensor) -> Lowered:
     return Lowered("add", "mcu_add_int32", PARAMS)
 
 
-@register("ADD", traits=elementwise_traits)
+@register("ADD", traits=elementwise_traits, types=ADD_TYPES)
 def lower_add(graph: Graph, op: Operator) -> Lowered:
-    a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "int32", "float32")
+    a, b, y, dtype = binary_operands(graph, op, *ADD_TYPES)
     if dtype == "float32":
         return Lowered("add", "mcu_add_f32", PARAMS, activation_params(op, y))
     if dtype == "int32":

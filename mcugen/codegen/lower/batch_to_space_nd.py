@@ -27,7 +27,7 @@ def batch_to_space_shape(op: Operator, shape: tuple[int, ...], spec: BlockSpec) 
     return (*dims, shape[-1])
 
 
-@register("BATCH_TO_SPACE_ND")
+@register("BATCH_TO_SPACE_ND", types=tuple(FUNCTIONS))
 def lower_batch_to_space_nd(graph: Graph, op: Operator) -> Lowered:
     """Block and leading crops; the output shape must be TFLite's (TFLM writes only inside it)."""
     spec = block_spec(graph, op, "crops")

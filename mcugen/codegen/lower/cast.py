@@ -14,7 +14,7 @@ from mcugen.model.ir import Graph, Operator
 TYPES = ("int8", "int16", "int32", "uint32")
 
 
-@register("CAST")
+@register("CAST", types=TYPES)
 def lower_cast(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)

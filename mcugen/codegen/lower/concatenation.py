@@ -83,7 +83,7 @@ def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
     return OpTraits(input_blocks=blocks, window=ELEMENTWISE if tileable else None)
 
 
-@register("CONCATENATION", traits=concatenation_traits)
+@register("CONCATENATION", traits=concatenation_traits, types=TYPES)
 def lower_concatenation(graph: Graph, op: Operator) -> Lowered:
     """Axis made non-negative against the output rank, as TFLM's CalculatePositiveAxis."""
     if len(op.outputs) != 1:

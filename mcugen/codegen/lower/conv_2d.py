@@ -35,6 +35,10 @@ SAME_PADDING, VALID_PADDING = 0, 1
 INT32_MAX = 2**31 - 1
 Params = tuple[tuple[str, Value], ...]
 
+#: The element types of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV activations (declared
+#: with their registrations; int16 is the 16x8 path).
+CONV_TYPES = ("int8", "int16", "float32")
+
 
 def check_4d(op: Operator, *tensors: Tensor) -> None:
     """TFLM's conv kernels index every tensor as NHWC / OHWI."""
@@ -161,7 +165,7 @@ def check_types(
 ) -> str:
     """int8 activations with int8 weights and int32 bias, float32 throughout, or (kernels with a
     16x8 path, `int16`) int16 activations with zero point 0, int8 weights, int64 or int32 bias."""
-    dtype = check_dtype(op, x, *(("int8", "int16", "float32") if int16 else ("int8", "float32")))
+    dtype = check_dtype(op, x, *(CONV_TYPES if int16 else ("int8", "float32")))
     if dtype == "float32" and w.dtype != "float32":
         what = f"hybrid model ({w.dtype} weights, float32 activations)"
         raise unsupported(op, f"{what} is not supported (nor by TFLM); use int8 activations")
@@ -326,7 +330,7 @@ def conv_traits(graph: Graph, op: Operator) -> OpTraits:
     return OpTraits(staging_bytes=staging, window=window)
 
 
-@register("CONV_2D", traits=conv_traits)
+@register("CONV_2D", traits=conv_traits, types=CONV_TYPES)
 def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)

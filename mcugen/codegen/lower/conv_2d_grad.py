@@ -66,7 +66,7 @@ def grad_params(
     return window + (("act_min_f", lo), ("act_max_f", hi)) + values
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
     (_, x, w, y), outputs = grad_operands(graph, op, FLAGS)
     in_c, (out_c, _, _, k_c) = x.shape[3], w.shape

@@ -6,6 +6,7 @@ from __future__ import annotations
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import inp, out, req, unsupported
 from mcugen.codegen.lower.conv_2d import (
+    CONV_TYPES,
     check_4d,
     check_bias,
     check_channels,
@@ -36,7 +37,7 @@ def depth_multiplier(op: Operator, in_c: int, out_c: int) -> int:
     return mult
 
 
-@register("DEPTHWISE_CONV_2D", traits=conv_traits)
+@register("DEPTHWISE_CONV_2D", traits=conv_traits, types=CONV_TYPES)
 def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 2)
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)

@@ -17,7 +17,7 @@ CODE = "McugenDepthwiseConv2DGrad"
 FLAGS = ("has_dw", "has_db", "has_dx")
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_depthwise_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
     if len(op.inputs) != 4:
         raise invalid(op, f"has {len(op.inputs)} inputs, not 4")

@@ -6,16 +6,19 @@ from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import check_dtype, invalid, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "uint8")
+
 PARAMS = "mcu_dequantize_params_t"
 
 
-@register("DEQUANTIZE")
+@register("DEQUANTIZE", types=TYPES)
 def lower_dequantize(graph: Graph, op: Operator) -> Lowered:
     """Per-tensor quantized integer input to float32 output."""
     if len(op.inputs) != 1 or len(op.outputs) != 1:
         raise unsupported(op, "expects exactly one input and one output")
     x, y = req(graph, op, 0), out(graph, op)
-    check_dtype(op, x, "int8", "int16", "uint8")
+    check_dtype(op, x, *TYPES)
     check_dtype(op, y, "float32")
     if x.num_elements != y.num_elements:
         raise invalid(op, f"input shape {x.shape} and output shape {y.shape} differ in size")

@@ -15,12 +15,15 @@ from mcugen.codegen.lower._common import int32_activation_params, invalid, unsup
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of DIV (declared with its registration; TFLM's DIV takes float32 too).
+TYPES = ("int32",)
+
 MAX_BROADCAST_DIMS = 5
 
 
-@register("DIV")
+@register("DIV", types=TYPES)
 def lower_div(graph: Graph, op: Operator) -> Lowered:
-    a, b, y, _ = binary_operands(graph, op, "int32")
+    a, b, y, _ = binary_operands(graph, op, *TYPES)
     if a.quant is not None or b.quant is not None:
         raise unsupported(op, "int32 operands must not be quantized (TFLM requires it)")
     if a.shape != b.shape and len(y.shape) > MAX_BROADCAST_DIMS:

@@ -7,15 +7,18 @@ from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
 from mcugen.model.ir import Graph, Operator, element_size
 
+#: The element types of the operator's data input (declared with its registration).
+VALUE_TYPES = ("float32", "int32", "int8")
+
 PARAMS = "mcu_fill_params_t"
 DIMS_TYPES = ("int8", "int16", "int32", "int64")
 
 
-@register("FILL")
+@register("FILL", types=VALUE_TYPES, data_input=1)
 def lower_fill(graph: Graph, op: Operator) -> Lowered:
     """No sharing trait: the output is not element-wise in either input."""
     dims, value, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
-    dtype = check_dtype(op, value, "float32", "int32", "int8")
+    dtype = check_dtype(op, value, *VALUE_TYPES)
     check_dtype(op, y, dtype)
     if value.shape != ():
         raise unsupported(op, f"value input has shape {value.shape}; TFLM requires a scalar")

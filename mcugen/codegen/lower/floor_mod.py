@@ -9,7 +9,7 @@ from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
 
-@register("FLOOR_MOD", traits=OVERWRITES_EITHER)
+@register("FLOOR_MOD", traits=OVERWRITES_EITHER, types=("float32",))
 def lower_floor_mod(graph: Graph, op: Operator) -> Lowered:
     """Element i of the output reads element i of a non-broadcast operand and nothing else of
     it, as ADD's kernel: either operand may be overwritten."""

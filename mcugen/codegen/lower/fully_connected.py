@@ -23,6 +23,9 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_fully_connected_params_t"
 
 
@@ -47,12 +50,12 @@ def check_shapes(op: Operator, x: Tensor, w: Tensor, y: Tensor, bias: Tensor | N
     return depth
 
 
-@register("FULLY_CONNECTED")
+@register("FULLY_CONNECTED", types=TYPES)
 def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (2, 3))
     x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     bias = inp(graph, op, 2)
-    dtype = check_dtype(op, x, "int8", "int16", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     check_dtype(op, w, "int8" if dtype == "int16" else dtype)
     check_dtype(op, y, dtype)
     depth = check_shapes(op, x, w, y, bias)

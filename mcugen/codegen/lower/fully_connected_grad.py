@@ -33,7 +33,7 @@ def weight_update(
     return (("update_w", 1),) + update_params(graph, op, 2, 4, prefix="sgd."), 4 * row
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_fully_connected_grad(graph: Graph, op: Operator) -> Lowered:
     flags = [int(bool(op.options.get(k, 0))) for k in FLAGS]
     if len(op.outputs) != sum(flags) or not (any(flags) or op.options.get("update_w")):

@@ -10,6 +10,9 @@ from mcugen.codegen.lower._common import POINTWISE_UNARY, qparams, unsupported
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "float32")
+
 PARAMS = "mcu_hard_swish_params_t"
 RELUISH_SCALE = 3.0 / 32768.0  # exact in float32 and double
 
@@ -27,12 +30,12 @@ def int16_multiplier(real: float) -> tuple[int, int]:
     return downscale_to_int16(multiplier), exponent
 
 
-@register("HARD_SWISH", traits=POINTWISE_UNARY)
+@register("HARD_SWISH", traits=POINTWISE_UNARY, types=TYPES)
 def lower_hard_swish(graph: Graph, op: Operator) -> Lowered:
     """HardSwishPrepare: hires_scale = float32(1/128) * s_in in float32, then (as the pip
     interpreter computes them) double(hires_scale) / double(s_out) and double(hires_scale) /
     (3 / 32768)."""
-    x, y, dtype = unary_operands(graph, op, "int8", "float32")
+    x, y, dtype = unary_operands(graph, op, *TYPES)
     if dtype == "float32":
         return Lowered("hard_swish", "mcu_hard_swish_f32")
     qx, qy = qparams(op, x), qparams(op, y)

@@ -18,14 +18,17 @@ from mcugen.codegen.lower._common import (
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_leaky_relu_params_t"
 
 
-@register("LEAKY_RELU", traits=POINTWISE_UNARY)
+@register("LEAKY_RELU", traits=POINTWISE_UNARY, types=TYPES)
 def lower_leaky_relu(graph: Graph, op: Operator) -> Lowered:
     """Factors double(s_in) / double(s_out) and double(s_in) * double(alpha) / double(s_out) (the
     pip interpreter computes both in double), each through QuantizeMultiplier."""
-    x, y, dtype = unary_operands(graph, op, "int8", "int16", "float32")
+    x, y, dtype = unary_operands(graph, op, *TYPES)
     alpha = float(np.float32(op.options.get("alpha", 0.0)))
     if not math.isfinite(alpha):
         raise invalid(op, f"alpha {alpha} is not finite")

@@ -13,6 +13,9 @@ from mcugen.codegen.lower.add import smaller_than_one
 from mcugen.codegen.lower.softmax import input_radius, preprocess_softmax_scaling
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "float32")
+
 PARAMS = "mcu_log_softmax_params_t"
 OUTPUT_SCALE = np.float32(16.0 / 256)
 OUTPUT_ZERO_POINT = 127
@@ -38,12 +41,12 @@ def _int8_params(op: Operator, x: Tensor, y: Tensor) -> tuple[tuple[str, int], .
     )
 
 
-@register("LOG_SOFTMAX")
+@register("LOG_SOFTMAX", types=TYPES)
 def lower_log_softmax(graph: Graph, op: Operator) -> Lowered:
     """No sharing trait: a row's maximum and sum are read before any element of it is written,
     but every element of the row is read again afterwards."""
     x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "int8", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     check_dtype(op, y, dtype)
     if not x.shape or x.shape[-1] < 1 or tuple(x.shape) != tuple(y.shape):
         raise unsupported(op, f"input shape {x.shape} / output shape {y.shape} not supported")

@@ -16,6 +16,9 @@ from mcugen.codegen.lower._common import (
 from mcugen.codegen.lower.activations import unary_operands
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_logistic_params_t"
 INPUT_INTEGER_BITS = 4  # the int8 kernels evaluate on Q4.27
 
@@ -64,10 +67,10 @@ def int16_table_params(
     )
 
 
-@register("LOGISTIC", traits=POINTWISE_UNARY)
+@register("LOGISTIC", traits=POINTWISE_UNARY, types=TYPES)
 def lower_logistic(graph: Graph, op: Operator) -> Lowered:
     """float32: 1 / (1 + exp(-x)) with TFLM's cut-offs; int8: fixed point, output zp -128."""
-    x, y, dtype = unary_operands(graph, op, "float32", "int8", "int16")
+    x, y, dtype = unary_operands(graph, op, *TYPES)
     if dtype == "float32":
         return Lowered("logistic", "mcu_logistic_f32", PARAMS)
     if dtype == "int16":

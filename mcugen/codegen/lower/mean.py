@@ -12,6 +12,9 @@ from mcugen.codegen.lower import Lowered, Value, register
 from mcugen.codegen.lower._common import check_dtype, check_operands, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_mean_params_t"
 SUFFIX = {"int8": "int8", "int16": "int16", "float32": "f32"}
 MAX_DIMS = 6  # MCU_MAX_DIMS
@@ -55,11 +58,11 @@ def _quantized_params(
     )
 
 
-@register("MEAN")
+@register("MEAN", types=TYPES)
 def lower_mean(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (2,))
     x, axis, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
-    dtype = check_dtype(op, x, "int8", "int16", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     check_dtype(op, y, dtype)
     if not 1 <= len(x.shape) <= MAX_DIMS:
         raise unsupported(op, f"input rank {len(x.shape)} is not in 1..{MAX_DIMS}")

@@ -14,7 +14,7 @@ from mcugen.model.ir import Graph, Operator
 CODE = "McugenMeanGrad"
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_mean_grad(graph: Graph, op: Operator) -> Lowered:
     if len(op.inputs) != 1 or len(op.outputs) != 1:
         raise invalid(op, "takes dy, gives dx")

@@ -11,7 +11,7 @@ from mcugen.model.ir import Graph, Operator
 CODE = "McugenMeanSquaredError"
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_mean_squared_error(graph: Graph, op: Operator) -> Lowered:
     if len(op.inputs) != 2 or len(op.outputs) != 2:
         raise invalid(op, "takes a prediction and a target, gives the loss and its gradient")

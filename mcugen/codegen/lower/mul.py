@@ -20,14 +20,17 @@ from mcugen.codegen.lower._common import (
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "int32", "float32")
+
 PARAMS = "mcu_mul_params_t"
 MAX_INT32_BROADCAST_DIMS = 4
 
 
-@register("MUL", traits=elementwise_traits)
+@register("MUL", traits=elementwise_traits, types=TYPES)
 def lower_mul(graph: Graph, op: Operator) -> Lowered:
     """mul_common.cc: QuantizeMultiplier(double(s1) * double(s2) / double(s_out))."""
-    a, b, y, dtype = binary_operands(graph, op, "int8", "int16", "int32", "float32")
+    a, b, y, dtype = binary_operands(graph, op, *TYPES)
     if dtype == "int32":
         if a.shape != b.shape and len(y.shape) > MAX_INT32_BROADCAST_DIMS:
             raise unsupported(op, f"int32 broadcasting over {len(y.shape)} dimensions (TFLM: 4)")

@@ -10,7 +10,7 @@ PARAMS = "mcu_pack_params_t"
 TYPES = ("float32", "int8", "int16", "int32", "int64")
 
 
-@register("PACK")
+@register("PACK", types=TYPES)
 def lower_pack(graph: Graph, op: Operator) -> Lowered:
     """TFLM copies `values_count` inputs; a negative axis counts from the end of the output."""
     if len(op.outputs) != 1:

@@ -15,6 +15,9 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "int32", "float32")
+
 PARAMS = "mcu_pad_params_t"
 SUFFIX = {"int8": "int8", "int16": "int16", "int32": "int32", "float32": "f32"}
 MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount
@@ -52,12 +55,12 @@ def _pad_value(op: Operator, value: Tensor | None, x: Tensor, y: Tensor) -> int:
     return qparams(op, y).zero_point if x.dtype == "int8" else 0
 
 
-@register("PAD", "PADV2", traits=GROWS_OVER_INPUT)
+@register("PAD", "PADV2", traits=GROWS_OVER_INPUT, types=TYPES)
 def lower_pad(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (2, 3))
     x, paddings, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
     value = inp(graph, op, 2)  # TFLM runs PAD and PADV2 alike: the value input is optional
-    dtype = check_dtype(op, x, "int8", "int16", "int32", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     check_dtype(op, y, dtype)
     if not 1 <= len(x.shape) <= MAX_DIMS or len(x.shape) != len(y.shape):
         raise unsupported(op, f"input rank {len(x.shape)} (output {len(y.shape)}) not in 1..5")

@@ -20,6 +20,9 @@ from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.rewrite import EXPLICIT_PADDING
 from mcugen.model.traits import NO_TRAITS, OpTraits
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_pooling_params_t"
 FUNCTIONS = {"AVERAGE_POOL_2D": "mcu_average_pool_2d", "MAX_POOL_2D": "mcu_max_pool_2d"}
 SUFFIX = {"int8": "int8", "int16": "int16", "float32": "f32"}
@@ -80,11 +83,11 @@ def pool_traits(graph: Graph, op: Operator) -> OpTraits:
     return NO_TRAITS if window is None else OpTraits(window=window)
 
 
-@register("AVERAGE_POOL_2D", "MAX_POOL_2D", traits=pool_traits)
+@register("AVERAGE_POOL_2D", "MAX_POOL_2D", traits=pool_traits, types=TYPES)
 def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "int8", "int16", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     check_dtype(op, y, dtype)
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise unsupported(op, "input and output must be 4D (NHWC)")

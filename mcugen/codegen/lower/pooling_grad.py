@@ -20,7 +20,7 @@ MAX = "McugenMaxPool2DGrad"
 FUNCTIONS = {AVERAGE: "mcu_average_pool_2d_grad_f32", MAX: "mcu_max_pool_2d_grad_f32"}
 
 
-@register(f"CUSTOM:{AVERAGE}", f"CUSTOM:{MAX}")
+@register(f"CUSTOM:{AVERAGE}", f"CUSTOM:{MAX}", types=("float32",))
 def lower_pool_2d_grad(graph: Graph, op: Operator) -> Lowered:
     code = str(op.custom_code)
     count = 3 if code == MAX else 2

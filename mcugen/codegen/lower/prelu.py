@@ -8,15 +8,18 @@ from mcugen.codegen.lower._common import OVERWRITES_INPUT, qparams, unsupported
 from mcugen.codegen.lower.add import binary_operands
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "float32")
+
 PARAMS = "mcu_prelu_params_t"
 FLOAT_MAX_RANK = 4  # TFLM's float kernel extends every shape to 4-D
 
 
-@register("PRELU", traits=OVERWRITES_INPUT)
+@register("PRELU", traits=OVERWRITES_INPUT, types=TYPES)
 def lower_prelu(graph: Graph, op: Operator) -> Lowered:
     """prelu_common.cc: identity factor s_in / s_out and alpha factor s_in * s_alpha / s_out, both
     in double, through QuantizeMultiplier."""
-    x, alpha, y, dtype = binary_operands(graph, op, "int8", "float32")
+    x, alpha, y, dtype = binary_operands(graph, op, *TYPES)
     if dtype == "float32":
         if len(y.shape) > FLOAT_MAX_RANK:
             raise unsupported(op, f"float32 PRELU of rank {len(y.shape)}; TFLM supports up to 4")

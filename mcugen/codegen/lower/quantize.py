@@ -15,6 +15,9 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Quantization, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("float32", "int8", "uint8", "int16", "int32")
+
 PARAMS = "mcu_quantize_params_t"
 
 # (input, output) integer type pairs that TFLM's QUANTIZE evaluates (quantize_common.cc).
@@ -61,13 +64,13 @@ def _requantize(op: Operator, x: Tensor, y: Tensor, qy: Quantization) -> Lowered
     return Lowered("quantize", "mcu_quantize_requantize", PARAMS, params)
 
 
-@register("QUANTIZE", traits=POINTWISE_UNARY)
+@register("QUANTIZE", traits=POINTWISE_UNARY, types=TYPES)
 def lower_quantize(graph: Graph, op: Operator) -> Lowered:
     """float32 input: round(x / scale) + zero point; integer input: rescale between types."""
     if len(op.inputs) != 1 or len(op.outputs) != 1:
         raise unsupported(op, "expects exactly one input and one output")
     x, y = req(graph, op, 0), out(graph, op)
-    check_dtype(op, x, "float32", "int8", "uint8", "int16", "int32")
+    check_dtype(op, x, *TYPES)
     check_dtype(op, y, "int8", "uint8", "int16", "int32")
     if x.num_elements != y.num_elements:
         raise invalid(op, f"input shape {x.shape} and output shape {y.shape} differ in size")

@@ -7,7 +7,7 @@ run time), so the lowerings only check what TFLM's Prepare checks and reject wha
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import VIEW, check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import ANY_TYPE, VIEW, check_dtype, out, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor
 
 COPY = Lowered("reshape", "mcu_reshape")
@@ -30,7 +30,7 @@ def _io(graph: Graph, op: Operator, num_inputs: tuple[int, ...]) -> tuple[Tensor
     return x, y
 
 
-@register("RESHAPE", traits=VIEW)
+@register("RESHAPE", traits=VIEW, types=ANY_TYPE)
 def lower_reshape(graph: Graph, op: Operator) -> Lowered:
     """A copy; element counts must match (TFLM's Prepare)."""
     x, y = _io(graph, op, (1, 2))
@@ -58,7 +58,7 @@ def squeezed_shape(op: Operator, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in drop)
 
 
-@register("SQUEEZE", traits=VIEW)
+@register("SQUEEZE", traits=VIEW, types=ANY_TYPE)
 def lower_squeeze(graph: Graph, op: Operator) -> Lowered:
     """A copy; the squeezed axes must exist and have size 1."""
     x, y = _io(graph, op, (1,))
@@ -82,7 +82,7 @@ def expand_axis(op: Operator, axis_tensor: Tensor, rank: int) -> int:
     return position
 
 
-@register("EXPAND_DIMS", traits=VIEW)
+@register("EXPAND_DIMS", traits=VIEW, types=EXPAND_DIMS_TYPES)
 def lower_expand_dims(graph: Graph, op: Operator) -> Lowered:
     """A copy; the output shape must be the input's with a 1 at the axis."""
     x, y = _io(graph, op, (2,))

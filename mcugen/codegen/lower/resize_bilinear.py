@@ -59,7 +59,7 @@ def check_q10_in_bounds(
         )
 
 
-@register("RESIZE_BILINEAR")
+@register("RESIZE_BILINEAR", types=tuple(FUNCTIONS))
 def lower_resize_bilinear(graph: Graph, op: Operator) -> Lowered:
     """Scales for the path of the input's type; rejects align_corners with half_pixel_centers."""
     dtype, (in_h, in_w), (out_h, out_w) = resize_shapes(graph, op, *FUNCTIONS)

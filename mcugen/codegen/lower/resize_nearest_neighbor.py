@@ -59,7 +59,7 @@ def nearest_scale(in_size: int, out_size: int, align_corners: bool) -> float:
     return float(np.float32(in_size) / np.float32(out_size))
 
 
-@register("RESIZE_NEAREST_NEIGHBOR")
+@register("RESIZE_NEAREST_NEIGHBOR", types=tuple(FUNCTIONS))
 def lower_resize_nearest_neighbor(graph: Graph, op: Operator) -> Lowered:
     """Scales in float32 and the two option flags; the kernel copies whole pixels."""
     dtype, (in_h, in_w), (out_h, out_w) = resize_shapes(graph, op, *FUNCTIONS)

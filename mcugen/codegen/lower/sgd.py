@@ -41,7 +41,7 @@ def update_params(
     )
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_sgd(graph: Graph, op: Operator) -> Lowered:
     if len(op.inputs) != 5 or op.outputs:
         raise invalid(op, "takes the parameter, its gradient, sum, momentum and apply")

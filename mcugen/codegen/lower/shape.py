@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Array, Lowered, register
-from mcugen.codegen.lower._common import out, req, unsupported
+from mcugen.codegen.lower._common import ANY_TYPE, out, req, unsupported
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_shape_params_t"
 
 
-@register("SHAPE")
+@register("SHAPE", types=ANY_TYPE)
 def lower_shape(graph: Graph, op: Operator) -> Lowered:
     """TFLM's SHAPE writes int32 only; an int64 `out_type` is rejected as TFLM rejects it."""
     if len(op.inputs) != 1 or len(op.outputs) != 1:

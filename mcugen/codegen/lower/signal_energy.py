@@ -14,7 +14,7 @@ from mcugen.codegen.lower._signal import counts, operand, options, result
 from mcugen.model.ir import Graph, Operator
 
 
-@register("CUSTOM:SignalEnergy")
+@register("CUSTOM:SignalEnergy", types=("int16",))
 def lower_signal_energy(graph: Graph, op: Operator) -> Lowered:
     counts(op, 1, 1)
     x = operand(graph, op, 0, "int16", rank=1)

@@ -13,7 +13,7 @@ from mcugen.codegen.lower._signal import counts, operand, options, result
 from mcugen.model.ir import Graph, Operator
 
 
-@register("CUSTOM:SignalFftAutoScale")
+@register("CUSTOM:SignalFftAutoScale", types=("int16",))
 def lower_signal_fft_auto_scale(graph: Graph, op: Operator) -> Lowered:
     counts(op, 1, 2)
     x = operand(graph, op, 0, "int16", rank=1)

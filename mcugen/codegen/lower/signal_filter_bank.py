@@ -39,7 +39,7 @@ def _check_tables(op: Operator, channels: int, energy: Tensor, tables: list[Tens
             raise invalid(op, f"channel {c} reads weights [{first}, {first + width})")
 
 
-@register("CUSTOM:SignalFilterBank")
+@register("CUSTOM:SignalFilterBank", types=("uint32",))
 def lower_signal_filter_bank(graph: Graph, op: Operator) -> Lowered:
     counts(op, 6, 1)
     energy = operand(graph, op, 0, "uint32", rank=1)

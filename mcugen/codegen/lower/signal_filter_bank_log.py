@@ -13,7 +13,7 @@ from mcugen.codegen.lower._signal import counts, in_range, operand, options, res
 from mcugen.model.ir import Graph, Operator
 
 
-@register("CUSTOM:SignalFilterBankLog")
+@register("CUSTOM:SignalFilterBankLog", types=("uint32",))
 def lower_signal_filter_bank_log(graph: Graph, op: Operator) -> Lowered:
     counts(op, 1, 1)
     x = operand(graph, op, 0, "uint32", rank=1)

@@ -37,7 +37,7 @@ UNSIGNED = (
 )
 
 
-@register("CUSTOM:SignalFilterBankSpectralSubtraction")
+@register("CUSTOM:SignalFilterBankSpectralSubtraction", types=("uint32",))
 def lower_signal_filter_bank_spectral_subtraction(graph: Graph, op: Operator) -> Lowered:
     counts(op, 1, 2)
     x = operand(graph, op, 0, "uint32", rank=1)

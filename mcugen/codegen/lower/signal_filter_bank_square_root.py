@@ -14,7 +14,7 @@ from mcugen.codegen.lower._signal import counts, operand, options, result
 from mcugen.model.ir import Graph, Operator
 
 
-@register("CUSTOM:SignalFilterBankSquareRoot")
+@register("CUSTOM:SignalFilterBankSquareRoot", types=("uint64",))
 def lower_signal_filter_bank_square_root(graph: Graph, op: Operator) -> Lowered:
     counts(op, 2, 1)
     x = operand(graph, op, 0, "uint64", rank=1)

@@ -18,7 +18,7 @@ from mcugen.model.ir import Graph, Operator
 MIN_LUT_ENTRIES = 125
 
 
-@register("CUSTOM:SignalPCAN")
+@register("CUSTOM:SignalPCAN", types=("uint32",))
 def lower_signal_pcan(graph: Graph, op: Operator) -> Lowered:
     counts(op, 3, 1)
     x = operand(graph, op, 0, "uint32", rank=1)

@@ -82,7 +82,7 @@ def leaf_index(stages: list[tuple[int, int]]) -> tuple[int, ...]:
     return tuple(sources)
 
 
-@register("CUSTOM:SignalRfft")
+@register("CUSTOM:SignalRfft", types=("int16",))
 def lower_signal_rfft(graph: Graph, op: Operator) -> Lowered:
     counts(op, 1, 1)
     opts = options(op, ("T", "fft_length"))

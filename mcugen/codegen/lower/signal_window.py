@@ -14,7 +14,7 @@ from mcugen.codegen.lower._signal import counts, in_range, operand, options, res
 from mcugen.model.ir import Graph, Operator
 
 
-@register("CUSTOM:SignalWindow")
+@register("CUSTOM:SignalWindow", types=("int16",))
 def lower_signal_window(graph: Graph, op: Operator) -> Lowered:
     counts(op, 2, 1)
     x = operand(graph, op, 0, "int16")

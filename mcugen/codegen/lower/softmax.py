@@ -21,6 +21,9 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_softmax_params_t"
 SCALED_DIFF_INTEGER_BITS = 5
 
@@ -93,11 +96,11 @@ def _int16(op: Operator, x: Tensor, y: Tensor, beta: float) -> Lowered:
     return Lowered("softmax", "mcu_softmax_int16", "mcu_softmax_int16_params_t", params)
 
 
-@register("SOFTMAX")
+@register("SOFTMAX", types=TYPES)
 def lower_softmax(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
     x, y = req(graph, op, 0), out(graph, op)
-    dtype = check_dtype(op, x, "int8", "int16", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     if not x.shape or x.shape[-1] < 1 or x.num_elements != y.num_elements:
         raise unsupported(op, f"input shape {x.shape} / output shape {y.shape} not supported")
     if y.shape != x.shape:  # TFLM then writes part of the output, or elsewhere

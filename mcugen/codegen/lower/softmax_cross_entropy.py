@@ -12,7 +12,7 @@ from mcugen.model.ir import Graph, Operator
 CODE = "McugenSoftmaxCrossEntropy"
 
 
-@register(f"CUSTOM:{CODE}")
+@register(f"CUSTOM:{CODE}", types=("float32",))
 def lower_softmax_cross_entropy(graph: Graph, op: Operator) -> Lowered:
     if len(op.inputs) != 2 or len(op.outputs) != 2:
         raise invalid(op, "takes logits and labels, gives the loss and its gradient")

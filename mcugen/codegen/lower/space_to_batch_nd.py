@@ -89,7 +89,7 @@ def space_to_batch_shape(op: Operator, shape: tuple[int, ...], spec: BlockSpec) 
     return (*dims, shape[-1])
 
 
-@register("SPACE_TO_BATCH_ND")
+@register("SPACE_TO_BATCH_ND", types=tuple(FUNCTIONS))
 def lower_space_to_batch_nd(graph: Graph, op: Operator) -> Lowered:
     """Block, leading paddings and the pad value; the output shape must be TFLite's."""
     spec = block_spec(graph, op, "paddings")

@@ -60,7 +60,7 @@ def lower_split_common(
     return Lowered("split", "mcu_split", PARAMS, params)
 
 
-@register("SPLIT")
+@register("SPLIT", types=TYPES, data_input=1)
 def lower_split(graph: Graph, op: Operator) -> Lowered:
     """Inputs (axis, data); every output as wide as output 0 along the axis (TFLM's SplitImpl)."""
     if len(op.inputs) != 2:
@@ -68,7 +68,7 @@ def lower_split(graph: Graph, op: Operator) -> Lowered:
     return lower_split_common(graph, op, data=1, axis_input=0, equal_parts=True)
 
 
-@register("SPLIT_V")
+@register("SPLIT_V", types=TYPES)
 def lower_split_v(graph: Graph, op: Operator) -> Lowered:
     """Inputs (data, size_splits, axis); TFLM requires exactly three."""
     if len(op.inputs) != 3:

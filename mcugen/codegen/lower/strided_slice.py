@@ -156,7 +156,7 @@ def walk(spec: SliceSpec, shape: tuple[int, ...]) -> tuple[list[int], list[int]]
     return starts, counts
 
 
-@register("STRIDED_SLICE")
+@register("STRIDED_SLICE", types=TYPES)
 def lower_strided_slice(graph: Graph, op: Operator) -> Lowered:
     """Check as TFLM's Prepare, then pass Eval's per-axis walk to the kernel."""
     if len(op.inputs) != 4 or len(op.outputs) != 1:

@@ -24,13 +24,16 @@ from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import check_dtype, inp, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "float32")
+
 PARAMS = "mcu_svdf_params_t"
 #: Fused activations the float kernel applies (TFLM's ActivationValFloat): NONE, RELU,
 #: RELU_N1_TO_1, RELU6, TANH, SIGN_BIT.
 FLOAT_ACTIVATIONS = range(6)
 
 
-@register("SVDF")
+@register("SVDF", types=TYPES)
 def lower_svdf(graph: Graph, op: Operator) -> Lowered:
     x, feature, time, y = req(graph, op, 0), req(graph, op, 1), req(graph, op, 2), out(graph, op)
     state, bias = req(graph, op, 4), inp(graph, op, 3)
@@ -45,7 +48,7 @@ def lower_svdf(graph: Graph, op: Operator) -> Lowered:
         if not w.is_constant:
             raise unsupported(op, f"weights tensor {w.index} is not constant")
     rank = int(op.options.get("rank", 0))
-    dtype = check_dtype(op, x, "int8", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     if dtype == "float32":
         for t in (feature, time, state, y, bias):
             check_dtype(op, t, "float32")

@@ -9,14 +9,17 @@ from mcugen.codegen.lower.activations import unary_operands
 from mcugen.codegen.lower.logistic import int16_table_params, q4_input_params
 from mcugen.model.ir import Graph, Operator
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "int16", "float32")
+
 PARAMS = "mcu_tanh_params_t"
 
 
-@register("TANH", traits=POINTWISE_UNARY)
+@register("TANH", traits=POINTWISE_UNARY, types=TYPES)
 def lower_tanh(graph: Graph, op: Operator) -> Lowered:
     """float32: tanhf; int8: fixed point. Like TFLM, the int8 output's quantization is not read:
     the kernel always produces scale 1/128, zero point 0 (what converters emit)."""
-    x, y, dtype = unary_operands(graph, op, "float32", "int8", "int16")
+    x, y, dtype = unary_operands(graph, op, *TYPES)
     if dtype == "float32":
         return Lowered("tanh", "mcu_tanh_f32", PARAMS)
     if dtype == "int16":

@@ -5,7 +5,7 @@ tile into its box of the whole tensor. Both copy bytes, so any element type is e
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_operands, invalid, out, req
+from mcugen.codegen.lower._common import ANY_TYPE, check_operands, invalid, out, req
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.patch_rewrite import TILE_LOAD, TILE_STORE
 from mcugen.model.traits import OpTraits
@@ -41,14 +41,14 @@ def _corner(op: Operator) -> tuple[int, int] | None:
     return (y, x) if y >= 0 and x >= 0 else None
 
 
-@register(f"CUSTOM:{TILE_LOAD}", traits=load_traits)
+@register(f"CUSTOM:{TILE_LOAD}", traits=load_traits, types=ANY_TYPE)
 def lower_tile_load(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (1,))
     params = _box(op, req(graph, op, 0), out(graph, op))
     return Lowered("tile_load", "mcu_tile_load", PARAMS, params)
 
 
-@register(f"CUSTOM:{TILE_STORE}", traits=store_traits)
+@register(f"CUSTOM:{TILE_STORE}", traits=store_traits, types=ANY_TYPE, data_input=1)
 def lower_tile_store(graph: Graph, op: Operator) -> Lowered:
     check_operands(op, (2,))
     whole, tile = out(graph, op), req(graph, op, 1)

@@ -25,7 +25,7 @@ def constant_perm(graph: Graph, op: Operator, rank: int) -> tuple[int, ...]:
     return perm
 
 
-@register("TRANSPOSE")
+@register("TRANSPOSE", types=TYPES)
 def lower_transpose(graph: Graph, op: Operator) -> Lowered:
     """Output axis d is input axis perm[d]."""
     if len(op.inputs) != 2 or len(op.outputs) != 1:

@@ -23,6 +23,7 @@ from mcugen.codegen.lower._common import (
     unsupported,
 )
 from mcugen.codegen.lower.conv_2d import (
+    CONV_TYPES,
     check_4d,
     check_bias,
     check_channels,
@@ -52,7 +53,7 @@ def _check_int16_bias(op: Operator, x: Tensor, bias: Tensor | None) -> Tensor | 
     return bias if bias.dtype == "int64" else None
 
 
-@register("TRANSPOSE_CONV")
+@register("TRANSPOSE_CONV", types=CONV_TYPES, data_input=2)
 def lower_transpose_conv(graph: Graph, op: Operator) -> Lowered:
     check_input_count(op, 3)
     w, x, y = req(graph, op, 1), req(graph, op, 2), out(graph, op)

@@ -38,6 +38,9 @@ from mcugen.codegen.lower._common import (
 )
 from mcugen.model.ir import Graph, Operator, Tensor
 
+#: The element types of the operator's data input (declared with its registration).
+TYPES = ("int8", "float32")
+
 PARAMS = "mcu_unidirectional_sequence_lstm_params_t"
 Params = tuple[tuple[str, Value], ...]
 GATE_INPUT_SCALE = 2.0**-12  # fully connected outputs: Q3.12, the int16 sigmoid/tanh input
@@ -52,13 +55,13 @@ VARIANTS = {
 ACT_TANH = 4
 
 
-@register("UNIDIRECTIONAL_SEQUENCE_LSTM")
+@register("UNIDIRECTIONAL_SEQUENCE_LSTM", types=TYPES)
 def lower_lstm(graph: Graph, op: Operator) -> Lowered:
     x, y = req(graph, op, 0), out(graph, op)
     _check_structure(graph, op)
     hidden, cell = req(graph, op, 18), req(graph, op, 19)
     _check_shapes(graph, op, x, hidden, cell, y)
-    dtype = check_dtype(op, x, "int8", "float32")
+    dtype = check_dtype(op, x, *TYPES)
     weights = [req(graph, op, i) for i in WEIGHTS]
     biases = [req(graph, op, i) for i in BIASES]
     time_major = int(bool(op.options.get("time_major", False)))

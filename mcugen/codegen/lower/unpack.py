@@ -10,7 +10,7 @@ PARAMS = "mcu_unpack_params_t"
 TYPES = ("float32", "int8", "int16", "int32")
 
 
-@register("UNPACK")
+@register("UNPACK", types=TYPES)
 def lower_unpack(graph: Graph, op: Operator) -> Lowered:
     """TFLM writes `num` outputs and makes a negative axis non-negative with the input rank."""
     if len(op.inputs) != 1:
