@@ -6,6 +6,11 @@ model, with instructions per multiply-accumulate (mcugen/model/macs.py; TFLM's p
 divide its counts by the same MACs). "code" is .text + vectors (kernels, runtime, protocol, libc);
 TFLM's "code" column is .text minus the model array, CMSIS-NN build (ANCHORS.md).
 `--kernels reference` measures the reference kernels only (default: the optimised variants).
+A second table splits each model's instructions by the kernel each operator got (a profiled run:
+the firmware reads its instruction counter around every operator), with instructions per MAC;
+on the Cortex-M4 twin (nucleo-l4r5zi) the first table also gives the fastest published MLPerf
+Tiny result on that board in cycles (ANCHORS.md: X-CUBE-AI 9.0 for KWS, VWW, IC; Plumerai for AD),
+the bar of issue 32: fewer twin instructions than those cycles.
 Run: python benchmarks/instructions.py [--board B] [--kernels opt|reference] [MODEL...]
 """
 
@@ -23,7 +28,7 @@ from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
-from mcugen.model.macs import graph_macs
+from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import PlanOptions, generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -33,6 +38,13 @@ DEFAULT_MODELS = {
     "mlperf_ic_resnet8_int8": "IC ResNet-8",
     "mlperf_ad_toycar_int8": "AD01",
     "tflm_person_detect_int8": "person_detect",
+}
+#: The fastest published MLPerf Tiny results on the NUCLEO-L4R5ZI (120 MHz) in cycles (ANCHORS.md).
+FASTEST_M4_CYCLES = {
+    "mlperf_kws_dscnn_int8": ("X-CUBE-AI", 5_180_000),
+    "mlperf_vww_mbv1_int8": ("X-CUBE-AI", 10_670_000),
+    "mlperf_ic_resnet8_int8": ("X-CUBE-AI", 19_800_000),
+    "mlperf_ad_toycar_int8": ("Plumerai", 490_000),
 }
 
 
@@ -53,18 +65,48 @@ def tflm_anchors(path: Path) -> dict[str, list[str]]:
     return rows
 
 
-def measure(model: Path, board: str, kernels: str, workdir: Path) -> tuple[int, int, int, int, int]:
+#: Per kernel of a model: (operators, MACs, instructions).
+Kernels = dict[str, tuple[int, int, int]]
+
+
+def measure(
+    model: Path, board: str, kernels: str, workdir: Path
+) -> tuple[int, int, int, int, int, Kernels]:
     target = resolve_target(load_board(board), emulate=True)
     gen = generate_from_file(model, PlanOptions(kernels=kernels, core=target.port_board.core))
     result = build(gen, target, workdir / model.stem)
     sample = random_inputs(gen.graph, 0)
     with open_device(target, result.executable, None) as link:
         run = run_samples(link, gen.graph, [sample, sample], emulated=True)
+        profiled = run_samples(link, gen.graph, [sample], emulated=True, profile=True)
     counts = [run.instructions(t) for t in run.ticks_per_inference]
     if counts[0] != counts[1]:
         print(f"warning: {model.stem}: counts differ between runs: {counts}", file=sys.stderr)
+    by_kernel: Kernels = {}
+    for step, ticks in enumerate(profiled.node_ticks):
+        op = gen.graph.operators[gen.plan.order[step]]
+        name = gen.lowered[op.index].variant
+        if name == "reference":
+            name = f"reference {op.opcode}"
+        n, macs, instr = by_kernel.get(name, (0, 0, 0))
+        by_kernel[name] = (
+            n + 1,
+            macs + operator_macs(gen.graph, op),
+            instr + run.instructions(ticks),
+        )
     sizes = firmware_sizes(result.executable, target)
-    return counts[0], graph_macs(gen.graph), sizes.code, run.arena_bytes, run.stack_used
+    return counts[0], graph_macs(gen.graph), sizes.code, run.arena_bytes, run.stack_used, by_kernel
+
+
+def kernel_rows(label: str, total: int, by_kernel: Kernels) -> list[str]:
+    """The second table's rows of one model, the most expensive kernel first."""
+    rows = []
+    for name, (ops, macs, instr) in sorted(by_kernel.items(), key=lambda kv: -kv[1][2]):
+        rows.append(
+            f"| {label} | {name} | {ops} | {macs:,} | {instr:,} | {per_mac(instr, macs)} "
+            f"| {100 * instr / total:.1f} % |"
+        )
+    return rows
 
 
 def per_mac(count: str | int, macs: int) -> str:
@@ -88,11 +130,13 @@ def main() -> int:
         "| mcugen stack B | TFLM stack B |"
     )
     print("|---" * 13 + "|")
+    kernels: list[str] = []
+    bars: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mcugen-bench-") as tmp:
         for model in models:
             label = DEFAULT_MODELS.get(model.stem, model.stem)
             try:
-                instr, macs, code, arena, stack = measure(
+                instr, macs, code, arena, stack, by_kernel = measure(
                     model, args.board, args.kernels, Path(tmp)
                 )
             except McugenError as err:
@@ -104,6 +148,18 @@ def main() -> int:
                 f"| {per_mac(a[3], macs)} | {code:,} | {a[4]} | {arena:,} | {a[1]} | {stack:,} "
                 f"| {a[5]} |"
             )
+            kernels += kernel_rows(label, instr, by_kernel)
+            if args.board == "nucleo-l4r5zi" and model.stem in FASTEST_M4_CYCLES:
+                engine, cycles = FASTEST_M4_CYCLES[model.stem]
+                verdict = "below" if instr < cycles else f"{instr / cycles:.2f}x above"
+                bars.append(f"| {label} | {instr:,} | {engine} {cycles:,} | {verdict} |")
+    if bars:
+        print("\n| model | mcugen instructions | fastest published, cycles | mcugen |")
+        print("|---" * 4 + "|")
+        print("\n".join(bars))
+    print("\n| model | kernel | operators | MACs | instructions | per MAC | share |")
+    print("|---" * 7 + "|")
+    print("\n".join(kernels))
     return 0
 
 
