@@ -80,12 +80,13 @@ def lowered(conv: Conv) -> list[tuple[str, int]]:
 
 
 def test_scratch_and_choice() -> None:
-    """Two word-aligned windows of scratch; none when every window is read in place; 1x1
-    stride 1 stays with conv_2d_1x1_s8; a grouped convolution with the reference."""
-    assert lowered(Conv(in_hwc=(6, 6, 3), out_c=4)) == [("conv_2d_s8", 2 * 28)]
-    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1), stride=(2, 2))) == [("conv_2d_s8", 0)]
-    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3), padding=VALID)) == [("conv_2d_s8", 0)]
-    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3))) == [("conv_2d_s8", 2 * 12)]
+    """Two windows in 16-bit lanes (16 bytes per block of four depth values, the last padded),
+    plus one window of bytes when in_c is not a multiple of 4; 1x1 stride 1 stays with
+    conv_2d_1x1_s8; a grouped convolution with the reference."""
+    assert lowered(Conv(in_hwc=(6, 6, 3), out_c=4)) == [("conv_2d_s8", 16 * 7 + 28)]
+    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1), stride=(2, 2))) == [("conv_2d_s8", 16)]
+    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3), padding=VALID)) == [("conv_2d_s8", 48)]
+    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3))) == [("conv_2d_s8", 48)]
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1))) == [("conv_2d_1x1_s8", 0)]
     assert lowered(Conv(in_hwc=(6, 6, 8), out_c=6, groups=2)) == [("reference", 0)]
 

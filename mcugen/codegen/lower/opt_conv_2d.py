@@ -1,13 +1,17 @@
 """The optimised general int8 CONV_2D (runtime_c/kernels/opt/conv_2d_s8.c): any filter, stride,
 dilation and padding, one group; 1x1 stride-1 convolutions stay with conv_2d_1x1_s8.
 
-The kernel gathers the windows of two output pixels into its scratch (im2col), taps outside the
-image written as the input zero point, and multiplies them by the filter rows with the int8
-matrix product. Padded taps then hold zero point + input offset = 0, as the reference kernel's
-skipped taps contribute nothing, so folding input_offset * (the whole filter row) into the bias
-(`folded_bias`) is exact for every window, edge ones included. The scratch is two windows
-(the second word-aligned), or none when every window is contiguous and inside the image (1x1
-with a stride and no padding), which the kernel then reads in place.
+The kernel expands the windows of two output pixels into 16-bit lanes in its scratch (im2col),
+taps outside the image written as the input zero point, and multiplies them by the filter in
+its own layout (`conv_layout`). Padded taps then hold zero point + input offset = 0, as the
+reference kernel's skipped taps contribute nothing, so folding input_offset * (the whole filter
+row) into the bias is exact for every window, edge ones included. Each output channel gets a
+record (`channel_records`) of its bias and requantisation constants; the kernel's shortcuts
+(SMMLAR of the accumulator shifted left by one more bit, the output offset inside the rounding
+constant) are exact when the accumulator and the sums stay within int32, which the build proves
+from the weights (`exact_bounds`); a layer where they might not keeps the reference kernel.
+Scratch: the pair's words (16 bytes per block of four depth values), and one window of bytes
+when in_c is not a multiple of 4.
 
 Importing opt_mat_mult first registers its variants first, so conv_2d_1x1_s8 is tried before
 this one (the first variant that accepts an operator wins).
@@ -15,14 +19,19 @@ this one (the first variant that accepts an operator wins).
 
 from __future__ import annotations
 
-from mcugen.codegen.lower import Lowered, Value
+import functools
+
+import numpy as np
+
+from mcugen.codegen.lower import Array, Lowered, Value
 from mcugen.codegen.lower._variants import variant
-from mcugen.codegen.lower.opt_mat_mult import mat_mult_params, relaid_weights
+from mcugen.codegen.lower.opt_mat_mult import _read_alike, filter_rows, folded_bias
 from mcugen.model.ir import Graph, Operator
 
 NAME = "conv_2d_s8"
 PARAMS = "mcu_conv_2d_s8_params_t"
 WINDOW = ("stride_w", "stride_h", "dilation_w", "dilation_h", "pad_w", "pad_h")
+INT32_MAX = 2**31 - 1
 
 
 def _align4(n: int) -> int:
@@ -35,23 +44,109 @@ def _int(ref: dict[str, Value], key: str) -> int:
     return value
 
 
-def reads_in_place(graph: Graph, op: Operator, ref: dict[str, Value]) -> bool:
-    """Every window is one contiguous run inside the image (the kernel's `window` reads it where
-    it is): a filter of one row of dilation-1 taps (or one tap), no padding, and the last window
-    inside the image."""
-    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    (_, in_h, in_w, _), (_, k_h, k_w, _), (_, out_h, out_w, _) = x.shape, w.shape, y.shape
-    if k_h != 1 or (k_w != 1 and ref["dilation_w"] != 1) or ref["pad_h"] != 0 or ref["pad_w"] != 0:
-        return False
-    last_x = (out_w - 1) * _int(ref, "stride_w") + (k_w - 1) * _int(ref, "dilation_w")
-    return (out_h - 1) * _int(ref, "stride_h") < in_h and last_x < in_w
-
-
 def is_pointwise_unit(graph: Graph, op: Operator, ref: dict[str, Value]) -> bool:
     """1x1, stride 1, no padding: conv_2d_1x1_s8's shape (and the reference's in-place one)."""
     w = graph.tensors[op.inputs[1]]
     unit = ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0
     return w.shape[1] == w.shape[2] == 1 and unit
+
+
+def conv_layout(rows: np.ndarray) -> bytes:
+    """Filter rows [C][K] for the kernel, K = 4q + r: first each channel's last r weights, then
+    per pair of channels (a, b) and block j of four depth values k0..k3 the bytes a.k0 b.k0 a.k2
+    b.k2 a.k1 b.k1 a.k3 b.k3, then an odd last channel's blocks as they are."""
+    channels, depth = rows.shape
+    full = depth - depth % 4
+    out: list[np.ndarray] = [rows[:, full:].reshape(-1)]
+    for c in range(0, channels - 1, 2):
+        pair = rows[c : c + 2, :full].reshape(2, -1, 2, 2)  # channel, block, k-high, k-low
+        out.append(pair.transpose(1, 3, 2, 0).reshape(-1))  # block, k-low, k-high, channel
+    if channels % 2:
+        out.append(rows[-1, :full])
+    return np.concatenate(out).astype(np.int8).tobytes()
+
+
+@functools.lru_cache(maxsize=256)
+def _laid_out(data: bytes, dtype: str, shape: tuple[int, ...], depthwise: bool) -> bytes:
+    rows = np.frombuffer(data, dtype=np.int8).reshape(shape).astype(np.int64)
+    rows = rows.reshape(-1, shape[-1]).T if depthwise else rows.reshape(shape[0], -1)
+    return conv_layout(rows)
+
+
+def laid_out_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...] | None:
+    """The filter in `conv_layout`, None when an operator other than a tile of this one reads
+    it (opt_mat_mult's rule)."""
+    index = op.inputs[1]
+    w = graph.tensors[index]
+    if not _read_alike(graph, index) or w.data is None or w.dtype != "int8":
+        return None
+    data = _laid_out(w.data, w.dtype, w.shape, op.opcode == "DEPTHWISE_CONV_2D")
+    assert len(data) == len(w.data), "a layout keeps every weight"
+    return ((index, data),)
+
+
+def channel_records(
+    graph: Graph, op: Operator, ref: dict[str, Value]
+) -> tuple[tuple[int, ...], ...] | None:
+    """Per output channel: bias (input offset folded in), multiplier, left shift + 1, right
+    shift, 2^(right-1) + output_offset * 2^right, sign mask (mcu/kernels/conv_2d.h); None when
+    the bias does not fold or `exact_bounds` fails."""
+    bias = folded_bias(graph, op, _int(ref, "input_offset"))
+    multipliers, shifts = ref["multipliers"], ref["shifts"]
+    if bias is None or not isinstance(multipliers, Array) or not isinstance(shifts, Array):
+        return None
+    peaks = 128 * np.abs(filter_rows(graph, op)).sum(axis=1)
+    offset = _int(ref, "output_offset")
+    records = []
+    for c, b in enumerate(bias.values):
+        ch = c if len(multipliers.values) > 1 else 0
+        m, shift = int(multipliers.values[ch]), int(shifts.values[ch])
+        left, right = max(shift, 0) + 1, max(-shift, 0)
+        constant = (1 << right >> 1) + offset * (1 << right)
+        if not exact_bounds(abs(int(b)) + int(peaks[c]), m, left, right, constant):
+            return None
+        records.append((int(b), m, left, right, constant, -1 if right else 0))
+    return tuple(records)
+
+
+def exact_bounds(acc_peak: int, multiplier: int, left: int, right: int, constant: int) -> bool:
+    """The kernel's requantisation equals TFLM's: the accumulator (at most `acc_peak` in
+    magnitude) shifted left by `left` fits in int32, the multiplier is QuantizeMultiplier's,
+    and SMMLAR's sum with the constant stays within int32."""
+    if not 0 <= multiplier <= INT32_MAX or not 0 <= right <= 31:
+        return False
+    shifted = acc_peak << left
+    high = (shifted * multiplier >> 32) + 1
+    return shifted <= INT32_MAX and high + abs(constant) + 1 <= INT32_MAX
+
+
+def conv_params(
+    graph: Graph, op: Operator, reference: Lowered
+) -> tuple[tuple[tuple[str, Value], ...], tuple[tuple[int, bytes], ...]] | None:
+    """The kernel's parameters and laid-out filter, None when it cannot run the operator."""
+    ref = dict(reference.params)
+    pad_value = -_int(ref, "input_offset")
+    if not -128 <= pad_value < 128:
+        return None
+    records = channel_records(graph, op, ref)
+    weights = laid_out_weights(graph, op)
+    if records is None or weights is None:
+        return None
+    flat = Array("int32_t", tuple(v for r in records for v in r))
+    params = tuple((k, ref[k]) for k in WINDOW) + (
+        ("pad_value", pad_value),
+        ("act_min", ref["act_min"]),
+        ("act_max", ref["act_max"]),
+        ("channels", flat),
+    )
+    return params, weights
+
+
+def scratch_bytes(depth: int, in_c: int) -> int:
+    """The pair's words (16 bytes per block of four depth values, the last block padded) and,
+    when in_c is not a multiple of 4, one window of bytes."""
+    words = 16 * ((depth + 3) // 4)
+    return words + (_align4(depth) if in_c % 4 else 0)
 
 
 @variant(
@@ -64,25 +159,22 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
         return None
     ref = dict(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
-    pad_value = -_int(ref, "input_offset")
-    if w.shape[3] != x.shape[3] or is_pointwise_unit(graph, op, ref) or not -128 <= pad_value < 128:
+    if w.shape[3] != x.shape[3] or is_pointwise_unit(graph, op, ref):
         return None
-    mm = mat_mult_params(graph, op, reference)
-    relaid = relaid_weights(graph, op)
-    if mm is None or relaid is None:
+    lowered = conv_params(graph, op, reference)
+    if lowered is None:
         return None
-    params = tuple((k, ref[k]) for k in WINDOW) + (("pad_value", pad_value),) + mm
+    params, weights = lowered
     depth = w.shape[1] * w.shape[2] * w.shape[3]
-    scratch = 0 if reads_in_place(graph, op, ref) else 2 * _align4(depth)
     return Lowered(
         reference.kernel,
         "mcu_conv_2d_s8_opt",
         PARAMS,
         params,
-        scratch,
+        scratch_bytes(depth, x.shape[3]),
         variant=NAME,
-        sources=("opt/mat_mult_s8.c", f"opt/{NAME}.c"),
-        constants=relaid,
+        sources=(f"opt/{NAME}.c",),
+        constants=weights,
     )
 
 
@@ -98,27 +190,22 @@ def depthwise_as_conv(graph: Graph, op: Operator, reference: Lowered) -> Lowered
     (`filter_rows` transposes it; relaid_weights stores it in the pair layout)."""
     if reference.function != "mcu_depthwise_conv_2d_int8":
         return None
-    ref = dict(reference.params)
-    x = graph.tensors[op.inputs[0]]
-    pad_value = -_int(ref, "input_offset")
-    w = graph.tensors[op.inputs[1]]
+    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
     # one input channel, several outputs (one output: depthwise_conv_2d_s8 takes it)
-    if x.shape[3] != 1 or w.shape[3] < 2 or not -128 <= pad_value < 128:
+    if x.shape[3] != 1 or w.shape[3] < 2:
         return None
-    mm = mat_mult_params(graph, op, reference)
-    relaid = relaid_weights(graph, op)
-    if mm is None or relaid is None:
+    lowered = conv_params(graph, op, reference)
+    if lowered is None:
         return None
-    params = tuple((k, ref[k]) for k in WINDOW) + (("pad_value", pad_value),) + mm
-    scratch = 0 if reads_in_place(graph, op, ref) else 2 * _align4(w.shape[1] * w.shape[2])
+    params, weights = lowered
     return Lowered(
         "conv_2d",
         "mcu_conv_2d_s8_opt",
         PARAMS,
         params,
-        scratch,
+        scratch_bytes(w.shape[1] * w.shape[2], 1),
         variant="depthwise_as_conv_s8",
-        sources=("opt/mat_mult_s8.c", f"opt/{NAME}.c"),
+        sources=(f"opt/{NAME}.c",),
         headers=("mcu/kernels/conv_2d.h",),
-        constants=relaid,
+        constants=weights,
     )

@@ -1,18 +1,37 @@
 /* CONV_2D int8 with one group and any filter, stride, dilation and padding, bit-exact with
  * reference/conv_2d.c (mcu_conv_2d_int8). Output pixels go two at a time, in the reference
- * kernel's order (across rows and batches). Each pixel's window, k_h x k_w taps of in_c inputs,
- * is gathered into the scratch (im2col) in the filter's own [k_h][k_w][in_c] order, so the two
- * windows and the filter rows [out_c][k_h * k_w * in_c] make a matrix product
- * (mcu/mat_mult_s8.h, weights in its channel-pair layout). A tap outside the image is written
- * as the input zero point: plus the input offset it is 0 and adds nothing, as the reference
- * kernel's skipped tap; so the offset folded into the bias (input_offset * the whole filter row,
- * mcugen/codegen/lower/opt_conv_2d.py) is exact for edge windows too. A window that lies inside
- * the image and is contiguous in memory (one filter row of dilation-1 taps: 1 x k_w filters,
- * 1x1 with a stride) is read where it is. */
+ * kernel's order (across rows and batches).
+ *
+ * im2col into 16-bit lanes, once per pixel pair for all output channels: each pixel's window
+ * (k_h x k_w taps of in_c inputs, in the filter's [k_h][k_w][in_c] order, depth values) is
+ * expanded in blocks of four depth values k0..k3 into two words, (k0, k2) and (k1, k3) (what
+ * SXTB16 and SXTB16 ROR 8 give of one load), and the two pixels' words interleaved: block j is
+ * the words x0(k0,k2), x1(k0,k2), x0(k1,k3), x1(k1,k3). The filter comes in the build's layout
+ * (mcugen/codegen/lower/opt_conv_2d.py conv_layout): per pair of channels a and b, block j is
+ * the bytes a.k0 b.k0 a.k2 b.k2 then a.k1 b.k1 a.k3 b.k3, so one load and SXTB16 give (a.k0,
+ * a.k2), with ROR 8 (b.k0, b.k2): two SMLAD each per pixel. A block of four depth values of two
+ * channels for two pixels is 16 multiply-adds in 16 instructions (2 LDRD of the window, 2 LDR,
+ * 4 SXTB16, 8 SMLAD). Depths not a multiple of 4 end in a block whose missing values are 0 in
+ * the window, against each channel's last depth % 4 weights, stored first in the filter and read
+ * as one word: the bytes past them multiply those zeros.
+ *
+ * A tap outside the image is the input zero point: plus the input offset it is 0 and adds
+ * nothing, as the reference kernel's skipped tap; so the offset folded into the bias
+ * (input_offset * the whole filter row) is exact for edge windows too. Windows of in_c a
+ * multiple of 4 are expanded from the image directly; others are gathered into the scratch as
+ * bytes first.
+ *
+ * Requantisation (TFLM's MultiplyByQuantizedMultiplier, then the output offset and the clamp)
+ * per output from the channel's record (mcu/kernels/conv_2d.h): SMMLAR of acc << (left + 1)
+ * and the multiplier is SaturatingRoundingDoublingHighMul (mcu/requant.h says why, the build
+ * proves the shifted accumulator fits), its accumulator adds the rounding of
+ * RoundingDivideByPOT, the output offset times 2^right, and -1 for a negative accumulator
+ * (round half away from zero; x = 0 from a negative accumulator has low bits 0, never a tie),
+ * then one shift right. */
 #include <string.h>
 
 #include "mcu/kernels/conv_2d.h"
-#include "mcu/mat_mult_s8.h"
+#include "mcu/quant.h"
 #include "mcu/simd.h"
 
 typedef struct {
@@ -25,7 +44,9 @@ typedef struct {
   int32_t out_h;
   int32_t out_w;
   int32_t out_c;
-  int32_t depth; /* k_h * k_w * in_c: one window, one filter row */
+  int32_t depth;  /* k_h * k_w * in_c: one window, one filter row */
+  int32_t blocks; /* depth / 4 */
+  int32_t tail;   /* depth % 4 */
 } dims_t;
 
 static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, dims_t *d) {
@@ -45,6 +66,8 @@ static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
   d->out_w = out->dims[2];
   d->out_c = out->dims[3];
   d->depth = d->k_h * d->k_w * d->in_c;
+  d->blocks = d->depth / 4;
+  d->tail = d->depth % 4;
   MCU_ENSURE_MODEL(out->dims[0] == d->batches, MCU_ERR_BAD_MODEL);
   /* a convolution of one group [O, KH, KW, I], or a depthwise one of one input channel
    * [1, KH, KW, O] whose weights the build stored as the convolution's rows */
@@ -52,6 +75,25 @@ static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
                        (d->in_c == 1 && filter->dims[0] == 1 && filter->dims[3] == d->out_c),
                    MCU_ERR_BAD_MODEL);
   return MCU_OK;
+}
+
+/* ---- the window, expanded ---------------------------------------------------------------- */
+
+/* `n` blocks of four bytes from `src` into one pixel's words of the pair buffer `x`. */
+static void expand(uint32_t *x, const int8_t *src, int32_t n) {
+  for (int32_t j = 0; j < n; ++j) {
+    uint32_t w = mcu_load_u32(src + 4 * j);
+    x[4 * j] = mcu_sxtb16(w);
+    x[4 * j + 2] = mcu_sxtb16_ror8(w);
+  }
+}
+
+/* `n` blocks of the padding value, both lanes. */
+static void fill(uint32_t *x, uint32_t pad2, int32_t n) {
+  for (int32_t j = 0; j < n; ++j) {
+    x[4 * j] = pad2;
+    x[4 * j + 2] = pad2;
+  }
 }
 
 /* `n` bytes from `src` to `dst`, a word at a time. */
@@ -65,46 +107,67 @@ static void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
   }
 }
 
-/* One filter row (ky) of a window: k_w taps from image row `row` (NULL: outside the image) into
- * `dst`, starting at column x0. */
-static void gather_row(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *row,
-                       int32_t x0, int contiguous, int8_t *dst) {
-  if (row == NULL) {
-    memset(dst, p->pad_value, (size_t)(d->k_w * d->in_c));
-  } else if (contiguous) {
-    copy_bytes(dst, row + x0 * d->in_c, d->k_w * d->in_c);
-  } else {
-    for (int32_t kx = 0; kx < d->k_w; ++kx, dst += d->in_c) {
-      int32_t x = x0 + kx * p->dilation_w;
-      if (x >= 0 && x < d->in_w) {
-        copy_bytes(dst, row + x * d->in_c, d->in_c);
+/* The first tap's column and whether the window's rows are contiguous runs inside the image. */
+static int contiguous_rows(const mcu_conv_2d_s8_params_t *p, const dims_t *d, int32_t x0) {
+  int32_t x_last = x0 + (d->k_w - 1) * p->dilation_w;
+  return x0 >= 0 && x_last < d->in_w && (p->dilation_w == 1 || d->k_w == 1);
+}
+
+/* Window rows straight from the image into the words (in_c a multiple of 4). */
+static void expand_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *in,
+                          int32_t y0, int32_t x0, uint32_t *x) {
+  uint32_t pad2 = mcu_pack16(p->pad_value, p->pad_value);
+  int32_t tap_blocks = d->in_c / 4;
+  int contiguous = contiguous_rows(p, d, x0);
+  for (int32_t ky = 0; ky < d->k_h; ++ky, x += 4 * d->k_w * tap_blocks) {
+    int32_t y = y0 + ky * p->dilation_h;
+    if (y < 0 || y >= d->in_h) {
+      fill(x, pad2, d->k_w * tap_blocks);
+      continue;
+    }
+    const int8_t *row = in + y * d->in_w * d->in_c;
+    if (contiguous) {
+      expand(x, row + x0 * d->in_c, d->k_w * tap_blocks);
+      continue;
+    }
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t xx = x0 + kx * p->dilation_w;
+      uint32_t *dst = x + 4 * kx * tap_blocks;
+      if (xx >= 0 && xx < d->in_w) {
+        expand(dst, row + xx * d->in_c, tap_blocks);
       } else {
-        memset(dst, p->pad_value, (size_t)d->in_c);
+        fill(dst, pad2, tap_blocks);
       }
     }
   }
 }
 
-/* The window whose first tap is (y0, x0) of image `in`: where it lies in the image when it is
- * inside and contiguous, else gathered into `col`; NULL when it needs gathering and `col` is
- * NULL (the build gives no scratch only when no window needs it). */
-static const int8_t *window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *in,
-                            int32_t y0, int32_t x0, int8_t *col) {
-  int32_t x_last = x0 + (d->k_w - 1) * p->dilation_w;
-  int contiguous = x0 >= 0 && x_last < d->in_w && (p->dilation_w == 1 || d->k_w == 1);
-  if (d->k_h == 1 && contiguous && y0 >= 0 && y0 < d->in_h) {
-    return in + (y0 * d->in_w + x0) * d->in_c;
-  }
-  if (col == NULL) {
-    return NULL;
-  }
+/* Window rows as bytes into `col` (depth bytes; the build zeroed the bytes up to the next
+ * multiple of 4 once). */
+static void gather_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *in,
+                          int32_t y0, int32_t x0, int8_t *col) {
   int32_t row_bytes = d->k_w * d->in_c;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
+  int contiguous = contiguous_rows(p, d, x0);
+  for (int32_t ky = 0; ky < d->k_h; ++ky, col += row_bytes) {
     int32_t y = y0 + ky * p->dilation_h;
-    const int8_t *row = y >= 0 && y < d->in_h ? in + y * d->in_w * d->in_c : NULL;
-    gather_row(p, d, row, x0, contiguous, col + ky * row_bytes);
+    if (y < 0 || y >= d->in_h) {
+      memset(col, p->pad_value, (size_t)row_bytes);
+      continue;
+    }
+    const int8_t *row = in + y * d->in_w * d->in_c;
+    if (contiguous) {
+      copy_bytes(col, row + x0 * d->in_c, row_bytes);
+      continue;
+    }
+    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+      int32_t xx = x0 + kx * p->dilation_w;
+      if (xx >= 0 && xx < d->in_w) {
+        copy_bytes(col + kx * d->in_c, row + xx * d->in_c, d->in_c);
+      } else {
+        memset(col + kx * d->in_c, p->pad_value, (size_t)d->in_c);
+      }
+    }
   }
-  return col;
 }
 
 /* An output pixel: batch, row, column; `next` steps in the reference kernel's order. */
@@ -124,39 +187,185 @@ static void next(pixel_t *q, const dims_t *d) {
   }
 }
 
-static const int8_t *pixel_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d,
-                                  const int8_t *input, pixel_t q, int8_t *col) {
+/* Pixel q's window into the words of slot `slot` (0 or 1) of `x`. */
+static void pixel_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *input,
+                         pixel_t q, uint32_t *x, int8_t *col) {
   const int8_t *in = input + q.b * d->in_h * d->in_w * d->in_c;
-  return window(p, d, in, q.oy * p->stride_h - p->pad_h, q.ox * p->stride_w - p->pad_w, col);
+  int32_t y0 = q.oy * p->stride_h - p->pad_h;
+  int32_t x0 = q.ox * p->stride_w - p->pad_w;
+  if (d->in_c % 4 == 0) {
+    expand_window(p, d, in, y0, x0, x);
+  } else {
+    gather_window(p, d, in, y0, x0, col);
+    expand(x, col, d->blocks + (d->tail != 0));
+  }
+}
+
+/* ---- the products ------------------------------------------------------------------------ */
+
+/* SMMLAR: acc + the rounded high word of a * b, exactly. */
+static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+  return r;
+#else
+  return mcu_smmulr(a, b) + acc;
+#endif
+}
+
+/* The output of one accumulator for the channel of record `rec` (see the top of the file). */
+static inline int32_t requantize(const int32_t *rec, int32_t acc, int32_t lo, int32_t hi) {
+  int32_t shifted = (int32_t)((uint32_t)acc << rec[MCU_CONV_REC_LEFT]);
+  int32_t add = ((acc >> 31) & rec[MCU_CONV_REC_SIGN]) + rec[MCU_CONV_REC_CONSTANT];
+  int32_t v = smmlar(shifted, rec[MCU_CONV_REC_MULTIPLIER], add) >> rec[MCU_CONV_REC_RIGHT];
+  return mcu_clamp_i32(v, lo, hi);
+}
+
+/* The last depth % 4 weights of a channel as one word: read past them when other weights
+ * follow (blocks > 0: they multiply zeros), else byte by byte. */
+static inline uint32_t tail_word(const int8_t *w, const dims_t *d) {
+  if (d->blocks > 0) {
+    return mcu_load_u32(w);
+  }
+  uint32_t word = 0;
+  memcpy(&word, w, (size_t)d->tail);
+  return word;
+}
+
+/* One block of four depth values of a pair of channels (`w`, 8 bytes) against both pixels
+ * (`x`, 4 words): 16 multiply-adds. */
+#define MCU_CONV_BLOCK(x, w)                                                                       \
+  do {                                                                                             \
+    uint32_t x0_ = (x)[0], x1_ = (x)[1];                                                           \
+    uint32_t wa_ = mcu_load_u32(w), wb_ = mcu_load_u32((w) + 4);                                   \
+    uint32_t e_ = mcu_sxtb16(wa_);                                                                 \
+    a00 = mcu_smlad(e_, x0_, a00);                                                                 \
+    a01 = mcu_smlad(e_, x1_, a01);                                                                 \
+    e_ = mcu_sxtb16_ror8(wa_);                                                                     \
+    a10 = mcu_smlad(e_, x0_, a10);                                                                 \
+    a11 = mcu_smlad(e_, x1_, a11);                                                                 \
+    x0_ = (x)[2];                                                                                  \
+    x1_ = (x)[3];                                                                                  \
+    e_ = mcu_sxtb16(wb_);                                                                          \
+    a00 = mcu_smlad(e_, x0_, a00);                                                                 \
+    a01 = mcu_smlad(e_, x1_, a01);                                                                 \
+    e_ = mcu_sxtb16_ror8(wb_);                                                                     \
+    a10 = mcu_smlad(e_, x0_, a10);                                                                 \
+    a11 = mcu_smlad(e_, x1_, a11);                                                                 \
+  } while (0)
+
+/* Two pixels against a pair of channels: acc[channel][pixel]; four blocks a pass (the loop's
+ * own instructions once per 64 multiply-adds), then the rest. */
+static void dot_pair(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t acc[2][2]) {
+  int32_t a00 = acc[0][0], a01 = acc[0][1], a10 = acc[1][0], a11 = acc[1][1];
+  const uint32_t *end = x + 4 * (blocks & ~3);
+  while (x != end) {
+    MCU_CONV_BLOCK(x, w);
+    MCU_CONV_BLOCK(x + 4, w + 8);
+    MCU_CONV_BLOCK(x + 8, w + 16);
+    MCU_CONV_BLOCK(x + 12, w + 24);
+    x += 16;
+    w += 32;
+  }
+  for (int32_t j = 0; j < (blocks & 3); ++j, x += 4, w += 8) {
+    MCU_CONV_BLOCK(x, w);
+  }
+  acc[0][0] = a00;
+  acc[0][1] = a01;
+  acc[1][0] = a10;
+  acc[1][1] = a11;
+}
+
+/* Two pixels against one channel whose weights are blocks of four in order: acc[pixel]. */
+static void dot_one(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t acc[2]) {
+  int32_t a0 = acc[0], a1 = acc[1];
+  for (int32_t j = 0; j < blocks; ++j, x += 4, w += 4) {
+    uint32_t wa = mcu_load_u32(w);
+    uint32_t e = mcu_sxtb16(wa);
+    uint32_t o = mcu_sxtb16_ror8(wa);
+    a0 = mcu_smlad(o, x[2], mcu_smlad(e, x[0], a0));
+    a1 = mcu_smlad(o, x[3], mcu_smlad(e, x[1], a1));
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+}
+
+/* One channel's tail word against the tail block `x` of both pixels. */
+static inline void dot_tail(const uint32_t *x, uint32_t w, int32_t acc[2]) {
+  uint32_t e = mcu_sxtb16(w);
+  uint32_t o = mcu_sxtb16_ror8(w);
+  acc[0] = mcu_smlad(o, x[2], mcu_smlad(e, x[0], acc[0]));
+  acc[1] = mcu_smlad(o, x[3], mcu_smlad(e, x[1], acc[1]));
+}
+
+/* Every output channel of the pixel pair in `x`: out0[c], and out1[c] unless out1 is NULL. */
+static void channels(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x,
+                     const int8_t *w, int8_t *out0, int8_t *out1) {
+  const int8_t *tails = w;
+  const int8_t *blocks = w + d->out_c * d->tail;
+  const uint32_t *x_tail = x + 4 * d->blocks;
+  int32_t lo = p->act_min, hi = p->act_max;
+  int32_t c = 0;
+  for (; c + 2 <= d->out_c; c += 2) {
+    const int32_t *r0 = p->channels + c * MCU_CONV_REC_WORDS;
+    const int32_t *r1 = r0 + MCU_CONV_REC_WORDS;
+    int32_t acc[2][2] = {{r0[MCU_CONV_REC_BIAS], r0[MCU_CONV_REC_BIAS]},
+                         {r1[MCU_CONV_REC_BIAS], r1[MCU_CONV_REC_BIAS]}};
+    dot_pair(x, blocks + c * 4 * d->blocks, d->blocks, acc);
+    if (d->tail != 0) {
+      dot_tail(x_tail, tail_word(tails + c * d->tail, d), acc[0]);
+      dot_tail(x_tail, tail_word(tails + (c + 1) * d->tail, d), acc[1]);
+    }
+    out0[c] = (int8_t)requantize(r0, acc[0][0], lo, hi);
+    out0[c + 1] = (int8_t)requantize(r1, acc[1][0], lo, hi);
+    if (out1 != NULL) {
+      out1[c] = (int8_t)requantize(r0, acc[0][1], lo, hi);
+      out1[c + 1] = (int8_t)requantize(r1, acc[1][1], lo, hi);
+    }
+  }
+  if (c < d->out_c) {
+    const int32_t *r0 = p->channels + c * MCU_CONV_REC_WORDS;
+    int32_t acc[2] = {r0[MCU_CONV_REC_BIAS], r0[MCU_CONV_REC_BIAS]};
+    dot_one(x, blocks + c * 4 * d->blocks, d->blocks, acc);
+    if (d->tail != 0) {
+      dot_tail(x_tail, tail_word(tails + c * d->tail, d), acc);
+    }
+    out0[c] = (int8_t)requantize(r0, acc[0], lo, hi);
+    if (out1 != NULL) {
+      out1[c] = (int8_t)requantize(r0, acc[1], lo, hi);
+    }
+  }
 }
 
 mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_s8_params_t *p = node->params;
   dims_t d;
   MCU_TRY(read_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *weights = mcu_input(ctx, node, 1);
   int8_t *output = mcu_output(ctx, node, 0);
   MCU_ENSURE((const void *)output != (const void *)input, MCU_ERR_BAD_MODEL); /* never in place */
-  int8_t *col0 = mcu_scratch(ctx, node);
-  int8_t *col1 = col0 != NULL ? col0 + ((d.depth + 3) & ~3) : NULL; /* second window aligned */
-  const mcu_mat_mult_s8_params_t mm = {p->output_offset, p->act_min,   p->act_max, p->num_channels,
-                                       p->multipliers,   p->shifts,    p->bias};
+  /* scratch: the pair's words (4 per block, the tail's block included), then the byte window */
+  uint32_t *x = mcu_scratch(ctx, node);
+  MCU_ENSURE(x != NULL, MCU_ERR_BAD_MODEL);
+  int32_t words = 4 * (d.blocks + (d.tail != 0));
+  int8_t *col = (int8_t *)(x + words);
+  if (d.in_c % 4 != 0) {
+    memset(col + d.depth, 0, (size_t)(words - d.depth)); /* the tail's missing values */
+  }
   int32_t pixels = d.batches * d.out_h * d.out_w;
   pixel_t q = {0, 0, 0};
   for (int32_t i = 0; i < pixels; i += 2) {
-    const int8_t *x0 = pixel_window(p, &d, input, q, col0);
+    int two = i + 1 < pixels;
+    pixel_window(p, &d, input, q, x, col);
     next(&q, &d);
-    const int8_t *x1 = NULL;
-    if (i + 1 < pixels) {
-      x1 = pixel_window(p, &d, input, q, col1);
+    if (two) {
+      pixel_window(p, &d, input, q, x + 1, col);
       next(&q, &d);
-      MCU_ENSURE(x1 != NULL, MCU_ERR_BAD_MODEL);
     }
-    MCU_ENSURE(x0 != NULL, MCU_ERR_BAD_MODEL);
     int8_t *out0 = output + i * d.out_c;
-    mcu_mat_mult_s8_rows(&mm, x0, x1, weights, d.out_c, d.depth, out0, out0 + d.out_c);
+    channels(p, &d, x, weights, out0, two ? out0 + d.out_c : NULL);
   }
   return MCU_OK;
 }

@@ -35,8 +35,21 @@ mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
  * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the
- * offset is applied), and the requantisation of mcu_mat_mult_s8_params_t with the input offset
- * folded into the bias. */
+ * offset is applied), the activation range, and a record of MCU_CONV_REC_WORDS words per output
+ * channel (mcugen/codegen/lower/opt_conv_2d.py channel_records): the bias with the input offset
+ * folded in (input_offset * sum of the filter row), the multiplier, the left shift plus one,
+ * the right shift, the rounding constant 2^(right - 1) (0 when right is 0) plus
+ * output_offset * 2^right, and -1 when right > 0 (else 0). */
+enum {
+  MCU_CONV_REC_BIAS,
+  MCU_CONV_REC_MULTIPLIER,
+  MCU_CONV_REC_LEFT,
+  MCU_CONV_REC_RIGHT,
+  MCU_CONV_REC_CONSTANT,
+  MCU_CONV_REC_SIGN,
+  MCU_CONV_REC_WORDS
+};
+
 typedef struct {
   int32_t stride_w;
   int32_t stride_h;
@@ -45,17 +58,14 @@ typedef struct {
   int32_t pad_w;
   int32_t pad_h;
   int32_t pad_value; /* input zero point */
-  int32_t output_offset;
   int32_t act_min;
   int32_t act_max;
-  int32_t num_channels;
-  const int32_t *multipliers;
-  const int32_t *shifts;
-  const int32_t *bias; /* per output channel, input_offset * sum of the filter folded in */
+  const int32_t *channels; /* MCU_CONV_REC_WORDS per output channel */
 } mcu_conv_2d_s8_params_t;
 
 /* Optimised variant (kernels/opt/conv_2d_s8.c): int8, one group, any filter, stride, dilation
- * and padding; parameters mcu_conv_2d_s8_params_t, scratch for two windows. */
+ * and padding; parameters mcu_conv_2d_s8_params_t, scratch for two windows in 16-bit lanes
+ * (and one in bytes when in_c is not a multiple of 4). */
 mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif
