@@ -36,7 +36,13 @@ def _reap_all() -> None:
 atexit.register(_reap_all)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def _stop(proc: subprocess.Popen[bytes], *, graceful: bool = False) -> None:
+    """Kill QEMU; `graceful`: ask it to exit first (SIGTERM), so that its plugins' exit callbacks
+    run, and kill it only if it has not exited within 5 s."""
+    if graceful and proc.poll() is None:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
     if proc.poll() is None:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -123,8 +129,10 @@ def qemu_console(
     cwd: Path | None = None,
     extra: Sequence[str] = (),
     serials: Sequence[socket.socket] = (),
+    graceful: bool = False,
 ) -> Iterator[serial.SerialBase]:
-    """Start QEMU, connect to its console; yields a pyserial object. QEMU is killed on exit.
+    """Start QEMU, connect to its console; yields a pyserial object. QEMU is killed on exit
+    (asked to exit first when `graceful`, so that a `-plugin` writes its results).
     `cwd`: QEMU's working directory, where the firmware's semihosting files go (checkpoints).
     `extra`: more QEMU options (`qemu_command`); `serials`: listening sockets for the UARTs
     after the console, which QEMU inherits (the caller closes them)."""
@@ -160,7 +168,7 @@ def qemu_console(
         finally:
             link.close()
     finally:
-        _stop(proc)
+        _stop(proc, graceful=graceful)
 
 
 def _exited(proc: subprocess.Popen[bytes]) -> RunError:
