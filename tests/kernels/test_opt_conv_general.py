@@ -67,10 +67,16 @@ def test_fixed_shapes() -> None:
 
 
 def test_layout_keeps_every_weight_where_the_kernel_reads_it() -> None:
-    """Tails first, then per pair a.k0 b.k0 a.k2 b.k2 a.k1 b.k1 a.k3 b.k3, then an odd channel."""
+    """Tails first, then groups of four channels (each block: the first pair's word (k0, k2),
+    the second's, then their (k1, k3) words), a last pair a.k0 b.k0 a.k2 b.k2 a.k1 b.k1 a.k3
+    b.k3, then an odd channel."""
     rows = np.arange(3 * 6).reshape(3, 6)  # 3 channels, depth 6: one block and a tail of 2
     data = np.frombuffer(conv_layout(rows), dtype=np.int8)
     assert data.tolist() == [4, 5, 10, 11, 16, 17, 0, 6, 2, 8, 1, 7, 3, 9, 12, 13, 14, 15]
+    rows = np.arange(6 * 4).reshape(6, 4)  # a group of four channels, then a pair
+    data = np.frombuffer(conv_layout(rows), dtype=np.int8)
+    quad = [0, 4, 2, 6, 8, 12, 10, 14, 1, 5, 3, 7, 9, 13, 11, 15]
+    assert data.tolist() == quad + [16, 20, 18, 22, 17, 21, 19, 23]
 
 
 def test_scratch_and_bounds() -> None:

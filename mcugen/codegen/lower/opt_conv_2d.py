@@ -51,16 +51,31 @@ def is_pointwise_unit(graph: Graph, op: Operator, ref: dict[str, Value]) -> bool
     return w.shape[1] == w.shape[2] == 1 and unit
 
 
+def _pair_blocks(pair: np.ndarray) -> np.ndarray:
+    """Two channels' first 4q weights as [block][word a, word b][4 bytes]: a.k0 b.k0 a.k2 b.k2,
+    then a.k1 b.k1 a.k3 b.k3."""
+    blocks = pair.reshape(2, -1, 2, 2)  # channel, block, k-high, k-low
+    return blocks.transpose(1, 3, 2, 0).reshape(-1, 2, 4)  # block, k-low, k-high, channel
+
+
 def conv_layout(rows: np.ndarray) -> bytes:
-    """Filter rows [C][K] for the kernel, K = 4q + r: first each channel's last r weights, then
-    per pair of channels (a, b) and block j of four depth values k0..k3 the bytes a.k0 b.k0 a.k2
-    b.k2 a.k1 b.k1 a.k3 b.k3, then an odd last channel's blocks as they are."""
+    """Filter rows [C][K] for the kernel, K = 4q + r: first each channel's last r weights; then
+    per group of four channels and block j of four depth values k0..k3, the first pair's word
+    (k0, k2), the second pair's, the first pair's (k1, k3) and the second's, where a pair's words
+    are a.k0 b.k0 a.k2 b.k2 and a.k1 b.k1 a.k3 b.k3 (`_pair_blocks`); then a last pair's blocks;
+    then an odd last channel's blocks as they are."""
     channels, depth = rows.shape
     full = depth - depth % 4
     out: list[np.ndarray] = [rows[:, full:].reshape(-1)]
-    for c in range(0, channels - 1, 2):
-        pair = rows[c : c + 2, :full].reshape(2, -1, 2, 2)  # channel, block, k-high, k-low
-        out.append(pair.transpose(1, 3, 2, 0).reshape(-1))  # block, k-low, k-high, channel
+    for c in range(0, channels - 3, 4):
+        first, second = (
+            _pair_blocks(rows[c : c + 2, :full]),
+            _pair_blocks(rows[c + 2 : c + 4, :full]),
+        )
+        out.append(np.stack([first, second], axis=2).reshape(-1))  # block, word, pair, bytes
+    c = channels - channels % 4
+    if channels % 4 >= 2:
+        out.append(_pair_blocks(rows[c : c + 2, :full]).reshape(-1))
     if channels % 2:
         out.append(rows[-1, :full])
     return np.concatenate(out).astype(np.int8).tobytes()
