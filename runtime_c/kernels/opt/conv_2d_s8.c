@@ -79,12 +79,23 @@ static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
 
 /* ---- the window, expanded ---------------------------------------------------------------- */
 
-/* `n` blocks of four bytes from `src` into one pixel's words of the pair buffer `x`. */
-static void expand(uint32_t *x, const int8_t *src, int32_t n) {
-  for (int32_t j = 0; j < n; ++j) {
-    uint32_t w = mcu_load_u32(src + 4 * j);
-    x[4 * j] = mcu_sxtb16(w);
-    x[4 * j + 2] = mcu_sxtb16_ror8(w);
+/* `n` blocks of four bytes from `src` into one pixel's words of the pair buffer `x`, two
+ * blocks a pass. */
+static inline void expand(uint32_t *x, const int8_t *src, int32_t n) {
+  const int8_t *end = src + 4 * (n & ~1);
+  while (src != end) {
+    uint32_t w0 = mcu_load_u32(src), w1 = mcu_load_u32(src + 4);
+    x[0] = mcu_sxtb16(w0);
+    x[2] = mcu_sxtb16_ror8(w0);
+    x[4] = mcu_sxtb16(w1);
+    x[6] = mcu_sxtb16_ror8(w1);
+    x += 8;
+    src += 8;
+  }
+  if (n & 1) {
+    uint32_t w = mcu_load_u32(src);
+    x[0] = mcu_sxtb16(w);
+    x[2] = mcu_sxtb16_ror8(w);
   }
 }
 
@@ -187,18 +198,35 @@ static void next(pixel_t *q, const dims_t *d) {
   }
 }
 
-/* Pixel q's window into the words of slot `slot` (0 or 1) of `x`. */
+/* Pixel q's window into the words of slot `slot` (0 or 1) of `x`. A window inside the image
+ * whose rows are contiguous (the most of them) takes the short way: each row one run. */
 static void pixel_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *input,
                          pixel_t q, uint32_t *x, int8_t *col) {
   const int8_t *in = input + q.b * d->in_h * d->in_w * d->in_c;
   int32_t y0 = q.oy * p->stride_h - p->pad_h;
   int32_t x0 = q.ox * p->stride_w - p->pad_w;
-  if (d->in_c % 4 == 0) {
+  int32_t y_last = y0 + (d->k_h - 1) * p->dilation_h;
+  if (y0 >= 0 && y_last < d->in_h && contiguous_rows(p, d, x0)) {
+    const int8_t *src = in + (y0 * d->in_w + x0) * d->in_c;
+    int32_t step = p->dilation_h * d->in_w * d->in_c;
+    int32_t run = d->k_w * d->in_c;
+    if (run % 4 == 0) {
+      for (int32_t ky = 0; ky < d->k_h; ++ky, x += run, src += step) {
+        expand(x, src, run / 4);
+      }
+      return;
+    }
+    int8_t *dst = col;
+    for (int32_t ky = 0; ky < d->k_h; ++ky, dst += run, src += step) {
+      copy_bytes(dst, src, run);
+    }
+  } else if (d->in_c % 4 == 0) {
     expand_window(p, d, in, y0, x0, x);
+    return;
   } else {
     gather_window(p, d, in, y0, x0, col);
-    expand(x, col, d->blocks + (d->tail != 0));
   }
+  expand(x, col, d->blocks + (d->tail != 0));
 }
 
 /* ---- the products ------------------------------------------------------------------------ */
