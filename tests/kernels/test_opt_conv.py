@@ -87,7 +87,7 @@ def test_scratch_and_choice() -> None:
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1), stride=(2, 2))) == [("conv_2d_s8", 16)]
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3), padding=VALID)) == [("conv_2d_s8", 48)]
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3))) == [("conv_2d_s8", 48)]
-    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1))) == [("conv_2d_1x1_s8", 0)]
+    assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1))) == [("conv_2d_1x1_s8", 16)]
     assert lowered(Conv(in_hwc=(6, 6, 8), out_c=6, groups=2)) == [("reference", 0)]
 
 

@@ -1,12 +1,16 @@
 """Optimised variants built on the int8 matrix product (runtime_c/kernels/opt/mat_mult_s8.c):
 FULLY_CONNECTED with a filter zero point of 0 and 1x1 CONV_2D with stride 1 and one group.
 
-Both take the reference lowering's requantisation as it is and fold the input offset into the
-bias: bias'[c] = bias[c] + input_offset * sum_k w[c][k], so the kernel sums w * x only (exact:
+Both take the reference lowering's requantisation and fold the input offset into the bias:
+bias'[c] = bias[c] + input_offset * sum_k w[c][k], so the kernel sums w * x only (exact:
 integer sums do not depend on their order, and the reference lowering checked the full sum
-against int32; a folded bias outside int32 keeps the reference kernel). The weights are laid
-out for the kernel's 2-channel blocks (`pair_layout`), so one pointer walks both channels; a
-weight tensor another operator also reads keeps the reference kernel.
+against int32; a folded bias outside int32 keeps the reference kernel). Where the sums stay
+under 2^30 and the activation is int8's whole range, the kernel's short requantisation
+(`short_requant`: SMMLAR on the doubled sum, then SSAT) replaces the long one. The kernel widens
+two input rows at a time into 16-bit lanes in its scratch (`widened_bytes`), which is also the
+1x1 convolution's staging for running in place. The weights are laid out for its 2-channel
+blocks (`pair_layout`), so one pointer walks both channels; a weight tensor another operator
+also reads keeps the reference kernel.
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, Value
 from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower.conv_2d import conv_staging_bytes
+from mcugen.codegen.quant import rdbpot, srdhm, wrap_i32
 from mcugen.model.ir import DTYPES, Graph, Operator
 from mcugen.model.rewrite import EXPLICIT_PADDING
+from mcugen.model.traits import OpTraits
 
 PARAMS = "mcu_mat_mult_s8_params_t"
 HEADER = "mcu/mat_mult_s8.h"
@@ -147,11 +154,100 @@ def mat_mult_params(
     )
 
 
+def _tflm_requant(acc: int, multiplier: int, shift: int) -> int:
+    """TFLM's MultiplyByQuantizedMultiplier (double rounding)."""
+    scaled = wrap_i32(acc * 2 ** max(shift, 0))
+    return rdbpot(srdhm(scaled, multiplier), max(-shift, 0))
+
+
+def short_requant(
+    rows: np.ndarray, bias: Array, ref: dict[str, Value]
+) -> tuple[Array, Array, Array] | None:
+    """The multipliers, right shifts less 1 and undoubled biases of the kernel's short
+    requantisation (runtime_c/kernels/opt/mat_mult_s8.c: SMMLAR on the doubled sum, then SSAT),
+    None when it does not apply: an activation narrower than int8's range, a left shift, or a sum
+    that could wrap: |acc| must stay under 2^30 (bound: |bias| + 128 * sum |w| per channel), and
+    the rounding term (2 offset + 1) << (e - 1) plus the rounded product inside int32.
+    - A channel whose product always rounds to 0 (|x| < 2^(e-1); a multiplier of 0) gets
+      multiplier 0 and e = 1, which gives the output offset, as TFLM.
+    - A channel of zero weights (pruned: VWW has hundreds, some with biases near 2^30) outputs
+      the constant v = TFLM's requantised bias; with per-channel multipliers it gets bias
+      4 (v - offset), multiplier 2^30 and e = 1, which give exactly v."""
+    if (ref["act_min"], ref["act_max"]) != (-128, 127):
+        return None
+    multipliers, shifts, offset = ref["multipliers"], ref["shifts"], ref["output_offset"]
+    assert isinstance(multipliers, Array) and isinstance(shifts, Array)
+    assert isinstance(offset, int)
+    per_channel = len(multipliers.values) == len(bias.values) > 1
+    m_in = [int(v) for v in multipliers.values]
+    shift_in = [int(v) for v in shifts.values]
+    biases = [int(v) for v in bias.values]
+    weights = 128 * np.abs(rows).sum(axis=1)
+    if per_channel:
+        for c in np.nonzero(weights == 0)[0].tolist():
+            out = max(-128, min(127, _tflm_requant(biases[c], m_in[c], shift_in[c]) + offset))
+            biases[c], m_in[c], shift_in[c] = 4 * (out - offset), 2**30, -1
+    bound = np.abs(np.array(biases, dtype=np.int64)) + weights
+    if bound.size and int(bound.max()) >= 2**30:
+        return None
+    if not per_channel:
+        bound = bound.max(initial=0).reshape(1)
+    short_m: list[int] = []
+    short_e: list[int] = []
+    for m, shift, most in zip(m_in, shift_in, bound.tolist(), strict=True):
+        e = -shift
+        x_max = (int(most) * m + 2**31) >> 31  # |SaturatingRoundingDoublingHighMul| at most
+        if m == 0 or (e >= 1 and x_max < 2 ** (e - 1)):
+            m, e = 0, 1
+        if e < 1 or x_max + abs(2 * offset + 1) * 2 ** (e - 1) + 1 >= 2**31:
+            return None
+        short_m.append(m)
+        short_e.append(e - 1)
+    return (
+        Array("int32_t", tuple(short_m)),
+        Array("int32_t", tuple(short_e)),
+        Array("int32_t", tuple(biases)),
+    )
+
+
+def widened_params(
+    graph: Graph, op: Operator, reference: Lowered
+) -> tuple[tuple[str, Value], ...] | None:
+    """`mat_mult_params` for the widened product (mcu_mat_mult_s8): with the short
+    requantisation where `short_requant` allows it (the bias doubled, `shifts` left out), else
+    the long one as they are."""
+    params = mat_mult_params(graph, op, reference)
+    if params is None:
+        return None
+    found = dict(params)
+    bias = found["bias"]
+    assert isinstance(bias, Array)
+    short = short_requant(filter_rows(graph, op), bias, dict(reference.params))
+    if short is None:
+        return params
+    found["multipliers"], found["short_shifts"], bias = short
+    found["bias"] = Array("int32_t", tuple(2 * int(v) for v in bias.values))
+    del found["shifts"]
+    return tuple(found.items())
+
+
+def widened_bytes(rows: int, depth: int) -> int:
+    """MCU_MAT_MULT_S8_SCRATCH (runtime_c/include/mcu/mat_mult_s8.h): `rows` (1 or 2) rows of
+    `depth` inputs as 16-bit lanes, depth rounded up to a multiple of 4."""
+    return 8 * min(rows, 2) * ((depth + 3) // 4)
+
+
 def _variant(
-    graph: Graph, op: Operator, reference: Lowered, name: str, function: str
+    graph: Graph,
+    op: Operator,
+    reference: Lowered,
+    name: str,
+    function: str,
+    scratch: int,
+    traits: OpTraits | None = None,
 ) -> Lowered | None:
     """The variant's lowering, None when the bias does not fold or the weights are shared."""
-    params = mat_mult_params(graph, op, reference)
+    params = widened_params(graph, op, reference)
     relaid = relaid_weights(graph, op)
     if params is None or relaid is None:
         return None
@@ -160,11 +256,12 @@ def _variant(
         function,
         PARAMS,
         params,
-        reference.scratch_bytes,
+        scratch,
         variant=name,
         sources=("opt/mat_mult_s8.c", f"opt/{name}.c"),
         headers=(HEADER,),
         constants=relaid,
+        traits=traits,
     )
 
 
@@ -178,7 +275,12 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
         return None
     if dict(reference.params).get("filter_offset") != 0:
         return None
-    return _variant(graph, op, reference, "fully_connected_s8", "mcu_fully_connected_s8_opt")
+    w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
+    rows = y.num_elements // max(w.shape[0], 1)
+    scratch = widened_bytes(rows, w.shape[-1])
+    return _variant(
+        graph, op, reference, "fully_connected_s8", "mcu_fully_connected_s8_opt", scratch
+    )
 
 
 @variant(
@@ -195,4 +297,9 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     unit = ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0
     if not pointwise or not unit:
         return None
-    return _variant(graph, op, reference, "conv_2d_1x1_s8", "mcu_conv_2d_1x1_s8_opt")
+    # the widened pair is the staging for running in place: no more scratch than that
+    traits = OpTraits(staging_bytes=0) if conv_staging_bytes(graph, op) is not None else None
+    scratch = widened_bytes(2, x.shape[3])
+    return _variant(
+        graph, op, reference, "conv_2d_1x1_s8", "mcu_conv_2d_1x1_s8_opt", scratch, traits
+    )

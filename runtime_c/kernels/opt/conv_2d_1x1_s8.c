@@ -1,12 +1,11 @@
 /* CONV_2D int8 with a 1x1 filter, stride 1 and one group: a matrix product over the pixels
- * (mcu/mat_mult_s8.h), bit-exact with reference/conv_2d.c (mcu_conv_2d_int8). In place (the
- * plan put the output over the input, as the reference kernel allows), two pixels at a time
- * staged in the scratch (the plan gives int8 two pixels of staging, codegen/lower/conv_2d.py):
- * with no more outputs than inputs from the first pair on, whose outputs end at or before the
- * end of the pair's inputs; with more, from the last pair back, whose outputs start at or after
- * the start of the pair's inputs. Either way no unstaged pixel is overwritten. */
-#include <string.h>
-
+ * (mcu/mat_mult_s8.h), bit-exact with reference/conv_2d.c (mcu_conv_2d_int8), two pixels at a
+ * time widened into the scratch (MCU_MAT_MULT_S8_SCRATCH(2, in_c) bytes, declared by
+ * codegen/lower/opt_mat_mult.py). The widened copy holds everything a pair's product reads, so
+ * it is also the staging for running in place (the plan put the output over the input): with
+ * no more outputs than inputs from the first pair on, whose outputs end at or before the end of
+ * the pair's inputs; with more, from the last pair back, whose outputs start at or after the
+ * start of the pair's inputs. Either way no unwidened pixel is overwritten. */
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/mat_mult_s8.h"
 
@@ -25,18 +24,20 @@ mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) 
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *weights = mcu_input(ctx, node, 1);
   int8_t *output = mcu_output(ctx, node, 0);
+  uint32_t *widened = mcu_scratch(ctx, node);
+  MCU_ENSURE(widened != NULL, MCU_ERR_BAD_MODEL);
   if ((const void *)output != (const void *)input) {
-    mcu_mat_mult_s8(p, input, pixels, in_c, weights, out_c, in_c, output, out_c);
+    mcu_mat_mult_s8(p, input, pixels, in_c, weights, out_c, in_c, output, out_c, widened);
     return MCU_OK;
   }
-  int8_t *staged = mcu_scratch(ctx, node);
-  MCU_ENSURE(staged != NULL, MCU_ERR_BAD_MODEL); /* the path is chosen by the addresses */
   for (int32_t i = 0; i < pixels; i += 2) {
     int32_t rows = pixels - i < 2 ? 1 : 2;
     /* the first of the `rows` pixels: counted from the front, or from the back */
     int32_t k = out_c <= in_c ? i : pixels - i - rows;
-    memcpy(staged, output + k * in_c, (size_t)(rows * in_c));
-    mcu_mat_mult_s8(p, staged, rows, in_c, weights, out_c, in_c, output + k * out_c, out_c);
+    const int8_t *x0 = output + k * in_c;
+    mcu_mat_mult_s8_widen(p, x0, rows == 2 ? x0 + in_c : NULL, in_c, widened);
+    int8_t *out0 = output + k * out_c;
+    mcu_mat_mult_s8_widened(p, widened, rows, weights, out_c, in_c, out0, out0 + out_c);
   }
   return MCU_OK;
 }

@@ -1,205 +1,349 @@
-/* The int8 matrix product of mcu/mat_mult_s8.h, blocked 2 rows x 2 channels: each 32-bit load
- * of four weights serves two rows and each load of four inputs two channels; SXTB16 splits a
- * word into its even and odd bytes as 16-bit lanes and SMLAD multiplies and adds two lanes at a
- * time (mcu/simd.h), so 16 multiply-adds take 4 loads, 8 SXTB16 and 8 SMLAD. Odd rows, odd
- * channels and depths not a multiple of 4 take the narrower loops below.
- * Weights come in the build's pair layout (mcugen/codegen/lower/opt_mat_mult.py pair_layout):
- * per pair of channels, blocks of 4 weights of the first then 4 of the second, then the first's
- * last depth mod 4 weights and the second's; an odd last channel as it is. One pointer walks a
- * pair, which keeps the 2x2 loop's pointers and sums in registers. */
+/* The int8 matrix product of mcu/mat_mult_s8.h. The inputs of two rows are widened once into
+ * the scratch as 16-bit lanes, per block of 4 inputs the words (x0, x2) and (x1, x3) of the first
+ * row then of the second, so SXTB16 and SXTB16 ROR #8 of a word of 4 weights line up with them.
+ * A block of 2 channels x 2 rows then takes one LDM of the 4 input words, one LDRD of 2 weight
+ * words, 4 SXTB16 and 8 SMLAD: 14 instructions per 16 multiply-adds (inline assembly on a DSP
+ * core, two blocks a loop). One row (a fully connected layer of batch 1, an odd last pixel) goes
+ * 4 channels a pass, 19 per 16. Other cores, depths not a multiple of 4 and unaligned weights
+ * take the same arithmetic in C.
+ *
+ * The short requantisation (chosen by the build, mcugen/codegen/lower/opt_mat_mult.py): the
+ * inputs are widened doubled and the bias doubled, so the sum is 2 acc, and TFLM's
+ * MultiplyByQuantizedMultiplier (right shift e >= 1) plus the output offset and the int8 clamp is
+ *   SMMLAR(2 acc, m, (2 offset + 1) << (e - 1) - [acc < 0]) >> (e - 1), then SSAT #8 ASR #1:
+ * SMMLAR(2 acc, m, R) = R + floor((acc m + 2^30) / 2^31), gemmlowp's rounding doubling high
+ * product (mcu/requant.h), and adding 2^(e-1) - [x < 0] before the floor shift by e rounds half
+ * away from zero as RoundingDivideByPOT; x < 0 only when acc < 0, and x = 0 rounds to 0 either
+ * way, so the sign of acc serves. The build checks that nothing wraps (|acc| < 2^30, the sum
+ * with R inside int32) and that the activation is the whole int8 range; else the long path
+ * (mcu_requant, then the offset and the clamp) on undoubled sums.
+ *
+ * Weights come in the build's pair layout (opt_mat_mult.py pair_layout): per pair of channels,
+ * blocks of 4 weights of the first then 4 of the second, then the first's last depth mod 4
+ * weights and the second's; an odd last channel as it is. */
 #include "mcu/mat_mult_s8.h"
+
+#include <string.h>
 
 #include "mcu/quant.h"
 #include "mcu/requant.h"
 #include "mcu/simd.h"
 
-/* Two lanes of four int8 inputs: even and odd bytes. */
-typedef struct {
-  uint32_t even;
-  uint32_t odd;
-} lanes_t;
-
-static inline lanes_t lanes(const int8_t *p) {
-  uint32_t w = mcu_load_u32(p);
-  lanes_t l = {mcu_sxtb16(w), mcu_sxtb16_ror8(w)};
-  return l;
+/* The first `n` (1 to 3) bytes at `p` in a word, the rest 0. */
+static inline uint32_t tail_word(const int8_t *p, int32_t n) {
+  uint32_t w = 0;
+  memcpy(&w, p, (size_t)n);
+  return w;
 }
 
-static inline int32_t dot4(lanes_t a, lanes_t b, int32_t acc) {
-  return mcu_smlad(a.odd, b.odd, mcu_smlad(a.even, b.even, acc));
+static inline __attribute__((always_inline)) void widen_word(uint32_t w, int doubled,
+                                                             uint32_t *s) {
+  uint32_t even = mcu_sxtb16(w);
+  uint32_t odd = mcu_sxtb16_ror8(w);
+  if (doubled) {
+    even = mcu_sxtab16(even, w);
+    odd = mcu_sxtab16_ror8(odd, w);
+  }
+  s[0] = even;
+  s[1] = odd;
 }
 
-/* acc[j][i] += dot(w_j, x_i) for j, i < 2 over `depth`; `pair` in the pair layout. */
-static void dot_2x2(const int8_t *x0, const int8_t *x1, const int8_t *pair, int32_t depth,
-                    int32_t acc[2][2]) {
-  int32_t a00 = acc[0][0], a01 = acc[0][1], a10 = acc[1][0], a11 = acc[1][1];
-  const int8_t *end = x0 + (depth & ~3);
-  while (x0 != end) {
-    lanes_t in0 = lanes(x0);
-    lanes_t in1 = lanes(x1);
-    lanes_t wt = lanes(pair);
-    a00 = dot4(wt, in0, a00);
-    a01 = dot4(wt, in1, a01);
-    wt = lanes(pair + 4);
-    a10 = dot4(wt, in0, a10);
-    a11 = dot4(wt, in1, a11);
-    x0 += 4;
-    x1 += 4;
-    pair += 8;
+static inline __attribute__((always_inline)) void widen_rows(const int8_t *x0, const int8_t *x1,
+                                                             int32_t depth, int doubled,
+                                                             uint32_t *s) {
+  int32_t blocks = depth >> 2;
+  int32_t step = x1 != NULL ? 4 : 2;
+  for (int32_t j = 0; j < blocks; ++j, s += step) {
+    widen_word(mcu_load_u32(x0 + 4 * j), doubled, s);
+    if (x1 != NULL) {
+      widen_word(mcu_load_u32(x1 + 4 * j), doubled, s + 2);
+    }
   }
-  int32_t tail = depth & 3;
-  for (int32_t k = 0; k < tail; ++k) {
-    a00 = mcu_wrap_add_i32(a00, pair[k] * x0[k]);
-    a01 = mcu_wrap_add_i32(a01, pair[k] * x1[k]);
-    a10 = mcu_wrap_add_i32(a10, pair[tail + k] * x0[k]);
-    a11 = mcu_wrap_add_i32(a11, pair[tail + k] * x1[k]);
+  if (depth & 3) {
+    widen_word(tail_word(x0 + 4 * blocks, depth & 3), doubled, s);
+    if (x1 != NULL) {
+      widen_word(tail_word(x1 + 4 * blocks, depth & 3), doubled, s + 2);
+    }
   }
-  acc[0][0] = a00;
-  acc[0][1] = a01;
-  acc[1][0] = a10;
-  acc[1][1] = a11;
 }
 
-/* One row against a pair of channels: acc[j] += dot(w_j, x). */
-static inline __attribute__((always_inline)) void dot_1x2(const int8_t *x, const int8_t *pair,
-                                                           int32_t depth, int32_t acc[2]) {
-  int32_t a0 = acc[0], a1 = acc[1];
-  const int8_t *end = x + (depth & ~3);
-  while (x != end) {
-    lanes_t in = lanes(x);
-    a0 = dot4(lanes(pair), in, a0);
-    a1 = dot4(lanes(pair + 4), in, a1);
-    x += 4;
-    pair += 8;
+void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0,
+                           const int8_t *x1, int32_t depth, uint32_t *scratch) {
+  if (p->short_shifts != NULL) {
+    widen_rows(x0, x1, depth, 1, scratch);
+  } else {
+    widen_rows(x0, x1, depth, 0, scratch);
   }
-  int32_t tail = depth & 3;
-  for (int32_t k = 0; k < tail; ++k) {
-    a0 = mcu_wrap_add_i32(a0, pair[k] * x[k]);
-    a1 = mcu_wrap_add_i32(a1, pair[tail + k] * x[k]);
-  }
-  acc[0] = a0;
-  acc[1] = a1;
 }
 
-/* One row against two pairs of channels (`a`, then `b`): acc[j] += dot(w_j, x), j < 4. Each
- * load of four inputs serves four channels: 23 instructions per 16 multiply-adds. */
-static void dot_1x4(const int8_t *x, const int8_t *a, const int8_t *b, int32_t depth,
-                    int32_t acc[4]) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  const int8_t *end = x + (depth & ~3);
-  while (x != end) {
-    lanes_t in = lanes(x);
-    a0 = dot4(lanes(a), in, a0);
-    a1 = dot4(lanes(a + 4), in, a1);
-    a2 = dot4(lanes(b), in, a2);
-    a3 = dot4(lanes(b + 4), in, a3);
-    x += 4;
-    a += 8;
-    b += 8;
-  }
-  int32_t tail = depth & 3;
-  for (int32_t k = 0; k < tail; ++k) {
-    a0 = mcu_wrap_add_i32(a0, a[k] * x[k]);
-    a1 = mcu_wrap_add_i32(a1, a[tail + k] * x[k]);
-    a2 = mcu_wrap_add_i32(a2, b[k] * x[k]);
-    a3 = mcu_wrap_add_i32(a3, b[tail + k] * x[k]);
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+/* The short requantisation of one sum (the file's header). */
+static inline int8_t short_out(int32_t acc2, int32_t m, int32_t right1, int32_t round) {
+  return (int8_t)mcu_ssat8_asr1(mcu_smmlar(acc2, m, round + (acc2 >> 31)) >> right1);
 }
 
-static int32_t dot_1x1(const int8_t *x, const int8_t *w, int32_t depth, int32_t acc) {
-  int32_t k = 0;
-  for (; k + 4 <= depth; k += 4) {
-    acc = dot4(lanes(w + k), lanes(x + k), acc);
-  }
-  for (; k < depth; ++k) {
-    acc = mcu_wrap_add_i32(acc, w[k] * x[k]);
-  }
-  return acc;
-}
-
-/* mcu_mbqm plus the output offset, clamped, in fewer instructions (mcu/requant.h): the build
- * passes only the multipliers and shifts it is exact for (mcugen/codegen/lower/opt_mat_mult.py). */
-static inline int8_t requantize(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
-  int32_t ch = p->num_channels > 1 ? c : 0;
-  acc = mcu_requant(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
+/* The long requantisation: mcu_mbqm (as mcu_requant, exact for the multipliers and shifts the
+ * build passes) plus the output offset, clamped. */
+static inline int8_t long_out(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t q) {
+  acc = mcu_requant(acc, p->multipliers[q], p->shifts[q]) + p->output_offset;
   return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
 }
 
-/* A matrix of one row (a fully connected layer of batch 1): four channels per pass while four
- * are left, then a pair, then a single channel. Separate from the two-row blocks, whose loop
- * compiles less well when this shares its function (measured: every 1x1 layer of VWW slower). */
-static __attribute__((noinline)) void one_row(const mcu_mat_mult_s8_params_t *p,
-                                              const int8_t *x, const int8_t *w,
-                    int32_t channels, int32_t depth, int8_t *out) {
-  int32_t c = 0;
-  for (; c + 4 <= channels; c += 4) {
-    const int8_t *pair = w + c * depth;
-    int32_t acc[4] = {p->bias[c], p->bias[c + 1], p->bias[c + 2], p->bias[c + 3]};
-    dot_1x4(x, pair, pair + 2 * depth, depth, acc);
-    for (int32_t j = 0; j < 4; ++j) {
-      out[c + j] = requantize(p, acc[j], c + j);
+/* Output channel c of rows out0 and out1 (NULL: one row) from sums acc0 and acc1. */
+static void store(const mcu_mat_mult_s8_params_t *p, int32_t c, int32_t acc0, int32_t acc1,
+                  int8_t *out0, int8_t *out1) {
+  int32_t q = p->num_channels > 1 ? c : 0;
+  if (p->short_shifts != NULL) {
+    int32_t right1 = p->short_shifts[q];
+    int32_t round = (int32_t)((uint32_t)(2 * p->output_offset + 1) << right1);
+    out0[c] = short_out(acc0, p->multipliers[q], right1, round);
+    if (out1 != NULL) {
+      out1[c] = short_out(acc1, p->multipliers[q], right1, round);
     }
+    return;
   }
-  if (c + 2 <= channels) {
-    int32_t acc[2] = {p->bias[c], p->bias[c + 1]};
-    dot_1x2(x, w + c * depth, depth, acc);
-    out[c] = requantize(p, acc[0], c);
-    out[c + 1] = requantize(p, acc[1], c + 1);
-    c += 2;
-  }
-  if (c < channels) {
-    out[c] = requantize(p, dot_1x1(x, w + c * depth, depth, p->bias[c]), c);
+  out0[c] = long_out(p, acc0, q);
+  if (out1 != NULL) {
+    out1[c] = long_out(p, acc1, q);
   }
 }
 
-void mcu_mat_mult_s8_rows(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
-                          const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
-                          int8_t *out1) {
-  int32_t c = 0;
+/* One channel's weight word `w` against one widened row's words s[0..1]: += dot. */
+static inline int32_t row_dot(const uint32_t *s, uint32_t w, int32_t acc) {
+  return mcu_smlad(mcu_sxtb16_ror8(w), s[1], mcu_smlad(mcu_sxtb16(w), s[0], acc));
+}
+
+/* Word j of a channel's `n` weights at `w` (the last one zero-padded). */
+static inline uint32_t weight_word(const int8_t *w, int32_t j, int32_t n) {
+  return 4 * j + 4 <= n ? mcu_load_u32(w + 4 * j) : tail_word(w + 4 * j, n & 3);
+}
+
+/* Channels from c0 on against two widened rows, in plain C: pairs, then the odd last one. */
+static void rows2_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const int8_t *w,
+                    int32_t c0, int32_t channels, int32_t depth, int8_t *out0, int8_t *out1) {
+  int32_t blocks = (depth + 3) >> 2;
+  int32_t tail = depth & 3;
+  int32_t full = depth >> 2;
+  int32_t c = c0;
   for (; c + 2 <= channels; c += 2) {
     const int8_t *pair = w + c * depth;
-    if (x1 != NULL) {
-      int32_t acc[2][2] = {{p->bias[c], p->bias[c]}, {p->bias[c + 1], p->bias[c + 1]}};
-      dot_2x2(x0, x1, pair, depth, acc);
-      out1[c] = requantize(p, acc[0][1], c);
-      out1[c + 1] = requantize(p, acc[1][1], c + 1);
-      out0[c] = requantize(p, acc[0][0], c);
-      out0[c + 1] = requantize(p, acc[1][0], c + 1);
-    } else {
-      int32_t acc[2] = {p->bias[c], p->bias[c + 1]};
-      dot_1x2(x0, pair, depth, acc);
-      out0[c] = requantize(p, acc[0], c);
-      out0[c + 1] = requantize(p, acc[1], c + 1);
+    int32_t acc[4] = {p->bias[c], p->bias[c], p->bias[c + 1], p->bias[c + 1]};
+    for (int32_t j = 0; j < blocks; ++j) {
+      /* channel 0's word then channel 1's; the tail: channel 0's `tail` bytes then 1's */
+      uint32_t w0 = j < full ? mcu_load_u32(pair + 8 * j) : tail_word(pair + 8 * j, tail);
+      uint32_t w1 = j < full ? mcu_load_u32(pair + 8 * j + 4) : tail_word(pair + 8 * j + tail, tail);
+      const uint32_t *sj = s + 4 * j;
+      acc[0] = row_dot(sj, w0, acc[0]);
+      acc[1] = row_dot(sj + 2, w0, acc[1]);
+      acc[2] = row_dot(sj, w1, acc[2]);
+      acc[3] = row_dot(sj + 2, w1, acc[3]);
     }
+    store(p, c, acc[0], acc[1], out0, out1);
+    store(p, c + 1, acc[2], acc[3], out0, out1);
   }
   if (c < channels) {
-    const int8_t *wl = w + c * depth;
-    if (x1 != NULL) {
-      out1[c] = requantize(p, dot_1x1(x1, wl, depth, p->bias[c]), c);
+    const int8_t *row = w + c * depth;
+    int32_t acc0 = p->bias[c], acc1 = p->bias[c];
+    for (int32_t j = 0; j < blocks; ++j) {
+      uint32_t wj = weight_word(row, j, depth);
+      acc0 = row_dot(s + 4 * j, wj, acc0);
+      acc1 = row_dot(s + 4 * j + 2, wj, acc1);
     }
-    out0[c] = requantize(p, dot_1x1(x0, wl, depth, p->bias[c]), c);
+    store(p, c, acc0, acc1, out0, out1);
   }
+}
+
+/* Channels from c0 on against one widened row, in plain C: pairs, then the odd last one. */
+static void row1_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const int8_t *w,
+                   int32_t c0, int32_t channels, int32_t depth, int8_t *out) {
+  int32_t blocks = (depth + 3) >> 2;
+  int32_t tail = depth & 3;
+  int32_t full = depth >> 2;
+  int32_t c = c0;
+  for (; c + 2 <= channels; c += 2) {
+    const int8_t *pair = w + c * depth;
+    int32_t acc0 = p->bias[c], acc1 = p->bias[c + 1];
+    for (int32_t j = 0; j < blocks; ++j) {
+      uint32_t w0 = j < full ? mcu_load_u32(pair + 8 * j) : tail_word(pair + 8 * j, tail);
+      uint32_t w1 = j < full ? mcu_load_u32(pair + 8 * j + 4) : tail_word(pair + 8 * j + tail, tail);
+      acc0 = row_dot(s + 2 * j, w0, acc0);
+      acc1 = row_dot(s + 2 * j, w1, acc1);
+    }
+    store(p, c, acc0, 0, out, NULL);
+    store(p, c + 1, acc1, 0, out, NULL);
+  }
+  if (c < channels) {
+    const int8_t *row = w + c * depth;
+    int32_t acc = p->bias[c];
+    for (int32_t j = 0; j < blocks; ++j) {
+      acc = row_dot(s + 2 * j, weight_word(row, j, depth), acc);
+    }
+    store(p, c, acc, 0, out, NULL);
+  }
+}
+
+#if MCU_SIMD_DSP
+/* One block of 2 channels x 2 rows: LDM of the rows' 4 words (r2-r5: LDM fills registers in
+ * ascending order), LDRD of the 2 channels' weight words. */
+#define MCU_BLOCK_2X2                               \
+  "ldm %[s]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t" \
+  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"              \
+  "sxtb16 %[t], %[w0]\n\t"                          \
+  "smlad %[a00], %[t], %[x0e], %[a00]\n\t"          \
+  "smlad %[a01], %[t], %[x1e], %[a01]\n\t"          \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                 \
+  "smlad %[a00], %[w0], %[x0o], %[a00]\n\t"         \
+  "smlad %[a01], %[w0], %[x1o], %[a01]\n\t"         \
+  "sxtb16 %[t], %[w1]\n\t"                          \
+  "smlad %[a10], %[t], %[x0e], %[a10]\n\t"          \
+  "smlad %[a11], %[t], %[x1e], %[a11]\n\t"          \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                 \
+  "smlad %[a10], %[w1], %[x0o], %[a10]\n\t"         \
+  "smlad %[a11], %[w1], %[x1o], %[a11]\n\t"
+
+/* One block of 1 row x 2 channels of the pair at `P` into sums A0 and A1. */
+#define MCU_PAIR_1X2(P, A0, A1)                    \
+  "ldrd %[w0], %[w1], [%[" P "]], #8\n\t"          \
+  "sxtb16 %[t], %[w0]\n\t"                         \
+  "smlad %[" A0 "], %[t], %[xe], %[" A0 "]\n\t"    \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                \
+  "smlad %[" A0 "], %[w0], %[xo], %[" A0 "]\n\t"   \
+  "sxtb16 %[t], %[w1]\n\t"                         \
+  "smlad %[" A1 "], %[t], %[xe], %[" A1 "]\n\t"    \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                \
+  "smlad %[" A1 "], %[w1], %[xo], %[" A1 "]\n\t"
+#define MCU_BLOCK_1X4 \
+  "ldrd %[xe], %[xo], [%[s]], #8\n\t" MCU_PAIR_1X2("a", "c0", "c1") MCU_PAIR_1X2("b", "c2", "c3")
+
+/* Pairs of channels against two widened rows (word-aligned, depth a multiple of 4): the sums in
+ * registers, two blocks a loop (entered at the second when the count is odd), the short
+ * requantisation inline. Returns the channels done. */
+static int32_t rows2_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
+                         const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
+                         int8_t *out1) {
+  const int32_t *bias = p->bias;
+  const int32_t *mult = p->multipliers;
+  const int32_t *right = p->short_shifts;
+  int32_t step = p->num_channels > 1 ? 1 : 0;
+  uint32_t k = (uint32_t)(2 * p->output_offset + 1);
+  const uint32_t *end = s + depth;
+  int32_t pairs = channels >> 1;
+  for (int32_t i = 0; i < pairs; ++i) {
+    register uint32_t x0e __asm__("r2");
+    register uint32_t x0o __asm__("r3");
+    register uint32_t x1e __asm__("r4");
+    register uint32_t x1o __asm__("r5");
+    uint32_t w0, w1, t;
+    const uint32_t *si = s;
+    int32_t a00 = bias[0], a01 = a00, a10 = bias[1], a11 = a10;
+    bias += 2;
+    /* 13 registers: the end is read from memory once a loop (14 are more than GCC finds for
+     * the Cortex-M7) */
+    __asm__ volatile("ldr %[t], %[end]\n\t"
+                     "sub %[t], %[t], %[s]\n\t"
+                     "tst %[t], #16\n\t"
+                     "bne 2f\n\t"
+                     "1:\n\t" MCU_BLOCK_2X2 "2:\n\t" MCU_BLOCK_2X2
+                     "ldr %[t], %[end]\n\t"
+                     "cmp %[s], %[t]\n\t"
+                     "bne 1b\n\t"
+                     : [s] "+r"(si), [pw] "+r"(w), [a00] "+r"(a00), [a01] "+r"(a01),
+                       [a10] "+r"(a10), [a11] "+r"(a11), [x0e] "=&r"(x0e), [x0o] "=&r"(x0o),
+                       [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [w0] "=&r"(w0), [w1] "=&r"(w1),
+                       [t] "=&r"(t)
+                     : [end] "m"(end)
+                     : "memory", "cc");
+    if (right == NULL) {
+      store(p, 2 * i, a00, a01, out0, out1);
+      store(p, 2 * i + 1, a10, a11, out0, out1);
+      continue;
+    }
+    int32_t m = *mult, r = *right;
+    int32_t round = (int32_t)(k << r);
+    out0[2 * i] = short_out(a00, m, r, round);
+    out1[2 * i] = short_out(a01, m, r, round);
+    mult += step;
+    right += step;
+    m = *mult;
+    r = *right;
+    round = (int32_t)(k << r);
+    out0[2 * i + 1] = short_out(a10, m, r, round);
+    out1[2 * i + 1] = short_out(a11, m, r, round);
+    mult += step;
+    right += step;
+  }
+  return 2 * pairs;
+}
+
+/* Quads of channels (two pairs) against one widened row, as rows2_dsp. */
+static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
+                        const int8_t *w, int32_t channels, int32_t depth, int8_t *out) {
+  const uint32_t *end = s + depth / 2;
+  int32_t quads = channels >> 2;
+  for (int32_t i = 0; i < quads; ++i) {
+    uint32_t xe, xo, w0, w1, t;
+    const uint32_t *si = s;
+    const int8_t *a = w + 4 * i * depth;
+    const int8_t *b = a + 2 * depth;
+    int32_t c0 = p->bias[4 * i], c1 = p->bias[4 * i + 1];
+    int32_t c2 = p->bias[4 * i + 2], c3 = p->bias[4 * i + 3];
+    __asm__ volatile("sub %[t], %[end], %[s]\n\t"
+                     "tst %[t], #8\n\t"
+                     "bne 2f\n\t"
+                     "1:\n\t" MCU_BLOCK_1X4 "2:\n\t" MCU_BLOCK_1X4
+                     "cmp %[s], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [s] "+r"(si), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
+                       [c2] "+r"(c2), [c3] "+r"(c3), [xe] "=&r"(xe), [xo] "=&r"(xo),
+                       [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
+                     : [end] "r"(end)
+                     : "memory", "cc");
+    store(p, 4 * i, c0, 0, out, NULL);
+    store(p, 4 * i + 1, c1, 0, out, NULL);
+    store(p, 4 * i + 2, c2, 0, out, NULL);
+    store(p, 4 * i + 3, c3, 0, out, NULL);
+  }
+  return 4 * quads;
+}
+#undef MCU_BLOCK_2X2
+#undef MCU_PAIR_1X2
+#undef MCU_BLOCK_1X4
+
+/* The DSP paths' conditions: LDM and LDRD need word-aligned addresses; whole blocks only. */
+static int dsp_ready(const void *s, const void *w, int32_t depth) {
+  return ((uintptr_t)s & 3) == 0 && ((uintptr_t)w & 3) == 0 && (depth & 3) == 0 && depth > 0;
+}
+#endif
+
+void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
+                             int32_t rows, const int8_t *w, int32_t channels, int32_t depth,
+                             int8_t *out0, int8_t *out1) {
+  int32_t c = 0;
+  if (rows < 2) {
+#if MCU_SIMD_DSP
+    if (dsp_ready(scratch, w, depth)) {
+      c = row1_dsp(p, scratch, w, channels, depth, out0);
+    }
+#endif
+    row1_c(p, scratch, w, c, channels, depth, out0);
+    return;
+  }
+#if MCU_SIMD_DSP
+  if (dsp_ready(scratch, w, depth)) {
+    c = rows2_dsp(p, scratch, w, channels, depth, out0, out1);
+  }
+#endif
+  rows2_c(p, scratch, w, c, channels, depth, out0, out1);
 }
 
 void mcu_mat_mult_s8(const mcu_mat_mult_s8_params_t *p, const int8_t *x, int32_t rows,
                      int32_t x_stride, const int8_t *w, int32_t channels, int32_t depth,
-                     int8_t *out, int32_t out_stride) {
-  if (rows == 1) {
-    one_row(p, x, w, channels, depth, out);
-    return;
-  }
-  int32_t r = 0;
-  for (; r + 2 <= rows; r += 2) {
+                     int8_t *out, int32_t out_stride, uint32_t *scratch) {
+  for (int32_t r = 0; r < rows; r += 2) {
     const int8_t *x0 = x + r * x_stride;
-    mcu_mat_mult_s8_rows(p, x0, x0 + x_stride, w, channels, depth, out + r * out_stride,
-                         out + (r + 1) * out_stride);
-  }
-  if (r < rows) {
-    mcu_mat_mult_s8_rows(p, x + r * x_stride, NULL, w, channels, depth, out + r * out_stride,
-                         NULL);
+    int32_t n = rows - r < 2 ? 1 : 2;
+    mcu_mat_mult_s8_widen(p, x0, n == 2 ? x0 + x_stride : NULL, depth, scratch);
+    int8_t *out0 = out + r * out_stride;
+    mcu_mat_mult_s8_widened(p, scratch, n, w, channels, depth, out0,
+                            n == 2 ? out0 + out_stride : NULL);
   }
 }
