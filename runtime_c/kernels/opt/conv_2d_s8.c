@@ -198,35 +198,78 @@ static void next(pixel_t *q, const dims_t *d) {
   }
 }
 
-/* Pixel q's window into the words of slot `slot` (0 or 1) of `x`. A window inside the image
- * whose rows are contiguous (the most of them) takes the short way: each row one run. */
-static void pixel_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *input,
-                         pixel_t q, uint32_t *x, int8_t *col) {
+/* Pixel q's window into the words of slot `slot` (0 or 1) of `x`: windows that cross the
+ * image's border or have dilated rows, tap by tap. */
+static __attribute__((noinline)) void pixel_window(const mcu_conv_2d_s8_params_t *p,
+                                                   const dims_t *d, const int8_t *input,
+                                                   pixel_t q, uint32_t *x, int8_t *col) {
   const int8_t *in = input + q.b * d->in_h * d->in_w * d->in_c;
   int32_t y0 = q.oy * p->stride_h - p->pad_h;
   int32_t x0 = q.ox * p->stride_w - p->pad_w;
-  int32_t y_last = y0 + (d->k_h - 1) * p->dilation_h;
-  if (y0 >= 0 && y_last < d->in_h && contiguous_rows(p, d, x0)) {
-    const int8_t *src = in + (y0 * d->in_w + x0) * d->in_c;
-    int32_t step = p->dilation_h * d->in_w * d->in_c;
-    int32_t run = d->k_w * d->in_c;
-    if (run % 4 == 0) {
-      for (int32_t ky = 0; ky < d->k_h; ++ky, x += run, src += step) {
-        expand(x, src, run / 4);
-      }
-      return;
-    }
-    int8_t *dst = col;
-    for (int32_t ky = 0; ky < d->k_h; ++ky, dst += run, src += step) {
-      copy_bytes(dst, src, run);
-    }
-  } else if (d->in_c % 4 == 0) {
+  if (d->in_c % 4 == 0) {
     expand_window(p, d, in, y0, x0, x);
     return;
-  } else {
-    gather_window(p, d, in, y0, x0, col);
+  }
+  gather_window(p, d, in, y0, x0, col);
+  expand(x, col, d->blocks + (d->tail != 0));
+}
+
+/* What the common window needs, computed once per call: the last first-tap row and column
+ * of a window inside the image (the column -1 when rows are not contiguous runs), and the
+ * bytes of a window row, between window rows and of a batch. */
+typedef struct {
+  int32_t y_max;
+  int32_t x_max;
+  int32_t run;
+  int32_t step;
+  int32_t image;
+} fast_t;
+
+static fast_t fast_geometry(const mcu_conv_2d_s8_params_t *p, const dims_t *d) {
+  fast_t g;
+  g.y_max = d->in_h - 1 - (d->k_h - 1) * p->dilation_h;
+  int contiguous = p->dilation_w == 1 || d->k_w == 1;
+  g.x_max = contiguous ? d->in_w - 1 - (d->k_w - 1) * p->dilation_w : -1;
+  g.run = d->k_w * d->in_c;
+  g.step = p->dilation_h * d->in_w * d->in_c;
+  g.image = d->in_h * d->in_w * d->in_c;
+  return g;
+}
+
+/* Pixel q's window the short way when it lies inside the image with contiguous rows (1 when
+ * done): each row one run, expanded straight from the image when a row is whole blocks, else
+ * copied as bytes into `col` and expanded from there. */
+static inline __attribute__((always_inline)) int fast_window(const mcu_conv_2d_s8_params_t *p,
+                                                             const dims_t *d, const fast_t *g,
+                                                             const int8_t *input, pixel_t q,
+                                                             uint32_t *x, int8_t *col) {
+  int32_t y0 = q.oy * p->stride_h - p->pad_h;
+  int32_t x0 = q.ox * p->stride_w - p->pad_w;
+  if (y0 < 0 || y0 > g->y_max || x0 < 0 || x0 > g->x_max) {
+    return 0;
+  }
+  const int8_t *src = input + q.b * g->image + (y0 * d->in_w + x0) * d->in_c;
+  if (g->run % 4 == 0) {
+    for (int32_t ky = 0; ky < d->k_h; ++ky, x += g->run, src += g->step) {
+      expand(x, src, g->run / 4);
+    }
+    return 1;
+  }
+  if (g->run == 9 && d->k_h == 3) { /* the 3x3 stem of three channels, unrolled */
+    for (int32_t ky = 0; ky < 3; ++ky, col += 9, src += g->step) {
+      mcu_store_u32(col, mcu_load_u32(src));
+      mcu_store_u32(col + 4, mcu_load_u32(src + 4));
+      col[8] = src[8];
+    }
+    expand(x, col - 27, 7);
+    return 1;
+  }
+  int8_t *dst = col;
+  for (int32_t ky = 0; ky < d->k_h; ++ky, dst += g->run, src += g->step) {
+    copy_bytes(dst, src, g->run);
   }
   expand(x, col, d->blocks + (d->tail != 0));
+  return 1;
 }
 
 /* ---- the products ------------------------------------------------------------------------ */
@@ -507,13 +550,18 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
     memset(col + d.depth, 0, (size_t)(words - d.depth)); /* the tail's missing values */
   }
   int32_t pixels = d.batches * d.out_h * d.out_w;
+  fast_t g = fast_geometry(p, &d);
   pixel_t q = {0, 0, 0};
   for (int32_t i = 0; i < pixels; i += 2) {
     int two = i + 1 < pixels;
-    pixel_window(p, &d, input, q, x, col);
+    if (!fast_window(p, &d, &g, input, q, x, col)) {
+      pixel_window(p, &d, input, q, x, col);
+    }
     next(&q, &d);
     if (two) {
-      pixel_window(p, &d, input, q, x + 1, col);
+      if (!fast_window(p, &d, &g, input, q, x + 1, col)) {
+        pixel_window(p, &d, input, q, x + 1, col);
+      }
       next(&q, &d);
     } else {
       for (int32_t k = 0; k < words; k += 2) { /* the last pixel alone: both slots hold it */
