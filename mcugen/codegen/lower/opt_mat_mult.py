@@ -8,7 +8,8 @@ against int32; a folded bias outside int32 keeps the reference kernel). Where th
 under 2^30 and the activation is int8's whole range, the kernel's short requantisation
 (`short_requant`: SMMLAR on the doubled sum, then SSAT) replaces the long one. The kernel widens
 two input rows at a time into 16-bit lanes in its scratch (`widened_bytes`), which is also the
-1x1 convolution's staging for running in place. The weights are laid out for its 2-channel
+1x1 convolution's staging for running in place; a single row (FULLY_CONNECTED of batch 1) is
+read as it is, with no scratch. The weights are laid out for its 2-channel
 blocks (`pair_layout`), so one pointer walks both channels; a weight tensor another operator
 also reads keeps the reference kernel.
 """
@@ -231,10 +232,10 @@ def widened_params(
     return tuple(found.items())
 
 
-def widened_bytes(rows: int, depth: int) -> int:
-    """MCU_MAT_MULT_S8_SCRATCH (runtime_c/include/mcu/mat_mult_s8.h): `rows` (1 or 2) rows of
-    `depth` inputs as 16-bit lanes, depth rounded up to a multiple of 4."""
-    return 8 * min(rows, 2) * ((depth + 3) // 4)
+def widened_bytes(depth: int) -> int:
+    """MCU_MAT_MULT_S8_SCRATCH (runtime_c/include/mcu/mat_mult_s8.h): two rows of `depth`
+    inputs as 16-bit lanes, depth rounded up to a multiple of 4 (one row is read as it is)."""
+    return 16 * ((depth + 3) // 4)
 
 
 def _variant(
@@ -277,7 +278,7 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
         return None
     w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
     rows = y.num_elements // max(w.shape[0], 1)
-    scratch = widened_bytes(rows, w.shape[-1])
+    scratch = widened_bytes(w.shape[-1]) if rows > 1 else 0
     return _variant(
         graph, op, reference, "fully_connected_s8", "mcu_fully_connected_s8_opt", scratch
     )
@@ -299,7 +300,7 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
         return None
     # the widened pair is the staging for running in place: no more scratch than that
     traits = OpTraits(staging_bytes=0) if conv_staging_bytes(graph, op) is not None else None
-    scratch = widened_bytes(2, x.shape[3])
+    scratch = widened_bytes(x.shape[3])
     return _variant(
         graph, op, reference, "conv_2d_1x1_s8", "mcu_conv_2d_1x1_s8_opt", scratch, traits
     )

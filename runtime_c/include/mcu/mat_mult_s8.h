@@ -23,24 +23,26 @@ typedef struct {
   const int32_t *short_shifts;
 } mcu_mat_mult_s8_params_t;
 
-/* Bytes of scratch the product needs for `rows` (1 or 2) rows of `depth` inputs: 16-bit lanes,
- * depth rounded up to a multiple of 4. */
-#define MCU_MAT_MULT_S8_SCRATCH(rows, depth) (8 * (rows) * (((depth) + 3) / 4))
+/* Bytes of scratch the product needs for two rows of `depth` inputs: 16-bit lanes, depth
+ * rounded up to a multiple of 4. */
+#define MCU_MAT_MULT_S8_SCRATCH(depth) (16 * (((depth) + 3) / 4))
 
 /* out[r * out_stride + c] for r < rows, c < channels: rows of `depth` int8 inputs `x_stride`
- * apart, weights [channels][depth], two rows at a time widened into `scratch`
- * (MCU_MAT_MULT_S8_SCRATCH(2, depth) bytes, or (1, depth) when rows is 1; word-aligned). */
+ * apart, weights [channels][depth]; pairs of rows widened into `scratch`
+ * (MCU_MAT_MULT_S8_SCRATCH(depth) bytes, word-aligned; unused, may be NULL, when rows is 1). */
 void mcu_mat_mult_s8(const mcu_mat_mult_s8_params_t *p, const int8_t *x, int32_t rows,
                      int32_t x_stride, const int8_t *w, int32_t channels, int32_t depth,
                      int8_t *out, int32_t out_stride, uint32_t *scratch);
 
 /* The steps of mcu_mat_mult_s8, for callers that stage rows themselves: widen rows `x0` and
- * `x1` (NULL: one row) of `depth` inputs into `scratch`, which then holds all the product reads
- * (so the rows may be overwritten); then out0[c] and out1[c] (rows 2) or out0[c] (rows 1). */
+ * `x1` of `depth` inputs into `scratch`, which then holds all the product reads (so the rows
+ * may be overwritten), then out0[c] and out1[c]; or one row `x` as it is: out[c]. */
 void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
                            int32_t depth, uint32_t *scratch);
 void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
-                             int32_t rows, const int8_t *w, int32_t channels, int32_t depth,
-                             int8_t *out0, int8_t *out1);
+                             const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
+                             int8_t *out1);
+void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
+                         int32_t channels, int32_t depth, int8_t *out);
 
 #endif

@@ -1,11 +1,13 @@
 /* CONV_2D int8 with a 1x1 filter, stride 1 and one group: a matrix product over the pixels
  * (mcu/mat_mult_s8.h), bit-exact with reference/conv_2d.c (mcu_conv_2d_int8), two pixels at a
- * time widened into the scratch (MCU_MAT_MULT_S8_SCRATCH(2, in_c) bytes, declared by
- * codegen/lower/opt_mat_mult.py). The widened copy holds everything a pair's product reads, so
+ * time widened into the scratch (MCU_MAT_MULT_S8_SCRATCH(in_c) bytes, declared by
+ * codegen/lower/opt_mat_mult.py), an odd last pixel copied there as it is. The widened copy holds everything a pair's product reads, so
  * it is also the staging for running in place (the plan put the output over the input): with
  * no more outputs than inputs from the first pair on, whose outputs end at or before the end of
  * the pair's inputs; with more, from the last pair back, whose outputs start at or after the
  * start of the pair's inputs. Either way no unwidened pixel is overwritten. */
+#include <string.h>
+
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/mat_mult_s8.h"
 
@@ -35,9 +37,14 @@ mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) 
     /* the first of the `rows` pixels: counted from the front, or from the back */
     int32_t k = out_c <= in_c ? i : pixels - i - rows;
     const int8_t *x0 = output + k * in_c;
-    mcu_mat_mult_s8_widen(p, x0, rows == 2 ? x0 + in_c : NULL, in_c, widened);
     int8_t *out0 = output + k * out_c;
-    mcu_mat_mult_s8_widened(p, widened, rows, weights, out_c, in_c, out0, out0 + out_c);
+    if (rows == 2) {
+      mcu_mat_mult_s8_widen(p, x0, x0 + in_c, in_c, widened);
+      mcu_mat_mult_s8_widened(p, widened, weights, out_c, in_c, out0, out0 + out_c);
+    } else {
+      memcpy(widened, x0, (size_t)in_c);
+      mcu_mat_mult_s8_row(p, (const int8_t *)widened, weights, out_c, in_c, out0);
+    }
   }
   return MCU_OK;
 }

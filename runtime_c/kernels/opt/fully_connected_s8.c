@@ -1,6 +1,6 @@
 /* FULLY_CONNECTED int8 with a filter zero point of 0, as one matrix product (mcu/mat_mult_s8.h)
- * with its inputs widened into the scratch (MCU_MAT_MULT_S8_SCRATCH(1 or 2, depth) bytes,
- * declared by codegen/lower/opt_mat_mult.py): bit-exact with reference/fully_connected.c
+ * with pairs of input rows widened into the scratch (MCU_MAT_MULT_S8_SCRATCH(depth) bytes
+ * when there is more than one row, declared by codegen/lower/opt_mat_mult.py): bit-exact with reference/fully_connected.c
  * (mcu_fully_connected_int8), which sums the same products in another order. */
 #include "mcu/kernels/fully_connected.h"
 #include "mcu/mat_mult_s8.h"
@@ -15,7 +15,7 @@ mcu_status_t mcu_fully_connected_s8_opt(const mcu_node_t *node, mcu_context_t *c
   MCU_ENSURE_MODEL(channels > 0 && mcu_dim(output, -1) == channels, MCU_ERR_BAD_MODEL);
   int32_t rows = mcu_num_elements(output) / channels;
   uint32_t *widened = mcu_scratch(ctx, node);
-  MCU_ENSURE(widened != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(widened != NULL || rows < 2, MCU_ERR_BAD_MODEL);
   mcu_mat_mult_s8(p, mcu_input(ctx, node, 0), rows, depth, mcu_input(ctx, node, 1), channels,
                   depth, mcu_output(ctx, node, 0), channels, widened);
   return MCU_OK;

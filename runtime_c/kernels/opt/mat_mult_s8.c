@@ -3,8 +3,8 @@
  * row then of the second, so SXTB16 and SXTB16 ROR #8 of a word of 4 weights line up with them.
  * A block of 2 channels x 2 rows then takes one LDM of the 4 input words, one LDRD of 2 weight
  * words, 4 SXTB16 and 8 SMLAD: 14 instructions per 16 multiply-adds (inline assembly on a DSP
- * core, two blocks a loop). One row (a fully connected layer of batch 1, an odd last pixel) goes
- * 4 channels a pass, 19 per 16. Other cores, depths not a multiple of 4 and unaligned weights
+ * core, two blocks a loop). One row (a fully connected layer of batch 1, an odd last pixel) is
+ * read as it is (no scratch), 4 channels a pass, 21 per 16. Other cores, depths not a multiple of 4 and unaligned weights
  * take the same arithmetic in C.
  *
  * The short requantisation (chosen by the build, mcugen/codegen/lower/opt_mat_mult.py): the
@@ -52,23 +52,18 @@ static inline __attribute__((always_inline)) void widen_rows(const int8_t *x0, c
                                                              int32_t depth, int doubled,
                                                              uint32_t *s) {
   int32_t blocks = depth >> 2;
-  int32_t step = x1 != NULL ? 4 : 2;
-  for (int32_t j = 0; j < blocks; ++j, s += step) {
+  for (int32_t j = 0; j < blocks; ++j, s += 4) {
     widen_word(mcu_load_u32(x0 + 4 * j), doubled, s);
-    if (x1 != NULL) {
-      widen_word(mcu_load_u32(x1 + 4 * j), doubled, s + 2);
-    }
+    widen_word(mcu_load_u32(x1 + 4 * j), doubled, s + 2);
   }
   if (depth & 3) {
     widen_word(tail_word(x0 + 4 * blocks, depth & 3), doubled, s);
-    if (x1 != NULL) {
-      widen_word(tail_word(x1 + 4 * blocks, depth & 3), doubled, s + 2);
-    }
+    widen_word(tail_word(x1 + 4 * blocks, depth & 3), doubled, s + 2);
   }
 }
 
-void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0,
-                           const int8_t *x1, int32_t depth, uint32_t *scratch) {
+void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
+                           int32_t depth, uint32_t *scratch) {
   if (p->short_shifts != NULL) {
     widen_rows(x0, x1, depth, 1, scratch);
   } else {
@@ -152,8 +147,24 @@ static void rows2_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const 
   }
 }
 
-/* Channels from c0 on against one widened row, in plain C: pairs, then the odd last one. */
-static void row1_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const int8_t *w,
+/* One row's input word `x` against a channel's weight word `w`: += dot. */
+static inline int32_t x_dot(uint32_t x, uint32_t w, int32_t acc) {
+  acc = mcu_smlad(mcu_sxtb16(w), mcu_sxtb16(x), acc);
+  return mcu_smlad(mcu_sxtb16_ror8(w), mcu_sxtb16_ror8(x), acc);
+}
+
+/* A row's sum starts at the undoubled bias and is doubled for the short requantisation at the
+ * end (its input is not widened): exact, the doubled bias is even and |acc| < 2^30. */
+static inline int32_t row_bias(const mcu_mat_mult_s8_params_t *p, int32_t c) {
+  return p->short_shifts != NULL ? p->bias[c] >> 1 : p->bias[c];
+}
+
+static inline int32_t row_sum(const mcu_mat_mult_s8_params_t *p, int32_t acc) {
+  return p->short_shifts != NULL ? (int32_t)((uint32_t)acc << 1) : acc;
+}
+
+/* Channels from c0 on against one int8 row `x`, in plain C: pairs, then the odd last one. */
+static void row1_c(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
                    int32_t c0, int32_t channels, int32_t depth, int8_t *out) {
   int32_t blocks = (depth + 3) >> 2;
   int32_t tail = depth & 3;
@@ -161,23 +172,24 @@ static void row1_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const i
   int32_t c = c0;
   for (; c + 2 <= channels; c += 2) {
     const int8_t *pair = w + c * depth;
-    int32_t acc0 = p->bias[c], acc1 = p->bias[c + 1];
+    int32_t acc0 = row_bias(p, c), acc1 = row_bias(p, c + 1);
     for (int32_t j = 0; j < blocks; ++j) {
+      uint32_t xj = weight_word(x, j, depth);
       uint32_t w0 = j < full ? mcu_load_u32(pair + 8 * j) : tail_word(pair + 8 * j, tail);
       uint32_t w1 = j < full ? mcu_load_u32(pair + 8 * j + 4) : tail_word(pair + 8 * j + tail, tail);
-      acc0 = row_dot(s + 2 * j, w0, acc0);
-      acc1 = row_dot(s + 2 * j, w1, acc1);
+      acc0 = x_dot(xj, w0, acc0);
+      acc1 = x_dot(xj, w1, acc1);
     }
-    store(p, c, acc0, 0, out, NULL);
-    store(p, c + 1, acc1, 0, out, NULL);
+    store(p, c, row_sum(p, acc0), 0, out, NULL);
+    store(p, c + 1, row_sum(p, acc1), 0, out, NULL);
   }
   if (c < channels) {
     const int8_t *row = w + c * depth;
-    int32_t acc = p->bias[c];
+    int32_t acc = row_bias(p, c);
     for (int32_t j = 0; j < blocks; ++j) {
-      acc = row_dot(s + 2 * j, weight_word(row, j, depth), acc);
+      acc = x_dot(weight_word(x, j, depth), weight_word(row, j, depth), acc);
     }
-    store(p, c, acc, 0, out, NULL);
+    store(p, c, row_sum(p, acc), 0, out, NULL);
   }
 }
 
@@ -211,8 +223,11 @@ static void row1_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const i
   "smlad %[" A1 "], %[t], %[xe], %[" A1 "]\n\t"    \
   "sxtb16 %[w1], %[w1], ror #8\n\t"                \
   "smlad %[" A1 "], %[w1], %[xo], %[" A1 "]\n\t"
-#define MCU_BLOCK_1X4 \
-  "ldrd %[xe], %[xo], [%[s]], #8\n\t" MCU_PAIR_1X2("a", "c0", "c1") MCU_PAIR_1X2("b", "c2", "c3")
+#define MCU_BLOCK_1X4                        \
+  "ldr %[xo], [%[s]], #4\n\t"               \
+  "sxtb16 %[xe], %[xo]\n\t"                 \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"         \
+  MCU_PAIR_1X2("a", "c0", "c1") MCU_PAIR_1X2("b", "c2", "c3")
 
 /* Pairs of channels against two widened rows (word-aligned, depth a multiple of 4): the sums in
  * registers, two blocks a loop (entered at the second when the count is odd), the short
@@ -274,33 +289,51 @@ static int32_t rows2_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
   return 2 * pairs;
 }
 
-/* Quads of channels (two pairs) against one widened row, as rows2_dsp. */
-static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
-                        const int8_t *w, int32_t channels, int32_t depth, int8_t *out) {
-  const uint32_t *end = s + depth / 2;
+/* Quads of channels (two pairs) against one int8 row `x` (LDR: any alignment), as rows2_dsp;
+ * 21 instructions per 16 multiply-adds. */
+static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
+                        int32_t channels, int32_t depth, int8_t *out) {
+  const int8_t *end = x + depth;
+  const int32_t *mult = p->multipliers;
+  const int32_t *right = p->short_shifts;
+  int32_t step = p->num_channels > 1 ? 1 : 0;
+  uint32_t k = (uint32_t)(2 * p->output_offset + 1);
   int32_t quads = channels >> 2;
   for (int32_t i = 0; i < quads; ++i) {
     uint32_t xe, xo, w0, w1, t;
-    const uint32_t *si = s;
+    const int8_t *xi = x;
     const int8_t *a = w + 4 * i * depth;
     const int8_t *b = a + 2 * depth;
-    int32_t c0 = p->bias[4 * i], c1 = p->bias[4 * i + 1];
-    int32_t c2 = p->bias[4 * i + 2], c3 = p->bias[4 * i + 3];
+    int32_t acc[4];
+    for (int32_t j = 0; j < 4; ++j) {
+      acc[j] = row_bias(p, 4 * i + j);
+    }
+    int32_t c0 = acc[0], c1 = acc[1], c2 = acc[2], c3 = acc[3];
     __asm__ volatile("sub %[t], %[end], %[s]\n\t"
-                     "tst %[t], #8\n\t"
+                     "tst %[t], #4\n\t"
                      "bne 2f\n\t"
                      "1:\n\t" MCU_BLOCK_1X4 "2:\n\t" MCU_BLOCK_1X4
                      "cmp %[s], %[end]\n\t"
                      "bne 1b\n\t"
-                     : [s] "+r"(si), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
+                     : [s] "+r"(xi), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
                        [c2] "+r"(c2), [c3] "+r"(c3), [xe] "=&r"(xe), [xo] "=&r"(xo),
                        [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
                      : [end] "r"(end)
                      : "memory", "cc");
-    store(p, 4 * i, c0, 0, out, NULL);
-    store(p, 4 * i + 1, c1, 0, out, NULL);
-    store(p, 4 * i + 2, c2, 0, out, NULL);
-    store(p, 4 * i + 3, c3, 0, out, NULL);
+    acc[0] = c0;
+    acc[1] = c1;
+    acc[2] = c2;
+    acc[3] = c3;
+    for (int32_t j = 0; j < 4; ++j) {
+      if (right == NULL) {
+        store(p, 4 * i + j, acc[j], 0, out, NULL);
+        continue;
+      }
+      int32_t r = *right;
+      out[4 * i + j] = short_out((int32_t)((uint32_t)acc[j] << 1), *mult, r, (int32_t)(k << r));
+      mult += step;
+      right += step;
+    }
   }
   return 4 * quads;
 }
@@ -314,19 +347,21 @@ static int dsp_ready(const void *s, const void *w, int32_t depth) {
 }
 #endif
 
-void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
-                             int32_t rows, const int8_t *w, int32_t channels, int32_t depth,
-                             int8_t *out0, int8_t *out1) {
+void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
+                         int32_t channels, int32_t depth, int8_t *out) {
   int32_t c = 0;
-  if (rows < 2) {
 #if MCU_SIMD_DSP
-    if (dsp_ready(scratch, w, depth)) {
-      c = row1_dsp(p, scratch, w, channels, depth, out0);
-    }
-#endif
-    row1_c(p, scratch, w, c, channels, depth, out0);
-    return;
+  if (dsp_ready(w, w, depth)) {
+    c = row1_dsp(p, x, w, channels, depth, out);
   }
+#endif
+  row1_c(p, x, w, c, channels, depth, out);
+}
+
+void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
+                             const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
+                             int8_t *out1) {
+  int32_t c = 0;
 #if MCU_SIMD_DSP
   if (dsp_ready(scratch, w, depth)) {
     c = rows2_dsp(p, scratch, w, channels, depth, out0, out1);
@@ -338,12 +373,14 @@ void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *
 void mcu_mat_mult_s8(const mcu_mat_mult_s8_params_t *p, const int8_t *x, int32_t rows,
                      int32_t x_stride, const int8_t *w, int32_t channels, int32_t depth,
                      int8_t *out, int32_t out_stride, uint32_t *scratch) {
-  for (int32_t r = 0; r < rows; r += 2) {
+  int32_t r = 0;
+  for (; r + 2 <= rows; r += 2) {
     const int8_t *x0 = x + r * x_stride;
-    int32_t n = rows - r < 2 ? 1 : 2;
-    mcu_mat_mult_s8_widen(p, x0, n == 2 ? x0 + x_stride : NULL, depth, scratch);
+    mcu_mat_mult_s8_widen(p, x0, x0 + x_stride, depth, scratch);
     int8_t *out0 = out + r * out_stride;
-    mcu_mat_mult_s8_widened(p, scratch, n, w, channels, depth, out0,
-                            n == 2 ? out0 + out_stride : NULL);
+    mcu_mat_mult_s8_widened(p, scratch, w, channels, depth, out0, out0 + out_stride);
+  }
+  if (r < rows) {
+    mcu_mat_mult_s8_row(p, x + r * x_stride, w, channels, depth, out + r * out_stride);
   }
 }
