@@ -242,7 +242,10 @@ static int32_t rows2_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
   uint32_t k = (uint32_t)(2 * p->output_offset + 1);
   const uint32_t *end = s + depth;
   int32_t pairs = channels >> 1;
-  for (int32_t i = 0; i < pairs; ++i) {
+  const int8_t *w_end = w + 2 * pairs * depth; /* the asm walks `w` a pair at a time */
+  int8_t *o0 = out0;
+  int8_t *o1 = out1;
+  while (w != w_end) {
     register uint32_t x0e __asm__("r2");
     register uint32_t x0o __asm__("r3");
     register uint32_t x1e __asm__("r4");
@@ -268,23 +271,23 @@ static int32_t rows2_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
                      : [end] "m"(end)
                      : "memory", "cc");
     if (right == NULL) {
-      store(p, 2 * i, a00, a01, out0, out1);
-      store(p, 2 * i + 1, a10, a11, out0, out1);
-      continue;
+      int32_t c = (int32_t)(o0 - out0);
+      store(p, c, a00, a01, out0, out1);
+      store(p, c + 1, a10, a11, out0, out1);
+    } else {
+      int32_t r = right[0], r1 = right[step];
+      int32_t m = mult[0], m1 = mult[step];
+      int32_t round = (int32_t)(k << r);
+      o0[0] = short_out(a00, m, r, round);
+      o1[0] = short_out(a01, m, r, round);
+      round = (int32_t)(k << r1);
+      o0[1] = short_out(a10, m1, r1, round);
+      o1[1] = short_out(a11, m1, r1, round);
+      mult += 2 * step;
+      right += 2 * step;
     }
-    int32_t m = *mult, r = *right;
-    int32_t round = (int32_t)(k << r);
-    out0[2 * i] = short_out(a00, m, r, round);
-    out1[2 * i] = short_out(a01, m, r, round);
-    mult += step;
-    right += step;
-    m = *mult;
-    r = *right;
-    round = (int32_t)(k << r);
-    out0[2 * i + 1] = short_out(a10, m, r, round);
-    out1[2 * i + 1] = short_out(a11, m, r, round);
-    mult += step;
-    right += step;
+    o0 += 2;
+    o1 += 2;
   }
   return 2 * pairs;
 }
