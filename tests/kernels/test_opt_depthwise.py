@@ -8,13 +8,23 @@ copied rows allows with no scratch beyond its own)."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcugen.boards import load_board, resolve_target
+from mcugen.host.device_run import open_device, run_samples
+from mcugen.host.host_run import random_inputs
+from mcugen.host.project import build
 from mcugen.model.builder import GraphBuilder
-from mcugen.pipeline import Generated
-from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8
+from mcugen.model.tflite_import import import_model
+from mcugen.pipeline import Generated, generate
+from mcugen.reference import tflm_outputs
+from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8, window_out_hw
 
 VARIANT = "depthwise_conv_2d_s8"
 
@@ -160,3 +170,62 @@ def test_one_input_channel_runs_as_a_convolution(
         per_channel=per_channel,
     )
     assert_variant_exact(dw_int8(case, seed), "depthwise_as_conv_s8")
+
+
+def planar_chain(hw: tuple[int, int], channels: int, seed: int) -> bytes:
+    """ADD, then 3x3 depthwise layers with no activation (the full int8 range, which the 3x3
+    path's assembly takes): stride 1 SAME in place over the sum, stride 2 SAME, stride 1 VALID,
+    stride 2 VALID; widths that leave 1, 2 and 3 outputs past the last block of four, at even and
+    odd columns."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=5)
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=5)
+    b.op("ADD", [x, x], [h])
+    hwc = (*hw, channels)
+    for stride, padding in (((1, 1), SAME), ((2, 2), SAME), ((1, 1), VALID), ((1, 2), VALID)):
+        scales = rng.uniform(0.003, 0.03, channels)
+        w = b.const(
+            rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3
+        )
+        bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
+        out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
+        y = b.activation(
+            (1, *out_hw, channels), "int8", scale=0.2, zero_point=int(rng.integers(-9, 9))
+        )
+        b.op(
+            "DEPTHWISE_CONV_2D",
+            [h, w, bias],
+            [y],
+            padding=padding,
+            stride_h=stride[0],
+            stride_w=stride[1],
+            depth_multiplier=1,
+        )
+        h, hwc = y, (*out_hw, channels)
+    b.output(h)
+    return b.tflite()
+
+
+@pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+@pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
+def test_planar_assembly_on_dsp_twins(board: str, tmp_path: Path) -> None:
+    """The 3x3 path's assembly (blocks of four outputs, the last block at an odd column) runs only
+    on the DSP twins: widths 13 and 10 (outputs 13, 7, 11, 5 and 10, 5, 8, 4), channels 6 and 8."""
+    for hw, channels in (((9, 13), 6), ((12, 10), 8)):
+        model = planar_chain(hw, channels, seed=channels)
+        gen = generate(import_model(model, source="planar chain"))
+        assert "depthwise_conv_2d_s8" in {low.variant for low in gen.lowered.values()}
+        target = resolve_target(load_board(board), emulate=True)
+        result = build(gen, target, tmp_path / f"chain{channels}")
+        samples = [random_inputs(gen.graph, s) for s in (0, 1)]
+        with open_device(target, result.executable, None) as link:
+            run = run_samples(link, gen.graph, samples, emulated=True)
+        ref = tflm_outputs(model, gen.graph, samples)
+        for ours, theirs in zip(run.outputs, ref, strict=True):
+            for o, r in zip(ours, theirs, strict=True):
+                assert np.array_equal(o, r.reshape(o.shape))
+                assert len(np.unique(o)) > 1

@@ -9,6 +9,10 @@ replaces the doubling high multiply by one SMMULR of twice the shifted sum, exac
 doubling cannot overflow; `requant_fits` proves it at build time from the weights, the bias and
 the input zero point, with a margin so that the rounding division cannot overflow either. A
 model outside it keeps the reference.
+
+3x3 layers at strides 1 and 2 whose right shifts are all at least 1 (`planar_fits`) take the
+kernel's planar path instead: one channel at a time over four widened int16 planes (rows, or
+columns of a tall stride-1 SAME layer), with its own scratch (`planar_bytes`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from mcugen.model.traits import NO_TRAITS, OpTraits
 MAX_ROWS = 16  # MCU_DW_MAX_ROWS in the kernel: its band row pointers live on the stack
 SHIFTED_LIMIT = 2**29  # |sum << left| below this: SMMULR(2a, M) and the rounding stay in int32
 MAX_RIGHT = 22  # 2^29 + 2^(right-1) + 128 * 2^right stays in int32
+CHUNK_OUTPUTS = 32  # MCU_DW3_OUTPUTS in the kernel
 
 
 def requant_fits(graph: Graph, op: Operator, input_offset: int, shifts: Array) -> bool:
@@ -53,20 +58,69 @@ def band_width(ref: Mapping[str, Value], in_w: int, k_w: int, out_w: int) -> int
     return max(pad_w + in_w, (out_w - 1) * stride_w + k_w)
 
 
+def planar_fits(ref: Mapping[str, Value], k_hw: tuple[int, int], shifts: Array) -> bool:
+    """The kernel's 3x3 path (`dw3_fits`): strides 1 or 2, every right shift at least 1."""
+    strides = (ref["stride_h"], ref["stride_w"])
+    return k_hw == (3, 3) and all(s in (1, 2) for s in strides) and max(shifts.values) <= -1
+
+
+def by_columns(in_hw: tuple[int, int], out_hw: tuple[int, int]) -> bool:
+    """The 3x3 path runs along columns when the output is taller than wide and as large as the
+    input (`dw3_by_columns`: it may then still run in place), else along rows."""
+    return out_hw[0] > out_hw[1] and in_hw == out_hw
+
+
+def planar_bytes(ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]) -> int:
+    """The 3x3 path's scratch (`dw3_setup`): four channels' doubled weights (24 words), then four
+    planes of `ring` lines of `bw` int16 entries; lines are rows, or columns when the output is
+    taller than wide, and a chunk of output lines aims at CHUNK_OUTPUTS outputs a channel."""
+    pad, stride = (ref["pad_h"], ref["pad_w"]), (ref["stride_h"], ref["stride_w"])
+    along = 0 if by_columns(in_hw, out_hw) else 1  # the axis a line runs along
+    lines, length = out_hw[1 - along], out_hw[along]
+    pad_along, s_across, s_along = pad[along], stride[1 - along], stride[along]
+    assert isinstance(pad_along, int) and isinstance(s_across, int) and isinstance(s_along, int)
+    chunk = min(lines, -(-CHUNK_OUTPUTS // length))
+    ring = (chunk - 1) * s_across + 3
+    bw = max(pad_along + in_hw[along], s_along * length + 2)
+    bw += bw & 1
+    return 96 + 4 * ring * bw * 2
+
+
 def scratch_bytes(
-    ref: Mapping[str, Value], in_hw: tuple[int, int], k_hw: tuple[int, int], out_w: int
+    ref: Mapping[str, Value],
+    in_hw: tuple[int, int],
+    k_hw: tuple[int, int],
+    out_hw: tuple[int, int],
+    shifts: Array,
 ) -> int:
-    """Four channels' widened weights (8 bytes a tap), then k_h band rows of 4-byte entries."""
+    """The 3x3 path's planes where it runs, else four channels' widened weights (8 bytes a tap),
+    then k_h band rows of 4-byte entries."""
+    if planar_fits(ref, k_hw, shifts):
+        return planar_bytes(ref, in_hw, out_hw)
     k_h, k_w = k_hw
-    return 8 * k_h * k_w + 4 * k_h * band_width(ref, in_hw[1], k_w, out_w)
+    return 8 * k_h * k_w + 4 * k_h * band_width(ref, in_hw[1], k_w, out_hw[1])
 
 
 def in_place_ok(
-    ref: Mapping[str, Value], in_hw: tuple[int, int], k_h: int, out_hw: tuple[int, int]
+    ref: Mapping[str, Value],
+    in_hw: tuple[int, int],
+    k_h: int,
+    out_hw: tuple[int, int],
+    by_cols: bool = False,
 ) -> bool:
     """Output row oy ends at flat pixel (oy + 1) * out_w, which must not pass the first input row
     the band has not copied (oy * stride_h - pad_h + k_h) while rows remain to copy: the kernel's
-    `in_place_ok`, which checks it again at run time."""
+    `in_place_ok`, which checks it again at run time. Along columns (`by_cols`, the 3x3 path on a
+    tall output) the shapes must be equal, so that output column ox lands on input column ox,
+    and that column copied already (below ox * stride_w - pad_w + 3) while columns remain."""
+    if by_cols:
+        stride_w, pad_w = ref["stride_w"], ref["pad_w"]
+        assert isinstance(stride_w, int) and isinstance(pad_w, int)
+        ahead = all(
+            ox * stride_w - pad_w + 3 >= in_hw[1] or ox < ox * stride_w - pad_w + 3
+            for ox in range(out_hw[1])
+        )
+        return in_hw == out_hw and ahead
     stride_h, pad_h = ref["stride_h"], ref["pad_h"]
     assert isinstance(stride_h, int) and isinstance(pad_h, int)
     (in_h, in_w), (out_h, out_w) = in_hw, out_hw
@@ -109,7 +163,14 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
     registered = conv_staging_bytes(graph, op)
     traits = (
         OpTraits(staging_bytes=0)
-        if registered is not None and in_place_ok(ref, in_hw, k_hw[0], out_hw)
+        if registered is not None
+        and in_place_ok(
+            ref,
+            in_hw,
+            k_hw[0],
+            out_hw,
+            planar_fits(ref, k_hw, shifts) and by_columns(in_hw, out_hw),
+        )
         else NO_TRAITS
     )
     return Lowered(
@@ -117,7 +178,7 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
         "mcu_depthwise_conv_2d_s8_opt",
         reference.params_type,
         reference.params,
-        scratch_bytes(ref, in_hw, k_hw, out_hw[1]),
+        scratch_bytes(ref, in_hw, k_hw, out_hw, shifts),
         variant="depthwise_conv_2d_s8",
         sources=("opt/depthwise_conv_2d_s8.c",),
         traits=traits,

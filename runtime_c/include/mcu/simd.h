@@ -144,4 +144,48 @@ static inline int32_t mcu_ssat8_asr1(int32_t x) {
 #endif
 }
 
+/* SMLABT: acc + lo(a) * hi(b), modulo 2^32. */
+static inline int32_t mcu_smlabt(uint32_t a, uint32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  return __smlabt((int32_t)a, (int32_t)b, acc);
+#else
+  return (int32_t)((uint32_t)acc + (uint32_t)(mcu_lo16(a) * mcu_hi16(b)));
+#endif
+}
+
+/* SMLATB: acc + hi(a) * lo(b), modulo 2^32. */
+static inline int32_t mcu_smlatb(uint32_t a, uint32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  return __smlatb((int32_t)a, (int32_t)b, acc);
+#else
+  return (int32_t)((uint32_t)acc + (uint32_t)(mcu_hi16(a) * mcu_lo16(b)));
+#endif
+}
+
+/* PKHTB with ASR #16: the high lane of `hi` over the high lane of `lo` (moved to the low lane). */
+static inline uint32_t mcu_pack16_hi(uint32_t lo, uint32_t hi) {
+  return (hi & 0xFFFF0000u) | (lo >> 16);
+}
+
+/* SMMLAR: acc plus the high word of a * b, rounded: (acc * 2^32 + a * b + 2^31) >> 32 (floor),
+ * modulo 2^32. */
+static inline int32_t mcu_smmlar(int32_t a, int32_t b, int32_t acc) {
+#if MCU_SIMD_DSP
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+  return r;
+#else
+  return (int32_t)((uint32_t)acc + (uint32_t)mcu_smmulr(a, b));
+#endif
+}
+
+/* SSAT #8: x clamped to [-128, 127]. */
+static inline int32_t mcu_ssat8(int32_t x) {
+#if MCU_SIMD_DSP
+  return __ssat(x, 8);
+#else
+  return x < -128 ? -128 : (x > 127 ? 127 : x);
+#endif
+}
+
 #endif

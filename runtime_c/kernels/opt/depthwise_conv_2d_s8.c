@@ -1,6 +1,7 @@
 /* DEPTHWISE_CONV_2D int8 with depth multiplier 1 and dilation 1, any filter size, stride and
  * padding: bit-exact with reference/depthwise_conv_2d.c (mcu_depthwise_conv_2d_int8), in place
- * too.
+ * too. 3x3 filters at strides 1 and 2 take the planar path further down (one channel at a time,
+ * SMLAD over neighbouring taps, assembly on DSP cores); everything else the band below.
  *
  * Channels go four at a time (NHWC: one 32-bit word holds one pixel's four channels), one group
  * over all output pixels. The group's input rows pass through a band in the scratch: k_h rows
@@ -26,6 +27,7 @@
  * start at oy * stride_h - pad_h + k_h; the build only lets the plan run the operator in place
  * when the first never passes the second while rows remain to copy (`in_place_ok` in
  * opt_depthwise.py), and the kernel checks it again. */
+#include <stddef.h>
 #include <string.h>
 
 #include "mcu/kernels/depthwise_conv_2d.h"
@@ -255,9 +257,551 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
   }
 }
 
+/* ---- 3x3, strides 1 and 2: one channel at a time over a band of widened planes ----
+ *
+ * For four channels the band holds one plane each: `ring` input rows of `bw` int16 entries, input
+ * row y in slot (y + pad_h) % ring, band column i holding input column i - pad_w with the input
+ * offset added (0 in the padding, as the reference's skipped taps). A channel's filter row
+ * (w0, w1, w2), doubled, is two words W01 = (w0, w1) and W12 = (w1, w2); a band row's words hold
+ * two neighbouring columns, so with A = (c0, c1), B = (c2, c3), C = (c4, c5) the outputs at
+ * columns 0..3 of a row (stride 1) are
+ *   out0 += SMLAD(A, W01) + SMLABT(B, W12)   out1 += SMLATB(A, W01) + SMLAD(B, W12)
+ *   out2 += SMLAD(B, W01) + SMLABT(C, W12)   out3 += SMLATB(B, W01) + SMLAD(C, W12)
+ * and at stride 2 (words A..E over columns 0..9) out_k += SMLAD(word_k, W01) + SMLABT(word_k+1,
+ * W12): nine MACs in six instructions, three loads of input a row for four outputs. The weights
+ * and the bias are doubled, which is SMMULR's doubling (the build proved |sum| < 2^29).
+ *
+ * Requantisation with right = -shift >= 1 (the build only sends such layers here): t =
+ * SMMLAR(2 * sum, M, round) is SMMULR(2 * sum, M) + round (round = 2^(right-1) + output_offset <<
+ * right), then t + (sum >> 31) >> right: mcu_mbqm's rounding division, as in `requant` above,
+ * with the sign of the sum in place of the sign of the high product (they differ only when that
+ * product is 0, where both add nothing after the shift since 2^(right-1) - 1 < 2^right). */
+
+#define MCU_DW3_OUTPUTS 32 /* outputs per channel a chunk of rows aims at: CHUNK_OUTPUTS in
+                              opt_depthwise.py */
+
+/* The image as lines: its rows, or its columns when it is taller than wide (`dw3_setup`), so
+ * that a line holds the longer side's outputs. Below, "row" is a line and "column" a pixel of one. */
+typedef struct {
+  int32_t lines, len; /* lines, pixels a line */
+  int32_t step, line; /* bytes from a pixel to the next along a line, from a line to the next */
+} dw3_side_t;
+
+typedef struct {
+  const int8_t *in; /* one batch */
+  int8_t *out;
+  const int8_t *filter;
+  const int32_t *bias;
+  const mcu_depthwise_conv_2d_params_t *p;
+  int32_t ch;
+  dw3_side_t src, dst;          /* input and output lines */
+  int32_t s_across, s_along;    /* strides across and along lines */
+  int32_t pad_across, pad_along;
+  int32_t tap_across, tap_along; /* filter bytes to the next filter line, the next tap along */
+  int32_t chunk; /* output lines a chunk */
+  int32_t ring;  /* band lines: (chunk - 1) * s_across + 3 */
+  int32_t bw;    /* int16 entries a band line, even */
+  uint32_t *wts; /* scratch: 4 channels x 6 words (W01, W12 of three filter lines) */
+  uint32_t *band; /* then 4 planes of ring * bw int16 */
+} dw3_job_t;
+
+typedef struct {
+  int32_t bias2, multiplier, round, right, lo, hi;
+} dw3_requant_t;
+
+#define DW3_INLINE static inline __attribute__((always_inline))
+
+/* `full`: the activation range is [-128, 127], SSAT's alone. */
+DW3_INLINE int32_t dw3_out(const dw3_requant_t *q, int32_t acc, const int full) {
+  int32_t t = mcu_smmlar(acc, q->multiplier, q->round);
+  t = mcu_ssat8((t + (acc >> 31)) >> q->right); /* arithmetic shifts */
+  return full ? t : mcu_clamp_i32(t, q->lo, q->hi);
+}
+
+/* Two pixels' four channels (words p0 and p1) widened into the four planes' word at `at`: plane
+ * k gets channel k of the two pixels. The halves [ch0 ch1 of p0, ch0 ch1 of p1] and [ch2 ch3 of
+ * p0, ch2 ch3 of p1] first (PKHBT, PKHTB), then each widened twice (SXTAB16, with ROR 8). */
+static inline void dw3_put(uint32_t *at, int32_t plane_words, uint32_t p0, uint32_t p1,
+                           uint32_t off2) {
+  uint32_t lo = mcu_pack16((int32_t)p0, (int32_t)p1), hi = mcu_pack16_hi(p0, p1);
+  at[0] = mcu_sxtab16(off2, lo);
+  at[plane_words] = mcu_sxtab16_ror8(off2, lo);
+  at[2 * plane_words] = mcu_sxtab16(off2, hi);
+  at[3 * plane_words] = mcu_sxtab16_ror8(off2, hi);
+}
+
+#if MCU_SIMD_DSP
+/* The fill's assembly arguments. */
+typedef struct {
+  uintptr_t src;   /* 0: the first pixel's channel c */
+  int32_t step;    /* 4: bytes from a pixel to the next */
+  uintptr_t dst;   /* 8: plane 0's first word */
+  int32_t plane;   /* 12: bytes from a plane to the next */
+  uintptr_t end;   /* 16: src after the last pixel */
+  uint32_t off2;   /* 20: the input offset in both lanes */
+} dw3_fill_t;
+
+/* Four pixels a pass (dw3_put twice, two words a plane by STRD) until src reaches end. */
+__attribute__((naked)) static void dw3_fill4(const dw3_fill_t *f) {
+  (void)f;
+  __asm__ volatile("push {r4-r11, lr}\n\t"
+                   "ldrd r1, r2, [r0, #4]\n\t"
+                   "ldrd r8, r3, [r0, #12]\n\t"
+                   "ldr r7, [r0, #20]\n\t"
+                   "add r4, r2, r8\n\t"
+                   "add r5, r4, r8\n\t"
+                   "add r6, r5, r8\n\t"
+                   "ldr r0, [r0]\n\t"
+                   "1:\n\t"
+                   "ldr r8, [r0]\n\t"
+                   "ldr r9, [r0, r1]\n\t"
+                   "add r0, r0, r1, lsl #1\n\t"
+                   "pkhtb r10, r9, r8, asr #16\n\t"
+                   "pkhbt r8, r8, r9, lsl #16\n\t"
+                   "ldr r9, [r0]\n\t"
+                   "ldr r11, [r0, r1]\n\t"
+                   "add r0, r0, r1, lsl #1\n\t"
+                   "pkhtb r12, r11, r9, asr #16\n\t"
+                   "pkhbt r9, r9, r11, lsl #16\n\t"
+                   "sxtab16 r11, r7, r8\n\t"
+                   "sxtab16 lr, r7, r9\n\t"
+                   "strd r11, lr, [r2], #8\n\t"
+                   "sxtab16 r11, r7, r8, ror #8\n\t"
+                   "sxtab16 lr, r7, r9, ror #8\n\t"
+                   "strd r11, lr, [r4], #8\n\t"
+                   "sxtab16 r11, r7, r10\n\t"
+                   "sxtab16 lr, r7, r12\n\t"
+                   "strd r11, lr, [r5], #8\n\t"
+                   "sxtab16 r11, r7, r10, ror #8\n\t"
+                   "sxtab16 lr, r7, r12, ror #8\n\t"
+                   "strd r11, lr, [r6], #8\n\t"
+                   "cmp r0, r3\n\t"
+                   "bne 1b\n\t"
+                   "pop {r4-r11, pc}\n\t");
+}
+#endif
+
+/* Input column x's channels c .. c + g - 1 (the zero point outside the image and past g). */
+static inline uint32_t dw3_pixel(const dw3_job_t *j, const int8_t *row, int32_t x, int32_t g,
+                                 uint32_t zero) {
+  uint32_t word = zero;
+  if (x >= 0 && x < j->src.len) {
+    if (g == 4) {
+      return mcu_load_u32(row + x * j->src.step);
+    }
+    memcpy(&word, row + x * j->src.step, (size_t)g); /* little-endian: lane i is byte i */
+  }
+  return word;
+}
+
+/* Input row y (any y >= -pad_h) of channels c .. c + g - 1 into its band slot. */
+__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y, int32_t c, int32_t g, uint32_t zero,
+                     uint32_t off2) {
+  const int32_t pw = j->ring * j->bw / 2, half = j->bw / 2, pad_w = j->pad_along;
+  uint32_t *dst = j->band + ((y + j->pad_across) % j->ring) * half;
+  if (y < 0 || y >= j->src.lines) {
+    for (int32_t k = 0; k < half; ++k) {
+      dw3_put(dst + k, pw, zero, zero, off2);
+    }
+    return;
+  }
+  const int8_t *row = j->in + y * j->src.line + c;
+  /* pairs k with both columns 2k - pad_w and 2k - pad_w + 1 in the image: [k0, k1) */
+  const int32_t k0 = mcu_min_i32((pad_w + 1) / 2, half);
+  const int32_t k1 = g < 4 ? k0 : mcu_max_i32(k0, mcu_min_i32((j->src.len + pad_w) / 2, half));
+  int32_t k = 0;
+  for (; k < k0; ++k) {
+    int32_t x = 2 * k - pad_w;
+    dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero), off2);
+  }
+  const int32_t ch = j->src.step;
+  const int8_t *src = row + (2 * k - pad_w) * ch;
+#if MCU_SIMD_DSP
+  if (k1 - k >= 2) {
+    const int32_t quads = (k1 - k) / 2;
+    dw3_fill_t f = {(uintptr_t)src,         ch,  (uintptr_t)(dst + k), 4 * pw,
+                    (uintptr_t)(src + 4 * quads * ch), off2};
+    dw3_fill4(&f);
+    k += 2 * quads;
+    src += 4 * quads * ch;
+  }
+#endif
+  for (; k < k1; ++k, src += 2 * ch) {
+    dw3_put(dst + k, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
+  }
+  for (; k < half; ++k) {
+    int32_t x = 2 * k - pad_w;
+    dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero), off2);
+  }
+}
+
+#if MCU_SIMD_DSP
+/* The asm blocks' arguments; the four words LDM'd together first. */
+typedef struct {
+  int32_t multiplier, round, right, ch; /* offsets 0, 4, 8, 12 */
+  uintptr_t r0, r1, r2;                 /* 16, 20, 24: the rows at the first block's column */
+  uintptr_t out;                        /* 28 */
+  uintptr_t end;                        /* 32: r0 after the last block */
+  int32_t bias2;                        /* 36 */
+  uint32_t w[6];                        /* 40: W01, W12 of rows 0, 1, 2 */
+} dw3_call_t;
+
+_Static_assert(offsetof(dw3_call_t, r0) == 16 && offsetof(dw3_call_t, end) == 32 &&
+                   offsetof(dw3_call_t, bias2) == 36 && offsetof(dw3_call_t, w) == 40,
+               "the offsets the assembly uses");
+
+/* Registers: r0 the call, r1-r3 the rows, r4 out, r5-r8 the four sums, r9-r12 and lr loads; in
+ * the requantisation r9-r12 hold multiplier, round, right and ch (one LDM), lr the sign. */
+#define DW3_REQUANT                                                                               \
+  "ldm r0, {r9, r10, r11, r12}\n\t"                                                               \
+  "add lr, r10, r5, asr #31\n\t"                                                                  \
+  "smmlar r5, r5, r9, lr\n\t"                                                                     \
+  "asr r5, r5, r11\n\t"                                                                           \
+  "ssat r5, #8, r5\n\t"                                                                           \
+  "strb r5, [r4]\n\t"                                                                             \
+  "add lr, r10, r6, asr #31\n\t"                                                                  \
+  "smmlar r6, r6, r9, lr\n\t"                                                                     \
+  "asr r6, r6, r11\n\t"                                                                           \
+  "ssat r6, #8, r6\n\t"                                                                           \
+  "strb r6, [r4, r12]\n\t"                                                                        \
+  "add lr, r10, r7, asr #31\n\t"                                                                  \
+  "smmlar r7, r7, r9, lr\n\t"                                                                     \
+  "asr r7, r7, r11\n\t"                                                                           \
+  "ssat r7, #8, r7\n\t"                                                                           \
+  "strb r7, [r4, r12, lsl #1]\n\t"                                                                \
+  "add r4, r4, r12, lsl #1\n\t"                                                                   \
+  "add lr, r10, r8, asr #31\n\t"                                                                  \
+  "smmlar r8, r8, r9, lr\n\t"                                                                     \
+  "asr r8, r8, r11\n\t"                                                                           \
+  "ssat r8, #8, r8\n\t"                                                                           \
+  "strb r8, [r4, r12]\n\t"                                                                        \
+  "add r4, r4, r12, lsl #1\n\t"                                                                   \
+  "ldr lr, [r0, #32]\n\t"                                                                         \
+  "cmp r1, lr\n\t"
+
+/* Stride 1, one filter row: row pointer P, weights at offset W; A, B by LDRD (or two LDR when the
+ * block starts mid-word), C after them; FIRST seeds the sums from the bias in r9. */
+#define DW3_S1_LOAD_AB(P) "ldrd r12, lr, [" P "], #8\n\t"
+#define DW3_S1_LOAD_AB_U(P) "ldr lr, [" P ", #4]\n\t" "ldr r12, [" P "], #8\n\t"
+#define DW3_S1_ROW(P, W, LOAD, S0, S1, S2, S3)                                                   \
+  "ldrd r10, r11, [r0, #" W "]\n\t" LOAD(P)                                                       \
+  "smlatb r6, r12, r10, " S1 "\n\t"                                                               \
+  "smlad r5, r12, r10, " S0 "\n\t"                                                                \
+  "smlad r7, lr, r10, " S2 "\n\t"                                                                 \
+  "smlatb r8, lr, r10, " S3 "\n\t"                                                                \
+  "smlabt r5, lr, r11, r5\n\t"                                                                    \
+  "smlad r6, lr, r11, r6\n\t"                                                                     \
+  "ldr r12, [" P "]\n\t"                                                                          \
+  "smlabt r7, r12, r11, r7\n\t"                                                                   \
+  "smlad r8, r12, r11, r8\n\t"
+
+#define DW3_S1_BODY(LOAD)                                                                         \
+  "push {r4-r11, lr}\n\t"                                                                         \
+  "ldrd r1, r2, [r0, #16]\n\t"                                                                    \
+  "ldrd r3, r4, [r0, #24]\n\t"                                                                    \
+  "1:\n\t"                                                                                        \
+  "ldr r9, [r0, #36]\n\t" DW3_S1_ROW("r1", "40", LOAD, "r9", "r9", "r9", "r9")                     \
+      DW3_S1_ROW("r2", "48", LOAD, "r5", "r6", "r7", "r8")                                        \
+          DW3_S1_ROW("r3", "56", LOAD, "r5", "r6", "r7", "r8") DW3_REQUANT "bne 1b\n\t"           \
+                                                               "pop {r4-r11, pc}\n\t"
+
+/* Four outputs a block, stride 1, blocks until r1 reaches `end`. */
+__attribute__((naked)) static void dw3_blocks_s1(dw3_call_t *k) {
+  (void)k;
+  __asm__ volatile(DW3_S1_BODY(DW3_S1_LOAD_AB));
+}
+
+/* The same from a row pointer two bytes into a word (the last block of an odd row). */
+__attribute__((naked)) static void dw3_blocks_s1_mid(dw3_call_t *k) {
+  (void)k;
+  __asm__ volatile(DW3_S1_BODY(DW3_S1_LOAD_AB_U));
+}
+
+/* Stride 2, one filter row: words A..E of the row at P, out_k += SMLAD(word_k, W01) +
+ * SMLABT(word_k+1, W12); P moves on four words. */
+#define DW3_S2_ROW(P, W, S0, S1, S2, S3)                                                          \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, [" P "]\n\t"                                                                     \
+  "smlad r5, r12, r10, " S0 "\n\t"                                                                \
+  "smlad r6, lr, r10, " S1 "\n\t"                                                                 \
+  "smlabt r5, lr, r11, r5\n\t"                                                                    \
+  "ldrd r12, lr, [" P ", #8]\n\t"                                                                 \
+  "smlabt r6, r12, r11, r6\n\t"                                                                   \
+  "smlad r7, r12, r10, " S2 "\n\t"                                                                \
+  "smlad r8, lr, r10, " S3 "\n\t"                                                                 \
+  "smlabt r7, lr, r11, r7\n\t"                                                                    \
+  "ldr r12, [" P ", #16]!\n\t"                                                                    \
+  "smlabt r8, r12, r11, r8\n\t"
+
+/* Four outputs a block, stride 2, blocks until r1 reaches `end`. */
+__attribute__((naked)) static void dw3_blocks_s2(dw3_call_t *k) {
+  (void)k;
+  __asm__ volatile("push {r4-r11, lr}\n\t"
+                   "ldrd r1, r2, [r0, #16]\n\t"
+                   "ldrd r3, r4, [r0, #24]\n\t"
+                   "1:\n\t"
+                   "ldr r9, [r0, #36]\n\t" DW3_S2_ROW("r1", "40", "r9", "r9", "r9", "r9")
+                       DW3_S2_ROW("r2", "48", "r5", "r6", "r7", "r8")
+                           DW3_S2_ROW("r3", "56", "r5", "r6", "r7", "r8") DW3_REQUANT
+                   "bne 1b\n\t"
+                   "pop {r4-r11, pc}\n\t");
+}
+#endif
+
+/* One output row of one channel: rows r0, r1, r2 of its plane (band column 0), weights w[6]. */
+DW3_INLINE void dw3_row(const uint32_t *r0, const uint32_t *r1, const uint32_t *r2,
+                        const uint32_t *w, const dw3_requant_t *q, int8_t *out, int32_t ch,
+                        int32_t n, int32_t stride, const int full) {
+  const uint32_t a01 = w[0], a12 = w[1], b01 = w[2], b12 = w[3], c01 = w[4], c12 = w[5];
+  int32_t x = 0;
+  if (stride == 1) {
+    for (; x + 4 <= n; x += 4, r0 += 2, r1 += 2, r2 += 2) {
+      int32_t s0 = q->bias2, s1 = q->bias2, s2 = q->bias2, s3 = q->bias2;
+      uint32_t a = r0[0], b = r0[1], c = r0[2];
+      s0 = mcu_smlabt(b, a12, mcu_smlad(a, a01, s0));
+      s1 = mcu_smlad(b, a12, mcu_smlatb(a, a01, s1));
+      s2 = mcu_smlabt(c, a12, mcu_smlad(b, a01, s2));
+      s3 = mcu_smlad(c, a12, mcu_smlatb(b, a01, s3));
+      a = r1[0], b = r1[1], c = r1[2];
+      s0 = mcu_smlabt(b, b12, mcu_smlad(a, b01, s0));
+      s1 = mcu_smlad(b, b12, mcu_smlatb(a, b01, s1));
+      s2 = mcu_smlabt(c, b12, mcu_smlad(b, b01, s2));
+      s3 = mcu_smlad(c, b12, mcu_smlatb(b, b01, s3));
+      a = r2[0], b = r2[1], c = r2[2];
+      s0 = mcu_smlabt(b, c12, mcu_smlad(a, c01, s0));
+      s1 = mcu_smlad(b, c12, mcu_smlatb(a, c01, s1));
+      s2 = mcu_smlabt(c, c12, mcu_smlad(b, c01, s2));
+      s3 = mcu_smlad(c, c12, mcu_smlatb(b, c01, s3));
+      out[0] = (int8_t)dw3_out(q, s0, full);
+      out[ch] = (int8_t)dw3_out(q, s1, full);
+      out[2 * ch] = (int8_t)dw3_out(q, s2, full);
+      out[3 * ch] = (int8_t)dw3_out(q, s3, full);
+      out += 4 * ch;
+    }
+  } else {
+    for (; x + 4 <= n; x += 4, r0 += 4, r1 += 4, r2 += 4) {
+      int32_t s0 = q->bias2, s1 = q->bias2, s2 = q->bias2, s3 = q->bias2;
+      const uint32_t *rr[3] = {r0, r1, r2};
+      for (int32_t k = 0; k < 3; ++k) {
+        const uint32_t *r = rr[k];
+        uint32_t w01 = w[2 * k], w12 = w[2 * k + 1];
+        s0 = mcu_smlabt(r[1], w12, mcu_smlad(r[0], w01, s0));
+        s1 = mcu_smlabt(r[2], w12, mcu_smlad(r[1], w01, s1));
+        s2 = mcu_smlabt(r[3], w12, mcu_smlad(r[2], w01, s2));
+        s3 = mcu_smlabt(r[4], w12, mcu_smlad(r[3], w01, s3));
+      }
+      out[0] = (int8_t)dw3_out(q, s0, full);
+      out[ch] = (int8_t)dw3_out(q, s1, full);
+      out[2 * ch] = (int8_t)dw3_out(q, s2, full);
+      out[3 * ch] = (int8_t)dw3_out(q, s3, full);
+      out += 4 * ch;
+    }
+  }
+  /* the last outputs one by one, over int16 entries (a stride-1 window may start mid-word) */
+  const int16_t *h[3] = {(const int16_t *)r0, (const int16_t *)r1, (const int16_t *)r2};
+  for (int32_t i = 0; x < n; ++x, ++i, out += ch) {
+    int32_t s = q->bias2;
+    for (int32_t k = 0; k < 3; ++k) {
+      const int16_t *e = h[k] + i * stride;
+      s += e[0] * mcu_lo16(w[2 * k]) + e[1] * mcu_hi16(w[2 * k]) + e[2] * mcu_hi16(w[2 * k + 1]);
+    }
+    out[0] = (int8_t)dw3_out(q, s, full);
+  }
+}
+
+__attribute__((noinline)) static void dw3_row_sat(const uint32_t *r0, const uint32_t *r1,
+                                                  const uint32_t *r2, const uint32_t *w,
+                                                  const dw3_requant_t *q, int8_t *out,
+                                                  int32_t ch, int32_t n, int32_t stride) {
+  dw3_row(r0, r1, r2, w, q, out, ch, n, stride, 1);
+}
+
+__attribute__((noinline)) static void dw3_row_clamp(const uint32_t *r0, const uint32_t *r1,
+                                                    const uint32_t *r2, const uint32_t *w,
+                                                    const dw3_requant_t *q, int8_t *out,
+                                                    int32_t ch, int32_t n, int32_t stride) {
+  dw3_row(r0, r1, r2, w, q, out, ch, n, stride, 0);
+}
+
+#if MCU_SIMD_DSP
+/* A row of at least four outputs in the assembly: blocks of four from column 0, then, when n is
+ * not a multiple of 4, one more block ending at the last output (rewriting outputs it already
+ * stored, with the same values). */
+static inline void dw3_row_asm(dw3_call_t *k, const uint32_t *r0, const uint32_t *r1, const uint32_t *r2,
+                        int8_t *out, int32_t n, int32_t stride) {
+  const int32_t step = 8 * stride; /* bytes of a row a block */
+  k->r0 = (uintptr_t)r0;
+  k->r1 = (uintptr_t)r1;
+  k->r2 = (uintptr_t)r2;
+  k->out = (uintptr_t)out;
+  k->end = k->r0 + (uintptr_t)(n / 4 * step);
+  if (stride == 1) {
+    dw3_blocks_s1(k);
+  } else {
+    dw3_blocks_s2(k);
+  }
+  int32_t x = n - 4;
+  if (x % 4 == 0) {
+    return;
+  }
+  uintptr_t at = (uintptr_t)(2 * x * stride); /* bytes: int16 entries */
+  k->r0 = (uintptr_t)r0 + at;
+  k->r1 = (uintptr_t)r1 + at;
+  k->r2 = (uintptr_t)r2 + at;
+  k->out = (uintptr_t)(out + x * k->ch);
+  k->end = k->r0 + (uintptr_t)step;
+  if (stride == 2) {
+    dw3_blocks_s2(k);
+  } else if (x % 2 == 0) {
+    dw3_blocks_s1(k);
+  } else {
+    dw3_blocks_s1_mid(k);
+  }
+}
+#endif
+
+/* Channel c + i's doubled weights (W01, W12 of each filter row; zeros past g) and requantisation. */
+static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_requant_t q[4]) {
+  const mcu_depthwise_conv_2d_params_t *p = j->p;
+  for (int32_t i = 0; i < 4; ++i) {
+    for (int32_t k = 0; k < 3; ++k) {
+      const int8_t *f = j->filter + k * j->tap_across + c + i;
+      int32_t w0 = i < g ? 2 * f[0] : 0, w1 = i < g ? 2 * f[j->tap_along] : 0;
+      int32_t w2 = i < g ? 2 * f[2 * j->tap_along] : 0;
+      j->wts[6 * i + 2 * k] = mcu_pack16(w0, w1);
+      j->wts[6 * i + 2 * k + 1] = mcu_pack16(w1, w2);
+    }
+    int32_t ci = c + (i < g ? i : 0), qi = p->num_channels > 1 ? ci : 0;
+    int32_t right = -p->shifts[qi];
+    q[i].bias2 = j->bias != NULL ? 2 * j->bias[ci] : 0;
+    q[i].multiplier = p->multipliers[qi];
+    q[i].right = right;
+    q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
+    q[i].lo = p->act_min;
+    q[i].hi = p->act_max;
+  }
+}
+
+/* Channels c .. c + g - 1 of every output pixel, a chunk of output rows at a time: the chunk's
+ * new input rows into the band, then each channel over the chunk's rows. */
+static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
+  dw3_requant_t q[4];
+  dw3_lanes(j, c, g, q);
+  const mcu_depthwise_conv_2d_params_t *p = j->p;
+  const uint32_t zero = repeat4(-p->input_offset);
+  const uint32_t off2 = mcu_pack16(p->input_offset, p->input_offset);
+  const int32_t s_h = j->s_across, pad_h = j->pad_across, half = j->bw / 2;
+  const int full = p->act_min == -128 && p->act_max == 127;
+  int32_t next = -pad_h; /* the first input row not in the band yet */
+  for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
+    int32_t oy1 = mcu_min_i32(oy0 + j->chunk, j->dst.lines);
+    int32_t last = (oy1 - 1) * s_h - pad_h + 2;
+    for (int32_t y = mcu_max_i32(next, oy0 * s_h - pad_h); y <= last; ++y) {
+      dw3_fill(j, y, c, g, zero, off2);
+    }
+    next = last + 1;
+    for (int32_t i = 0; i < g; ++i) {
+      const uint32_t *plane = j->band + i * j->ring * half;
+      const uint32_t *w = j->wts + 6 * i;
+      const int32_t n = j->dst.len, step = j->dst.step;
+      int8_t *out = j->out + oy0 * j->dst.line + c + i;
+      int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first row */
+#if MCU_SIMD_DSP
+      dw3_call_t k = {q[i].multiplier, q[i].round, q[i].right, step, 0, 0, 0, 0, 0, q[i].bias2,
+                      {w[0], w[1], w[2], w[3], w[4], w[5]}};
+#endif
+      for (int32_t oy = oy0; oy < oy1; ++oy, out += j->dst.line) {
+        int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
+        const uint32_t *r0 = plane + slot * half, *r1 = plane + s1 * half;
+        const uint32_t *r2 = plane + s2 * half;
+        slot += s_h;
+        slot = slot >= j->ring ? slot - j->ring : slot;
+#if MCU_SIMD_DSP
+        if (full && n >= 4) {
+          dw3_row_asm(&k, r0, r1, r2, out, n, j->s_along);
+          continue;
+        }
+#endif
+        if (full) {
+          dw3_row_sat(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
+        } else {
+          dw3_row_clamp(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
+        }
+      }
+    }
+  }
+}
+
+/* The layers this path takes (dw3_fits in opt_depthwise.py): 3x3, strides 1 or 2, every right
+ * shift at least 1. */
+static int dw3_fits(const mcu_depthwise_conv_2d_params_t *p, int32_t k_h, int32_t k_w) {
+  if (k_h != 3 || k_w != 3 || p->stride_h < 1 || p->stride_h > 2 || p->stride_w < 1 ||
+      p->stride_w > 2) {
+    return 0;
+  }
+  for (int32_t i = 0; i < p->num_channels; ++i) {
+    if (p->shifts[i] > -1) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Lines are columns when the output is taller than wide and as large as the input (stride 1,
+ * SAME: output column ox then lands on input column ox, and the layer may still run in place),
+ * rows otherwise. */
+static int dw3_by_columns(const dw_job_t *g) {
+  return g->out_h > g->out_w && g->in_h == g->out_h && g->in_w == g->out_w;
+}
+
+/* Rows as lines, or columns when the output is taller than wide. */
+static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
+  const mcu_depthwise_conv_2d_params_t *p = g->p;
+  const int32_t ch = g->ch;
+  const dw3_side_t rows_in = {g->in_h, g->in_w, ch, g->in_w * ch};
+  const dw3_side_t rows_out = {g->out_h, g->out_w, ch, g->out_w * ch};
+  const dw3_side_t cols_in = {g->in_w, g->in_h, g->in_w * ch, ch};
+  const dw3_side_t cols_out = {g->out_w, g->out_h, g->out_w * ch, ch};
+  j->in = g->in;
+  j->out = g->out;
+  j->filter = g->filter;
+  j->bias = g->bias;
+  j->p = p;
+  j->ch = ch;
+  if (dw3_by_columns(g)) {
+    j->src = cols_in, j->dst = cols_out;
+    j->s_across = p->stride_w, j->s_along = p->stride_h;
+    j->pad_across = p->pad_w, j->pad_along = p->pad_h;
+    j->tap_across = ch, j->tap_along = 3 * ch;
+  } else {
+    j->src = rows_in, j->dst = rows_out;
+    j->s_across = p->stride_h, j->s_along = p->stride_w;
+    j->pad_across = p->pad_h, j->pad_along = p->pad_w;
+    j->tap_across = 3 * ch, j->tap_along = ch;
+  }
+  int32_t want = (MCU_DW3_OUTPUTS + j->dst.len - 1) / j->dst.len;
+  j->chunk = mcu_min_i32(j->dst.lines, want);
+  j->ring = (j->chunk - 1) * j->s_across + 3;
+  int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
+  j->bw = bw + (bw & 1);
+  j->wts = scratch;
+  j->band = j->wts + 24;
+}
+
 /* In place, output row oy must not reach input rows the band has not copied while some remain
  * (see the top of the file). */
 static int in_place_ok(const dw_job_t *j) {
+  if (dw3_fits(j->p, j->k_h, j->k_w) && dw3_by_columns(j)) {
+    /* the 3x3 path by columns: output column ox over input column ox, copied while columns
+     * below ox * stride_w - pad_w + 3 are */
+    for (int32_t ox = 0; ox < j->out_w; ++ox) {
+      int32_t copied = ox * j->p->stride_w - j->p->pad_w + 3;
+      if (copied < j->in_w && ox >= copied) {
+        return 0;
+      }
+    }
+    return 1;
+  }
   for (int32_t oy = 0; oy < j->out_h; ++oy) {
     int32_t copied = oy * j->p->stride_h - j->p->pad_h + j->k_h; /* rows below are in the band */
     if (copied < j->in_h && (oy + 1) * j->out_w > copied * j->in_w) {
@@ -313,6 +857,18 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
   if ((const void *)j.out == (const void *)j.in) {
     /* always checked: the path is chosen at run time, by the addresses the allocator gave */
     MCU_ENSURE(batches == 1 && in_place_ok(&j), MCU_ERR_BAD_MODEL);
+  }
+  if (dw3_fits(p, j.k_h, j.k_w)) {
+    dw3_job_t d;
+    dw3_setup(&d, &j, j.wide);
+    for (int32_t b = 0; b < batches; ++b) {
+      for (int32_t c = 0; c < d.ch; c += 4) {
+        dw3_group(&d, c, mcu_min_i32(d.ch - c, 4));
+      }
+      d.in += j.in_h * j.in_w * j.ch;
+      d.out += j.out_h * j.out_w * j.ch;
+    }
+    return MCU_OK;
   }
   for (int32_t b = 0; b < batches; ++b) {
     run(&j);
