@@ -58,10 +58,19 @@ def band_width(ref: Mapping[str, Value], in_w: int, k_w: int, out_w: int) -> int
     return max(pad_w + in_w, (out_w - 1) * stride_w + k_w)
 
 
-def planar_fits(ref: Mapping[str, Value], k_hw: tuple[int, int], shifts: Array) -> bool:
-    """The kernel's 3x3 path (`dw3_fits`): strides 1 or 2, every right shift at least 1."""
+def planar_fits(
+    ref: Mapping[str, Value],
+    k_hw: tuple[int, int],
+    shifts: Array,
+    in_hw: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> bool:
+    """The kernel's 3x3 path (`dw3_takes`): strides 1 or 2, every right shift at least 1, and
+    lines (rows, or columns by `by_columns`) of at least four outputs."""
     strides = (ref["stride_h"], ref["stride_w"])
-    return k_hw == (3, 3) and all(s in (1, 2) for s in strides) and max(shifts.values) <= -1
+    length = out_hw[0] if by_columns(in_hw, out_hw) else out_hw[1]
+    fits = k_hw == (3, 3) and all(s in (1, 2) for s in strides) and max(shifts.values) <= -1
+    return fits and length >= 4
 
 
 def by_columns(in_hw: tuple[int, int], out_hw: tuple[int, int]) -> bool:
@@ -95,7 +104,7 @@ def scratch_bytes(
 ) -> int:
     """The 3x3 path's planes where it runs, else four channels' widened weights (8 bytes a tap),
     then k_h band rows of 4-byte entries."""
-    if planar_fits(ref, k_hw, shifts):
+    if planar_fits(ref, k_hw, shifts, in_hw, out_hw):
         return planar_bytes(ref, in_hw, out_hw)
     k_h, k_w = k_hw
     return 8 * k_h * k_w + 4 * k_h * band_width(ref, in_hw[1], k_w, out_hw[1])
@@ -169,7 +178,7 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
             in_hw,
             k_hw[0],
             out_hw,
-            planar_fits(ref, k_hw, shifts) and by_columns(in_hw, out_hw),
+            planar_fits(ref, k_hw, shifts, in_hw, out_hw) and by_columns(in_hw, out_hw),
         )
         else NO_TRAITS
     )

@@ -754,6 +754,12 @@ static int dw3_by_columns(const dw_job_t *g) {
   return g->out_h > g->out_w && g->in_h == g->out_h && g->in_w == g->out_w;
 }
 
+/* The planar path runs a layer when it fits and its lines hold at least one block of four
+ * outputs (shorter lines stay with the band, whose per-pixel loop suits them better). */
+static int dw3_takes(const dw_job_t *g) {
+  return dw3_fits(g->p, g->k_h, g->k_w) && (dw3_by_columns(g) ? g->out_h : g->out_w) >= 4;
+}
+
 /* Rows as lines, or columns when the output is taller than wide. */
 static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
   const mcu_depthwise_conv_2d_params_t *p = g->p;
@@ -791,7 +797,7 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
 /* In place, output row oy must not reach input rows the band has not copied while some remain
  * (see the top of the file). */
 static int in_place_ok(const dw_job_t *j) {
-  if (dw3_fits(j->p, j->k_h, j->k_w) && dw3_by_columns(j)) {
+  if (dw3_takes(j) && dw3_by_columns(j)) {
     /* the 3x3 path by columns: output column ox over input column ox, copied while columns
      * below ox * stride_w - pad_w + 3 are */
     for (int32_t ox = 0; ox < j->out_w; ++ox) {
@@ -858,7 +864,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
     /* always checked: the path is chosen at run time, by the addresses the allocator gave */
     MCU_ENSURE(batches == 1 && in_place_ok(&j), MCU_ERR_BAD_MODEL);
   }
-  if (dw3_fits(p, j.k_h, j.k_w)) {
+  if (dw3_takes(&j)) {
     dw3_job_t d;
     dw3_setup(&d, &j, j.wide);
     for (int32_t b = 0; b < batches; ++b) {
