@@ -609,12 +609,15 @@ DW3_INLINE void dw3_row(const uint32_t *r0, const uint32_t *r1, const uint32_t *
   }
 }
 
+#if !MCU_SIMD_DSP /* the DSP cores run full-range rows in the assembly */
 __attribute__((noinline)) static void dw3_row_sat(const uint32_t *r0, const uint32_t *r1,
                                                   const uint32_t *r2, const uint32_t *w,
                                                   const dw3_requant_t *q, int8_t *out,
                                                   int32_t ch, int32_t n, int32_t stride) {
   dw3_row(r0, r1, r2, w, q, out, ch, n, stride, 1);
 }
+
+#endif
 
 __attribute__((noinline)) static void dw3_row_clamp(const uint32_t *r0, const uint32_t *r1,
                                                     const uint32_t *r2, const uint32_t *w,
@@ -717,16 +720,17 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
         slot += s_h;
         slot = slot >= j->ring ? slot - j->ring : slot;
 #if MCU_SIMD_DSP
-        if (full && n >= 4) {
+        if (full) { /* lines hold at least four outputs (dw3_takes) */
           dw3_row_asm(&k, r0, r1, r2, out, n, j->s_along);
           continue;
         }
-#endif
+#else
         if (full) {
           dw3_row_sat(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
-        } else {
-          dw3_row_clamp(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
+          continue;
         }
+#endif
+        dw3_row_clamp(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
       }
     }
   }
