@@ -14,7 +14,6 @@ from mcugen.codegen.lower._common import ANY_TYPE
 from mcugen.codegen.lower._variants import VARIANTS
 from mcugen.errors import McugenError
 
-
 #: The order types are printed in.
 TYPE_ORDER = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 

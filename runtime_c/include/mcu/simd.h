@@ -120,18 +120,6 @@ static inline int32_t mcu_smmulr(int32_t a, int32_t b) {
 #endif
 }
 
-/* SMMLAR: acc plus the high word of a * b, rounded: (acc * 2^32 + a * b + 2^31) >> 32 (floor),
- * modulo 2^32. */
-static inline int32_t mcu_smmlar(int32_t a, int32_t b, int32_t acc) {
-#if MCU_SIMD_DSP
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
-  return r;
-#else
-  return (int32_t)((uint32_t)acc + (uint32_t)mcu_smmulr(a, b));
-#endif
-}
-
 /* SSAT #8 with ASR #1: floor(x / 2) clamped to [-128, 127]. */
 static inline int32_t mcu_ssat8_asr1(int32_t x) {
 #if MCU_SIMD_DSP
