@@ -174,7 +174,7 @@ def test_paging_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "drop --allocator" in capsys.readouterr().err
     assert main(["plan", str(EXAMPLE), "--ram-budget", "1024", "--copies-only"]) != 0
     err = capsys.readouterr().err
-    assert "needs 6144 bytes of fast memory at once, 5120 more than the 1024" in err
+    assert "needs 6176 bytes of fast memory at once, 5152 more than the 1024" in err
     assert len(err.strip().splitlines()) == 1
     with pytest.raises(SystemExit):
         main(["plan", str(EXAMPLE), "--ram-budget", "8"])
