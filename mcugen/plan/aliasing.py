@@ -128,6 +128,19 @@ class _Groups:
         self.members.setdefault(host_root, [(host_root, 0)]).extend(moved)
         self.aliases[t] = (host, offset)
 
+    def copy(self) -> _Groups:
+        """An independent copy, for trying several moves together."""
+        return _Groups(
+            self.graph,
+            self.life,
+            self.scratch,
+            dict(self.staging),
+            dict(self.aliases),
+            self.profiles,
+            None if self._profile is None else list(self._profile),
+            {root: list(members) for root, members in self.members.items()},
+        )
+
     def extent(self, t: int) -> int:
         return max(off + self.graph.tensors[m].nbytes for m, off in self.group(t))
 
@@ -332,9 +345,10 @@ def _alias_concatenation(
     consumers = graph.consumers()
     roots = [groups.root(t)[0] if t in arena else -1 for t in op.inputs]
     offset = 0
+    candidates: list[tuple[int, int]] = []
     for k, t in enumerate(op.inputs):
         nbytes = graph.tensors[t].nbytes
-        candidate = (
+        if (
             t in arena
             and nbytes > 0
             and roots.count(roots[k]) == 1
@@ -343,10 +357,24 @@ def _alias_concatenation(
             and groups.extent(t) == nbytes
             and groups.dead_after(t, step)
             and not groups.touches_io(t)
-        )
-        if candidate and _no_worse(graph, order, groups, roots[k], z, offset):
-            groups.place(roots[k], z, offset)
+        ):
+            candidates.append((roots[k], offset))
         offset += nbytes
+    # All blocks together first: one block alone can raise the peak (the output then lives
+    # from that block's producer on, beside the other blocks and their producers' scratch)
+    # where moving every block lowers it.
+    trial = groups.copy()
+    for root, at in candidates:
+        trial.place(root, z, at)
+    if len(candidates) > 1 and max(trial.profile(order), default=0) <= max(
+        groups.profile(order), default=0
+    ):
+        for root, at in candidates:
+            groups.place(root, z, at)
+        return
+    for root, at in candidates:
+        if _no_worse(graph, order, groups, root, z, at):
+            groups.place(root, z, at)
 
 
 def _segments(

@@ -384,7 +384,15 @@ def test_pad_in_place_matches_tflm(dtype: str, pads: list[tuple[int, int]], then
     assert pad.outputs[0] in aliased_tensors(optimized) or pad.inputs[0] in aliased_tensors(
         optimized
     )
-    assert optimized.arena_bytes < plain.arena_bytes
+    # The PAD's own step shrinks by its input's bytes; the arena shrinks where that step is
+    # the peak (a following 3x3 convolution's im2col scratch can set it instead), never grows.
+    step = plain.order.index(pad.index) + 1
+    before = live_bytes_per_step(plain.buffers, len(plain.order))[step]
+    after = live_bytes_per_step(optimized.buffers, len(optimized.order))[step]
+    assert after <= before - graph.tensors[pad.inputs[0]].nbytes
+    assert optimized.arena_bytes <= plain.arena_bytes
+    if then == "MAX_POOL_2D":
+        assert optimized.arena_bytes < plain.arena_bytes
     gen = functools.partial(generate_optimized, rewrites=False)
     assert_matches_tflm(model, samples=3, generate_fn=gen)
 

@@ -124,7 +124,13 @@ def test_cli_four_boards_over_links(capsys: pytest.CaptureFixture[str]) -> None:
     assert r["links_mode"] == "uart" and r["outputs_equal"] is True
     between = [row for row in r["links"] if "host" not in row["link"]]
     assert {row["link"] for row in between} == {"0->1", "0->2", "0->3", "1->0", "2->0", "3->0"}
-    assert all(row["wire_bytes"] > row["bytes"] and row["resent_frames"] == 0 for row in between)
+    assert all(row["wire_bytes"] > row["bytes"] for row in between)
+    # The twins' acknowledgement timeout (50 ms) runs on emulated time, which follows the host's
+    # clock: four twins on a loaded 2-core machine can miss one and resend (CI saw it). The count
+    # is reported per link; exact counts are checked where faults are injected (above).
+    assert all(
+        isinstance(row["resent_frames"], int) and row["resent_frames"] >= 0 for row in between
+    )
 
 
 def test_cli_board_without_link_uarts(capsys: pytest.CaptureFixture[str]) -> None:
