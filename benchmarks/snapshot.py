@@ -1,0 +1,100 @@
+"""Plans and firmware sources before and after a change: the sha256 of `mcugen plan --json` and of
+every file `mcugen export` writes, for every shared model (and the bundled example) under a few
+option sets, saved to a JSON file and compared later (issue 33: a restructuring keeps plans and
+firmware byte-identical, except where it fixes a listed inconsistency).
+
+Each command runs as a user runs it, the real `mcugen` binary in a scratch folder. The version
+banner of generated files is kept (same version on both sides); the model path is the same.
+
+Run: python benchmarks/snapshot.py --save before.json [--models a b ...]
+     python benchmarks/snapshot.py --compare before.json   (exit 1 on any difference)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+MCUGEN = Path(sys.executable).with_name("mcugen")
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_MODELS = ROOT.parent / "shared" / "models"
+#: Option sets: the defaults on the host and two boards (one with pools), the reference kernels.
+CASES = {
+    "host": [],
+    "f767": ["--board", "nucleo-f767"],
+    "f746": ["--board", "disco-f746ng"],
+    "f767-ref": ["--board", "nucleo-f767", "--kernels", "reference"],
+}
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _run(argv: list[str], cwd: Path) -> tuple[int, bytes]:
+    done = subprocess.run(
+        [str(MCUGEN), *argv], cwd=cwd, capture_output=True, timeout=900, check=False
+    )
+    return done.returncode, done.stdout if done.returncode == 0 else done.stderr
+
+
+def snapshot(model: Path, flags: list[str]) -> dict[str, str]:
+    """File -> digest: 'plan' (plan --json, or its error), then every exported file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        code, out = _run(["plan", str(model), "--json", *flags], work)
+        found = {"plan": f"exit {code} {_digest(out)}"}
+        code, out = _run(["export", str(model), "-o", "lib", "-q", *flags], work)
+        if code != 0:
+            found["export"] = f"exit {code} {_digest(out)}"
+            return found
+        for path in sorted((work / "lib").rglob("*")):
+            if path.is_file():
+                found[str(path.relative_to(work / "lib"))] = _digest(path.read_bytes())
+    return found
+
+
+def models(names: list[str] | None) -> list[Path]:
+    found = sorted(SHARED_MODELS.glob("*.tflite")) if SHARED_MODELS.is_dir() else []
+    found.append(ROOT / "examples" / "tiny_cnn_int8.tflite")
+    if names:
+        found = [m for m in found if m.stem in names]
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--save", type=Path, help="write the snapshot here")
+    what.add_argument("--compare", type=Path, help="compare with this snapshot")
+    parser.add_argument("--models", nargs="*", help="model stems (default: all shared models)")
+    args = parser.parse_args()
+    now = {
+        f"{m.stem} {case}": snapshot(m, flags)
+        for m in models(args.models)
+        for case, flags in CASES.items()
+    }
+    if args.save:
+        args.save.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+        print(f"{len(now)} snapshots saved to {args.save}")
+        return 0
+    before = json.loads(args.compare.read_text())
+    print("| model and case | file | before | after |\n|---|---|---|---|")
+    differences = 0
+    for key in sorted(set(before) | set(now)):
+        old, new = before.get(key, {}), now.get(key, {})
+        for name in sorted(set(old) | set(new)):
+            if old.get(name) != new.get(name):
+                differences += 1
+                print(f"| {key} | {name} | {old.get(name, '-')} | {new.get(name, '-')} |")
+    print(f"{len(now)} snapshots, {differences} differences")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
