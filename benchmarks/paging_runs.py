@@ -49,15 +49,16 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build, paging_target, pool_target
+from mcugen.host.project import build
 from mcugen.host.verify import FLOAT_RTOL
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
-from mcugen.plan import order, paging
+from mcugen.plan import order
 from mcugen.plan.paging.target import PagingPlan
+from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -141,10 +142,7 @@ def models(quick: bool) -> list[tuple[str, ModelFile]]:
 
 def plan_options(target: Target, budget: int | None, order_name: str) -> PlanOptions:
     """As `mcugen verify --board disco-f746ng --emulate [--ram-budget B] [--order O]` plans."""
-    pages = paging_target(target, budget, paging.DEFAULT)
-    return PlanOptions(
-        order=order_name, paging=pages, memories=pool_target(target), keep_input="auto"
-    )
+    return PlanOptions(order=order_name, target=memory_target(target, budget), keep_input="auto")
 
 
 def planned(

@@ -25,11 +25,12 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build, pool_target
+from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -48,9 +49,11 @@ class Bench:
     @classmethod
     def on(cls, board: str) -> Bench:
         target = resolve_target(load_board(board), emulate=True)
-        memories = pool_target(target)
         options = PlanOptions(
-            keep_input="auto", memories=memories, core=target.port_board.core, patch_overhead=0
+            keep_input="auto",
+            target=memory_target(target),
+            core=target.port_board.core,
+            patch_overhead=0,
         )
         return cls(target, options)
 

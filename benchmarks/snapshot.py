@@ -23,12 +23,15 @@ from pathlib import Path
 MCUGEN = Path(sys.executable).with_name("mcugen")
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODELS = ROOT.parent / "shared" / "models"
-#: Option sets: the defaults on the host and two boards (one with pools), the reference kernels.
+#: Option sets: the defaults on the host and two boards (one with pools), the reference kernels,
+#: paging under a RAM budget to the disco-f746ng's SDRAM and on the host.
 CASES = {
     "host": [],
     "f767": ["--board", "nucleo-f767"],
     "f746": ["--board", "disco-f746ng"],
     "f767-ref": ["--board", "nucleo-f767", "--kernels", "reference"],
+    "f746-budget": ["--board", "disco-f746ng", "--ram-budget", "32768"],
+    "host-budget": ["--ram-budget", "4096", "--pager", "belady"],
 }
 
 
@@ -73,17 +76,19 @@ def main() -> int:
     what.add_argument("--save", type=Path, help="write the snapshot here")
     what.add_argument("--compare", type=Path, help="compare with this snapshot")
     parser.add_argument("--models", nargs="*", help="model stems (default: all shared models)")
+    parser.add_argument("--cases", nargs="*", choices=sorted(CASES), help="default: all")
     args = parser.parse_args()
     now = {
         f"{m.stem} {case}": snapshot(m, flags)
         for m in models(args.models)
         for case, flags in CASES.items()
+        if not args.cases or case in args.cases
     }
     if args.save:
         args.save.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
         print(f"{len(now)} snapshots saved to {args.save}")
         return 0
-    before = json.loads(args.compare.read_text())
+    before = {k: v for k, v in json.loads(args.compare.read_text()).items() if k in now}
     print("| model and case | file | before | after |\n|---|---|---|---|")
     differences = 0
     for key in sorted(set(before) | set(now)):

@@ -15,20 +15,21 @@ from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
 from mcugen.patching import with_patch_stage
-from mcugen.plan import dynamic
+from mcugen.plan import dynamic, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
+from mcugen.plan import paging as pagers
 from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
 from mcugen.plan.dynamic import Allocator
-from mcugen.plan.fit import BoardLimits, allocator_arena, firmware_ram, fit_of, input_copy_bytes
+from mcugen.plan.fit import allocator_arena, firmware_ram, fit_of, input_copy_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.paging import PagingError
-from mcugen.plan.paging.target import PagingTarget, paged_dynamic, plan_paging
-from mcugen.plan.pools import PoolTarget
-from mcugen.plan.state_memory import StateTarget, place_state
+from mcugen.plan.paging.target import OBJECTIVES, PagingCosts, paged_dynamic, plan_paging
+from mcugen.plan.state_memory import place_state
+from mcugen.plan.target import MemoryTarget
 
 
 @dataclass(frozen=True)
@@ -60,30 +61,35 @@ class PlanOptions:
     #: it straight into the arena and infer on it many times (no input-sized copy): "no", "yes",
     #: or "auto" (Cortex-M firmware: whichever takes less RAM, arena plus the runner's copy).
     keep_input: str = "no"
-    #: Pool assignment (plan/pools) by name, over `memories` (a board's, as plain numbers; None:
-    #: one arena, as for the host). Static offsets only.
+    #: What memory the plan may use (plan/target.py): the board's memories, RAM, flash, stack,
+    #: firmware RAM and the RAM budget; None: no board (one arena, no paging, no fit verdict).
+    target: MemoryTarget | None = None
+    #: Pool assignment (plan/pools) by name, over the target's internal memories (none: one
+    #: arena, as for the host). Static offsets only.
     pools: str = pool_strategies.DEFAULT
-    memories: PoolTarget | None = None
-    #: Paging between the board's fast and slow memory (plan/paging/target.py): with a RAM
+    #: Paging between the target's fast and slow memory (plan/paging/target.py): with a RAM
     #: budget always, else when the arena does not fit the RAM and the board has an external
-    #: memory. None: never (the host without --ram-budget, boards without a slow memory).
-    paging: PagingTarget | None = None
+    #: memory (`paging`). The pager by name, what it minimises, and whether kernels may work on
+    #: the slow memory in place (not when `copies_only`).
+    pager: str = pagers.DEFAULT
+    objective: str = "cycles"
+    copies_only: bool = False
+    paged: bool = True  # False: never page (a baseline to compare a paged plan with)
     #: Kernels: the optimised variants where one takes the operator ("opt"), or the reference
     #: kernels only; `core` is the target's (boards' `core`), which decides the variants.
     kernels: str = "opt"
     core: str = "host"
-    #: Where the model state (the variable tensors) lives (plan/state_memory.py); None: the RAM.
-    state: StateTarget | None = None
+    #: Where the model state (the variable tensors) lives (plan/state_memory.py): auto, ram or
+    #: slow; the host keeps it in its RAM.
+    state_memory: str = state_memory.DEFAULT
     #: Patch stages (plan/patches): the MACs they may add, as a fraction of the model's (0:
     #: none), the strategy by name, and when they are tried (PATCH_WHEN): "auto" only when the
-    #: graph run whole does not fit the board's RAM (`limits`, else the pools of `memories`)
+    #: graph run whole does not fit the board's RAM (the target's, else the pools of its memories)
     #: and the board has no external memory to page to (never without a board), "always" on
     #: every plan. Static offsets only; a stage is kept when the arena gets smaller.
     patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
     patcher: str = patch_strategies.DEFAULT
     patch_when: str = "auto"
-    #: The board's RAM as the fit verdict counts it (None: the host): what "auto" patches for.
-    limits: BoardLimits | None = None
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -101,6 +107,27 @@ class PlanOptions:
             raise ValueError(f"kernels is one of {', '.join(KERNEL_CHOICES)}")
         if self.patch_when not in PATCH_WHEN:
             raise ValueError(f"patch_when is one of {', '.join(PATCH_WHEN)}")
+        pagers.get_pager(self.pager)
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective is one of {', '.join(OBJECTIVES)}")
+        if self.state_memory not in state_memory.STATE_MEMORIES:
+            raise ValueError(f"state memory is one of {', '.join(state_memory.STATE_MEMORIES)}")
+
+    @property
+    def paging(self) -> PagingCosts | None:
+        """What paging costs on the target with these choices; None when it cannot page."""
+        if self.target is None or not self.paged:
+            return None
+        return self.target.paging_costs(self.pager, self.objective, copies_only=self.copies_only)
+
+    @property
+    def ram_budget(self) -> int | None:
+        return self.target.ram_budget if self.target is not None else None
+
+    @property
+    def board(self) -> MemoryTarget | None:
+        """The target when it is a board (not the host): what the fit verdict counts against."""
+        return self.target if self.target is not None and not self.target.host else None
 
     @classmethod
     def tflm(cls) -> PlanOptions:
@@ -121,11 +148,13 @@ class PlanOptions:
         return replace(
             PlanOptions.tflm(),
             allocator=self.allocator,
+            target=self.target,
             pools=self.pools,
-            memories=self.memories,
-            paging=self.paging,
+            pager=self.pager,
+            objective=self.objective,
+            copies_only=self.copies_only,
             core=self.core,
-            state=self.state,
+            state_memory=self.state_memory,
         )
 
 
@@ -153,10 +182,11 @@ def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lower
         g, tuple(range(len(g.operators))), kernels=options.kernels, core=options.core
     )
     paging = options.paging
-    if paging is not None and paging.ram_budget is not None:
+    budget = options.ram_budget
+    if paging is not None and budget is not None:
         paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
-        if paging.ram_size:  # a board: its RAM holds the slow array too
-            check_paging_pays(g, planned_static(g, lowered, options), paged, paging.ram_budget)
+        if options.board is not None:  # a board: its RAM holds the slow array too
+            check_paging_pays(g, planned_static(g, lowered, options), paged, budget)
         return g, lowered, placed_state(g, paged, options)
     whole = planned_static(g, lowered, options)
     tiled, tiled_lowered = g, lowered
@@ -184,9 +214,10 @@ def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bo
         return True
     if options.paging is not None and options.paging.slow.external:
         return False
-    limits = options.limits
-    if limits is None:  # memories without the board's totals (the library): the pools decide
-        return options.memories is not None and bool(whole.pools_error)
+    limits = options.board
+    if limits is None or not limits.ram_size:
+        # memories without the board's totals (the library): the pools decide
+        return limits is not None and bool(limits.pool_memories()) and bool(whole.pools_error)
     # the fit verdict's RAM count decides: buffers no arrangement of the memories takes still
     # fit as one arena over the RAM when it is large enough (the verdict and the linker agree)
     return fit_of(graph, whole, dynamic.STATIC, 0, limits).ram_need > limits.ram_size
@@ -224,14 +255,13 @@ def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> Memory
     """`plan` with its model state in the memory `place_state` picks: the RAM while the RAM holds
     it next to the arena (one arena, or paging's fast part), the stack and the firmware's RAM,
     else the board's external RAM (plan/state_memory.py)."""
-    target = options.state
+    target = options.board
     if target is None or not plan.persistent.bytes:
         return plan
     allocator = dynamic.PAGED if plan.paging is not None else options.allocator
-    limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
     rest = allocator_arena(plan, allocator) + target.stack
-    rest += firmware_ram(graph, plan, allocator, limits)
-    memory = place_state(plan.persistent.bytes, rest, target)
+    rest += firmware_ram(graph, plan, allocator, target)
+    memory = place_state(plan.persistent.bytes, rest, target, options.state_memory)
     return replace(plan, persistent=replace(plan.persistent, memory=memory))
 
 
@@ -254,8 +284,9 @@ def page(
 ) -> MemoryPlan:
     """`plan` with its buffers paged (plan/paging/target.py) through the fast memory: the RAM
     budget, or the RAM the firmware leaves (its stack, fixed RAM and tables, the model state)."""
-    target = options.paging
-    assert target is not None
+    costs = options.paging
+    assert costs is not None and options.target is not None
+    target = options.target
     if options.allocator not in (Allocator.STATIC, Allocator.PAGED):
         raise UnsupportedError(
             f"paging moves buffers itself; it cannot run with --allocator {options.allocator}",
@@ -264,13 +295,12 @@ def page(
     if target.ram_budget is not None:
         capacity = target.ram_budget // ARENA_ALIGNMENT * ARENA_ALIGNMENT
     else:
-        limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
-        reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, limits)
+        reserve = target.stack + firmware_ram(graph, plan, dynamic.PAGED, target)
         capacity = (target.ram_size - reserve - plan.persistent.ram_bytes) // 16 * 16
     with progress.step("paging"):
         plan, tried = _paging_order(graph, lowered, plan, options, max(capacity, 0))
         paging = plan_paging(
-            graph, plan.order, plan.buffers, max(capacity, 0), target, layout=plan.offsets
+            graph, plan.order, plan.buffers, max(capacity, 0), costs, layout=plan.offsets
         )
     return replace(plan, paging=replace(paging, orders_tried=tried))
 
@@ -307,9 +337,10 @@ def _paging_order(
     heuristic pages at the least modelled cost (ties: the smaller arena, then the earlier): an
     order that pages less is a better order. Returns the plan of that order and each distinct
     candidate's heuristic cost (millicycles). Other orders are kept as they are."""
-    if options.order != orders.DEFAULT or options.paging is None:
+    costs = options.paging
+    if options.order != orders.DEFAULT or costs is None:
         return plan, ()
-    quick = replace(options.paging, pager="belady")
+    quick = replace(costs, pager="belady")
     best: tuple[int, int, int, MemoryPlan] | None = None
     tried: list[tuple[str, int]] = []
     seen: set[tuple[int, ...]] = set()
@@ -336,19 +367,19 @@ def _paging_order(
 
 
 def assign_pools(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
-    """`plan` with its buffers assigned to the memories of `options.memories` (plan/pools); as
-    it is without memories or with a dynamic allocator. The second memory, fastest first, holds
-    the firmware's own RAM too: its stack, fixed RAM and model-sized buffers (plan/fit.py's
-    count) and the model state, so each memory's pool is exactly what the linker has room for.
-    When no arrangement fits, the plan keeps one arena and says why (`pools_error`), so the fit
-    verdict reports the shortfall."""
-    target = options.memories
-    if target is None or not target.memories or options.allocator != Allocator.STATIC:
+    """`plan` with its buffers assigned to the internal memories of `options.target`
+    (plan/pools); as it is without memories or with a dynamic allocator. The second memory,
+    fastest first, holds the firmware's own RAM too: its stack, fixed RAM and model-sized
+    buffers (plan/fit.py's count) and the model state, so each memory's pool is exactly what
+    the linker has room for. When no arrangement fits, the plan keeps one arena and says why
+    (`pools_error`), so the fit verdict reports the shortfall."""
+    target = options.target
+    usable = target.pool_memories() if target is not None else ()
+    if target is None or not usable or options.allocator != Allocator.STATIC:
         return plan
-    limits = BoardLimits("", 0, 0, target.stack, target.firmware_ram)
-    reserve = target.stack + firmware_ram(graph, plan, dynamic.STATIC, limits)
+    reserve = target.stack + firmware_ram(graph, plan, dynamic.STATIC, target)
     reserve += plan.persistent.ram_bytes
-    ranked = pool_strategies.rank_memories(target.memories)
+    ranked = pool_strategies.rank_memories(usable)
     at = min(1, len(ranked) - 1)
     memories = tuple(
         replace(m, size=max(m.size - reserve, 0), reserved=reserve) if k == at else m

@@ -14,13 +14,7 @@ import numpy as np
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.errors import McugenError
-from mcugen.host.project import (
-    BuildResult,
-    board_limits,
-    paging_target,
-    pool_target,
-    state_target,
-)
+from mcugen.host.project import BuildResult
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
@@ -28,6 +22,7 @@ from mcugen.plan import dynamic, paging, state_memory
 from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies
 from mcugen.plan.fit import MIN_ARENA_BYTES
+from mcugen.plan.target import memory_target
 
 
 def target_for(args: argparse.Namespace) -> Target:
@@ -60,26 +55,18 @@ def plan_options(
     copy of it (PlanOptions.keep_input); TFLM's own plan keeps the copy, as TFLM's runner does.
     A `target` with memories gets pools (`--pools`, plan/pools), TFLM's plan included."""
     allocator = getattr(args, "allocator", dynamic.STATIC)
-    memories = pool_target(target) if target is not None else None
     pools = getattr(args, "pools", None) or pool_strategies.DEFAULT
-    ram_budget = getattr(args, "ram_budget", None)
-    pager = getattr(args, "pager", None) or paging.DEFAULT
-    paging.get_pager(pager)
-    objective = getattr(args, "objective", None) or "cycles"
-    copies_only = bool(getattr(args, "copies_only", False))
-    pages = paging_target(target, ram_budget, pager, objective, copies_only=copies_only)
     kernels = getattr(args, "kernels", None) or "opt"
     core = target.port_board.core if target is not None else "host"
-    state = state_target(target, getattr(args, "state_memory", None) or state_memory.DEFAULT)
-    limits = board_limits(target) if target is not None and not target.board.is_host else None
     options = PlanOptions(
-        limits=limits,
+        target=memory_target(target, getattr(args, "ram_budget", None)),
+        pager=getattr(args, "pager", None) or paging.DEFAULT,
+        objective=getattr(args, "objective", None) or "cycles",
+        copies_only=bool(getattr(args, "copies_only", False)),
+        state_memory=getattr(args, "state_memory", None) or state_memory.DEFAULT,
         kernels=kernels,
         core=core,
-        paging=pages,
-        state=state,
         pools=pools,
-        memories=memories,
         order=args.order,
         layout=args.layout,
         in_place=not args.no_inplace,

@@ -7,11 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
-from mcugen.boards import load_board
+from mcugen.boards import load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.model.tflite_import import load_model
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import INSTRUCTIONS_PER_MAC, BoardSpec, LinkModel
+from mcugen.plan.target import memory_target
 from mcugen.report_partition import partition_json, partition_text
 
 
@@ -36,11 +37,12 @@ def board_specs(names: str) -> list[BoardSpec]:
                 hint="name Cortex-M boards (`mcugen boards`)",
             )
         cpi = board.energy.cycles_per_instruction if board.energy is not None else 1.0
+        memory = memory_target(resolve_target(board, emulate=False))
         specs.append(
             BoardSpec(
                 name=name,
-                ram=max(board.ram.size - board.stack_bytes - board.firmware_ram, 0),
-                flash=board.flash.size,
+                ram=memory.arena_room,
+                flash=memory.flash_size,
                 clock_hz=board.clock_hz,
                 cycles_per_mac=INSTRUCTIONS_PER_MAC * cpi,
                 cycles_per_instruction=cpi,

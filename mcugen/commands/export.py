@@ -23,9 +23,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     options = replace(plan_options(args), core=core)
     gen = generate_from_file(args.model, options)
     paging = gen.plan.paging
-    if paging is not None and options.paging is not None and options.paging.ram_budget:
-        graph, _, unpaged = prepare(load_model(args.model), replace(options, paging=None))
-        check_paging_pays(graph, unpaged, gen.plan, options.paging.ram_budget)
+    budget = options.ram_budget
+    if paging is not None and options.target is not None and budget:
+        unbudgeted = replace(options, target=replace(options.target, ram_budget=None))
+        graph, _, unpaged = prepare(load_model(args.model), unbudgeted)
+        check_paging_pays(graph, unpaged, gen.plan, budget)
     files = export_files(gen, name, fmt=args.format, core=core, arena_section=args.arena_section)
     write_directory(files, out)
     sources = sum(1 for f in files if f.endswith(".c"))

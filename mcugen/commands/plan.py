@@ -87,7 +87,7 @@ def strategy_runs(
     runs = compare_strategies(
         planned.graph, known={chosen: planned.plan}, plan_pair=plan_pair, chosen=chosen
     )
-    copy = input_copy_bytes(original) if options.limits is not None else 0
+    copy = input_copy_bytes(original) if options.board is not None else 0
     return tuple(
         replace(r, input_copy_bytes=0 if r.error or plans[(r.order, r.layout)].input_kept else copy)
         for r in runs
@@ -204,12 +204,12 @@ def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tu
     """`--pareto`: a training step's estimated cost against the RAM budget (train/schedule), as
     (points, text); draws the chart with --pareto-chart."""
     from mcugen.commands.train import ESTIMATED, energy_prices, energy_unit, page_costs
-    from mcugen.host.project import paging_target
+    from mcugen.plan.target import memory_target
     from mcugen.train.schedule.pareto import budgets, pareto, pareto_chart, pareto_table
     from mcugen.train.schedule.training import estimated_cycles, training_problem
 
     order = plan_model(graph, replace(plan_options(args), rewrites=False)).plan.order
-    paging = paging_target(target, None, "auto") if target is not None else None
+    paging = memory_target(target).paging_costs("auto") if target is not None else None
     page = page_costs(paging)
     energy = energy_prices(args, target, paging)
     problem = training_problem(graph, estimated_cycles(graph), page, order, energy)

@@ -20,7 +20,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import plan_options, require_location, target_for
 from mcugen.errors import McugenError
-from mcugen.host.project import build, model_weights, pj_per_cycle, target_fit
+from mcugen.host.project import build, model_weights, target_fit
 from mcugen.host.sizes import FirmwareSizes, firmware_sizes
 from mcugen.host.train_run import (
     TrainRun,
@@ -33,7 +33,8 @@ from mcugen.model.tflite_write import write_model
 from mcugen.outputs import write_file
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan import dynamic
-from mcugen.plan.paging.target import PagingTarget
+from mcugen.plan.paging.target import PagingCosts
+from mcugen.plan.target import memory_target
 from mcugen.train.dataset import check_dataset, load_dataset
 from mcugen.train.export import float_model, requantized_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
@@ -125,7 +126,7 @@ def _checked_run(args: argparse.Namespace) -> tuple[TrainingGraph, list[Segment]
     return tg, run_segments(tg, data, args.epochs, held_out, sources=sources), held_out
 
 
-def page_costs(paging: PagingTarget | None) -> PageCosts | None:
+def page_costs(paging: PagingCosts | None) -> PageCosts | None:
     """The schedule's page costs: copies to and from the board's own slow memory (an array in
     RAM saves no RAM, so it is not offered to the schedule)."""
     if paging is None or not paging.slow.external:
@@ -135,14 +136,14 @@ def page_costs(paging: PagingTarget | None) -> PageCosts | None:
 
 
 def energy_prices(
-    args: argparse.Namespace, target: Target | None, paging: PagingTarget | None
+    args: argparse.Namespace, target: Target | None, paging: PagingCosts | None
 ) -> EnergyPrices | None:
     """With --objective energy, the schedule's prices from the board's [energy] model (an
     estimate: mcugen/energy.py); memories without a per-byte figure add nothing to a copy's
     cycles. None with --objective cycles."""
     if getattr(args, "objective", "cycles") != "energy":
         return None
-    per_cycle = pj_per_cycle(target) if target is not None else None
+    per_cycle = memory_target(target).pj_per_cycle if target is not None else None
     if target is None or target.board.energy is None or per_cycle is None:
         name = target.board.name if target is not None else "no board"
         raise McugenError(
@@ -185,7 +186,7 @@ def _plan_within_budget(
     with the planner's pager for what the arena still cannot hold."""
     if args.ram_budget is None:
         return generate(tg.graph, options=planning), None, ""
-    whole = replace(planning, paging=None)
+    whole = replace(planning, paged=False)
     gen = generate(tg.graph, options=whole)
     if fast_arena(gen) <= args.ram_budget:
         return gen, None, ""
@@ -304,10 +305,11 @@ def state_report(gen: Generated, target: Target, linked: FirmwareSizes | None) -
     that memory's rates (board.toml), which the twin does not time: QEMU's SDRAM has no wait
     states."""
     state = gen.plan.persistent
-    memory = next((m for m in target.memories if m.name == state.memory), None)
+    memories = memory_target(target).memories
+    memory = next((m for m in memories if m.name == state.memory), None)
     modelled = None
     if memory is not None:
-        rate = memory.read_cycles_per_byte + (memory.write_cycles_per_byte or 0.0)
+        rate = memory.read_cycles_per_byte + memory.write_cycles_per_byte
         modelled = math.ceil(state.bytes * rate)
     planned = None
     if linked is not None:

@@ -28,11 +28,9 @@ from mcugen.model.ir import Graph
 from mcugen.outputs import staged_directory, write_tree
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, Fit, fit_of
+from mcugen.plan.fit import Fit, fit_of
 from mcugen.plan.memory_plan import MemoryPlan
-from mcugen.plan.paging.target import PagingTarget, SlowMemory
-from mcugen.plan.pools import PoolMemory, PoolTarget
-from mcugen.plan.state_memory import StateTarget
+from mcugen.plan.target import memory_target
 from mcugen.resources import boards_dir, runtime_dir
 
 HOST_TARGET = "model"
@@ -202,43 +200,9 @@ def link_regions(gen: Generated, target: Target) -> dict[str, Any]:
     return {"regions": regions, "ram_region": ram.upper(), "slow": slow, "weights": weights}
 
 
-def board_limits(target: Target) -> BoardLimits:
-    """The target's limits as the fit verdict (mcugen/plan/fit.py) takes them."""
-    return BoardLimits(
-        target.board.name,
-        target.ram.size,
-        target.flash.size,
-        target.board.stack_bytes,
-        target.port_board.firmware_ram,
-    )
-
-
-def state_memory(target: Target) -> Memory | None:
-    """The external RAM that may hold the model state: memory-mapped (the kernels work on the
-    state in place) and writable, the largest such; None when the target has none."""
-    found = [m for m in target.memories if m.kind in SLOW_KINDS and m.mapped and m.writable]
-    return max(found, key=lambda m: (m.size, m.name)) if found else None
-
-
-def state_target(target: Target | None, choice: str) -> StateTarget | None:
-    """Where the model state may live on `target` (plan/state_memory.py), None for the host."""
-    if target is None or target.board.is_host:
-        return None
-    slow = state_memory(target)
-    return StateTarget(
-        target.board.name,
-        choice,
-        target.ram.size,
-        target.board.stack_bytes,
-        target.port_board.firmware_ram,
-        slow.name if slow is not None else "",
-        slow.size if slow is not None else 0,
-    )
-
-
 def state_hint(target: Target, plan: MemoryPlan) -> str:
     """What to do with a state that makes the RAM overflow, given the target's memories."""
-    slow = state_memory(target)
+    slow = memory_target(target).state_memory()
     if slow is None:
         return (
             f"{target.board.name} has no external RAM to hold the state (a board with SDRAM "
@@ -247,111 +211,6 @@ def state_hint(target: Target, plan: MemoryPlan) -> str:
     if plan.persistent.in_ram:
         return f"--state-memory auto or slow puts it in {slow.name}"
     return ""
-
-
-#: Memories pool assignment may use: internal RAM the kernels address in place.
-POOL_KINDS = ("TCM", "SRAM")
-
-
-def pool_target(target: Target) -> PoolTarget | None:
-    """The target's memories as pool assignment takes them (plan/pools), None when it has none:
-    the writable, mapped internal RAMs, with the stack and fixed RAM the firmware keeps."""
-    usable = [
-        PoolMemory(m.name, m.size, m.read_cycles_per_byte, m.write_cycles_per_byte or 0.0)
-        for m in target.memories
-        if m.kind in POOL_KINDS and m.mapped and m.writable
-    ]
-    if target.board.is_host or not usable:
-        return None
-    return PoolTarget(tuple(usable), target.board.stack_bytes, target.port_board.firmware_ram)
-
-
-#: Memories paging may use as its slow memory: external RAM on a bus of its own.
-SLOW_KINDS = ("SDRAM", "PSRAM")
-#: The host's nominal costs, cycles per byte (fast, slow): it has no memories to cite.
-HOST_RATES = (0.25, 1.0)
-
-
-def paging_target(
-    target: Target | None,
-    ram_budget: int | None,
-    pager: str,
-    objective: str = "cycles",
-    *,
-    copies_only: bool = False,
-) -> PagingTarget | None:
-    """What paging needs of `target` (plan/paging/target.py), None when it cannot page: the
-    fast memory is the RAM region, costed as its first memory when the budget fits there (DTCM),
-    else as the slowest internal memory in it; the slow memory is the largest external RAM the
-    target reaches (its own linker region), else (with `ram_budget` only) an array in RAM costed
-    as that slowest internal memory. The host pages with `ram_budget` only, at nominal costs.
-    `copies_only`: kernels never work on the slow memory, as if it were not memory-mapped."""
-    if target is None or target.board.is_host:
-        if ram_budget is None:
-            return None
-        rate, slow_rate = HOST_RATES
-        nominal = SlowMemory("slow", None, False, slow_rate, slow_rate, not copies_only)
-        return PagingTarget(nominal, rate, rate, ram_budget, pager, objective=objective)
-    inside = [
-        m
-        for m in target.memories
-        if m.kind in POOL_KINDS
-        and m.writable
-        and target.ram.origin <= m.origin < target.ram.origin + target.ram.size
-    ]
-    outside = [m for m in target.memories if m.kind in SLOW_KINDS and m.writable]
-    if not inside or (not outside and ram_budget is None):
-        return None
-    slowest = max(
-        inside, key=lambda m: (m.read_cycles_per_byte + (m.write_cycles_per_byte or 0), m.name)
-    )
-    first = min(inside, key=lambda m: m.origin)  # where the arena starts: DTCM on an STM32F7
-    arena = first if ram_budget is not None and ram_budget <= first.size else slowest
-    fast_read, fast_write = arena.read_cycles_per_byte, arena.write_cycles_per_byte or 0.0
-    slow: SlowMemory
-    if outside:
-        ext = max(outside, key=lambda m: (m.size, m.name))
-        slow = SlowMemory(
-            ext.name,
-            ext.size,
-            True,
-            ext.read_cycles_per_byte,
-            ext.write_cycles_per_byte or 0.0,
-            ext.mapped and not copies_only,
-            ext.energy_pj_per_byte,
-        )
-    else:
-        slow = SlowMemory(
-            f"{slowest.name} (stand-in)",
-            None,
-            False,
-            slowest.read_cycles_per_byte,
-            slowest.write_cycles_per_byte or 0.0,
-            not copies_only,
-            slowest.energy_pj_per_byte,
-        )
-    return PagingTarget(
-        slow,
-        fast_read,
-        fast_write,
-        ram_budget,
-        pager,
-        ram_size=target.ram.size,
-        stack=target.board.stack_bytes,
-        firmware_ram=target.port_board.firmware_ram,
-        objective=objective,
-        fast_energy=arena.energy_pj_per_byte,
-        fast_name=arena.name,
-        pj_per_cycle=pj_per_cycle(target),
-    )
-
-
-def pj_per_cycle(target: Target) -> float | None:
-    """The core's energy per cycle at its clock ([energy] in board.toml), None if unknown."""
-    model = target.board.energy
-    if model is None or not target.board.clock_hz:
-        return None
-    return model.run_watts(target.board.clock_hz) / target.board.clock_hz * 1e12
 
 
 def check_fits(gen: Generated, target: Target) -> None:
@@ -386,7 +245,7 @@ def target_fit(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, tar
     names what it is for: the board itself, or its QEMU twin (`Fit.twin`); on the board, a
     memory its port does not set up yet is a reason it does not fit (`Fit.not_ready`)."""
     fit = replace(
-        fit_of(graph, plan, allocator, weights, board_limits(target)),
+        fit_of(graph, plan, allocator, weights, memory_target(target)),
         state_hint=state_hint(target, plan),
         twin=target.port_board.name if target.emulate and target.port_board != target.board else "",
     )

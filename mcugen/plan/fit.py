@@ -14,8 +14,8 @@ the verdict says so. The arena is the one the firmware
 declares for the chosen allocator: static offsets need the layout's extent, while `compacting` and
 `planned` move whole buffers between operators and so run in the order's peak live bytes.
 
-The board arrives as plain numbers (`BoardLimits`): this module reads no board files and knows
-nothing of the firmware project.
+The board arrives as plain numbers (`MemoryTarget`, plan/target.py): this module reads no board
+files and knows nothing of the firmware project.
 """
 
 from __future__ import annotations
@@ -28,18 +28,7 @@ from mcugen.model.ir import Graph
 from mcugen.plan import dynamic
 from mcugen.plan.buffers import live_bytes_per_step
 from mcugen.plan.memory_plan import MemoryPlan
-
-
-@dataclass(frozen=True)
-class BoardLimits:
-    """What a board offers a model, in bytes: RAM and flash, the stack the firmware reserves, and
-    the RAM its app, runtime and port use whatever the model (`firmware_ram`)."""
-
-    name: str
-    ram_size: int
-    flash_size: int
-    stack: int
-    firmware_ram: int
+from mcugen.plan.target import MemoryTarget
 
 
 @dataclass(frozen=True)
@@ -382,7 +371,7 @@ def allocator_arena(plan: MemoryPlan, allocator: str) -> int:
     return max(live_bytes_per_step(whole, len(plan.order)), default=0)
 
 
-def firmware_ram(graph: Graph, plan: MemoryPlan, allocator: str, board: BoardLimits) -> int:
+def firmware_ram(graph: Graph, plan: MemoryPlan, allocator: str, board: MemoryTarget) -> int:
     """RAM of the firmware besides arena and stack, as the linker will place it: the fixed part,
     the MLPerf runner's copy of input 0 (runtime_c/app/mlperf.c; none when the plan keeps the
     input in the arena), 8 bytes of profile ticks per
@@ -432,14 +421,16 @@ def _align(n: int, to: int) -> int:
     return (n + to - 1) // to * to
 
 
-def fit_of(graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: BoardLimits) -> Fit:
+def fit_of(
+    graph: Graph, plan: MemoryPlan, allocator: str, weights: int, board: MemoryTarget
+) -> Fit:
     """The verdict for `plan` of `graph` run with `allocator` (arena as `allocator_arena` says)
     and `weights` bytes of constants on `board`; a paged plan runs with the paged allocator."""
     if plan.paging is not None:
         allocator = dynamic.PAGED
     runtime = firmware_ram(graph, plan, allocator, board)
     fit = Fit(
-        board.name,
+        board.board,
         allocator_arena(plan, allocator),
         board.stack,
         board.ram_size,

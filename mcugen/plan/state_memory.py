@@ -9,7 +9,8 @@ memory-mapped (SDRAM behind the FMC) can hold it there: the kernels read and wri
 place, one pass over each weight per step (forward, backward and update), which costs the
 external memory's cycles per byte (board.toml) instead of the RAM's.
 
-`place_state` decides, from plain numbers (`StateTarget`, the RAM the rest of the firmware takes):
+`place_state` decides, from the board's `MemoryTarget` (plan/target.py) and the RAM the rest of the
+firmware takes:
 
 - `ram`: always in the RAM (the fit verdict says by how much it is over, if it is);
 - `slow`: always in the board's external RAM; a board without one is a user error;
@@ -24,48 +25,32 @@ enough.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mcugen.errors import McugenError
+from mcugen.plan.target import MemoryTarget
 
 #: `--state-memory`: where the state goes.
 STATE_MEMORIES = ("auto", "ram", "slow")
 DEFAULT = "auto"
 
 
-@dataclass(frozen=True)
-class StateTarget:
-    """What the placement needs of a board, as plain numbers: the choice, the RAM and what the
-    firmware keeps there besides the arena and the state (stack, fixed RAM), and the external RAM
-    that may hold the state (`slow` its name, "" when the board has none)."""
-
-    board: str
-    choice: str = DEFAULT
-    ram_size: int = 0
-    stack: int = 0
-    firmware_ram: int = 0
-    slow: str = ""
-    slow_size: int = 0
-
-    def __post_init__(self) -> None:
-        if self.choice not in STATE_MEMORIES:
-            raise ValueError(f"state memory is one of {', '.join(STATE_MEMORIES)}")
-
-
-def place_state(state_bytes: int, ram_rest: int, target: StateTarget) -> str:
+def place_state(state_bytes: int, ram_rest: int, target: MemoryTarget, choice: str) -> str:
     """The memory the state of `state_bytes` lives in: "" for the RAM, else the external RAM's
-    name. `ram_rest`: the RAM everything else takes (arena, stack, firmware). Raises a one-line
-    `McugenError` when `slow` is asked of a board without an external RAM that holds the state."""
-    if state_bytes == 0 or target.choice == "ram":
+    name (`target.state_memory`). `ram_rest`: the RAM everything else takes (arena, stack,
+    firmware). Raises a one-line `McugenError` when `choice` is "slow" and the board has no
+    external RAM that holds the state."""
+    if choice not in STATE_MEMORIES:
+        raise ValueError(f"state memory is one of {', '.join(STATE_MEMORIES)}")
+    if state_bytes == 0 or choice == "ram":
         return ""
-    holds = bool(target.slow) and state_bytes <= target.slow_size
-    if target.choice == "slow":
-        if not holds:
+    slow = target.state_memory()
+    holds = slow is not None and state_bytes <= slow.size
+    if choice == "slow":
+        if slow is None or not holds:
             raise McugenError(
                 f"--state-memory slow: {target.board} has no external RAM that holds the "
                 f"{state_bytes:,}-byte model state",
                 hint="use --state-memory auto, or a board with SDRAM (--board disco-f746ng)",
             )
-        return target.slow
+        return slow.name
     fits_ram = ram_rest + state_bytes <= target.ram_size
-    return target.slow if holds and not fits_ram else ""
+    return slow.name if slow is not None and holds and not fits_ram else ""

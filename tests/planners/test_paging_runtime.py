@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcugen.cli import main
-from mcugen.host.project import paging_target
 from mcugen.model.graphs import benchmark_suite, nas_cells
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
@@ -23,14 +22,16 @@ from mcugen.pipeline import Generated, PlanOptions, generate, prepare
 from mcugen.plan.dynamic import PAGED, PLANNED, DynamicPlan
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.paging import CostModel, PagingError
-from mcugen.plan.paging.target import PagingTarget, SlowMemory, paged_dynamic, plan_paging
+from mcugen.plan.paging.target import PagingCosts, SlowMemory, paged_dynamic, plan_paging
+from mcugen.plan.target import MemoryTarget, TargetMemory, memory_target
 from support import EXAMPLE, SHARED_MODELS, assert_matches_tflm, random_dags
 
 SUITE = benchmark_suite(quick=True)
 
 
 def paged(graph: Graph, budget: int, pager: str = "auto") -> Generated:
-    return generate(graph, options=PlanOptions(paging=paging_target(None, budget, pager)))
+    options = PlanOptions(target=memory_target(None, budget), pager=pager)
+    return generate(graph, options=options)
 
 
 def simulate(dyn: DynamicPlan) -> None:
@@ -81,7 +82,7 @@ def test_random_graphs_paged_keep_every_buffer(graph: Graph, share: int, pager: 
     """Any budget from 1/8 of the arena up: the moves keep every buffer's bytes (simulated)."""
     plan = plan_memory(graph, profiles=False)
     budget = max(plan.arena_bytes * share // 8 // 16 * 16, 16)
-    target = paging_target(None, budget, pager)
+    target = memory_target(None, budget).paging_costs(pager)
     assert target is not None
     paging = plan_paging(graph, plan.order, plan.buffers, budget, target)
     simulate(paged_dynamic(paging, plan.buffers, len(plan.order)))
@@ -96,8 +97,9 @@ def test_a_budget_that_holds_the_layout_pages_nothing() -> None:
         graph = make()
         for order in ("optimal", "auto"):
             whole = prepare(graph, PlanOptions(order=order, allocator=PLANNED))[2]
-            target = paging_target(None, whole.arena_bytes, "belady")
-            gen = generate(graph, options=PlanOptions(order=order, paging=target))
+            target = memory_target(None, whole.arena_bytes)
+            options = PlanOptions(order=order, target=target, pager="belady")
+            gen = generate(graph, options=options)
             assert gen.plan.paging is not None, name
             schedule = gen.plan.paging.schedule
             assert schedule.cost == 0 and not schedule.copies, (name, order)
@@ -123,26 +125,37 @@ def test_copies_only_memory_too_small_fails_with_the_shortfall() -> None:
     at plan time with the bytes missing."""
     graph = load_model(EXAMPLE)
     slow = SlowMemory("flash-like", None, False, 1.0, 1.0, mapped=False)
-    target = PagingTarget(slow, 0.25, 0.25, ram_budget=64)
-    assert target.cost_model() == CostModel(1.25, 1.25, None)
+    assert PagingCosts(slow, 0.25, 0.25).cost_model() == CostModel(1.25, 1.25, None)
+    # the same costs from a board: internal RAM at 0.25 cycles per byte, an external RAM at 1.0
+    # that kernels may not work on
+    ram = TargetMemory("ram", "SRAM", 0x2000_0000, 1 << 16, 0.25, 0.25)
+    ext = TargetMemory("flash-like", "PSRAM", 0x9000_0000, 1 << 20, 1.0, 1.0, mapped=False)
+    board = MemoryTarget("b", 1 << 16, 1 << 20, 0, 0, (ram, ext), 0x2000_0000, ram_budget=64)
+    costs = PlanOptions(target=board).paging
+    assert costs is not None and costs.cost_model() == CostModel(1.25, 1.25, None)
     with pytest.raises(PagingError, match=r"needs \d+ bytes of fast memory at once, \d+ more"):
-        generate(graph, options=PlanOptions(paging=target))
+        generate(graph, options=PlanOptions(target=board))
 
 
 def test_energy_objective_uses_the_memories_energy_or_says_what_is_missing() -> None:
     graph = load_model(EXAMPLE)
-    slow = SlowMemory("sdram", None, False, 1.5, 1.0, energy_pj_per_byte=40.0)
-    target = PagingTarget(slow, 0.5, 0.5, 512, objective="energy", fast_energy=5.0)
+    dtcm = TargetMemory("dtcm", "TCM", 0x2000_0000, 1 << 16, 0.5, 0.5, energy_pj_per_byte=5.0)
+    sdram = TargetMemory("sdram", "SDRAM", 0xC000_0000, 1 << 23, 1.5, 1.0, energy_pj_per_byte=40.0)
+    board = MemoryTarget("b", 1 << 16, 1 << 20, 0, 0, (dtcm, sdram), 0x2000_0000, ram_budget=512)
+    options = PlanOptions(target=board, objective="energy")
+    target = options.paging
+    assert target is not None and target.fast_name == "dtcm" and target.slow.name == "sdram"
     assert target.cost_model() == CostModel(45.0, 45.0, 35.0) and target.unit == "pJ"
-    gen = generate(graph, options=PlanOptions(paging=target))
+    gen = generate(graph, options=options)
     assert gen.plan.paging is not None and gen.plan.paging.unit == "pJ"
-    missing = replace(target, fast_energy=None, fast_name="dtcm")
+    unmeasured = replace(board, memories=(replace(dtcm, energy_pj_per_byte=None), sdram))
+    missing = replace(options, target=unmeasured)
     with pytest.raises(PagingError, match="energy per byte of dtcm;"):
-        generate(graph, options=PlanOptions(paging=missing))
+        generate(graph, options=missing)
     # with the board's energy per cycle (its [energy] model) a copy also costs the core's energy
     # over its cycles, and an unmeasured memory adds nothing: cycles (0.5 + 1.0) x 100 + 40
-    per_cycle = replace(missing, pj_per_cycle=100.0)
-    assert per_cycle.cost_model() == CostModel(190.0, 240.0, 140.0)
+    per_cycle = replace(missing, target=replace(unmeasured, pj_per_cycle=100.0)).paging
+    assert per_cycle is not None and per_cycle.cost_model() == CostModel(190.0, 240.0, 140.0)
 
 
 def test_plan_reports_the_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

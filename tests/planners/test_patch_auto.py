@@ -12,23 +12,25 @@ from mcugen.cli import _parser
 from mcugen.commands._common import patch_choice
 from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, firmware_ram
+from mcugen.plan.fit import firmware_ram
 from mcugen.plan.patches import DEFAULT_OVERHEAD
-from mcugen.plan.pools import PoolMemory, PoolTarget
+from mcugen.plan.pools import PoolMemory
+from mcugen.plan.target import MemoryTarget
 from patch_graphs import image_stem
+from support import pool_target
 
 GRAPH = image_stem(1, hw=64)
 
 
-def one_memory(size: int) -> PoolTarget:
+def one_memory(size: int) -> MemoryTarget:
     """A board with one RAM of `size` bytes, no stack and no fixed RAM."""
-    return PoolTarget((PoolMemory("ram", size, 0.5, 0.5),), stack=0, firmware_ram=0)
+    return pool_target((PoolMemory("ram", size, 0.5, 0.5),))
 
 
 def needs() -> tuple[int, int]:
     """The RAM GRAPH needs run whole, and patched at the default budget: the arena plus the
     firmware's model-sized buffers (plan/fit.py)."""
-    none = BoardLimits("", 0, 0, 0, 0)
+    none = MemoryTarget("")
     sizes = []
     for options in (
         PlanOptions(patch_overhead=0),
@@ -44,11 +46,11 @@ def needs() -> tuple[int, int]:
 def test_auto_patches_only_a_model_that_does_not_fit() -> None:
     whole, patched = needs()
     # room for the patched arena only: auto finds the stage and the pools fit
-    tight = prepare(GRAPH, PlanOptions(memories=one_memory(patched)))[2]
+    tight = prepare(GRAPH, PlanOptions(target=one_memory(patched)))[2]
     assert tight.patches is not None and tight.patches.stage is not None
     assert not tight.pools_error
     # room for the graph run whole: no stage looked for, no MACs added
-    roomy = prepare(GRAPH, PlanOptions(memories=one_memory(whole)))[2]
+    roomy = prepare(GRAPH, PlanOptions(target=one_memory(whole)))[2]
     assert roomy.patches is None and not roomy.pools_error
     # no board: nothing to fit, nothing patched
     host = prepare(GRAPH, PlanOptions())[2]
@@ -57,26 +59,26 @@ def test_auto_patches_only_a_model_that_does_not_fit() -> None:
 
 def test_a_board_without_listed_memories_patches_by_its_ram_size() -> None:
     whole, patched = needs()
-    board = BoardLimits("t", patched, 1 << 20, 0, 0)
-    tight = prepare(GRAPH, PlanOptions(limits=board))[2]
+    board = MemoryTarget("t", patched, 1 << 20, 0, 0)
+    tight = prepare(GRAPH, PlanOptions(target=board))[2]
     assert tight.patches is not None and tight.patches.stage is not None
-    roomy = prepare(GRAPH, PlanOptions(limits=replace(board, ram_size=whole)))[2]
+    roomy = prepare(GRAPH, PlanOptions(target=replace(board, ram_size=whole)))[2]
     assert roomy.patches is None
 
 
 def test_off_and_too_small_say_so_in_the_pools_error() -> None:
     whole, patched = needs()
-    off = prepare(GRAPH, PlanOptions(memories=one_memory(patched), patch_overhead=0))[2]
+    off = prepare(GRAPH, PlanOptions(target=one_memory(patched), patch_overhead=0))[2]
     assert off.patches is None and off.pools_error
     # smaller than even the patched arena: the stage is kept (closest to fitting) and the
     # verdict still says what is missing
-    short = prepare(GRAPH, PlanOptions(memories=one_memory(patched - 16)))[2]
+    short = prepare(GRAPH, PlanOptions(target=one_memory(patched - 16)))[2]
     assert short.pools_error and short.patches is not None and short.patches.stage is not None
 
 
 def test_tflm_plan_never_patches() -> None:
     _, patched = needs()
-    tflm = prepare(GRAPH, replace(PlanOptions.tflm(), memories=one_memory(patched)))[2]
+    tflm = prepare(GRAPH, replace(PlanOptions.tflm(), target=one_memory(patched)))[2]
     assert PlanOptions.tflm().patch_overhead == 0
     assert tflm.patches is None and tflm.pools_error
 

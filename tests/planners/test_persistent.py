@@ -14,8 +14,9 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import generate
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, fit_of
+from mcugen.plan.fit import fit_of
 from mcugen.plan.persistent import ALIGN, PersistentInvalid, persistent_layout, reset_byte
+from mcugen.plan.target import MemoryTarget
 from mcugen.report import plan_json, plan_text
 from support import SHARED_MODELS
 
@@ -70,7 +71,7 @@ def test_reports_and_fit_count_the_state() -> None:
         graph, plan, "two_svdfs"
     )
     assert plan_json(graph, plan)["persistent_bytes"] == 192
-    fit = fit_of(graph, plan, dynamic.STATIC, 0, BoardLimits("b", 100_000, 100_000, 1024, 256))
+    fit = fit_of(graph, plan, dynamic.STATIC, 0, MemoryTarget("b", 100_000, 100_000, 1024, 256))
     assert fit.state == 192 and fit.ram_need == plan.arena_bytes + 192 + 1024 + fit.runtime
     assert "state 192" in fit.summary() and fit.as_json()["state"] == 192
 

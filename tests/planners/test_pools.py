@@ -18,8 +18,9 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import pools
 from mcugen.plan.buffers import Buffer
 from mcugen.plan.dynamic import Allocator
-from mcugen.plan.pools import Accesses, PoolMemory, PoolPlan, PoolProblem, PoolTarget
-from support import EXAMPLE, assert_matches_tflm
+from mcugen.plan.pools import Accesses, PoolMemory, PoolPlan, PoolProblem
+from mcugen.plan.target import MemoryTarget
+from support import EXAMPLE, assert_matches_tflm, pool_target
 
 F767 = (
     PoolMemory("dtcm", 131072, 0.25, 0.25),
@@ -28,9 +29,9 @@ F767 = (
 )
 
 
-def small_fast(fast: int) -> PoolTarget:
+def small_fast(fast: int) -> MemoryTarget:
     """The F767's memories with a DTCM of `fast` bytes: forces a split of small models."""
-    return PoolTarget((replace(F767[0], size=fast), *F767[1:]), stack=8192, firmware_ram=1184)
+    return pool_target((replace(F767[0], size=fast), *F767[1:]), stack=8192, firmware_ram=1184)
 
 
 def independent_check(problem: PoolProblem, plan: PoolPlan) -> None:
@@ -65,14 +66,14 @@ def test_split_plans_are_valid_and_deterministic(name: str) -> None:
     make = dict(GRAPHS)[name]
     whole = prepare(make(), PlanOptions())[2]
     fast = max(256, whole.arena_bytes // 3 // 16 * 16)
-    options = PlanOptions(pools="fast_first", memories=small_fast(fast))
+    options = PlanOptions(pools="fast_first", target=small_fast(fast))
     g, _, plan = prepare(make(), options)
     again = prepare(make(), options)[2]
     assert plan.pools is not None and plan.pools.split, plan.pools_error
     assert plan.pools == again.pools  # same pools, offsets and costs on every run
     first = plan.pools.pools[0]
     assert first.name == "dtcm" and first.size <= fast
-    ranked = pools.rank_memories(small_fast(fast).memories)
+    ranked = pools.rank_memories(small_fast(fast).pool_memories())
     reserved = plan.pools.pools[1].memory.reserved
     assert reserved > 8192 and plan.pools.pools[1].memory.size == ranked[1].size - reserved
     problem = PoolProblem(
@@ -88,7 +89,7 @@ def test_split_plans_are_valid_and_deterministic(name: str) -> None:
 
 def test_one_pool_when_the_arena_fits_the_fastest_memory() -> None:
     plain = generate(load_model(EXAMPLE))
-    pooled = generate(load_model(EXAMPLE), options=PlanOptions(memories=small_fast(131072)))
+    pooled = generate(load_model(EXAMPLE), options=PlanOptions(target=small_fast(131072)))
     assert pooled.plan.pools is not None and not pooled.plan.pools.split
     assert pooled.plan.pools.pools[0].offsets == dict(pooled.plan.offsets)
     assert pooled.files == plain.files  # the firmware is today's, byte for byte
@@ -96,14 +97,14 @@ def test_one_pool_when_the_arena_fits_the_fastest_memory() -> None:
     assert plain.plan.pools is None
     dyn = generate(
         load_model(EXAMPLE),
-        options=PlanOptions(allocator=Allocator.COMPACTING, memories=small_fast(512)),
+        options=PlanOptions(allocator=Allocator.COMPACTING, target=small_fast(512)),
     )
     assert dyn.plan.pools is None and not dyn.view_model.pools
 
 
 def test_single_keeps_one_arena_and_unknown_names_are_one_line_errors() -> None:
     single = generate(
-        load_model(EXAMPLE), options=PlanOptions(pools="single", memories=small_fast(512))
+        load_model(EXAMPLE), options=PlanOptions(pools="single", target=small_fast(512))
     )
     assert single.plan.pools is not None and not single.plan.pools.split
     with pytest.raises(McugenError, match="unknown pool strategy 'fastest'; choose one of"):
@@ -111,15 +112,15 @@ def test_single_keeps_one_arena_and_unknown_names_are_one_line_errors() -> None:
 
 
 def test_a_model_that_fits_no_arrangement_says_by_how_many_bytes() -> None:
-    tiny = PoolTarget((replace(F767[0], size=1024), replace(F767[1], size=4096)), 0, 0)
-    plan = prepare(load_model(EXAMPLE), PlanOptions(memories=tiny))[2]
+    tiny = pool_target((replace(F767[0], size=1024), replace(F767[1], size=4096)), 0, 0)
+    plan = prepare(load_model(EXAMPLE), PlanOptions(target=tiny))[2]
     assert plan.pools is None
     assert "fit no arrangement of the memories (dtcm 1024, sram1 " in plan.pools_error
     assert "short by at least" in plan.pools_error or "found no room" in plan.pools_error
     # kernel scratch goes to the fastest memory: the depthwise kernel's 672 bytes of int16
     # planes do not fit 512
-    tinier = PoolTarget((replace(F767[0], size=512), replace(F767[1], size=4096)), 0, 0)
-    plan = prepare(load_model(EXAMPLE), PlanOptions(memories=tinier))[2]
+    tinier = pool_target((replace(F767[0], size=512), replace(F767[1], size=4096)), 0, 0)
+    plan = prepare(load_model(EXAMPLE), PlanOptions(target=tinier))[2]
     assert plan.pools is None
     assert "scratch buffer 7 (672 bytes) does not fit dtcm (512 bytes)" in plan.pools_error
 
@@ -172,7 +173,7 @@ def test_random_assignments_are_valid(problem: PoolProblem) -> None:
 
 def test_the_example_split_over_two_pools_runs_bit_exact_on_the_host() -> None:
     """The generated C with pool arrays (here in host sections) matches TFLM."""
-    options = PlanOptions(pools="fast_first", memories=small_fast(4096))
+    options = PlanOptions(pools="fast_first", target=small_fast(4096))
     gen = generate(load_model(EXAMPLE), options=options)
     assert gen.plan.pools is not None and gen.plan.pools.split
     assert len(gen.view_model.pools) == 2
@@ -196,8 +197,8 @@ def test_auto_takes_a_split_only_when_it_costs_no_ram(name: str) -> None:
     make = dict(GRAPHS)[name]
     whole = prepare(make(), PlanOptions())[2]
     fast = max(256, whole.arena_bytes // 3 // 16 * 16)
-    split = prepare(make(), PlanOptions(pools="fast_first", memories=small_fast(fast)))[2]
-    auto = prepare(make(), PlanOptions(memories=small_fast(fast)))[2]
+    split = prepare(make(), PlanOptions(pools="fast_first", target=small_fast(fast)))[2]
+    auto = prepare(make(), PlanOptions(target=small_fast(fast)))[2]
     assert split.pools is not None and split.pools.split and auto.pools is not None
     total = sum(p.size for p in split.pools.pools)
     one = -(-whole.arena_bytes // 16) * 16

@@ -15,13 +15,14 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
 from mcugen.host.device_run import DeviceRun, open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import BuildResult, board_limits, build
+from mcugen.host.project import BuildResult, build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
 from mcugen.plan.fit import fit_of
+from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
 from support import EXAMPLE, SHARED_MODELS
 
@@ -141,7 +142,7 @@ def test_the_pre_check_and_the_linker_agree_on_ram(workdir: Path) -> None:
     that RAM, and one a few kilobytes larger is refused before compiling, by the same figure."""
     target = resolve_target(load_board("nucleo-f767"), emulate=False)
     gen = generate(import_model(big_activation_model(140), source="fits"), model_name="fits")
-    fit = fit_of(gen.graph, gen.plan, "static", 0, board_limits(target))
+    fit = fit_of(gen.graph, gen.plan, "static", 0, memory_target(target))
     assert fit.fits and 512 * 1024 - fit.ram_need == 44_496
     result = build(gen, target, workdir / "fits")
     assert firmware_sizes(result.executable, target).ram_bytes == fit.ram_need
@@ -161,7 +162,7 @@ def test_linker_reports_flash_overflow_in_bytes(workdir: Path) -> None:
     b.op("FULLY_CONNECTED", [x, w, -1], [y])
     b.output(y)
     gen = generate(import_model(b.tflite(), source="heavy"), model_name="heavy")
-    assert fit_of(gen.graph, gen.plan, "static", 1_040_000, board_limits(target)).fits
+    assert fit_of(gen.graph, gen.plan, "static", 1_040_000, memory_target(target)).fits
     with pytest.raises(BuildError) as info:
         build(gen, target, workdir / "heavy")
     assert "overflowed by" in str(info.value) and "does not fit netduinoplus2" in str(info.value)

@@ -17,10 +17,11 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build, model_weights, paging_target, pool_target, target_fit
+from mcugen.host.project import build, model_weights, target_fit
 from mcugen.host.sizes import firmware_sizes, section_sizes
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.fit import input_copy_bytes
+from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
 from support import EXAMPLE, SHARED_MODELS
 
@@ -42,9 +43,8 @@ def disco(emulate: bool = True) -> Target:
 
 def paged(path: Path, budget: int | None, *, copies_only: bool = False) -> Generated:
     """As `mcugen build PATH --board disco-f746ng --emulate [--ram-budget BUDGET]` plans."""
-    target = paging_target(disco(), budget, "auto", copies_only=copies_only)
-    memories = pool_target(disco())
-    options = PlanOptions(keep_input="auto", paging=target, memories=memories)
+    target = memory_target(disco(), budget)
+    options = PlanOptions(keep_input="auto", target=target, copies_only=copies_only)
     return generate_from_file(path, options)
 
 

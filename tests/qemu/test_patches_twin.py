@@ -14,9 +14,10 @@ import pytest
 from mcugen.boards import load_board, resolve_target
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build, pool_target
+from mcugen.host.project import build
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import PlanOptions, generate, generate_from_file
+from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
 from support import SHARED_MODELS, mobilenet_stem
 
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 TWIN = resolve_target(load_board("nucleo-f767"), emulate=True)
 FIRMWARE = PlanOptions(
-    keep_input="auto", memories=pool_target(TWIN), core=TWIN.port_board.core, patch_overhead=0
+    keep_input="auto", target=memory_target(TWIN), core=TWIN.port_board.core, patch_overhead=0
 )
 
 

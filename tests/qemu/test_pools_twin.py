@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +15,13 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import UnsupportedError
 from mcugen.host.device_run import open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import board_limits, build, pool_target
+from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes, section_sizes
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.fit import fit_of
+from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
-from support import EXAMPLE, SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS, resized
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -44,12 +44,11 @@ def twin() -> Target:
 def options(fast: int | None = None) -> PlanOptions:
     """As `mcugen build --board nucleo-f767 --emulate --pools fast_first` plans, with a DTCM of
     `fast` bytes, and the graph run whole (no patch stage: the pools are what is tested)."""
-    memories = pool_target(twin())
-    assert memories is not None and memories.memories[0].name == "dtcm"
+    target = memory_target(twin())
+    assert target.pool_memories()[0].name == "dtcm"
     if fast is not None:
-        small = replace(memories.memories[0], size=fast)
-        memories = replace(memories, memories=(small, *memories.memories[1:]))
-    return PlanOptions(keep_input="auto", memories=memories, patch_overhead=0, pools="fast_first")
+        target = resized(target, "dtcm", fast)
+    return PlanOptions(keep_input="auto", target=target, patch_overhead=0, pools="fast_first")
 
 
 def run_split(gen: Generated, workdir: Path, seeds: list[int]) -> list[int]:
@@ -57,7 +56,7 @@ def run_split(gen: Generated, workdir: Path, seeds: list[int]) -> list[int]:
     compare with TFLM; the instructions per inference."""
     target = twin()
     result = build(gen, target, workdir / Path(gen.source).stem)
-    fit = fit_of(gen.graph, gen.plan, "static", 0, board_limits(target))
+    fit = fit_of(gen.graph, gen.plan, "static", 0, memory_target(target))
     sections = section_sizes(result.executable, target)
     linked = firmware_sizes(result.executable, target)
     assert fit.ram_need == linked.ram_bytes and len(fit.pools) >= 2
@@ -102,7 +101,7 @@ def test_every_shared_model_gets_the_pools_it_needs(stem: str, workdir: Path) ->
     except UnsupportedError as exc:
         assert "hybrid" in exc.what  # mlperf_kws_dscnn_hybrid, which TFLM rejects too
         return
-    fit = fit_of(gen.graph, gen.plan, "static", 0, board_limits(twin()))
+    fit = fit_of(gen.graph, gen.plan, "static", 0, memory_target(twin()))
     if gen.plan.arena_bytes <= DTCM:
         assert gen.plan.pools is not None and not gen.plan.pools.split
     elif gen.plan.pools is None:

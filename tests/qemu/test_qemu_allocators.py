@@ -37,12 +37,13 @@ import pytest
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.host.device_run import DeviceRun, open_device, run_samples
 from mcugen.host.host_run import random_inputs
-from mcugen.host.project import board_limits, build
+from mcugen.host.project import build
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.plan.fit import firmware_ram
+from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
 from support import EXAMPLE, SHARED_MODELS, sweep
 
@@ -191,7 +192,7 @@ def test_deeplabv3_fits_no_emulated_board() -> None:
         if board.is_host or not (board.emulator or board.twin):
             continue
         target = resolve_target(board, emulate=True)
-        runtime = firmware_ram(gen.graph, gen.plan, PLANNED, board_limits(target))
+        runtime = firmware_ram(gen.graph, gen.plan, PLANNED, memory_target(target))
         need = gen.view_model.arena_bytes + board.stack_bytes + runtime
         assert need > target.ram.size, (
             f"{DEEPLAB} needs {need:,} B of RAM and fits {board.name} ({target.ram.size:,} B): "

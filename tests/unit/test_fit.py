@@ -17,7 +17,7 @@ from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.commands._common import plan_options
 from mcugen.errors import BuildError
-from mcugen.host.project import board_limits, build, paging_target, target_fit
+from mcugen.host.project import build, target_fit
 from mcugen.host.sizes import firmware_sizes
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.graphs import benchmark_suite
@@ -27,10 +27,11 @@ from mcugen.model.tflite_write import write_model
 from mcugen.outputs import write_file as write_atomic
 from mcugen.pipeline import PlanOptions, generate, generate_from_file
 from mcugen.plan import dynamic
-from mcugen.plan.fit import BoardLimits, Fit, LinkedFlash, allocator_arena, fit_of
-from support import EXAMPLE, SHARED_MODELS, sweep
+from mcugen.plan.fit import Fit, LinkedFlash, allocator_arena, fit_of
+from mcugen.plan.target import MemoryTarget, memory_target
+from support import EXAMPLE, SHARED_MODELS, resized, sweep
 
-F767 = BoardLimits("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
+F767 = MemoryTarget("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
 
 
 @pytest.mark.parametrize("allocator", dynamic.ALLOCATORS.names())
@@ -47,7 +48,8 @@ def test_paged_arena_is_fast_arena_plus_slow_array_in_ram() -> None:
     graphs = [("example", lambda: load_model(EXAMPLE)), *benchmark_suite(quick=True)]
     for name, make in graphs:
         budget = generate(make()).plan.arena_bytes // 3
-        gen = generate(make(), options=PlanOptions(paging=paging_target(None, budget, "belady")))
+        options = PlanOptions(target=memory_target(None, budget), pager="belady")
+        gen = generate(make(), options=options)
         assert gen.plan.paging is not None and gen.dynamic is not None, name
         assert gen.view_model.arena_bytes <= budget, name
         declared = gen.view_model.arena_bytes + gen.dynamic.slow_bytes
@@ -72,13 +74,13 @@ def test_fit_verdict_figures_and_messages() -> None:
     assert ram["runtime_state"] == 1184 + 3072 + 10 * 8 and ram["stack"] == 8192
     assert "(arena 5,264, runtime state 4,336, stack 8,192)" in fit.summary()
     assert fit.flash_need == 848 and not fit.as_json()["flash_linked"]
-    tiny = BoardLimits("tiny", 4096, 512, 1024, 256)
+    tiny = MemoryTarget("tiny", 4096, 512, 1024, 256)
     small = fit_of(gen.graph, gen.plan, dynamic.STATIC, 848, tiny)
     problem = small.problem()
     assert isinstance(problem, BuildError) and not small.fits
     assert f"over by {small.ram_need - 4096} bytes" in problem.line()
     flash_only = fit_of(
-        gen.graph, gen.plan, dynamic.STATIC, 848, BoardLimits("f", 1 << 20, 512, 0, 0)
+        gen.graph, gen.plan, dynamic.STATIC, 848, MemoryTarget("f", 1 << 20, 512, 0, 0)
     )
     assert (
         "flash needs 848 bytes (weights 848; code not counted: not linked yet), the board "
@@ -134,7 +136,7 @@ def test_the_verdict_equals_the_linked_firmware_ram_to_the_byte(board: str, tmp_
             options = PlanOptions(allocator=allocator, keep_input=keep)
             gen = generate(make(), options=options)
             assert gen.plan.input_kept == (keep == "yes")
-            fit = fit_of(gen.graph, gen.plan, allocator, 0, board_limits(target))
+            fit = fit_of(gen.graph, gen.plan, allocator, 0, memory_target(target))
             result = build(gen, target, tmp_path / f"{name}-{allocator}-{keep}")
             linked = firmware_sizes(result.executable, target)
             assert fit.ram_need == linked.ram_bytes, (name, allocator, keep, fit, linked)
@@ -180,17 +182,13 @@ def test_outputs_honour_the_umask(tmp_path: Path) -> None:
 def test_a_split_arena_verdict_equals_each_linked_memory(tmp_path: Path) -> None:
     """Pools (plan/pools): per memory, the verdict's pool plus firmware RAM is what the linker
     put in that memory's region, and the total is the firmware's RAM."""
-    from mcugen.host.project import pool_target
     from mcugen.host.sizes import section_sizes
 
     target = resolve_target(load_board("nucleo-f767"), emulate=False)
-    memories = pool_target(target)
-    assert memories is not None
-    small = replace(memories, memories=(replace(memories.memories[0], size=4096),
-                                        *memories.memories[1:]))  # fmt: skip
-    options = PlanOptions(keep_input="auto", memories=small, pools="fast_first")
+    small = resized(memory_target(target), "dtcm", 4096)
+    options = PlanOptions(keep_input="auto", target=small, pools="fast_first")
     gen = generate(load_model(EXAMPLE), options=options)
-    fit = fit_of(gen.graph, gen.plan, dynamic.STATIC, 0, board_limits(target))
+    fit = fit_of(gen.graph, gen.plan, dynamic.STATIC, 0, memory_target(target))
     result = build(gen, target, tmp_path / "split")
     sections = section_sizes(result.executable, target)
     assert [p.name for p in fit.pools] == ["dtcm", "sram1"] and fit.fits

@@ -21,8 +21,9 @@ from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import PlanOptions
 from mcugen.plan.compare import TFLM_BASELINE
-from mcugen.plan.fit import BoardLimits, fit_of, weight_bytes
+from mcugen.plan.fit import fit_of, weight_bytes
 from mcugen.plan.memory_plan import plan_memory
+from mcugen.plan.target import MemoryTarget
 from mcugen.report_html.charts import nice_ticks, timeline_chart
 from mcugen.report_html.figures import TRACE_POINTS, ReportInputs, report_figures
 from mcugen.report_html.render import number, render_report
@@ -83,15 +84,17 @@ def test_the_figures_of_the_example_are_the_plan_and_the_verdict() -> None:
 
 def test_a_split_arena_has_one_timeline_per_pool() -> None:
     from mcugen.pipeline import prepare
-    from mcugen.plan.pools import PoolMemory, PoolTarget
+    from mcugen.plan.pools import PoolMemory
+    from support import pool_target
 
     graph = load_model(EXAMPLE)
     memories = (PoolMemory("dtcm", 1024, 0.25, 0.25), PoolMemory("sram1", 376832, 0.5, 0.5))
-    target = PoolTarget(memories, stack=8192, firmware_ram=1184)
-    options = PlanOptions(pools="fast_first", memories=target)
+    target = pool_target(memories, stack=8192, firmware_ram=1184)
+    options = PlanOptions(pools="fast_first", target=target)
     g, _, plan = prepare(graph, options)
     assert plan.pools is not None and plan.pools.split
-    fit = fit_of(g, plan, "static", weight_bytes(g), BoardLimits("b", 1 << 20, 1 << 21, 8192, 1184))
+    board_target = MemoryTarget("b", 1 << 20, 1 << 21, 8192, 1184)
+    fit = fit_of(g, plan, "static", weight_bytes(g), board_target)
     board = load_board(BOARD)
     f = report_figures(ReportInputs("m", g, plan, fit, board))
     assert [t["pool"] for t in f["timelines"]] == ["dtcm", "sram1"]

@@ -12,41 +12,43 @@ import pytest
 from mcugen.boards import load_board, resolve_target
 from mcugen.cli import main
 from mcugen.errors import McugenError
-from mcugen.host.project import link_regions, state_target, target_fit
+from mcugen.host.project import link_regions, target_fit
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import PlanOptions, generate
 from mcugen.plan import dynamic
-from mcugen.plan.state_memory import StateTarget, place_state
+from mcugen.plan.state_memory import place_state
+from mcugen.plan.target import MemoryTarget, TargetMemory, memory_target
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
 from support import int8_classifier, synthetic_dataset
 
-DISCO = StateTarget("disco", "auto", 327_680, 8192, 1184, "sdram", 8 << 20)
-NO_SLOW = StateTarget("f767", "auto", 524_288, 8192, 1184)
+SDRAM = TargetMemory("sdram", "SDRAM", 0xC000_0000, 8 << 20, 1.0, 1.0)
+DISCO = MemoryTarget("disco", 327_680, 1 << 20, 8192, 1184, memories=(SDRAM,))
+NO_SLOW = MemoryTarget("f767", 524_288, 2 << 20, 8192, 1184)
 
 
 def test_auto_keeps_the_state_in_ram_while_it_fits_and_moves_it_when_not() -> None:
-    assert place_state(0, 400_000, DISCO) == ""  # no state, nowhere to put it
-    assert place_state(100_000, 227_680, DISCO) == ""  # exactly the RAM
-    assert place_state(100_000, 227_681, DISCO) == "sdram"  # one byte over
-    assert place_state(9 << 20, 10_000, DISCO) == ""  # the SDRAM cannot hold it either
-    assert place_state(600_000, 10_000, NO_SLOW) == ""  # nowhere else: the verdict says over
+    assert place_state(0, 400_000, DISCO, "auto") == ""  # no state, nowhere to put it
+    assert place_state(100_000, 227_680, DISCO, "auto") == ""  # exactly the RAM
+    assert place_state(100_000, 227_681, DISCO, "auto") == "sdram"  # one byte over
+    assert place_state(9 << 20, 10_000, DISCO, "auto") == ""  # the SDRAM cannot hold it either
+    assert place_state(600_000, 10_000, NO_SLOW, "auto") == ""  # nowhere else: over
 
 
 def test_ram_and_slow_force_the_placement() -> None:
-    ram = StateTarget("disco", "ram", 327_680, 8192, 1184, "sdram", 8 << 20)
-    slow = StateTarget("disco", "slow", 327_680, 8192, 1184, "sdram", 8 << 20)
-    assert place_state(500_000, 10_000, ram) == ""
-    assert place_state(16, 10_000, slow) == "sdram"
+    assert place_state(500_000, 10_000, DISCO, "ram") == ""
+    assert place_state(16, 10_000, DISCO, "slow") == "sdram"
     with pytest.raises(ValueError, match="one of auto, ram, slow"):
-        StateTarget("x", "flash")
+        place_state(16, 10_000, DISCO, "flash")
+    with pytest.raises(ValueError, match="one of auto, ram, slow"):
+        PlanOptions(state_memory="flash")
 
 
 def test_slow_without_an_external_ram_is_one_line_saying_what_to_do() -> None:
-    forced = StateTarget("nucleo-f767", "slow", 524_288, 8192, 1184)
+    forced = MemoryTarget("nucleo-f767", 524_288, 2 << 20, 8192, 1184)
     with pytest.raises(McugenError) as err:
-        place_state(4096, 10_000, forced)
+        place_state(4096, 10_000, forced, "slow")
     line = err.value.line()
     assert "nucleo-f767 has no external RAM that holds the 4,096-byte model state" in line
     assert "--state-memory auto" in line and "\n" not in line
@@ -63,7 +65,9 @@ def test_the_plan_and_the_c_follow_the_placement() -> None:
     _, tg = training_graph(16, 12, momentum=0.5)
     target = resolve_target(load_board("disco-f746ng"), emulate=True)
     gens = {
-        choice: generate(tg.graph, options=PlanOptions(state=state_target(target, choice)))
+        choice: generate(
+            tg.graph, options=PlanOptions(target=memory_target(target), state_memory=choice)
+        )
         for choice in ("auto", "slow")
     }
     state = gens["slow"].plan.persistent

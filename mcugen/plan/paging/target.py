@@ -47,24 +47,20 @@ OBJECTIVES = ("cycles", "energy")
 
 
 @dataclass(frozen=True)
-class PagingTarget:
-    """What paging needs of a board, and the user's choices: the slow memory, the fast memory's
-    rates, `ram_budget` (None: page only when the arena does not fit the RAM), the pager and its
-    work units, and the board's RAM with what the firmware keeps of it."""
+class PagingCosts:
+    """What paging costs on a target (`MemoryTarget.paging_costs`, plan/target.py) and how the
+    user wants it searched: the slow memory, the fast memory's rates, its energy and name, the
+    core's energy per cycle while it copies (the board's [energy] model, None: unknown), the
+    pager and its work units, and what the schedules minimise (`objective`)."""
 
     slow: SlowMemory
     fast_read: float
     fast_write: float
-    ram_budget: int | None = None
     pager: str = "auto"
     work: float | None = None
-    ram_size: int = 0  # the board's RAM region, where the arena and the firmware's RAM live
-    stack: int = 0
-    firmware_ram: int = 0  # the board's fixed RAM (plan/fit.py adds the model-sized parts)
     objective: str = "cycles"
     fast_energy: float | None = None  # pJ per byte of the fast memory, None: not measured
     fast_name: str = "RAM"
-    #: the core's energy per cycle while it copies (the board's [energy] model), None: unknown
     pj_per_cycle: float | None = None
 
     @property
@@ -132,7 +128,7 @@ class PagingPlan:
     all_in_slow: int | None
     #: the candidate orders paging chose among and the heuristic's cost of each (millicycles)
     orders_tried: tuple[tuple[str, int], ...] = ()
-    unit: str = "cycles"  # of every cost (PagingTarget.unit), in thousandths
+    unit: str = "cycles"  # of every cost (PagingCosts.unit), in thousandths
 
     @property
     def fast_bytes(self) -> int:
@@ -161,7 +157,7 @@ def plan_paging(
     order: Sequence[int],
     buffers: Sequence[Buffer],
     capacity: int,
-    target: PagingTarget,
+    target: PagingCosts,
     layout: Mapping[int, int] | None = None,
 ) -> PagingPlan:
     """The schedule of `buffers` through `capacity` fast bytes, validated; `PagingError` (a user

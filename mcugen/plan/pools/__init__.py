@@ -30,7 +30,6 @@ from mcugen.plan.pools.problem import (
     PoolProblem,
     PoolsDoNotFit,
     PoolsInvalid,
-    PoolTarget,
     check_layout,
 )
 from mcugen.registry import Registry
@@ -46,7 +45,6 @@ __all__ = [
     "PoolStrategy",
     "PoolsDoNotFit",
     "PoolsInvalid",
-    "PoolTarget",
     "buffer_accesses",
     "check_layout",
     "rank_memories",

@@ -6,8 +6,8 @@ bytes their operators read and write (`Accesses`), are assigned one memory each 
 offset in it. Each pool's layout must be valid on its own and within its memory. The modelled cost
 of an assignment is the cycles of every buffer access at its memory's rates.
 
-Nothing here knows boards, firmware or files: the caller passes numbers (as plan/fit.py's
-`BoardLimits`).
+Nothing here knows boards, firmware or files: the caller passes numbers (the memories of a
+`MemoryTarget`, plan/target.py).
 """
 
 from __future__ import annotations
@@ -42,18 +42,6 @@ class PoolMemory:
 
     def cost(self, reads: int, writes: int) -> float:
         return reads * self.read_cycles_per_byte + writes * self.write_cycles_per_byte
-
-
-@dataclass(frozen=True)
-class PoolTarget:
-    """A board's memories as pool assignment takes them: the writable, mapped internal ones at
-    their full sizes, and what the firmware keeps in RAM besides the arena (its stack and fixed
-    RAM, as plan/fit.py's `BoardLimits`). When the arena is split, the firmware's .data, .bss and
-    stack go in the second memory, fastest first, so the fastest is all arena."""
-
-    memories: tuple[PoolMemory, ...]
-    stack: int
-    firmware_ram: int
 
 
 @dataclass(frozen=True)
