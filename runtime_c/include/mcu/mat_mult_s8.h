@@ -49,10 +49,21 @@ void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, 
 void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
                              const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
                              int8_t *out1);
-/* mcu_mat_mult_s8_widened for parameters with a `stream` (of `channels` and `depth`). */
-void mcu_mat_mult_s8_pairs(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
-                           const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
-                           int8_t *out1);
+/* Pairs of rows for mcu_mat_mult_s8_pairs: `count` (>= 1) pairs, the first's first row at `x`
+ * and its outputs at `out`, each next pair `x_step` and `out_step` bytes on; a pair's second row
+ * `x1` bytes after its first, its outputs `out1` bytes after (0 and 0: a row paired with itself,
+ * written once). */
+typedef struct {
+  const int8_t *x;
+  int32_t x1, x_step;
+  int8_t *out;
+  int32_t out1, out_step, count;
+} mcu_mat_mult_s8_rows_t;
+
+/* The product of parameters with a `stream` (`depth` a multiple of 4, `channels` even) over
+ * pairs of rows, each widened into `scratch` (MCU_MAT_MULT_S8_SCRATCH(depth) bytes) first. */
+void mcu_mat_mult_s8_pairs(const mcu_mat_mult_s8_params_t *p, const mcu_mat_mult_s8_rows_t *rows,
+                           const int8_t *w, int32_t channels, int32_t depth, uint32_t *scratch);
 void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
                          int32_t channels, int32_t depth, int8_t *out);
 

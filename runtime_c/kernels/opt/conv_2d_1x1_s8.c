@@ -32,7 +32,23 @@ static inline __attribute__((always_inline)) mcu_status_t run(const mcu_node_t *
   int8_t *output = mcu_output(ctx, node, 0);
   uint32_t *widened = mcu_scratch(ctx, node);
   MCU_ENSURE(widened != NULL, MCU_ERR_BAD_MODEL);
-  if (!pairs && (const void *)output != (const void *)input) {
+  if (pairs) {
+    /* the pairs from the front, or from the back; then an odd last pixel with itself */
+    int32_t back = out_c > in_c, k = back ? pixels - 2 : 0;
+    mcu_mat_mult_s8_rows_t rows = {input + k * in_c,         in_c,   (back ? -2 : 2) * in_c,
+                                   output + k * out_c,       out_c,  (back ? -2 : 2) * out_c,
+                                   pixels >> 1};
+    if (rows.count > 0) {
+      mcu_mat_mult_s8_pairs(p, &rows, weights, out_c, in_c, widened);
+    }
+    if (pixels & 1) {
+      k = back ? 0 : pixels - 1;
+      rows = (mcu_mat_mult_s8_rows_t){input + k * in_c, 0, 0, output + k * out_c, 0, 0, 1};
+      mcu_mat_mult_s8_pairs(p, &rows, weights, out_c, in_c, widened);
+    }
+    return MCU_OK;
+  }
+  if ((const void *)output != (const void *)input) {
     mcu_mat_mult_s8(p, input, pixels, in_c, weights, out_c, in_c, output, out_c, widened);
     return MCU_OK;
   }
@@ -42,10 +58,7 @@ static inline __attribute__((always_inline)) mcu_status_t run(const mcu_node_t *
     int32_t k = out_c <= in_c ? i : pixels - i - rows;
     const int8_t *x0 = input + k * in_c;
     int8_t *out0 = output + k * out_c;
-    if (pairs) {
-      mcu_mat_mult_s8_widen(p, x0, x0 + (rows - 1) * in_c, in_c, widened);
-      mcu_mat_mult_s8_pairs(p, widened, weights, out_c, in_c, out0, out0 + (rows - 1) * out_c);
-    } else if (rows == 2) {
+    if (rows == 2) {
       mcu_mat_mult_s8_widen(p, x0, x0 + in_c, in_c, widened);
       mcu_mat_mult_s8_widened(p, widened, weights, out_c, in_c, out0, out0 + out_c);
     } else {

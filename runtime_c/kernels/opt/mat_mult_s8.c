@@ -20,8 +20,9 @@
  *
  * Parameters with a `stream` (mcu/mat_mult_s8.h: 1x1 convolutions whose depth is a multiple of
  * 4 and channels even) take the short requantisation with its constants in the order a pair of
- * channels reads them: on a DSP core one assembly routine runs all pairs of channels of two
- * widened rows, sums, requantisation and stores in registers (mcu_mat_mult_s8_pairs_dsp below).
+ * channels reads them: on a DSP core one assembly routine widens each pair of rows and runs all
+ * pairs of channels against it, sums, requantisation and stores in registers
+ * (mcu_mat_mult_s8_pairs_dsp below).
  *
  * Weights come in the build's pair layout (opt_mat_mult.py pair_layout): per pair of channels,
  * blocks of 4 weights of the first then 4 of the second, then the first's last depth mod 4
@@ -34,15 +35,18 @@
 #include "mcu/requant.h"
 #include "mcu/simd.h"
 
-/* The stream path's job (read by the assembly below: the field order is its frame's). */
+/* The stream path's job, copied to the assembly's frame (below) as it is: the field order is
+ * the frame's; the 4 words from out0 on are its own. */
 typedef struct {
   const uint32_t *s, *s_end; /* the widened rows */
   const int8_t *w;           /* pair-layout weights */
   const int32_t *stream;
   int8_t *out0, *out1, *out0_end;
-  uint32_t entry; /* the assembly's */
+  uint32_t entry;
+  int32_t channels;
+  mcu_mat_mult_s8_rows_t rows;
 } mcu_mat_mult_s8_pairs_t;
-void mcu_mat_mult_s8_pairs_dsp(mcu_mat_mult_s8_pairs_t *job);
+void mcu_mat_mult_s8_pairs_dsp(const mcu_mat_mult_s8_pairs_t *job);
 
 /* The first `n` (1 to 3) bytes at `p` in a word, the rest 0. */
 static inline uint32_t tail_word(const int8_t *p, int32_t n) {
@@ -79,7 +83,7 @@ static inline __attribute__((always_inline)) void widen_rows(const int8_t *x0, c
 
 void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, const int8_t *x1,
                            int32_t depth, uint32_t *scratch) {
-  if (p->short_shifts != NULL || p->stream != NULL) {
+  if (p->short_shifts != NULL) {
     widen_rows(x0, x1, depth, 1, scratch);
   } else {
     widen_rows(x0, x1, depth, 0, scratch);
@@ -418,27 +422,60 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  .thumb_func\n"
         "mcu_mat_mult_s8_pairs_dsp:\n"
         "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n"
-        "  sub sp, sp, #32\n"
-        "  ldm r0, {r0, r1, r2, r3, r4, r5, r6, r7}\n"
-        "  stm sp, {r0, r1, r2, r3, r4, r5, r6, r7}\n"
+        "  sub sp, sp, #64\n"
+        "  ldm r0!, {r1, r2, r3, r4, r5, r6, r7, r8}\n"
+        "  stm sp, {r1, r2, r3, r4, r5, r6, r7, r8}\n"
+        "  ldm r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n"
+        "  add r0, sp, #32\n"
+        "  stm r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n"
+        "  ldrd r0, r1, [sp]\n"
         "  subs r8, r0, r1\n"          /* -16 blocks */
         "  ubfx r8, r8, #4, #3\n"      /* (-blocks) mod 8 */
         "  movs r9, #56\n"
-        "  adr r10, 1f\n"
+        "  adr r10, 2f\n"
         "  mla r8, r8, r9, r10\n"
         "  orr r8, r8, #1\n"           /* a Thumb address */
         "  str r8, [sp, #28]\n"
-        "  mov r1, r2\n"
-        "  mov lr, r3\n"
+        "1:\n" /* a pair of rows: widen them (doubled), x0 then x1 a block at a time */
+        "  ldrd r1, r2, [sp, #36]\n"   /* x, x1 */
+        "  ldr r3, [sp, #44]\n"
+        "  add r3, r1, r3\n"
+        "  str r3, [sp, #36]\n"
+        "  ldrd r0, r3, [sp]\n"
+        "4:\n"
+        "  ldr r4, [r1, r2]\n"
+        "  ldr r5, [r1], #4\n"
+        "  sxtb16 r6, r5\n"
+        "  sxtab16 r6, r6, r5\n"
+        "  sxtb16 r7, r5, ror #8\n"
+        "  sxtab16 r7, r7, r5, ror #8\n"
+        "  sxtb16 r8, r4\n"
+        "  sxtab16 r8, r8, r4\n"
+        "  sxtb16 r9, r4, ror #8\n"
+        "  sxtab16 r9, r9, r4, ror #8\n"
+        "  stm r0!, {r6, r7, r8, r9}\n"
+        "  cmp r0, r3\n"
+        "  bne 4b\n"
+        "  ldrd r2, r3, [sp, #48]\n"   /* out, out1 */
+        "  add r3, r2, r3\n"
+        "  strd r2, r3, [sp, #16]\n"
+        "  ldr r4, [sp, #56]\n"        /* out_step */
+        "  ldr r5, [sp, #32]\n"        /* channels */
+        "  add r5, r2, r5\n"
+        "  str r5, [sp, #24]\n"
+        "  add r2, r2, r4\n"
+        "  str r2, [sp, #48]\n"
+        "  ldrd r1, lr, [sp, #8]\n"
         "  ldm lr!, {r9, r11}\n"
         "  mov r10, r9\n"
         "  mov r12, r11\n"
-        "  bx r8\n"
-        "1:\n" MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
+        "  ldr r0, [sp]\n"
+        "  ldr pc, [sp, #28]\n"
+        "2:\n" MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
         MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
         "  ldr r8, [sp, #4]\n"
         "  cmp r0, r8\n"
-        "  bne 1b\n"
+        "  bne 2b\n"
         "  ldm lr!, {r2, r3, r4, r5, r6, r7}\n"
         MCU_PAIRS_REQUANT("r9", "r10", "r2", "r3", "r4")
         MCU_PAIRS_REQUANT("r11", "r12", "r5", "r6", "r7")
@@ -456,7 +493,11 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  cmp r2, r8\n"
         "  it ne\n"
         "  ldrne pc, [sp, #28]\n"
-        "  add sp, sp, #32\n"
+        "  ldr r8, [sp, #60]\n"        /* pairs of rows left */
+        "  subs r8, r8, #1\n"
+        "  str r8, [sp, #60]\n"
+        "  bne 1b\n"
+        "  add sp, sp, #64\n"
         "  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
         "  .size mcu_mat_mult_s8_pairs_dsp, . - mcu_mat_mult_s8_pairs_dsp\n"
         "  .popsection\n");
@@ -480,18 +521,22 @@ void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, con
   row1_c(p, x, w, c, channels, depth, out);
 }
 
-void mcu_mat_mult_s8_pairs(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
-                           const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
-                           int8_t *out1) {
+void mcu_mat_mult_s8_pairs(const mcu_mat_mult_s8_params_t *p, const mcu_mat_mult_s8_rows_t *rows,
+                           const int8_t *w, int32_t channels, int32_t depth, uint32_t *scratch) {
 #if MCU_SIMD_DSP
   if (dsp_ready(scratch, w, depth)) {
-    mcu_mat_mult_s8_pairs_t job = {scratch, scratch + depth, w, p->stream, out0, out1,
-                                   out0 + channels, 0};
+    mcu_mat_mult_s8_pairs_t job = {scratch, scratch + depth, w, p->stream, NULL, NULL, NULL, 0,
+                                   channels, *rows};
     mcu_mat_mult_s8_pairs_dsp(&job);
     return;
   }
 #endif
-  stream_c(p->stream, scratch, w, channels, depth, out0, out1);
+  const int8_t *x = rows->x;
+  int8_t *out = rows->out;
+  for (int32_t i = 0; i < rows->count; ++i, x += rows->x_step, out += rows->out_step) {
+    widen_rows(x, x + rows->x1, depth, 1, scratch);
+    stream_c(p->stream, scratch, w, channels, depth, out, out + rows->out1);
+  }
 }
 
 void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
