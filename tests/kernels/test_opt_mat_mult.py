@@ -145,9 +145,9 @@ def test_short_requantisation_bounds() -> None:
 
 
 def test_pair_stream_layout_and_choice() -> None:
-    """The stream: the first pair's doubled biases, then per pair each channel's multiplier,
-    rounding term (2 offset + 1) << shift and shift, then the next pair's biases (0 after the
-    last); only for depths that are multiples of 4 and even channel counts (else the arrays)."""
+    """The stream: the first pair's doubled biases (each twice), then per pair each channel's
+    multiplier, rounding term (2 offset + 1) << shift and shift, then the next pair's biases (0
+    after the last); only for depths that are multiples of 4 and even channel counts (else the arrays)."""
     params: tuple[tuple[str, Value], ...] = (
         ("output_offset", -3),
         ("num_channels", 1),
@@ -158,9 +158,9 @@ def test_pair_stream_layout_and_choice() -> None:
     found = dict(pair_stream(params, 8))
     assert set(found) == {"output_offset", "num_channels", "stream"}
     m, r = 1 << 30, -5 << 4
-    assert found["stream"] == Array(
-        "int32_t", (10, -20, m, r, 4, m, r, 4, 30, 40, m, r, 4, m, r, 4, 0, 0)
-    )
+    b0, b1 = (10, 10, -20, -20), (30, 30, 40, 40)
+    pair = (m, r, 4, m, r, 4)
+    assert found["stream"] == Array("int32_t", (*b0, *pair, *b1, *pair, 0, 0, 0, 0))
     assert pair_stream(params, 6) == params
     odd = tuple((k, Array("int32_t", (1, 2, 3)) if k == "bias" else v) for k, v in params)
     assert pair_stream(odd, 8) == odd

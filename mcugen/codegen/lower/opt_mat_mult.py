@@ -236,7 +236,7 @@ def widened_params(
 def pair_stream(params: tuple[tuple[str, Value], ...], depth: int) -> tuple[tuple[str, Value], ...]:
     """`widened_params` with the short requantisation's constants as the stream that pairs of
     channels read in order (runtime_c/include/mcu/mat_mult_s8.h `stream`): the doubled biases of
-    the first pair, then per pair each channel's multiplier, rounding term
+    the first pair, each twice (one per row), then per pair each channel's multiplier, rounding term
     (2 output offset + 1) << shift and shift, and the next pair's biases (0 after the last).
     Only for the kernel's assembly path's shapes: depth a multiple of 4, an even channel count,
     the short requantisation; else `params` as they are."""
@@ -253,13 +253,13 @@ def pair_stream(params: tuple[tuple[str, Value], ...], depth: int) -> tuple[tupl
     )
     assert isinstance(mult, Array) and isinstance(shifts, Array) and isinstance(offset, int)
     per = len(mult.values) == channels
-    biases = [int(v) for v in bias.values] + [0, 0]
-    stream = biases[:2]
+    biases = [int(v) for v in bias.values for _ in range(2)] + [0] * 4
+    stream = biases[:4]
     for c in range(channels):
         m, e = (int(a.values[c if per else 0]) for a in (mult, shifts))
         stream += [m, wrap_i32((2 * offset + 1) << e), e]
         if c % 2:
-            stream += biases[c + 1 : c + 3]
+            stream += biases[2 * c + 2 : 2 * c + 6]
     del found["bias"]
     found["stream"] = Array("int32_t", tuple(stream))
     return tuple(found.items())

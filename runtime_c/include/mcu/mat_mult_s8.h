@@ -23,9 +23,9 @@ typedef struct {
   const int32_t *short_shifts;
   /* The short requantisation's constants in the order pairs of channels read them, for a depth
    * that is a multiple of 4 and an even channel count (the build's `pair_stream`): the doubled
-   * biases of channels 0 and 1, then per pair of channels c, c + 1 the multiplier, rounding term
-   * (2 output_offset + 1) << shift and shift of c, the same of c + 1, and the doubled biases of
-   * the next pair (0 after the last). Set, widened pairs of rows read it instead of
+   * biases of channels 0 and 1, each twice (one per row), then per pair of channels c, c + 1
+   * the multiplier, rounding term (2 output_offset + 1) << shift and shift of c, the same of
+   * c + 1, and the next pair's biases so (0 after the last). Set, widened pairs of rows read it instead of
    * `multipliers`, `short_shifts` and `bias`; NULL: they read those. */
   const int32_t *stream;
 } mcu_mat_mult_s8_params_t;

@@ -170,15 +170,15 @@ static void rows2_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const 
  * channels even: mcu/mat_mult_s8.h), in plain C: rows2_c's sums and short requantisation. */
 static void stream_c(const int32_t *q, const uint32_t *s, const int8_t *w, int32_t channels,
                      int32_t depth, int8_t *out0, int8_t *out1) {
-  for (int32_t c = 0; c < channels; c += 2, q += 8) {
-    int32_t acc[4] = {q[0], q[0], q[1], q[1]};
+  for (int32_t c = 0; c < channels; c += 2, q += 10) {
+    int32_t acc[4] = {q[0], q[1], q[2], q[3]};
     for (int32_t j = 0; j < depth >> 2; ++j, w += 8) {
       for (int32_t k = 0; k < 4; ++k) {
         acc[k] = row_dot(s + 4 * j + 2 * (k & 1), mcu_load_u32(w + 4 * (k >> 1)), acc[k]);
       }
     }
     for (int32_t k = 0; k < 4; ++k) {
-      const int32_t *r = q + 2 + 3 * (k >> 1); /* multiplier, rounding term, shift */
+      const int32_t *r = q + 4 + 3 * (k >> 1); /* multiplier, rounding term, shift */
       (k & 1 ? out1 : out0)[c + (k >> 1)] = short_out(acc[k], r[0], r[2], r[1]);
     }
   }
@@ -466,9 +466,7 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  add r2, r2, r4\n"
         "  str r2, [sp, #48]\n"
         "  ldrd r1, lr, [sp, #8]\n"
-        "  ldm lr!, {r9, r11}\n"
-        "  mov r10, r9\n"
-        "  mov r12, r11\n"
+        "  ldm lr!, {r9, r10, r11, r12}\n"
         "  ldr r0, [sp]\n"
         "  ldr pc, [sp, #28]\n"
         "2:\n" MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
@@ -485,9 +483,7 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  strb r10, [r3], #1\n"
         "  strb r12, [r3], #1\n"
         "  strd r2, r3, [sp, #16]\n"
-        "  ldm lr!, {r9, r11}\n"
-        "  mov r10, r9\n"
-        "  mov r12, r11\n"
+        "  ldm lr!, {r9, r10, r11, r12}\n"
         "  ldr r0, [sp]\n"
         "  ldr r8, [sp, #24]\n"
         "  cmp r2, r8\n"
