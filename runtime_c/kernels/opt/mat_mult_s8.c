@@ -383,7 +383,7 @@ static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const int8_t *x, cons
 
 /* The stream path on a DSP core, in assembly (all 14 registers): per pair of channels the 2x2
  * block loop (MCU_BLOCK_2X2's 14 instructions, forced to 32-bit encodings so each is 56 bytes)
- * eight blocks a loop, entered at block (-blocks) mod 8 by a jump computed once; then the short
+ * sixteen blocks a loop, entered at block (-blocks) mod 16 by a jump computed once; then the short
  * requantisation of the 4 sums (4 instructions each: ADD of the rounding term and the sign,
  * SMMLAR, ASR, SSAT), its constants and the next pair's biases read from the stream by LDM.
  * r0 s, r1 w, r2-r5 rows' words, r6-r7 weight words, r8 temporary, r9-r12 sums, lr stream; the
@@ -430,7 +430,7 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  stm r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n"
         "  ldrd r0, r1, [sp]\n"
         "  subs r8, r0, r1\n"          /* -16 blocks */
-        "  ubfx r8, r8, #4, #3\n"      /* (-blocks) mod 8 */
+        "  ubfx r8, r8, #4, #4\n"      /* (-blocks) mod 16 */
         "  movs r9, #56\n"
         "  adr r10, 2f\n"
         "  mla r8, r8, r9, r10\n"
@@ -470,7 +470,9 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  ldr r0, [sp]\n"
         "  ldr pc, [sp, #28]\n"
         "2:\n" MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
-        MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
+        MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
+        MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK MCU_PAIRS_BLOCK
+        MCU_PAIRS_BLOCK
         "  ldr r8, [sp, #4]\n"
         "  cmp r0, r8\n"
         "  bne 2b\n"
