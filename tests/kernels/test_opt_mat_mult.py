@@ -147,7 +147,8 @@ def test_short_requantisation_bounds() -> None:
 def test_pair_stream_layout_and_choice() -> None:
     """The stream: the first pair's doubled biases (each twice), then per pair each channel's
     multiplier, rounding term (2 offset + 1) << shift and shift, then the next pair's biases (0
-    after the last); only for depths that are multiples of 4 and even channel counts (else the arrays)."""
+    after the last); only for depths that are multiples of 4 and even channel counts (else the
+    arrays)."""
     params: tuple[tuple[str, Value], ...] = (
         ("output_offset", -3),
         ("num_channels", 1),
