@@ -40,8 +40,8 @@ def chain_model(seed: int) -> bytes:
     # (output channels, activation, pruned channels): depths 12, 8, 20, 4, 32, 28, 64, 80, 36, 7,
     # 16; the stream path (even channels, whole blocks) takes 3, 2, 5, 1, 8, 7, 16 (its whole
     # loop) and 20 blocks (entered at block 12 of 16, then once round)
-    layers = ((8, 0, 0), (20, 0, 2), (4, 0, 0), (32, 0, 0), (28, 0, 1), (64, 0, 0), (80, 0, 0))
-    layers += ((36, 0, 0),)
+    layers = [(8, 0, 0), (20, 0, 2), (4, 0, 0), (32, 0, 0), (28, 0, 1), (64, 0, 0), (80, 0, 0)]
+    layers += [(36, 0, 0)]
     for out_c, act, pruned in (*layers, (7, 3, 0), (16, 0, 1), (9, 0, 0)):
         scales = rng.uniform(0.002, 0.02, out_c)
         weights = rng.integers(-127, 128, (out_c, 1, 1, prev_c), dtype=np.int8)
