@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.codegen.lower import Array, Value, lower
-from mcugen.codegen.lower.opt_mat_mult import short_requant, widened_params
+from mcugen.codegen.lower.opt_mat_mult import pair_stream, short_requant, widened_params
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from support import SLOW, assert_variant_exact
@@ -142,3 +142,29 @@ def test_short_requantisation_bounds() -> None:
     assert short_requant(rows, Array("int32_t", (2**30 - 128 * 4 * 127,)), ref) is None
     ref["shifts"] = Array("int32_t", (0,))
     assert short_requant(rows, Array("int32_t", (1000,)), ref) is None
+
+
+def test_pair_stream_layout_and_choice() -> None:
+    """The stream: the first pair's doubled biases (each twice), then per pair each channel's
+    multiplier, rounding term (2 offset + 1) << shift and shift, then the next pair's biases (0
+    after the last); only for depths that are multiples of 4 and even channel counts (else the
+    arrays)."""
+    params: tuple[tuple[str, Value], ...] = (
+        ("output_offset", -3),
+        ("num_channels", 1),
+        ("multipliers", Array("int32_t", (1 << 30,))),
+        ("bias", Array("int32_t", (10, -20, 30, 40))),
+        ("short_shifts", Array("int32_t", (4,))),
+    )
+    found = dict(pair_stream(params, 8))
+    assert set(found) == {"output_offset", "num_channels", "stream"}
+    m, r = 1 << 30, -5 << 4
+    b0, b1 = (10, 10, -20, -20), (30, 30, 40, 40)
+    pair = (m, r, 4, m, r, 4)
+    assert found["stream"] == Array("int32_t", (*b0, *pair, *b1, *pair, 0, 0, 0, 0))
+    assert pair_stream(params, 6) == params
+    odd = tuple((k, Array("int32_t", (1, 2, 3)) if k == "bias" else v) for k, v in params)
+    assert pair_stream(odd, 8) == odd
+    model = pointwise((3, 3), 8, 6, seed=3)
+    gen = assert_variant_exact(model, "conv_2d_1x1_s8")
+    assert [low.function for low in gen.lowered.values()] == ["mcu_conv_2d_1x1_s8_pairs"]

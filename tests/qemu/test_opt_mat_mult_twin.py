@@ -2,8 +2,9 @@
 inline-assembly loops, entered at their second block for odd block counts, and the short
 requantisation's SMMLAR and SSAT; the host tests run the C paths) on the Cortex-M4, M7 and M55
 twins against TFLM bit for bit: one chain of 1x1 convolutions over an odd pixel count (depths of
-1 to 5 blocks and one not a multiple of 4, some in place, pruned channels, a ReLU6 on the long
-requantisation) and fully connected layers of batch 1 and 2."""
+1 to 20 blocks and one not a multiple of 4, some in place, pruned channels, a ReLU6 on the long
+requantisation; the stream path's assembly, entered at 8 of its 16 blocks, where the channels
+are even) and fully connected layers of batch 1 and 2."""
 
 from __future__ import annotations
 
@@ -36,8 +37,12 @@ def chain_model(seed: int) -> bytes:
     hw = (5, 3)
     x = b.input((1, *hw, 12), "int8", scale=0.05, zero_point=7)
     prev, prev_c = x, 12
-    # (output channels, activation, pruned channels): depths 12, 8, 20, 4, 7, 16
-    for out_c, act, pruned in ((8, 0, 0), (20, 0, 2), (4, 0, 0), (7, 3, 0), (16, 0, 1), (9, 0, 0)):
+    # (output channels, activation, pruned channels): depths 12, 8, 20, 4, 32, 28, 64, 80, 36, 7,
+    # 16; the stream path (even channels, whole blocks) takes 3, 2, 5, 1, 8, 7, 16 (its whole
+    # loop) and 20 blocks (entered at block 12 of 16, then once round)
+    layers = [(8, 0, 0), (20, 0, 2), (4, 0, 0), (32, 0, 0), (28, 0, 1), (64, 0, 0), (80, 0, 0)]
+    layers += [(36, 0, 0)]
+    for out_c, act, pruned in (*layers, (7, 3, 0), (16, 0, 1), (9, 0, 0)):
         scales = rng.uniform(0.002, 0.02, out_c)
         weights = rng.integers(-127, 128, (out_c, 1, 1, prev_c), dtype=np.int8)
         bias = rng.integers(-3000, 3000, out_c).astype(np.int64)
@@ -87,7 +92,9 @@ def test_mat_mult_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
     model = chain_model(seed=5)
     gen = generate(import_model(model, source="mm chain"))
     variants = [low.variant for low in gen.lowered.values()]
-    assert variants.count("conv_2d_1x1_s8") == 6 and variants.count("fully_connected_s8") == 5
+    assert variants.count("conv_2d_1x1_s8") == 11 and variants.count("fully_connected_s8") == 5
+    pairs = [low for low in gen.lowered.values() if low.function == "mcu_conv_2d_1x1_s8_pairs"]
+    assert len(pairs) == 8
     target = resolve_target(load_board(board), emulate=True)
     result = build(gen, target, workdir / board)
     samples = [random_inputs(gen.graph, s) for s in (0, 1, 2)]

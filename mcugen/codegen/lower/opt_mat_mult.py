@@ -17,6 +17,7 @@ also reads keeps the reference kernel.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -232,6 +233,38 @@ def widened_params(
     return tuple(found.items())
 
 
+def pair_stream(params: tuple[tuple[str, Value], ...], depth: int) -> tuple[tuple[str, Value], ...]:
+    """`widened_params` with the short requantisation's constants as the stream that pairs of
+    channels read in order (runtime_c/include/mcu/mat_mult_s8.h `stream`): the doubled biases of
+    the first pair, each twice (one per row), then per pair each channel's multiplier, rounding term
+    (2 output offset + 1) << shift and shift, and the next pair's biases (0 after the last).
+    Only for the kernel's assembly path's shapes: depth a multiple of 4, an even channel count,
+    the short requantisation; else `params` as they are."""
+    found = dict(params)
+    bias = found["bias"]
+    assert isinstance(bias, Array)
+    channels = len(bias.values)
+    if "short_shifts" not in found or depth % 4 or channels % 2 or not channels:
+        return params
+    mult, shifts, offset = (
+        found.pop("multipliers"),
+        found.pop("short_shifts"),
+        found["output_offset"],
+    )
+    assert isinstance(mult, Array) and isinstance(shifts, Array) and isinstance(offset, int)
+    per = len(mult.values) == channels
+    biases = [int(v) for v in bias.values for _ in range(2)] + [0] * 4
+    stream = biases[:4]
+    for c in range(channels):
+        m, e = (int(a.values[c if per else 0]) for a in (mult, shifts))
+        stream += [m, wrap_i32((2 * offset + 1) << e), e]
+        if c % 2:
+            stream += biases[2 * c + 2 : 2 * c + 6]
+    del found["bias"]
+    found["stream"] = Array("int32_t", tuple(stream))
+    return tuple(found.items())
+
+
 def widened_bytes(depth: int) -> int:
     """MCU_MAT_MULT_S8_SCRATCH (runtime_c/include/mcu/mat_mult_s8.h): two rows of `depth`
     inputs as 16-bit lanes, depth rounded up to a multiple of 4 (one row is read as it is)."""
@@ -279,9 +312,8 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
     w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
     rows = y.num_elements // max(w.shape[0], 1)
     scratch = widened_bytes(w.shape[-1]) if rows > 1 else 0
-    return _variant(
-        graph, op, reference, "fully_connected_s8", "mcu_fully_connected_s8_opt", scratch
-    )
+    function = "mcu_fully_connected_s8_opt" if rows > 1 else "mcu_fully_connected_s8_row"
+    return _variant(graph, op, reference, "fully_connected_s8", function, scratch)
 
 
 @variant(
@@ -301,6 +333,12 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     # the widened pair is the staging for running in place: no more scratch than that
     traits = OpTraits(staging_bytes=0) if conv_staging_bytes(graph, op) is not None else None
     scratch = widened_bytes(x.shape[3])
-    return _variant(
+    low = _variant(
         graph, op, reference, "conv_2d_1x1_s8", "mcu_conv_2d_1x1_s8_opt", scratch, traits
     )
+    if low is None:
+        return None
+    params = pair_stream(low.params, x.shape[3])
+    if params == low.params:
+        return low
+    return replace(low, function="mcu_conv_2d_1x1_s8_pairs", params=params)

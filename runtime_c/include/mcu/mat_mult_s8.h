@@ -21,6 +21,13 @@ typedef struct {
    * `multipliers`, TFLM's right shift less 1 (>= 0); the bias is then doubled and `shifts`
    * unused. NULL: `shifts` and the bias as they are. */
   const int32_t *short_shifts;
+  /* The short requantisation's constants in the order pairs of channels read them, for a depth
+   * that is a multiple of 4 and an even channel count (the build's `pair_stream`): the doubled
+   * biases of channels 0 and 1, each twice (one per row), then per pair of channels c, c + 1
+   * the multiplier, rounding term (2 output_offset + 1) << shift and shift of c, the same of
+   * c + 1, and the next pair's biases so (0 after the last). Set, widened pairs of rows read it instead of
+   * `multipliers`, `short_shifts` and `bias`; NULL: they read those. */
+  const int32_t *stream;
 } mcu_mat_mult_s8_params_t;
 
 /* Bytes of scratch the product needs for two rows of `depth` inputs: 16-bit lanes, depth
@@ -42,6 +49,21 @@ void mcu_mat_mult_s8_widen(const mcu_mat_mult_s8_params_t *p, const int8_t *x0, 
 void mcu_mat_mult_s8_widened(const mcu_mat_mult_s8_params_t *p, const uint32_t *scratch,
                              const int8_t *w, int32_t channels, int32_t depth, int8_t *out0,
                              int8_t *out1);
+/* Pairs of rows for mcu_mat_mult_s8_pairs: `count` (>= 1) pairs, the first's first row at `x`
+ * and its outputs at `out`, each next pair `x_step` and `out_step` bytes on; a pair's second row
+ * `x1` bytes after its first, its outputs `out1` bytes after (0 and 0: a row paired with itself,
+ * written once). */
+typedef struct {
+  const int8_t *x;
+  int32_t x1, x_step;
+  int8_t *out;
+  int32_t out1, out_step, count;
+} mcu_mat_mult_s8_rows_t;
+
+/* The product of parameters with a `stream` (`depth` a multiple of 4, `channels` even) over
+ * pairs of rows, each widened into `scratch` (MCU_MAT_MULT_S8_SCRATCH(depth) bytes) first. */
+void mcu_mat_mult_s8_pairs(const mcu_mat_mult_s8_params_t *p, const mcu_mat_mult_s8_rows_t *rows,
+                           const int8_t *w, int32_t channels, int32_t depth, uint32_t *scratch);
 void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
                          int32_t channels, int32_t depth, int8_t *out);
 

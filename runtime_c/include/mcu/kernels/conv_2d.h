@@ -32,6 +32,8 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
 /* Optimised variant (kernels/opt/conv_2d_1x1_s8.c): int8, 1x1 filter, stride 1, one group;
  * parameters mcu_mat_mult_s8_params_t (mcu/mat_mult_s8.h). */
 mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+/* The same with the parameters' `stream` (pairs of channels, depth a multiple of 4). */
+mcu_status_t mcu_conv_2d_1x1_s8_pairs(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
  * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the

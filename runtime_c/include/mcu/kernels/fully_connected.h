@@ -24,5 +24,7 @@ mcu_status_t mcu_fully_connected_f32(const mcu_node_t *node, mcu_context_t *ctx)
 /* Optimised variant (kernels/opt/fully_connected_s8.c): int8, filter zero point 0; parameters
  * mcu_mat_mult_s8_params_t (mcu/mat_mult_s8.h). */
 mcu_status_t mcu_fully_connected_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+/* The same for one row (batch 1): no scratch, no widened pairs linked in. */
+mcu_status_t mcu_fully_connected_s8_row(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif
