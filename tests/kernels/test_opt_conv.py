@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.codegen.lower import lower_for
+from mcugen.codegen.lower._conv_stem import applies
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8
@@ -53,7 +54,7 @@ def convs(draw: st.DrawFn) -> Conv:
 @given(conv=convs(), seed=st.integers(0, 1000))
 def test_conv_variant(conv: Conv, seed: int) -> None:
     assert fits(conv), conv
-    assert_variant_exact(conv_int8(conv, seed), "conv_2d_s8")
+    assert_variant_exact(conv_int8(conv, seed), conv_variant(conv))
 
 
 FIXED = {
@@ -66,10 +67,16 @@ FIXED = {
 }
 
 
+def conv_variant(conv: Conv) -> str:
+    """The variant that takes `conv`: the stem kernel's shapes, else the general one."""
+    stem = conv.groups == 1 and applies(conv.in_hwc[2], conv.kernel[0], conv.dilation)
+    return "conv_2d_stem_s8" if stem else "conv_2d_s8"
+
+
 def test_fixed_shapes() -> None:
     """The MLPerf stems and ResNet-8's blocks in small, then a dilated valid 5x5."""
     for name, conv in sorted(FIXED.items()):
-        assert_variant_exact(conv_int8(conv, seed=len(name)), "conv_2d_s8", samples=1)
+        assert_variant_exact(conv_int8(conv, seed=len(name)), conv_variant(conv), samples=1)
 
 
 def lowered(conv: Conv) -> list[tuple[str, int]]:
@@ -83,7 +90,9 @@ def test_scratch_and_choice() -> None:
     """Two windows in 16-bit lanes (16 bytes per block of four depth values, the last padded),
     plus one window of bytes when in_c is not a multiple of 4; 1x1 stride 1 stays with
     conv_2d_1x1_s8; a grouped convolution with the reference."""
-    assert lowered(Conv(in_hwc=(6, 6, 3), out_c=4)) == [("conv_2d_s8", 16 * 7 + 28)]
+    assert lowered(Conv(in_hwc=(6, 6, 5), out_c=4)) == [("conv_2d_s8", 16 * 12 + 48)]
+    # a stem: a band of (6 - 1) * 1 + 3 columns of five words
+    assert lowered(Conv(in_hwc=(6, 6, 3), out_c=4)) == [("conv_2d_stem_s8", 8 * 5 * 4)]
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 1), stride=(2, 2))) == [("conv_2d_s8", 16)]
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3), padding=VALID)) == [("conv_2d_s8", 48)]
     assert lowered(Conv(in_hwc=(6, 6, 4), kernel=(1, 3))) == [("conv_2d_s8", 48)]
@@ -92,7 +101,7 @@ def test_scratch_and_choice() -> None:
 
 
 def test_zero_point_extremes() -> None:
-    """Pads written as zero point -128 and 127 (the two ends of int8)."""
+    """Pads written as zero point -128 and 127 (the two ends of int8), by the stem kernel."""
     rng = np.random.default_rng(3)
     for zp in (-128, 127):
         b = GraphBuilder()
@@ -101,4 +110,4 @@ def test_zero_point_extremes() -> None:
         y = b.activation((1, 5, 6, 4), "int8", scale=0.1, zero_point=0)
         b.op("CONV_2D", [x, wt, -1], [y], padding=SAME, stride_h=1, stride_w=1)
         b.output(y)
-        assert_variant_exact(b.tflite(), "conv_2d_s8", samples=2)
+        assert_variant_exact(b.tflite(), "conv_2d_stem_s8", samples=2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from test_opt_conv import conv_variant
 
 from mcugen.codegen.lower.opt_conv_2d import conv_layout, exact_bounds, scratch_bytes
 from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8
@@ -46,7 +47,7 @@ def convs(draw: st.DrawFn) -> Conv:
 @given(conv=convs(), seed=st.integers(0, 1000))
 def test_conv_shape_classes(conv: Conv, seed: int) -> None:
     assert min(conv.out_hw()) >= 1, conv
-    assert_variant_exact(conv_int8(conv, seed), "conv_2d_s8")
+    assert_variant_exact(conv_int8(conv, seed), conv_variant(conv))
 
 
 FIXED = {
@@ -63,7 +64,7 @@ FIXED = {
 
 def test_fixed_shapes() -> None:
     for name, conv in sorted(FIXED.items()):
-        assert_variant_exact(conv_int8(conv, seed=len(name)), "conv_2d_s8", samples=2)
+        assert_variant_exact(conv_int8(conv, seed=len(name)), conv_variant(conv), samples=2)
 
 
 def test_layout_keeps_every_weight_where_the_kernel_reads_it() -> None:

@@ -71,7 +71,9 @@ class Chain:
         )
         self.x = y
 
-    def conv(self, out_c: int, kernel: tuple[int, int], stride: tuple[int, int]) -> None:
+    def conv(
+        self, out_c: int, kernel: tuple[int, int], stride: tuple[int, int], act: int = 1
+    ) -> None:
         c = self.hwc[2]
         scales = self.rng.uniform(0.002, 0.01, out_c)
         w = self.b.const(
@@ -89,7 +91,30 @@ class Chain:
             padding=SAME,
             stride_h=stride[0],
             stride_w=stride[1],
-            fused_activation_function=1,
+            fused_activation_function=act,
+        )
+        self.x = y
+
+    def spread(self, mult: int, stride: tuple[int, int], act: int) -> None:
+        """A 3x3 SAME depthwise layer of one input channel and `mult` outputs."""
+        scales = self.rng.uniform(0.002, 0.02, mult)
+        w = self.b.const(
+            self.rng.integers(-127, 128, (1, 3, 3, mult), dtype=np.int8), scale=scales, axis=3
+        )
+        bias = self.b.const(
+            self.rng.integers(-3000, 3000, mult, dtype=np.int32), scale=0.05 * scales
+        )
+        hw = window_out_hw(self.hwc, (3, 3), stride, (1, 1), SAME)
+        y = self._next(hw, mult, int(self.rng.integers(-20, 20)))
+        self.b.op(
+            "DEPTHWISE_CONV_2D",
+            [self.x, w, bias],
+            [y],
+            padding=SAME,
+            stride_h=stride[0],
+            stride_w=stride[1],
+            depth_multiplier=mult,
+            fused_activation_function=act,
         )
         self.x = y
 
@@ -128,6 +153,21 @@ def chain_model(channels: int, seed: int) -> bytes:
     return m.dense(10)
 
 
+def stem_models() -> dict[str, bytes]:
+    """conv_2d_stem_s8's paths: the assembly of three channels (a 3x3 window of 15 words) and of
+    one (a depthwise layer of one input channel, 6 words), both at the full int8 range over
+    strips of 8 pixels and a short last one; the C path of a clamped activation, 5 output
+    channels and a 3x5 filter."""
+    three = Chain((15, 21, 3), seed=1)
+    three.conv(8, (3, 3), (2, 2), act=0)
+    three.conv(6, (3, 3), (1, 1))
+    one = Chain((17, 22, 1), seed=2)
+    one.spread(8, (2, 2), act=0)
+    clamped = Chain((9, 13, 3), seed=3)
+    clamped.conv(5, (3, 5), (1, 2), act=3)
+    return {"three": three.dense(10), "one": one.dense(10), "clamped": clamped.dense(10)}
+
+
 @pytest.fixture(scope="module")
 def workdir() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="mcugen-opt-") as tmp:
@@ -150,3 +190,20 @@ def test_opt_kernels_bit_exact_on_dsp_twins(board: str, channels: int, workdir: 
         for o, r in zip(ours, theirs, strict=True):
             assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} differs"
             assert len(np.unique(o)) > 1, "a constant output would hide a wrong kernel"
+
+
+@pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
+def test_stem_kernel_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
+    target = resolve_target(load_board(board), emulate=True)
+    for name, model in stem_models().items():
+        gen = generate(import_model(model, source=f"stem-{name}"))
+        assert "conv_2d_stem_s8" in {low.variant for low in gen.lowered.values()}, name
+        result = build(gen, target, workdir / f"stem-{name}-{board}")
+        samples = [random_inputs(gen.graph, s) for s in (0, 1)]
+        with open_device(target, result.executable, None) as link:
+            run = run_samples(link, gen.graph, samples, emulated=True)
+        ref = tflm_outputs(model, gen.graph, samples)
+        for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
+            for o, r in zip(ours, theirs, strict=True):
+                assert np.array_equal(o, r.reshape(o.shape)), f"{name}: sample {k} differs"
+                assert len(np.unique(o)) > 1, "a constant output would hide a wrong kernel"

@@ -32,7 +32,7 @@ def test_lib_export_writes_the_header_sources_and_no_main(tmp_path: Path, capsys
         assert api in header
     assert "tiny_invoke_profiled(" in header and "TINY_INPUT0_SCALE" in header
     sources = sorted(p.name for p in (out / "src").glob("*.c"))
-    assert "tiny_k_conv_2d_s8.c" in sources and not any("protocol" in s for s in sources)
+    assert "tiny_k_conv_2d_stem_s8.c" in sources and not any("protocol" in s for s in sources)
     assert all("main(" not in (out / "src" / s).read_text() for s in sources)
     assert 'section(".dtcm_bss")' in (out / "src/tiny_arena.c").read_text()
     assert not list(tmp_path.glob(".lib.*")), "staging directory left behind"

@@ -24,6 +24,13 @@ import functools
 import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower._conv_stem import (
+    STRIP,
+    applies,
+    stem_scratch_bytes,
+    stem_weights,
+    window_words,
+)
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.opt_mat_mult import _read_alike, filter_rows, folded_bias
 from mcugen.model.ir import Graph, Operator
@@ -162,6 +169,61 @@ def scratch_bytes(depth: int, in_c: int) -> int:
     when in_c is not a multiple of 4, one window of bytes."""
     words = 16 * ((depth + 3) // 4)
     return words + (_align4(depth) if in_c % 4 else 0)
+
+
+@variant(
+    "conv_2d_stem_s8",
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    handles="int8 first layers: a filter of three rows over one or three input channels (a "
+    "depthwise one of one input channel and several outputs too), dilation 1",
+)
+def conv_2d_stem(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """runtime_c/kernels/opt/conv_2d_stem_s8.c: the input widened once per strip into a band of
+    16-bit columns, the weights as 16-bit pairs in its lanes (`_conv_stem`)."""
+    if reference.function not in ("mcu_conv_2d_int8", "mcu_depthwise_conv_2d_int8"):
+        return None
+    ref = dict(reference.params)
+    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
+    depthwise = op.opcode == "DEPTHWISE_CONV_2D"
+    in_c, k_w = x.shape[3], w.shape[2]
+    if depthwise and (in_c != 1 or w.shape[3] < 2) or not depthwise and w.shape[3] != in_c:
+        return None
+    dilation = (_int(ref, "dilation_h"), _int(ref, "dilation_w"))
+    if not applies(in_c, w.shape[1], dilation) or is_pointwise_unit(graph, op, ref):
+        return None
+    pad = -_int(ref, "input_offset")
+    records = channel_records(graph, op, ref) if w.data is not None and w.dtype == "int8" else None
+    if not -128 <= pad < 128 or records is None:
+        return None
+    words = stem_weights(filter_rows(graph, op), records, in_c, k_w)
+    if words is None:
+        return None
+    pad &= 0xFF
+    pad_word = pad * 0x01010101
+    stride_w = _int(ref, "stride_w")
+    out_w = graph.tensors[op.outputs[0]].shape[2]
+    return Lowered(
+        "conv_2d",
+        "mcu_conv_2d_stem_s8_opt",
+        "mcu_conv_2d_stem_s8_params_t",
+        (
+            ("stride_w", stride_w),
+            ("stride_h", ref["stride_h"]),
+            ("pad_w", ref["pad_w"]),
+            ("pad_h", ref["pad_h"]),
+            ("pad_word", pad_word - 2**32 if pad_word >= 2**31 else pad_word),
+            ("act_min", ref["act_min"]),
+            ("act_max", ref["act_max"]),
+            ("strip", min(STRIP, out_w)),
+            ("window", window_words(in_c, k_w)),
+            ("weights", Array("int32_t", words)),
+        ),
+        stem_scratch_bytes(in_c, k_w, stride_w, out_w),
+        variant="conv_2d_stem_s8",
+        sources=("opt/conv_2d_stem_s8.c",),
+        headers=("mcu/kernels/conv_2d.h",),
+    )
 
 
 @variant(

@@ -70,4 +70,27 @@ typedef struct {
  * (and one in bytes when in_c is not a multiple of 4). */
 mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 
+/* Parameters of the first-layer variant (kernels/opt/conv_2d_stem_s8.c): a filter of three
+ * rows over one or three input channels, dilation 1. `weights` holds, per group of four output
+ * channels (the last group padded with zero channels): their four biases, then the window's
+ * `window` words of 16-bit weight pairs in the kernel's lane order, per chunk of four words
+ * (the last of the rest) each channel's words, then per channel its multiplier, right shift
+ * (never 0) and constant (the records of mcu_conv_2d_s8_params_t, whose left shift the build
+ * folded into the weights and the bias: mcugen/codegen/lower/_conv_stem.py). The scratch holds
+ * a band of `strip` output pixels' columns. */
+typedef struct {
+  int32_t stride_w;
+  int32_t stride_h;
+  int32_t pad_w;
+  int32_t pad_h;
+  int32_t pad_word; /* the input zero point in each of four bytes */
+  int32_t act_min;
+  int32_t act_max;
+  int32_t strip;  /* output pixels per band */
+  int32_t window; /* words of a window: k_w columns */
+  const int32_t *weights;
+} mcu_conv_2d_stem_s8_params_t;
+
+mcu_status_t mcu_conv_2d_stem_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+
 #endif
