@@ -414,44 +414,60 @@ static inline uint32_t dw3_pixel(const dw3_job_t *j, const int8_t *row, int32_t 
   return word;
 }
 
-/* Input row y (any y >= -pad_h) of channels c .. c + g - 1 into its band slot. */
-__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y, int32_t c, int32_t g, uint32_t zero,
-                     uint32_t off2) {
-  const int32_t pw = j->ring * j->bw / 2, half = j->bw / 2, pad_w = j->pad_along;
+/* One pixel's four channels (word p) widened into entry `at` of the four planes (`pw` entries
+ * apart): plane k gets channel k. */
+static inline void dw3_put1(int16_t *at, int32_t pw, uint32_t p, uint32_t off2) {
+  uint32_t even = mcu_sxtab16(off2, p), odd = mcu_sxtab16_ror8(off2, p);
+  at[0] = (int16_t)even;
+  at[pw] = (int16_t)odd;
+  at[2 * pw] = (int16_t)(even >> 16);
+  at[3 * pw] = (int16_t)(odd >> 16);
+}
+
+/* Input line y (any y >= -pad) of channels c .. c + g - 1 into its band slot: entry pad + x of a
+ * plane holds column x. The entries around the image stay 0 (`dw3_setup` clears the band, and
+ * lines outside the image are 0); the fields are read into locals once (the band's stores may
+ * alias them). Four channels: a lone column where the image starts or ends mid-word, the pairs
+ * between (four at a time in the assembly). */
+__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y, int32_t c,
+                                               int32_t g, uint32_t zero, uint32_t off2) {
+  const int32_t half = j->bw / 2, pw = j->ring * half, pad = j->pad_along;
+  const int32_t len = j->src.len, ch = j->src.step;
   uint32_t *dst = j->band + ((y + j->pad_across) % j->ring) * half;
   if (y < 0 || y >= j->src.lines) {
-    for (int32_t k = 0; k < half; ++k) {
-      dw3_put(dst + k, pw, zero, zero, off2);
+    for (int32_t i = 0; i < 4; ++i) {
+      memset(dst + i * pw, 0, (size_t)half * 4);
     }
     return;
   }
-  const int8_t *row = j->in + y * j->src.line + c;
-  /* pairs k with both columns 2k - pad_w and 2k - pad_w + 1 in the image: [k0, k1) */
-  const int32_t k0 = mcu_min_i32((pad_w + 1) / 2, half);
-  const int32_t k1 = g < 4 ? k0 : mcu_max_i32(k0, mcu_min_i32((j->src.len + pad_w) / 2, half));
-  int32_t k = 0;
-  for (; k < k0; ++k) {
-    int32_t x = 2 * k - pad_w;
-    dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero), off2);
+  const int8_t *src = j->in + y * j->src.line + c;
+  if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero point's */
+    for (int32_t k = 0, x = -pad; k < half; ++k, x += 2) {
+      dw3_put(dst + k, pw, dw3_pixel(j, src, x, g, zero), dw3_pixel(j, src, x + 1, g, zero),
+              off2);
+    }
+    return;
   }
-  const int32_t ch = j->src.step;
-  const int8_t *src = row + (2 * k - pad_w) * ch;
+  int32_t n = len, e = pad; /* columns left, the next one's entry */
+  if (e & 1) {
+    dw3_put1((int16_t *)dst + e, 2 * pw, mcu_load_u32(src), off2);
+    ++e, --n, src += ch;
+  }
+  uint32_t *at = dst + e / 2;
 #if MCU_SIMD_DSP
-  if (k1 - k >= 2) {
-    const int32_t quads = (k1 - k) / 2;
-    dw3_fill_t f = {(uintptr_t)src,         ch,  (uintptr_t)(dst + k), 4 * pw,
-                    (uintptr_t)(src + 4 * quads * ch), off2};
+  if (n >= 8) {
+    const int32_t quads = n / 4;
+    dw3_fill_t f = {(uintptr_t)src, ch, (uintptr_t)at, 4 * pw, (uintptr_t)(src + 4 * quads * ch),
+                    off2};
     dw3_fill4(&f);
-    k += 2 * quads;
-    src += 4 * quads * ch;
+    at += 2 * quads, n -= 4 * quads, src += 4 * quads * ch;
   }
 #endif
-  for (; k < k1; ++k, src += 2 * ch) {
-    dw3_put(dst + k, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
+  for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
+    dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
   }
-  for (; k < half; ++k) {
-    int32_t x = 2 * k - pad_w;
-    dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero), off2);
+  if (n > 0) {
+    dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
   }
 }
 
@@ -798,6 +814,7 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
   j->wts = scratch;
   j->band = j->wts + 24;
   j->rows = (int32_t *)(j->band + 2 * j->ring * j->bw);
+  memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 8); /* the padding's entries */
 }
 
 /* In place, output row oy must not reach input rows the band has not copied while some remain
