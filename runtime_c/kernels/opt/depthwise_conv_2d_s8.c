@@ -424,50 +424,57 @@ static inline void dw3_put1(int16_t *at, int32_t pw, uint32_t p, uint32_t off2) 
   at[3 * pw] = (int16_t)(odd >> 16);
 }
 
-/* Input line y (any y >= -pad) of channels c .. c + g - 1 into its band slot: entry pad + x of a
- * plane holds column x. The entries around the image stay 0 (`dw3_setup` clears the band, and
- * lines outside the image are 0); the fields are read into locals once (the band's stores may
- * alias them). Four channels: a lone column where the image starts or ends mid-word, the pairs
- * between (four at a time in the assembly). */
-__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y, int32_t c,
-                                               int32_t g, uint32_t zero, uint32_t off2) {
-  const int32_t half = j->bw / 2, pw = j->ring * half, pad = j->pad_along;
-  const int32_t len = j->src.len, ch = j->src.step;
-  uint32_t *dst = j->band + ((y + j->pad_across) % j->ring) * half;
-  if (y < 0 || y >= j->src.lines) {
-    for (int32_t i = 0; i < 4; ++i) {
-      memset(dst + i * pw, 0, (size_t)half * 4);
+/* Input lines y0 .. y1 (y0 >= -pad) of channels c .. c + g - 1 into their band slots: entry
+ * pad + x of a plane line holds column x. The entries around the image stay 0 (`dw3_setup`
+ * clears the band, and lines outside the image are stored 0); the fields are read into locals
+ * once (the band's stores may alias them). Four channels: a lone column where the image starts
+ * or ends mid-word, the pairs between (four at a time in the assembly). */
+__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, int32_t y1,
+                                               int32_t c, int32_t g) {
+  const int32_t half = j->bw / 2, ring = j->ring, pw = ring * half, pad = j->pad_along;
+  const int32_t len = j->src.len, ch = j->src.step, lines = j->src.lines, step = j->src.line;
+  const uint32_t zero = repeat4(-j->p->input_offset);
+  const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
+  const uint32_t blank = mcu_sxtab16(off2, zero); /* 0, opaque to the compiler (no memset) */
+  int32_t slot = (y0 + j->pad_across) % ring;
+  for (int32_t y = y0; y <= y1; ++y, slot = slot + 1 == ring ? 0 : slot + 1) {
+    uint32_t *dst = j->band + slot * half;
+    const int8_t *row = j->in + y * step + c;
+    if (y < 0 || y >= lines) { /* (row is not read) */
+      for (int32_t k = 0; k < half; ++k) {
+        dst[k] = blank, dst[k + pw] = blank, dst[k + 2 * pw] = blank, dst[k + 3 * pw] = blank;
+      }
+      continue;
     }
-    return;
-  }
-  const int8_t *src = j->in + y * j->src.line + c;
-  if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero point's */
-    for (int32_t k = 0, x = -pad; k < half; ++k, x += 2) {
-      dw3_put(dst + k, pw, dw3_pixel(j, src, x, g, zero), dw3_pixel(j, src, x + 1, g, zero),
-              off2);
+    if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero point's */
+      for (int32_t k = 0, x = -pad; k < half; ++k, x += 2) {
+        dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero),
+                off2);
+      }
+      continue;
     }
-    return;
-  }
-  int32_t n = len, e = pad; /* columns left, the next one's entry */
-  if (e & 1) {
-    dw3_put1((int16_t *)dst + e, 2 * pw, mcu_load_u32(src), off2);
-    ++e, --n, src += ch;
-  }
-  uint32_t *at = dst + e / 2;
+    const int8_t *src = row;
+    int32_t n = len; /* columns left */
+    uint32_t *at = dst + pad / 2;
+    if (pad & 1) {
+      dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
+      --n, src += ch, ++at;
+    }
 #if MCU_SIMD_DSP
-  if (n >= 8) {
-    const int32_t quads = n / 4;
-    dw3_fill_t f = {(uintptr_t)src, ch, (uintptr_t)at, 4 * pw, (uintptr_t)(src + 4 * quads * ch),
-                    off2};
-    dw3_fill4(&f);
-    at += 2 * quads, n -= 4 * quads, src += 4 * quads * ch;
-  }
+    if (n >= 8) {
+      const int32_t quads = n / 4;
+      dw3_fill_t f = {(uintptr_t)src, ch, (uintptr_t)at, 4 * pw,
+                      (uintptr_t)(src + 4 * quads * ch), off2};
+      dw3_fill4(&f);
+      at += 2 * quads, n -= 4 * quads, src += 4 * quads * ch;
+    }
 #endif
-  for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
-    dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
-  }
-  if (n > 0) {
-    dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
+    for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
+      dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
+    }
+    if (n > 0) {
+      dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
+    }
   }
 }
 
@@ -717,17 +724,13 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
   dw3_call_t q[4];
   dw3_lanes(j, c, g, q);
   const mcu_depthwise_conv_2d_params_t *p = j->p;
-  const uint32_t zero = repeat4(-p->input_offset);
-  const uint32_t off2 = mcu_pack16(p->input_offset, p->input_offset);
   const int32_t s_h = j->s_across, pad_h = j->pad_across, half = j->bw / 2;
   const int full = p->act_min == -128 && p->act_max == 127;
   int32_t next = -pad_h; /* the first input line not in the band yet */
   for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
     int32_t oy1 = mcu_min_i32(oy0 + j->chunk, j->dst.lines);
     int32_t last = (oy1 - 1) * s_h - pad_h + 2;
-    for (int32_t y = mcu_max_i32(next, oy0 * s_h - pad_h); y <= last; ++y) {
-      dw3_fill(j, y, c, g, zero, off2);
-    }
+    dw3_fill(j, mcu_max_i32(next, oy0 * s_h - pad_h), last, c, g);
     next = last + 1;
     int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first line */
     for (int32_t oy = oy0, *t = j->rows; oy < oy1; ++oy, t += 3) {
