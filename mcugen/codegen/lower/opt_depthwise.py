@@ -11,8 +11,9 @@ the input zero point, with a margin so that the rounding division cannot overflo
 model outside it keeps the reference.
 
 3x3 layers at strides 1 and 2 whose right shifts are all at least 1 (`planar_fits`) take the
-kernel's planar path instead: one channel at a time over four widened int16 planes (rows, or
-columns of a tall stride-1 SAME layer), with its own scratch (`planar_bytes`).
+kernel's planar path instead, whatever their size: one channel at a time over four widened int16
+planes (rows, or columns of a tall stride-1 SAME layer) in blocks of four, two and one outputs,
+with its own scratch (`planar_bytes`).
 """
 
 from __future__ import annotations

@@ -271,6 +271,14 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
  * W12): nine MACs in six instructions, three loads of input a row for four outputs. The weights
  * and the bias are doubled, which is SMMULR's doubling (the build proved |sum| < 2^29).
  *
+ * A line runs as blocks of four outputs, then one of two (the same sums' first two, over words A
+ * and B, or A..C at stride 2), then one (SMLAD(A, W01) + SMLABT(B, W12) at either stride): every
+ * block starts at an even band column, so every load is a whole word, and lines of any length
+ * (down to one output, as in the 3x3 and 6x6 layers of small images) waste no work. On DSP cores
+ * one assembly call runs a channel over a chunk's lines, reading each line's three band lines
+ * from a table built once a chunk for the four channels (byte offsets into a plane: the ring's
+ * wrap costs the assembly nothing).
+ *
  * Requantisation with right = -shift >= 1 (the build only sends such layers here): t =
  * SMMLAR(2 * sum, M, round) is SMMULR(2 * sum, M) + round (round = 2^(right-1) + output_offset <<
  * right), then t + (sum >> 31) >> right: mcu_mbqm's rounding division, as in `requant` above,
