@@ -73,10 +73,10 @@ def by_columns(in_hw: tuple[int, int], out_hw: tuple[int, int]) -> bool:
 
 
 def planar_bytes(ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]) -> int:
-    """The 3x3 path's scratch (`dw3_setup`): four channels' doubled weights (24 words), then four
-    planes of `ring` lines of `bw` int16 entries; lines are rows, or columns when the output is
-    taller than wide, and a chunk of output lines aims at CHUNK_OUTPUTS outputs a channel; then
-    the chunk's table of band lines (three int32 offsets an output line)."""
+    """The 3x3 path's scratch (`dw3_setup`): a chunk's table of band lines (three int32 offsets
+    an output line), then four planes of `ring` lines of `bw` int16 entries; lines are rows, or
+    columns when the output is taller than wide, and a chunk of output lines aims at
+    CHUNK_OUTPUTS outputs a channel."""
     pad, stride = (ref["pad_h"], ref["pad_w"]), (ref["stride_h"], ref["stride_w"])
     along = 0 if by_columns(in_hw, out_hw) else 1  # the axis a line runs along
     lines, length = out_hw[1 - along], out_hw[along]
@@ -86,7 +86,7 @@ def planar_bytes(ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple
     ring = (chunk - 1) * s_across + 3
     bw = max(pad_along + in_hw[along], s_along * length + 2)
     bw += bw & 1
-    return 96 + 4 * ring * bw * 2 + 12 * chunk
+    return 12 * chunk + 4 * ring * bw * 2
 
 
 def scratch_bytes(

@@ -309,9 +309,8 @@ typedef struct {
   int32_t chunk; /* output lines a chunk */
   int32_t ring;  /* band lines: (chunk - 1) * s_across + 3 */
   int32_t bw;    /* int16 entries a band line, even */
-  uint32_t *wts; /* scratch: 4 channels x 6 words (W01, W12 of three filter lines) */
+  int32_t *rows;  /* scratch: a chunk's band lines, three byte offsets an output line */
   uint32_t *band; /* then 4 planes of ring * bw int16 */
-  int32_t *rows;  /* then a chunk's band lines, three byte offsets an output line */
 } dw3_job_t;
 
 /* One channel's call over a chunk's lines (the assembly's offsets: the four words LDM'd together
@@ -822,9 +821,8 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
   j->ring = (j->chunk - 1) * j->s_across + 3;
   int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
   j->bw = bw + (bw & 1);
-  j->wts = scratch;
-  j->band = j->wts + 24;
-  j->rows = (int32_t *)(j->band + 2 * j->ring * j->bw);
+  j->rows = scratch;
+  j->band = (uint32_t *)(j->rows + 3 * j->chunk);
   memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 8); /* the padding's entries */
 }
 
