@@ -230,3 +230,71 @@ def test_planar_assembly_on_dsp_twins(board: str, tmp_path: Path) -> None:
             for o, r in zip(ours, theirs, strict=True):
                 assert np.array_equal(o, r.reshape(o.shape))
                 assert len(np.unique(o)) > 1
+
+
+def small_chain(hw: tuple[int, int], channels: int, seed: int) -> bytes:
+    """ADD, then SAME 3x3 depthwise layers down to lines of one to three outputs (the planar
+    path's blocks of two and one), strides 1 and 2 alternating, the clamped range (ReLU6: the C
+    rows on DSP cores too) on the third; tall layers run along columns."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=-3)
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=-3)
+    b.op("ADD", [x, x], [h])
+    hwc = (*hw, channels)
+    for stride, act in ((1, 0), (2, 0), (1, 3), (2, 0), (1, 0)):
+        scales = rng.uniform(0.003, 0.03, channels)
+        w = b.const(
+            rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3
+        )
+        bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
+        out_hw = window_out_hw(hwc, (3, 3), (stride, stride), (1, 1), SAME)
+        y = b.activation(
+            (1, *out_hw, channels), "int8", scale=0.2, zero_point=int(rng.integers(-9, 9))
+        )
+        b.op(
+            "DEPTHWISE_CONV_2D",
+            [h, w, bias],
+            [y],
+            padding=SAME,
+            stride_h=stride,
+            stride_w=stride,
+            depth_multiplier=1,
+            fused_activation_function=act,
+        )
+        h, hwc = y, (*out_hw, channels)
+    b.output(h)
+    return b.tflite()
+
+
+SMALL_SHAPES = (((6, 6), 12), ((7, 5), 6), ((3, 9), 5), ((5, 3), 9), ((2, 2), 7))
+
+
+def test_small_planar_lines_on_host() -> None:
+    """The planar path's short lines (blocks of two and one, lines of one output) in its C rows."""
+    for hw, channels in SMALL_SHAPES:
+        assert_variant_exact(small_chain(hw, channels, seed=channels), VARIANT, samples=2)
+
+
+@pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+@pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
+def test_small_planar_lines_on_dsp_twins(board: str, tmp_path: Path) -> None:
+    """The same in the assembly (lines of 6, 3, 2 and 1 outputs at even and odd widths, padding
+    at both ends, channel counts that are not multiples of 4, rows and columns as lines)."""
+    target = resolve_target(load_board(board), emulate=True)
+    for hw, channels in SMALL_SHAPES:
+        model = small_chain(hw, channels, seed=channels)
+        gen = generate(import_model(model, source="small chain"))
+        assert {low.variant for low in gen.lowered.values()} >= {VARIANT}
+        result = build(gen, target, tmp_path / f"small{hw[0]}x{hw[1]}")
+        samples = [random_inputs(gen.graph, s) for s in (0, 1)]
+        with open_device(target, result.executable, None) as link:
+            run = run_samples(link, gen.graph, samples, emulated=True)
+        ref = tflm_outputs(model, gen.graph, samples)
+        for ours, theirs in zip(run.outputs, ref, strict=True):
+            for o, r in zip(ours, theirs, strict=True):
+                assert np.array_equal(o, r.reshape(o.shape)), (board, hw, channels)
+                assert len(np.unique(o)) > 1

@@ -11,8 +11,9 @@ the input zero point, with a margin so that the rounding division cannot overflo
 model outside it keeps the reference.
 
 3x3 layers at strides 1 and 2 whose right shifts are all at least 1 (`planar_fits`) take the
-kernel's planar path instead: one channel at a time over four widened int16 planes (rows, or
-columns of a tall stride-1 SAME layer), with its own scratch (`planar_bytes`).
+kernel's planar path instead, whatever their size: one channel at a time over four widened int16
+planes (rows, or columns of a tall stride-1 SAME layer) in blocks of four, two and one outputs,
+with its own scratch (`planar_bytes`).
 """
 
 from __future__ import annotations
@@ -58,19 +59,11 @@ def band_width(ref: Mapping[str, Value], in_w: int, k_w: int, out_w: int) -> int
     return max(pad_w + in_w, (out_w - 1) * stride_w + k_w)
 
 
-def planar_fits(
-    ref: Mapping[str, Value],
-    k_hw: tuple[int, int],
-    shifts: Array,
-    in_hw: tuple[int, int],
-    out_hw: tuple[int, int],
-) -> bool:
-    """The kernel's 3x3 path (`dw3_takes`): strides 1 or 2, every right shift at least 1, and
-    lines (rows, or columns by `by_columns`) of at least four outputs."""
+def planar_fits(ref: Mapping[str, Value], k_hw: tuple[int, int], shifts: Array) -> bool:
+    """The kernel's 3x3 path (`dw3_takes`): strides 1 or 2 and every right shift at least 1;
+    lines (rows, or columns by `by_columns`) of any length."""
     strides = (ref["stride_h"], ref["stride_w"])
-    length = out_hw[0] if by_columns(in_hw, out_hw) else out_hw[1]
-    fits = k_hw == (3, 3) and all(s in (1, 2) for s in strides) and max(shifts.values) <= -1
-    return fits and length >= 4
+    return k_hw == (3, 3) and all(s in (1, 2) for s in strides) and max(shifts.values) <= -1
 
 
 def by_columns(in_hw: tuple[int, int], out_hw: tuple[int, int]) -> bool:
@@ -80,9 +73,10 @@ def by_columns(in_hw: tuple[int, int], out_hw: tuple[int, int]) -> bool:
 
 
 def planar_bytes(ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]) -> int:
-    """The 3x3 path's scratch (`dw3_setup`): four channels' doubled weights (24 words), then four
-    planes of `ring` lines of `bw` int16 entries; lines are rows, or columns when the output is
-    taller than wide, and a chunk of output lines aims at CHUNK_OUTPUTS outputs a channel."""
+    """The 3x3 path's scratch (`dw3_setup`): a chunk's table of band lines (three int32 offsets
+    an output line), then four planes of `ring` lines of `bw` int16 entries; lines are rows, or
+    columns when the output is taller than wide, and a chunk of output lines aims at
+    CHUNK_OUTPUTS outputs a channel."""
     pad, stride = (ref["pad_h"], ref["pad_w"]), (ref["stride_h"], ref["stride_w"])
     along = 0 if by_columns(in_hw, out_hw) else 1  # the axis a line runs along
     lines, length = out_hw[1 - along], out_hw[along]
@@ -92,7 +86,7 @@ def planar_bytes(ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple
     ring = (chunk - 1) * s_across + 3
     bw = max(pad_along + in_hw[along], s_along * length + 2)
     bw += bw & 1
-    return 96 + 4 * ring * bw * 2
+    return 12 * chunk + 4 * ring * bw * 2
 
 
 def scratch_bytes(
@@ -104,7 +98,7 @@ def scratch_bytes(
 ) -> int:
     """The 3x3 path's planes where it runs, else four channels' widened weights (8 bytes a tap),
     then k_h band rows of 4-byte entries."""
-    if planar_fits(ref, k_hw, shifts, in_hw, out_hw):
+    if planar_fits(ref, k_hw, shifts):
         return planar_bytes(ref, in_hw, out_hw)
     k_h, k_w = k_hw
     return 8 * k_h * k_w + 4 * k_h * band_width(ref, in_hw[1], k_w, out_hw[1])
@@ -178,7 +172,7 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
             in_hw,
             k_hw[0],
             out_hw,
-            planar_fits(ref, k_hw, shifts, in_hw, out_hw) and by_columns(in_hw, out_hw),
+            planar_fits(ref, k_hw, shifts) and by_columns(in_hw, out_hw),
         )
         else NO_TRAITS
     )

@@ -271,6 +271,14 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
  * W12): nine MACs in six instructions, three loads of input a row for four outputs. The weights
  * and the bias are doubled, which is SMMULR's doubling (the build proved |sum| < 2^29).
  *
+ * A line runs as blocks of four outputs, then one of two (the same sums' first two, over words A
+ * and B, or A..C at stride 2), then one (SMLAD(A, W01) + SMLABT(B, W12) at either stride): every
+ * block starts at an even band column, so every load is a whole word, and lines of any length
+ * (down to one output, as in the 3x3 and 6x6 layers of small images) waste no work. On DSP cores
+ * one assembly call runs a channel over a chunk's lines, reading each line's three band lines
+ * from a table built once a chunk for the four channels (byte offsets into a plane: the ring's
+ * wrap costs the assembly nothing).
+ *
  * Requantisation with right = -shift >= 1 (the build only sends such layers here): t =
  * SMMLAR(2 * sum, M, round) is SMMULR(2 * sum, M) + round (round = 2^(right-1) + output_offset <<
  * right), then t + (sum >> 31) >> right: mcu_mbqm's rounding division, as in `requant` above,
@@ -301,18 +309,37 @@ typedef struct {
   int32_t chunk; /* output lines a chunk */
   int32_t ring;  /* band lines: (chunk - 1) * s_across + 3 */
   int32_t bw;    /* int16 entries a band line, even */
-  uint32_t *wts; /* scratch: 4 channels x 6 words (W01, W12 of three filter lines) */
+  int32_t *rows;  /* scratch: a chunk's band lines, three byte offsets an output line */
   uint32_t *band; /* then 4 planes of ring * bw int16 */
 } dw3_job_t;
 
+/* One channel's call over a chunk's lines (the assembly's offsets: the four words LDM'd together
+ * first). */
 typedef struct {
-  int32_t bias2, multiplier, round, right, lo, hi;
-} dw3_requant_t;
+  int32_t multiplier, round, right, ch; /* 0, 4, 8, 12: ch = bytes from an output to the next */
+  int32_t bias2;                        /* 16 */
+  uintptr_t end;                        /* 20: the assembly's, line 0 after the blocks of four */
+  uint32_t w[6];                        /* 24, 32, 40: W01, W12 of filter lines 0, 1, 2 */
+  const int32_t *rows;                  /* 48: the next output line's three band lines */
+  uintptr_t plane;                      /* 52: the channel's plane, which `rows` are bytes into */
+  uintptr_t out;                        /* 56: the next output line's first output */
+  int32_t quads;                        /* 60: band bytes a line's blocks of four cover */
+  int32_t tail;                         /* 64: outputs a line after them, 0 to 3 */
+  int32_t out_line;                     /* 68: bytes from an output line to the next */
+  int32_t lines;                        /* 72: output lines left */
+  int32_t lo, hi;                       /* the activation range */
+} dw3_call_t;
+
+#if MCU_SIMD_DSP
+_Static_assert(offsetof(dw3_call_t, bias2) == 16 && offsetof(dw3_call_t, w) == 24 &&
+                   offsetof(dw3_call_t, rows) == 48 && offsetof(dw3_call_t, lines) == 72,
+               "the offsets the assembly uses");
+#endif
 
 #define DW3_INLINE static inline __attribute__((always_inline))
 
 /* `full`: the activation range is [-128, 127], SSAT's alone. */
-DW3_INLINE int32_t dw3_out(const dw3_requant_t *q, int32_t acc, const int full) {
+DW3_INLINE int32_t dw3_out(const dw3_call_t *q, int32_t acc, const int full) {
   int32_t t = mcu_smmlar(acc, q->multiplier, q->round);
   t = mcu_ssat8((t + (acc >> 31)) >> q->right); /* arithmetic shifts */
   return full ? t : mcu_clamp_i32(t, q->lo, q->hi);
@@ -394,97 +421,94 @@ static inline uint32_t dw3_pixel(const dw3_job_t *j, const int8_t *row, int32_t 
   return word;
 }
 
-/* Input row y (any y >= -pad_h) of channels c .. c + g - 1 into its band slot. */
-__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y, int32_t c, int32_t g, uint32_t zero,
-                     uint32_t off2) {
-  const int32_t pw = j->ring * j->bw / 2, half = j->bw / 2, pad_w = j->pad_along;
-  uint32_t *dst = j->band + ((y + j->pad_across) % j->ring) * half;
-  if (y < 0 || y >= j->src.lines) {
-    for (int32_t k = 0; k < half; ++k) {
-      dw3_put(dst + k, pw, zero, zero, off2);
+/* One pixel's four channels (word p) widened into entry `at` of the four planes (`pw` entries
+ * apart): plane k gets channel k. */
+static inline void dw3_put1(int16_t *at, int32_t pw, uint32_t p, uint32_t off2) {
+  uint32_t even = mcu_sxtab16(off2, p), odd = mcu_sxtab16_ror8(off2, p);
+  at[0] = (int16_t)even;
+  at[pw] = (int16_t)odd;
+  at[2 * pw] = (int16_t)(even >> 16);
+  at[3 * pw] = (int16_t)(odd >> 16);
+}
+
+/* Input lines y0 .. y1 (y0 >= -pad) of channels c .. c + g - 1 into their band slots: entry
+ * pad + x of a plane line holds column x. The entries around the image stay 0 (`dw3_setup`
+ * clears the band, and lines outside the image are stored 0); the fields are read into locals
+ * once (the band's stores may alias them). Four channels: a lone column where the image starts
+ * or ends mid-word, the pairs between (four at a time in the assembly). */
+__attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, int32_t y1,
+                                               int32_t c, int32_t g) {
+  const int32_t half = j->bw / 2, ring = j->ring, pw = ring * half, pad = j->pad_along;
+  const int32_t len = j->src.len, ch = j->src.step, lines = j->src.lines, step = j->src.line;
+  const uint32_t zero = repeat4(-j->p->input_offset);
+  const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
+  const uint32_t blank = mcu_sxtab16(off2, zero); /* 0, opaque to the compiler (no memset) */
+  int32_t slot = (y0 + j->pad_across) % ring;
+  for (int32_t y = y0; y <= y1; ++y, slot = slot + 1 == ring ? 0 : slot + 1) {
+    uint32_t *dst = j->band + slot * half;
+    const int8_t *row = j->in + y * step + c;
+    if (y < 0 || y >= lines) { /* (row is not read) */
+      for (int32_t k = 0; k < half; ++k) {
+        dst[k] = blank, dst[k + pw] = blank, dst[k + 2 * pw] = blank, dst[k + 3 * pw] = blank;
+      }
+      continue;
     }
-    return;
-  }
-  const int8_t *row = j->in + y * j->src.line + c;
-  /* pairs k with both columns 2k - pad_w and 2k - pad_w + 1 in the image: [k0, k1) */
-  const int32_t k0 = mcu_min_i32((pad_w + 1) / 2, half);
-  const int32_t k1 = g < 4 ? k0 : mcu_max_i32(k0, mcu_min_i32((j->src.len + pad_w) / 2, half));
-  int32_t k = 0;
-  for (; k < k0; ++k) {
-    int32_t x = 2 * k - pad_w;
-    dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero), off2);
-  }
-  const int32_t ch = j->src.step;
-  const int8_t *src = row + (2 * k - pad_w) * ch;
+    if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero point's */
+      for (int32_t k = 0, x = -pad; k < half; ++k, x += 2) {
+        dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero),
+                off2);
+      }
+      continue;
+    }
+    const int8_t *src = row;
+    int32_t n = len; /* columns left */
+    uint32_t *at = dst + pad / 2;
+    if (pad & 1) {
+      dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
+      --n, src += ch, ++at;
+    }
 #if MCU_SIMD_DSP
-  if (k1 - k >= 2) {
-    const int32_t quads = (k1 - k) / 2;
-    dw3_fill_t f = {(uintptr_t)src,         ch,  (uintptr_t)(dst + k), 4 * pw,
-                    (uintptr_t)(src + 4 * quads * ch), off2};
-    dw3_fill4(&f);
-    k += 2 * quads;
-    src += 4 * quads * ch;
-  }
+    if (n >= 8) {
+      const int32_t quads = n / 4;
+      dw3_fill_t f = {(uintptr_t)src, ch, (uintptr_t)at, 4 * pw,
+                      (uintptr_t)(src + 4 * quads * ch), off2};
+      dw3_fill4(&f);
+      at += 2 * quads, n -= 4 * quads, src += 4 * quads * ch;
+    }
 #endif
-  for (; k < k1; ++k, src += 2 * ch) {
-    dw3_put(dst + k, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
-  }
-  for (; k < half; ++k) {
-    int32_t x = 2 * k - pad_w;
-    dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero), off2);
+    for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
+      dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
+    }
+    if (n > 0) {
+      dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
+    }
   }
 }
 
 #if MCU_SIMD_DSP
-/* The asm blocks' arguments; the four words LDM'd together first. */
-typedef struct {
-  int32_t multiplier, round, right, ch; /* offsets 0, 4, 8, 12 */
-  uintptr_t r0, r1, r2;                 /* 16, 20, 24: the rows at the first block's column */
-  uintptr_t out;                        /* 28 */
-  uintptr_t end;                        /* 32: r0 after the last block */
-  int32_t bias2;                        /* 36 */
-  uint32_t w[6];                        /* 40: W01, W12 of rows 0, 1, 2 */
-} dw3_call_t;
+/* Registers: r0 the call, r1-r3 the rows, r4 out, r5-r8 the sums, r9-r12 and lr loads; in the
+ * requantisation r9-r11 hold multiplier, round and right, r12 ch (one LDM), lr the rounding. */
+#define DW3_OUT(S, AT)                                                                            \
+  "add lr, r10, " S ", asr #31\n\t"                                                               \
+  "smmlar " S ", " S ", r9, lr\n\t"                                                               \
+  "asr " S ", " S ", r11\n\t"                                                                     \
+  "ssat " S ", #8, " S "\n\t"                                                                     \
+  "strb " S ", " AT "\n\t"
 
-_Static_assert(offsetof(dw3_call_t, r0) == 16 && offsetof(dw3_call_t, end) == 32 &&
-                   offsetof(dw3_call_t, bias2) == 36 && offsetof(dw3_call_t, w) == 40,
-               "the offsets the assembly uses");
+#define DW3_REQUANT4                                                                              \
+  "ldm r0, {r9, r10, r11, r12}\n\t" DW3_OUT("r5", "[r4]") DW3_OUT("r6", "[r4, r12]")              \
+      DW3_OUT("r7", "[r4, r12, lsl #1]") "add r4, r4, r12, lsl #1\n\t" DW3_OUT("r8", "[r4, r12]") \
+          "add r4, r4, r12, lsl #1\n\t"
+#define DW3_REQUANT2                                                                              \
+  "ldm r0, {r9, r10, r11, r12}\n\t" DW3_OUT("r5", "[r4]") DW3_OUT("r6", "[r4, r12]")              \
+      "add r4, r4, r12, lsl #1\n\t"
+#define DW3_REQUANT1 "ldm r0, {r9, r10, r11}\n\t" DW3_OUT("r5", "[r4]")
 
-/* Registers: r0 the call, r1-r3 the rows, r4 out, r5-r8 the four sums, r9-r12 and lr loads; in
- * the requantisation r9-r12 hold multiplier, round, right and ch (one LDM), lr the sign. */
-#define DW3_REQUANT                                                                               \
-  "ldm r0, {r9, r10, r11, r12}\n\t"                                                               \
-  "add lr, r10, r5, asr #31\n\t"                                                                  \
-  "smmlar r5, r5, r9, lr\n\t"                                                                     \
-  "asr r5, r5, r11\n\t"                                                                           \
-  "ssat r5, #8, r5\n\t"                                                                           \
-  "strb r5, [r4]\n\t"                                                                             \
-  "add lr, r10, r6, asr #31\n\t"                                                                  \
-  "smmlar r6, r6, r9, lr\n\t"                                                                     \
-  "asr r6, r6, r11\n\t"                                                                           \
-  "ssat r6, #8, r6\n\t"                                                                           \
-  "strb r6, [r4, r12]\n\t"                                                                        \
-  "add lr, r10, r7, asr #31\n\t"                                                                  \
-  "smmlar r7, r7, r9, lr\n\t"                                                                     \
-  "asr r7, r7, r11\n\t"                                                                           \
-  "ssat r7, #8, r7\n\t"                                                                           \
-  "strb r7, [r4, r12, lsl #1]\n\t"                                                                \
-  "add r4, r4, r12, lsl #1\n\t"                                                                   \
-  "add lr, r10, r8, asr #31\n\t"                                                                  \
-  "smmlar r8, r8, r9, lr\n\t"                                                                     \
-  "asr r8, r8, r11\n\t"                                                                           \
-  "ssat r8, #8, r8\n\t"                                                                           \
-  "strb r8, [r4, r12]\n\t"                                                                        \
-  "add r4, r4, r12, lsl #1\n\t"                                                                   \
-  "ldr lr, [r0, #32]\n\t"                                                                         \
-  "cmp r1, lr\n\t"
-
-/* Stride 1, one filter row: row pointer P, weights at offset W; A, B by LDRD (or two LDR when the
- * block starts mid-word), C after them; FIRST seeds the sums from the bias in r9. */
-#define DW3_S1_LOAD_AB(P) "ldrd r12, lr, [" P "], #8\n\t"
-#define DW3_S1_LOAD_AB_U(P) "ldr lr, [" P ", #4]\n\t" "ldr r12, [" P "], #8\n\t"
-#define DW3_S1_ROW(P, W, LOAD, S0, S1, S2, S3)                                                   \
-  "ldrd r10, r11, [r0, #" W "]\n\t" LOAD(P)                                                       \
+/* Stride 1, four outputs, one filter line: line pointer P, weights at offset W; A, B by LDRD, C
+ * after them; the first line's sums start from the bias in r9. */
+#define DW3_S1_ROW4(P, W, S0, S1, S2, S3)                                                         \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, [" P "], #8\n\t"                                                                 \
   "smlatb r6, r12, r10, " S1 "\n\t"                                                               \
   "smlad r5, r12, r10, " S0 "\n\t"                                                                \
   "smlad r7, lr, r10, " S2 "\n\t"                                                                 \
@@ -495,31 +519,9 @@ _Static_assert(offsetof(dw3_call_t, r0) == 16 && offsetof(dw3_call_t, end) == 32
   "smlabt r7, r12, r11, r7\n\t"                                                                   \
   "smlad r8, r12, r11, r8\n\t"
 
-#define DW3_S1_BODY(LOAD)                                                                         \
-  "push {r4-r11, lr}\n\t"                                                                         \
-  "ldrd r1, r2, [r0, #16]\n\t"                                                                    \
-  "ldrd r3, r4, [r0, #24]\n\t"                                                                    \
-  "1:\n\t"                                                                                        \
-  "ldr r9, [r0, #36]\n\t" DW3_S1_ROW("r1", "40", LOAD, "r9", "r9", "r9", "r9")                     \
-      DW3_S1_ROW("r2", "48", LOAD, "r5", "r6", "r7", "r8")                                        \
-          DW3_S1_ROW("r3", "56", LOAD, "r5", "r6", "r7", "r8") DW3_REQUANT "bne 1b\n\t"           \
-                                                               "pop {r4-r11, pc}\n\t"
-
-/* Four outputs a block, stride 1, blocks until r1 reaches `end`. */
-__attribute__((naked)) static void dw3_blocks_s1(dw3_call_t *k) {
-  (void)k;
-  __asm__ volatile(DW3_S1_BODY(DW3_S1_LOAD_AB));
-}
-
-/* The same from a row pointer two bytes into a word (the last block of an odd row). */
-__attribute__((naked)) static void dw3_blocks_s1_mid(dw3_call_t *k) {
-  (void)k;
-  __asm__ volatile(DW3_S1_BODY(DW3_S1_LOAD_AB_U));
-}
-
-/* Stride 2, one filter row: words A..E of the row at P, out_k += SMLAD(word_k, W01) +
- * SMLABT(word_k+1, W12); P moves on four words. */
-#define DW3_S2_ROW(P, W, S0, S1, S2, S3)                                                          \
+/* Stride 2, four outputs: words A..E of the line, out_k += SMLAD(word_k, W01) + SMLABT(word_k+1,
+ * W12); P moves on four words. */
+#define DW3_S2_ROW4(P, W, S0, S1, S2, S3)                                                         \
   "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
   "ldrd r12, lr, [" P "]\n\t"                                                                     \
   "smlad r5, r12, r10, " S0 "\n\t"                                                                \
@@ -533,24 +535,88 @@ __attribute__((naked)) static void dw3_blocks_s1_mid(dw3_call_t *k) {
   "ldr r12, [" P ", #16]!\n\t"                                                                    \
   "smlabt r8, r12, r11, r8\n\t"
 
-/* Four outputs a block, stride 2, blocks until r1 reaches `end`. */
-__attribute__((naked)) static void dw3_blocks_s2(dw3_call_t *k) {
+/* Two outputs: stride 1 over words A, B (P moves on one word), stride 2 over A, B, C (two). */
+#define DW3_S1_ROW2(P, W, S0, S1)                                                                 \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, [" P "], #4\n\t"                                                                 \
+  "smlad r5, r12, r10, " S0 "\n\t"                                                                \
+  "smlatb r6, r12, r10, " S1 "\n\t"                                                                \
+  "smlabt r5, lr, r11, r5\n\t"                                                                    \
+  "smlad r6, lr, r11, r6\n\t"
+#define DW3_S2_ROW2(P, W, S0, S1)                                                                 \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, [" P "], #8\n\t"                                                                 \
+  "smlad r5, r12, r10, " S0 "\n\t"                                                                \
+  "smlad r6, lr, r10, " S1 "\n\t"                                                                  \
+  "smlabt r5, lr, r11, r5\n\t"                                                                    \
+  "ldr r12, [" P "]\n\t"                                                                          \
+  "smlabt r6, r12, r11, r6\n\t"
+
+/* One output at an even band column (either stride): SMLAD(A, W01) + SMLABT(B, W12). */
+#define DW3_ROW1(P, W, S0, S1)                                                                    \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, [" P "]\n\t"                                                                     \
+  "smlad r5, r12, r10, " S0 "\n\t"                                                                 \
+  "smlabt r5, lr, r11, r5\n\t"
+
+#define DW3_BLOCKS(ROW, REQUANT)                                                                  \
+  "ldr r9, [r0, #16]\n\t" ROW("r1", "24", "r9", "r9", "r9", "r9")                                 \
+      ROW("r2", "32", "r5", "r6", "r7", "r8") ROW("r3", "40", "r5", "r6", "r7", "r8") REQUANT
+#define DW3_BLOCK(ROW, REQUANT)                                                                   \
+  "ldr r9, [r0, #16]\n\t" ROW("r1", "24", "r9", "r9") ROW("r2", "32", "r5", "r6")                 \
+      ROW("r3", "40", "r5", "r6") REQUANT
+
+/* A channel's lines (dw3_call_t): per line its three band lines from the table, blocks of four
+ * while four outputs remain, then one of two, then one (the line's last, at an even column). */
+#define DW3_LINES(ROW4, ROW2)                                                                     \
+  "push {r4-r11, lr}\n\t"                                                                         \
+  "1:\n\t"                                                                                        \
+  "ldr lr, [r0, #48]\n\t"                                                                         \
+  "ldm lr!, {r1, r2, r3}\n\t"                                                                     \
+  "str lr, [r0, #48]\n\t"                                                                         \
+  "ldr lr, [r0, #52]\n\t"                                                                         \
+  "add r1, r1, lr\n\t"                                                                            \
+  "add r2, r2, lr\n\t"                                                                            \
+  "add r3, r3, lr\n\t"                                                                            \
+  "ldrd r4, lr, [r0, #56]\n\t"                                                                    \
+  "add lr, r1, lr\n\t"                                                                            \
+  "str lr, [r0, #20]\n\t"                                                                         \
+  "cmp r1, lr\n\t"                                                                                \
+  "beq 3f\n\t"                                                                                    \
+  "2:\n\t" DW3_BLOCKS(ROW4, DW3_REQUANT4) "ldr lr, [r0, #20]\n\t"                                 \
+  "cmp r1, lr\n\t"                                                                                \
+  "bne 2b\n\t"                                                                                    \
+  "3:\n\t"                                                                                        \
+  "ldr lr, [r0, #64]\n\t"                                                                         \
+  "cmp lr, #2\n\t"                                                                                \
+  "blt 4f\n\t" DW3_BLOCK(ROW2, DW3_REQUANT2) "ldr lr, [r0, #64]\n\t"                              \
+  "4:\n\t"                                                                                        \
+  "tst lr, #1\n\t"                                                                                \
+  "beq 5f\n\t" DW3_BLOCK(DW3_ROW1, DW3_REQUANT1) "5:\n\t"                                         \
+  "ldr r4, [r0, #56]\n\t"                                                                         \
+  "ldr lr, [r0, #68]\n\t"                                                                         \
+  "add r4, r4, lr\n\t"                                                                            \
+  "str r4, [r0, #56]\n\t"                                                                         \
+  "ldr lr, [r0, #72]\n\t"                                                                         \
+  "subs lr, lr, #1\n\t"                                                                           \
+  "str lr, [r0, #72]\n\t"                                                                         \
+  "bne 1b\n\t"                                                                                    \
+  "pop {r4-r11, pc}\n\t"
+
+__attribute__((naked)) static void dw3_lines_s1(dw3_call_t *k) {
   (void)k;
-  __asm__ volatile("push {r4-r11, lr}\n\t"
-                   "ldrd r1, r2, [r0, #16]\n\t"
-                   "ldrd r3, r4, [r0, #24]\n\t"
-                   "1:\n\t"
-                   "ldr r9, [r0, #36]\n\t" DW3_S2_ROW("r1", "40", "r9", "r9", "r9", "r9")
-                       DW3_S2_ROW("r2", "48", "r5", "r6", "r7", "r8")
-                           DW3_S2_ROW("r3", "56", "r5", "r6", "r7", "r8") DW3_REQUANT
-                   "bne 1b\n\t"
-                   "pop {r4-r11, pc}\n\t");
+  __asm__ volatile(DW3_LINES(DW3_S1_ROW4, DW3_S1_ROW2));
+}
+
+__attribute__((naked)) static void dw3_lines_s2(dw3_call_t *k) {
+  (void)k;
+  __asm__ volatile(DW3_LINES(DW3_S2_ROW4, DW3_S2_ROW2));
 }
 #endif
 
-/* One output row of one channel: rows r0, r1, r2 of its plane (band column 0), weights w[6]. */
+/* One output line of one channel: lines r0, r1, r2 of its plane (band column 0), weights w[6]. */
 DW3_INLINE void dw3_row(const uint32_t *r0, const uint32_t *r1, const uint32_t *r2,
-                        const uint32_t *w, const dw3_requant_t *q, int8_t *out, int32_t ch,
+                        const uint32_t *w, const dw3_call_t *q, int8_t *out, int32_t ch,
                         int32_t n, int32_t stride, const int full) {
   const uint32_t a01 = w[0], a12 = w[1], b01 = w[2], b12 = w[3], c01 = w[4], c12 = w[5];
   int32_t x = 0;
@@ -609,70 +675,39 @@ DW3_INLINE void dw3_row(const uint32_t *r0, const uint32_t *r1, const uint32_t *
   }
 }
 
-#if !MCU_SIMD_DSP /* the DSP cores run full-range rows in the assembly */
-__attribute__((noinline)) static void dw3_row_sat(const uint32_t *r0, const uint32_t *r1,
-                                                  const uint32_t *r2, const uint32_t *w,
-                                                  const dw3_requant_t *q, int8_t *out,
-                                                  int32_t ch, int32_t n, int32_t stride) {
-  dw3_row(r0, r1, r2, w, q, out, ch, n, stride, 1);
-}
-
+/* One channel's lines in C (the clamped range, and every range on cores without DSP). */
+__attribute__((noinline)) static void dw3_lines_c(const dw3_call_t *q, int32_t n, int32_t stride,
+                                                  const int full) {
+  const int32_t *rows = q->rows;
+  int8_t *out = (int8_t *)q->out;
+  for (int32_t l = 0; l < q->lines; ++l, rows += 3, out += q->out_line) {
+    const uint32_t *r0 = (const uint32_t *)(q->plane + (uintptr_t)rows[0]);
+    const uint32_t *r1 = (const uint32_t *)(q->plane + (uintptr_t)rows[1]);
+    const uint32_t *r2 = (const uint32_t *)(q->plane + (uintptr_t)rows[2]);
+#if MCU_SIMD_DSP /* the assembly runs the full range */
+    (void)full;
+#else
+    if (full) {
+      dw3_row(r0, r1, r2, q->w, q, out, q->ch, n, stride, 1);
+      continue;
+    }
 #endif
-
-__attribute__((noinline)) static void dw3_row_clamp(const uint32_t *r0, const uint32_t *r1,
-                                                    const uint32_t *r2, const uint32_t *w,
-                                                    const dw3_requant_t *q, int8_t *out,
-                                                    int32_t ch, int32_t n, int32_t stride) {
-  dw3_row(r0, r1, r2, w, q, out, ch, n, stride, 0);
-}
-
-#if MCU_SIMD_DSP
-/* A row of at least four outputs in the assembly: blocks of four from column 0, then, when n is
- * not a multiple of 4, one more block ending at the last output (rewriting outputs it already
- * stored, with the same values). */
-static inline void dw3_row_asm(dw3_call_t *k, const uint32_t *r0, const uint32_t *r1, const uint32_t *r2,
-                        int8_t *out, int32_t n, int32_t stride) {
-  const int32_t step = 8 * stride; /* bytes of a row a block */
-  k->r0 = (uintptr_t)r0;
-  k->r1 = (uintptr_t)r1;
-  k->r2 = (uintptr_t)r2;
-  k->out = (uintptr_t)out;
-  k->end = k->r0 + (uintptr_t)(n / 4 * step);
-  if (stride == 1) {
-    dw3_blocks_s1(k);
-  } else {
-    dw3_blocks_s2(k);
-  }
-  int32_t x = n - 4;
-  if (x % 4 == 0) {
-    return;
-  }
-  uintptr_t at = (uintptr_t)(2 * x * stride); /* bytes: int16 entries */
-  k->r0 = (uintptr_t)r0 + at;
-  k->r1 = (uintptr_t)r1 + at;
-  k->r2 = (uintptr_t)r2 + at;
-  k->out = (uintptr_t)(out + x * k->ch);
-  k->end = k->r0 + (uintptr_t)step;
-  if (stride == 2) {
-    dw3_blocks_s2(k);
-  } else if (x % 2 == 0) {
-    dw3_blocks_s1(k);
-  } else {
-    dw3_blocks_s1_mid(k);
+    dw3_row(r0, r1, r2, q->w, q, out, q->ch, n, stride, 0);
   }
 }
-#endif
 
-/* Channel c + i's doubled weights (W01, W12 of each filter row; zeros past g) and requantisation. */
-static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_requant_t q[4]) {
+/* Channel c + i's doubled weights (W01, W12 of each filter line; zeros past g), requantisation
+ * and the line constants. */
+static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
   const mcu_depthwise_conv_2d_params_t *p = j->p;
+  const int32_t n = j->dst.len;
   for (int32_t i = 0; i < 4; ++i) {
     for (int32_t k = 0; k < 3; ++k) {
       const int8_t *f = j->filter + k * j->tap_across + c + i;
       int32_t w0 = i < g ? 2 * f[0] : 0, w1 = i < g ? 2 * f[j->tap_along] : 0;
       int32_t w2 = i < g ? 2 * f[2 * j->tap_along] : 0;
-      j->wts[6 * i + 2 * k] = mcu_pack16(w0, w1);
-      j->wts[6 * i + 2 * k + 1] = mcu_pack16(w1, w2);
+      q[i].w[2 * k] = mcu_pack16(w0, w1);
+      q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
     }
     int32_t ci = c + (i < g ? i : 0), qi = p->num_channels > 1 ? ci : 0;
     int32_t right = -p->shifts[qi];
@@ -680,58 +715,53 @@ static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_requant_t q[
     q[i].multiplier = p->multipliers[qi];
     q[i].right = right;
     q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
+    q[i].ch = j->dst.step;
+    q[i].quads = n / 4 * 8 * j->s_along; /* band bytes: 4 outputs, 2 bytes an entry */
+    q[i].tail = n % 4;
+    q[i].out_line = j->dst.line;
     q[i].lo = p->act_min;
     q[i].hi = p->act_max;
   }
 }
 
-/* Channels c .. c + g - 1 of every output pixel, a chunk of output rows at a time: the chunk's
- * new input rows into the band, then each channel over the chunk's rows. */
+/* Channels c .. c + g - 1 of every output pixel, a chunk of output lines at a time: the chunk's
+ * new input lines into the band, the chunk's table of band lines (byte offsets in a plane, three
+ * a line), then each channel over the chunk's lines. */
 static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
-  dw3_requant_t q[4];
+  dw3_call_t q[4];
   dw3_lanes(j, c, g, q);
   const mcu_depthwise_conv_2d_params_t *p = j->p;
-  const uint32_t zero = repeat4(-p->input_offset);
-  const uint32_t off2 = mcu_pack16(p->input_offset, p->input_offset);
   const int32_t s_h = j->s_across, pad_h = j->pad_across, half = j->bw / 2;
   const int full = p->act_min == -128 && p->act_max == 127;
-  int32_t next = -pad_h; /* the first input row not in the band yet */
+  int32_t next = -pad_h; /* the first input line not in the band yet */
   for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
     int32_t oy1 = mcu_min_i32(oy0 + j->chunk, j->dst.lines);
     int32_t last = (oy1 - 1) * s_h - pad_h + 2;
-    for (int32_t y = mcu_max_i32(next, oy0 * s_h - pad_h); y <= last; ++y) {
-      dw3_fill(j, y, c, g, zero, off2);
-    }
+    dw3_fill(j, mcu_max_i32(next, oy0 * s_h - pad_h), last, c, g);
     next = last + 1;
+    int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first line */
+    for (int32_t oy = oy0, *t = j->rows; oy < oy1; ++oy, t += 3) {
+      int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
+      t[0] = slot * 2 * j->bw, t[1] = s1 * 2 * j->bw, t[2] = s2 * 2 * j->bw;
+      slot += s_h;
+      slot = slot >= j->ring ? slot - j->ring : slot;
+    }
     for (int32_t i = 0; i < g; ++i) {
-      const uint32_t *plane = j->band + i * j->ring * half;
-      const uint32_t *w = j->wts + 6 * i;
-      const int32_t n = j->dst.len, step = j->dst.step;
-      int8_t *out = j->out + oy0 * j->dst.line + c + i;
-      int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first row */
+      q[i].rows = j->rows;
+      q[i].plane = (uintptr_t)(j->band + i * j->ring * half);
+      q[i].out = (uintptr_t)(j->out + oy0 * j->dst.line + c + i);
+      q[i].lines = oy1 - oy0;
 #if MCU_SIMD_DSP
-      dw3_call_t k = {q[i].multiplier, q[i].round, q[i].right, step, 0, 0, 0, 0, 0, q[i].bias2,
-                      {w[0], w[1], w[2], w[3], w[4], w[5]}};
-#endif
-      for (int32_t oy = oy0; oy < oy1; ++oy, out += j->dst.line) {
-        int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
-        const uint32_t *r0 = plane + slot * half, *r1 = plane + s1 * half;
-        const uint32_t *r2 = plane + s2 * half;
-        slot += s_h;
-        slot = slot >= j->ring ? slot - j->ring : slot;
-#if MCU_SIMD_DSP
-        if (full) { /* lines hold at least four outputs (dw3_takes) */
-          dw3_row_asm(&k, r0, r1, r2, out, n, j->s_along);
-          continue;
+      if (full) {
+        if (j->s_along == 1) {
+          dw3_lines_s1(&q[i]);
+        } else {
+          dw3_lines_s2(&q[i]);
         }
-#else
-        if (full) {
-          dw3_row_sat(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
-          continue;
-        }
-#endif
-        dw3_row_clamp(r0, r1, r2, w, &q[i], out, step, n, j->s_along);
+        continue;
       }
+#endif
+      dw3_lines_c(&q[i], j->dst.len, j->s_along, full);
     }
   }
 }
@@ -758,11 +788,8 @@ static int dw3_by_columns(const dw_job_t *g) {
   return g->out_h > g->out_w && g->in_h == g->out_h && g->in_w == g->out_w;
 }
 
-/* The planar path runs a layer when it fits and its lines hold at least one block of four
- * outputs (shorter lines stay with the band, whose per-pixel loop suits them better). */
-static int dw3_takes(const dw_job_t *g) {
-  return dw3_fits(g->p, g->k_h, g->k_w) && (dw3_by_columns(g) ? g->out_h : g->out_w) >= 4;
-}
+/* The planar path runs every layer that fits, lines of any length (blocks of four, two, one). */
+static int dw3_takes(const dw_job_t *g) { return dw3_fits(g->p, g->k_h, g->k_w); }
 
 /* Rows as lines, or columns when the output is taller than wide. */
 static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
@@ -794,8 +821,9 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
   j->ring = (j->chunk - 1) * j->s_across + 3;
   int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
   j->bw = bw + (bw & 1);
-  j->wts = scratch;
-  j->band = j->wts + 24;
+  j->rows = scratch;
+  j->band = (uint32_t *)(j->rows + 3 * j->chunk);
+  memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 8); /* the padding's entries */
 }
 
 /* In place, output row oy must not reach input rows the band has not copied while some remain
