@@ -11,6 +11,8 @@ the firmware reads its instruction counter around every operator), with instruct
 on the Cortex-M4 twin (nucleo-l4r5zi) the first table also gives the fastest published MLPerf
 Tiny result on that board in cycles (ANCHORS.md: X-CUBE-AI 9.0 for KWS, VWW, IC; Plumerai for AD),
 the bar of issue 32: fewer twin instructions than those cycles.
+A third table (optimised kernels) sets each model's flash data and arena beside the reference
+kernels' build: what re-laid weights, requantisation streams and kernel scratch cost.
 Run: python benchmarks/instructions.py [--board B] [--kernels opt|reference] [MODEL...]
 """
 
@@ -21,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mcugen.boards import load_board, resolve_target
+from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
 from mcugen.host.device_run import open_device, run_samples
@@ -29,7 +31,7 @@ from mcugen.host.host_run import random_inputs
 from mcugen.host.project import build
 from mcugen.host.sizes import firmware_sizes
 from mcugen.model.macs import graph_macs, operator_macs
-from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEFAULT_MODELS = {
@@ -75,6 +77,7 @@ def measure(
     target = resolve_target(load_board(board), emulate=True)
     gen = generate_from_file(model, PlanOptions(kernels=kernels, core=target.port_board.core))
     result = build(gen, target, workdir / model.stem)
+    FLASH_AND_SCRATCH[model.stem] = [data_sizes(gen, result.executable, target)]
     sample = random_inputs(gen.graph, 0)
     with open_device(target, result.executable, None) as link:
         run = run_samples(link, gen.graph, [sample, sample], emulated=True)
@@ -96,6 +99,36 @@ def measure(
         )
     sizes = firmware_sizes(result.executable, target)
     return counts[0], graph_macs(gen.graph), sizes.code, run.arena_bytes, run.stack_used, by_kernel
+
+
+#: Per model: (weights, tables, arena, largest kernel scratch) of the measured build, then of
+#: the reference kernels' build of the same plan options (no run).
+FLASH_AND_SCRATCH: dict[str, list[tuple[int, int, int, int]]] = {}
+
+
+def data_sizes(gen: Generated, executable: Path, target: Target) -> tuple[int, int, int, int]:
+    sizes = firmware_sizes(executable, target)
+    scratch = max((low.scratch_bytes for low in gen.lowered.values()), default=0)
+    return sizes.weights, sizes.other_rodata, gen.view_model.arena_bytes, scratch
+
+
+def reference_sizes(model: Path, board: str, workdir: Path) -> tuple[int, int, int, int]:
+    """`data_sizes` of the reference kernels' build (TFLM's kernels, no re-laid weights)."""
+    target = resolve_target(load_board(board), emulate=True)
+    options = PlanOptions(kernels="reference", core=target.port_board.core)
+    gen = generate_from_file(model, options)
+    result = build(gen, target, workdir / f"{model.stem}-reference")
+    return data_sizes(gen, result.executable, target)
+
+
+def flash_rows(label: str, opt: tuple[int, ...], ref: tuple[int, ...]) -> str:
+    """The third table's row: what the optimised kernels add to flash (re-laid weights and
+    requantisation streams) and to the arena (their scratch) over the reference kernels'."""
+    (w, t, a, s), (rw, rt, ra, rs) = opt, ref
+    return (
+        f"| {label} | {w:,} | {t:,} | {rw:,} | {rt:,} | {w + t - rw - rt:+,} | {a:,} | {ra:,} "
+        f"| {a - ra:+,} | {s:,} | {rs:,} |"
+    )
 
 
 def kernel_rows(label: str, total: int, by_kernel: Kernels) -> list[str]:
@@ -132,6 +165,7 @@ def main() -> int:
     print("|---" * 13 + "|")
     kernels: list[str] = []
     bars: list[str] = []
+    flash: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mcugen-bench-") as tmp:
         for model in models:
             label = DEFAULT_MODELS.get(model.stem, model.stem)
@@ -149,6 +183,9 @@ def main() -> int:
                 f"| {a[5]} |"
             )
             kernels += kernel_rows(label, instr, by_kernel)
+            if args.kernels == "opt":
+                ref = reference_sizes(model, args.board, Path(tmp))
+                flash.append(flash_rows(label, FLASH_AND_SCRATCH[model.stem][0], ref))
             if args.board == "nucleo-l4r5zi" and model.stem in FASTEST_M4_CYCLES:
                 engine, cycles = FASTEST_M4_CYCLES[model.stem]
                 verdict = "below" if instr < cycles else f"{instr / cycles:.2f}x above"
@@ -160,6 +197,19 @@ def main() -> int:
     print("\n| model | kernel | operators | MACs | instructions | per MAC | share |")
     print("|---" * 7 + "|")
     print("\n".join(kernels))
+    if flash:
+        print(
+            "\nflash data and arena, optimised kernels against the reference kernels' build "
+            "(same plan options): weights as the linker placed them (re-laid where a kernel "
+            "wants them), tables (parameters, requantisation streams, offsets), and the largest "
+            "kernel scratch buffer"
+        )
+        print(
+            "| model | weights B | tables B | ref. weights B | ref. tables B | flash data + "
+            "| arena B | ref. arena B | arena + | largest scratch B | ref. largest scratch B |"
+        )
+        print("|---" * 11 + "|")
+        print("\n".join(flash))
     return 0
 
 
