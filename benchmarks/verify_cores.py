@@ -1,10 +1,10 @@
 """Every shared model against TFLM on the three DSP cores' QEMU boards, optimised kernels:
 `mcugen verify MODEL --board B --emulate --samples N --json` on mps2-an386 (Cortex-M4),
-mps2-an500 (M7) and mps3-an547 (M55), as a user runs it (the real binary, in a scratch folder). A row per model and
-board: whether every output matched TFLM's interpreter byte for byte, or why it did not run
-(a model larger than the board, an operator mcugen does not run). Issue 32's bit-exactness check of
-the assembly paths on every core they are built for; the suite runs a few of these
-(tests/qemu/test_opt_*twin*.py).
+mps2-an500 (M7) and mps3-an547 (M55), as a user runs it (the real binary, in a scratch folder).
+A row per model and board: whether every output matched TFLM's interpreter byte for byte, or
+why it did not run (a model larger than the board, an operator mcugen does not run). Issue 32's
+bit-exactness check of the assembly paths on every core they are built for; the suite runs a few
+of these (tests/qemu/test_opt_*twin*.py).
 
 Run: python benchmarks/verify_cores.py [--boards B ...] [--models STEM ...] [--samples N];
 exit 1 when any run that was built did not match, or none ran.
