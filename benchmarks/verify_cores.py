@@ -30,7 +30,10 @@ def verify(model: Path, board: str, samples: int) -> tuple[str, str]:
         argv = [str(MCUGEN), "verify", str(model), "--board", board, "--emulate"]
         done = subprocess.run(
             [*argv, "--samples", str(samples), "--json", "-q"],
-            cwd=tmp, capture_output=True, text=True, timeout=3600
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=3600,
         )
     if done.returncode != 0 and not done.stdout.strip().startswith("{"):
         return "not run: " + (done.stderr.strip().splitlines() or ["?"])[-1][:110], "not run"
