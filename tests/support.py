@@ -864,3 +864,11 @@ def resized(target: MemoryTarget, name: str, size: int) -> MemoryTarget:
         for m in target.memories
     )
     return MemoryTarget(**{**target.__dict__, "memories": memories})
+
+
+def conv_variant(conv: Conv) -> str:
+    """The optimised variant that takes `conv`: the stem kernel's shapes, else the general one."""
+    from mcugen.codegen.lower._conv_stem import applies
+
+    stem = conv.groups == 1 and applies(conv.in_hwc[2], conv.kernel[0], conv.dilation)
+    return "conv_2d_stem_s8" if stem else "conv_2d_s8"

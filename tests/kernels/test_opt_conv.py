@@ -12,10 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.codegen.lower import lower_for
-from mcugen.codegen.lower._conv_stem import applies
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8
+from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8, conv_variant
 
 KERNELS = [(1, 3), (3, 3), (5, 5), (10, 4), (3, 1), (1, 1)]
 
@@ -65,12 +64,6 @@ FIXED = {
     "kws_stem": Conv(in_hwc=(49, 10, 1), out_c=8, kernel=(10, 4), stride=(2, 2), act=1),
     "dilated_5x5_valid": Conv(in_hwc=(13, 11, 5), kernel=(5, 5), dilation=(2, 2), padding=VALID),
 }
-
-
-def conv_variant(conv: Conv) -> str:
-    """The variant that takes `conv`: the stem kernel's shapes, else the general one."""
-    stem = conv.groups == 1 and applies(conv.in_hwc[2], conv.kernel[0], conv.dilation)
-    return "conv_2d_stem_s8" if stem else "conv_2d_s8"
 
 
 def test_fixed_shapes() -> None:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from test_opt_conv import conv_variant
 
 from mcugen.codegen.lower.opt_conv_2d import conv_layout, exact_bounds, scratch_bytes
-from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8
+from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8, conv_variant
 
 
 @st.composite

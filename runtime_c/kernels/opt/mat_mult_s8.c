@@ -46,7 +46,6 @@ typedef struct {
   int32_t channels;
   mcu_mat_mult_s8_rows_t rows;
 } mcu_mat_mult_s8_pairs_t;
-void mcu_mat_mult_s8_pairs_dsp(const mcu_mat_mult_s8_pairs_t *job);
 
 /* The first `n` (1 to 3) bytes at `p` in a word, the rest 0. */
 static inline uint32_t tail_word(const int8_t *p, int32_t n) {
@@ -413,14 +412,11 @@ static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const int8_t *x, cons
   "  asr " B ", " B ", " E "\n"            \
   "  ssat " A ", #8, " A ", asr #1\n"      \
   "  ssat " B ", #8, " B ", asr #1\n"
-__asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
-        "  .syntax unified\n"
-        "  .thumb\n"
-        "  .p2align 2\n"
-        "  .global mcu_mat_mult_s8_pairs_dsp\n"
-        "  .type mcu_mat_mult_s8_pairs_dsp, %function\n"
-        "  .thumb_func\n"
-        "mcu_mat_mult_s8_pairs_dsp:\n"
+/* A naked static function (no global symbol: an exported library's symbols all carry its
+ * prefix). */
+__attribute__((naked)) static void mcu_mat_mult_s8_pairs_dsp(
+    __attribute__((unused)) const mcu_mat_mult_s8_pairs_t *job) {
+  __asm__ volatile(
         "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n"
         "  sub sp, sp, #64\n"
         "  ldm r0!, {r1, r2, r3, r4, r5, r6, r7, r8}\n"
@@ -496,9 +492,8 @@ __asm__("  .pushsection .text.mcu_mat_mult_s8_pairs_dsp, \"ax\", %progbits\n"
         "  str r8, [sp, #60]\n"
         "  bne 1b\n"
         "  add sp, sp, #64\n"
-        "  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
-        "  .size mcu_mat_mult_s8_pairs_dsp, . - mcu_mat_mult_s8_pairs_dsp\n"
-        "  .popsection\n");
+        "  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n");
+}
 #undef MCU_PAIRS_BLOCK
 #undef MCU_PAIRS_REQUANT
 
