@@ -23,9 +23,9 @@ from pathlib import Path
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model

@@ -65,8 +65,8 @@ def measure_arena() -> dict[str, int]:
 
 def measure_runtime() -> dict[str, int]:
     from mcugen.boards import load_board, resolve_target
-    from mcugen.host.project import build
-    from mcugen.host.sizes import firmware_sizes
+    from mcugen.firmware.compile import build
+    from mcugen.firmware.sizes import firmware_sizes
     from mcugen.pipeline import generate_from_file
 
     target = resolve_target(load_board("nucleo-f767"), emulate=True)

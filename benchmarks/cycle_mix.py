@@ -2,7 +2,7 @@
 per-instruction estimate, on the Cortex-M4 twin of the NUCLEO-L4R5ZI.
 
 Each model is built for the board's twin, run once profiled under QEMU's TCG plugin
-(mcugen/host/instruction_mix.py says how the mix is counted and costed, and the model's errors),
+(mcugen/link/instruction_mix.py says how the mix is counted and costed, and the model's errors),
 and printed per kernel: instructions, the mix (MAC-class, loads, stores, taken branches, flash
 data loads), cycles by the Cortex-M4 TRM's table with the board's flash wait states, and that
 estimate against the calibrated one (2.49 cycles per twin instruction, boards/nucleo-l4r5zi).
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.host_run import random_inputs
-from mcugen.host.instruction_mix import M4_CYCLES, Mix, measure_mix
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import random_inputs
+from mcugen.link.instruction_mix import M4_CYCLES, Mix, measure_mix
 from mcugen.model.macs import operator_macs
 from mcugen.pipeline import PlanOptions, generate_from_file
 

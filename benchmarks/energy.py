@@ -20,9 +20,9 @@ from pathlib import Path
 from mcugen.boards import Board, board_names, load_board, resolve_target
 from mcugen.energy import L4R5ZI_REFERENCE, fitted_cpi
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.pipeline import PlanOptions, generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"

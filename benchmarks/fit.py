@@ -19,8 +19,8 @@ from typing import Any
 from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.errors import BuildError, UnsupportedError
-from mcugen.host.project import build
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.sizes import firmware_sizes
 from mcugen.pipeline import PlanOptions, generate_from_file
 from mcugen.plan.dynamic import ALLOCATORS, Allocator
 

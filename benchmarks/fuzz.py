@@ -43,8 +43,8 @@ from fuzz_mutants import Corpus, Mutant, seeds  # noqa: E402
 from mcugen.boards import Target, load_board, resolve_target  # noqa: E402
 from mcugen.cli import main as mcugen_main  # noqa: E402
 from mcugen.errors import BuildError, McugenError, RunError  # noqa: E402
-from mcugen.host.host_run import random_inputs, run_host  # noqa: E402
-from mcugen.host.project import build  # noqa: E402
+from mcugen.firmware.compile import build  # noqa: E402
+from mcugen.link.host_run import random_inputs, run_host  # noqa: E402
 from mcugen.model.ir import Graph  # noqa: E402
 from mcugen.model.tflite_import import import_model  # noqa: E402
 from mcugen.pipeline import generate  # noqa: E402

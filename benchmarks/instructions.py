@@ -26,10 +26,10 @@ from pathlib import Path
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.sizes import firmware_sizes
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 

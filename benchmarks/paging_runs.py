@@ -47,10 +47,10 @@ import numpy as np
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
-from mcugen.host.verify import FLOAT_RTOL
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
+from mcugen.link.verify import FLOAT_RTOL
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model

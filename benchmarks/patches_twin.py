@@ -23,10 +23,10 @@ import numpy as np
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.sizes import firmware_sizes
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.project import build
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.sizes import firmware_sizes
 from mcugen.pipeline import PlanOptions, generate_from_file
 from mcugen.plan.dynamic import ALLOCATORS, Allocator
 

@@ -24,9 +24,10 @@ import numpy as np
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build, target_fit
+from mcugen.firmware.compile import build
+from mcugen.firmware.fits import target_fit
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan import dynamic

@@ -17,7 +17,7 @@ from mcugen import __version__, progress
 from mcugen.boards import MLPERF_MODES
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
-from mcugen.host.flash import TOOLS as FLASH_TOOLS
+from mcugen.link.flash import TOOLS as FLASH_TOOLS
 from mcugen.plan import dynamic, paging, patches, pools, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders

@@ -1,4 +1,4 @@
-"""The report of `mcugen run MODEL --boards A,B,... --emulate` (host/multiboard.py): formatting
+"""The report of `mcugen run MODEL --boards A,B,... --emulate` (link/multiboard.py): formatting
 only. Instructions, arenas, flash and bytes are measured on the twins; times are modelled from
 the measured instructions (at each board's clock and cycles per instruction) and the partition's
 link model (plan/partition/problem.py)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mcugen.host.multiboard import RelayRun, TwinRun
+from mcugen.link.multiboard import RelayRun, TwinRun
 from mcugen.plan.partition import HOST, Partition, PartitionProblem
 
 

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.host_run import run_host
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import run_host
 from mcugen.model.ir import Graph, Operator
 from mcugen.pipeline import PlanOptions, generate
 from mcugen.reference import tflm_outputs

@@ -33,8 +33,8 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.codegen.lower import lower, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
-from mcugen.host.host_run import random_inputs, run_host
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import random_inputs, run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
@@ -118,7 +118,7 @@ def export_library(
     model: Path, name: str, out: Path, *, fmt: str = "lib", core: str = "host", **options: Any
 ) -> Generated:
     """`mcugen export` of `model` as library `name` into `out` (through the Python API)."""
-    from mcugen.codegen.export import export_files
+    from mcugen.firmware.export import export_files
     from mcugen.outputs import write_tree
     from mcugen.pipeline import generate_from_file
 

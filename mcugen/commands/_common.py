@@ -14,7 +14,7 @@ import numpy as np
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.errors import McugenError
-from mcugen.host.project import BuildResult
+from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
@@ -97,7 +97,7 @@ def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
         weights = sum(len(c.data) for c in gen.view_model.constants)
         print(f"  weights:  {weights} bytes")
         return
-    from mcugen.host.sizes import firmware_sizes, linked_ram
+    from mcugen.firmware.sizes import firmware_sizes, linked_ram
 
     sizes = firmware_sizes(result.executable, target)
     print(f"  {'flash:':9} {_of(sizes.flash_bytes, sizes.flash_limit)}")
@@ -177,7 +177,7 @@ def inputs_for(args: argparse.Namespace, graph: Graph, count: int) -> list[list[
     """The `--input` file as one sample (exactly the model's input types and shapes, or float
     quantized with `--quantize-input`, said on stderr), else `count` random samples seeded from
     `--seed`. Commands call it before planning, so a wrong file costs nothing."""
-    from mcugen.host.host_run import random_inputs
+    from mcugen.link.host_run import random_inputs
 
     if getattr(args, "input", None):
         return [read_sample(args, args.input, graph)]
@@ -246,8 +246,8 @@ def device_report(
 ) -> dict[str, Any]:
     """Run `samples` on the board or its twin: counts, memory, sizes and outputs (under
     "_outputs" the arrays themselves, for the caller to save or drop before printing JSON)."""
-    from mcugen.host.device_run import open_device, run_samples
-    from mcugen.host.sizes import firmware_sizes, linked_ram
+    from mcugen.firmware.sizes import firmware_sizes, linked_ram
+    from mcugen.link.device_run import open_device, run_samples
 
     with open_device(target, result.executable, None if target.emulate else port) as link:
         run = run_samples(link, gen.graph, samples, emulated=target.emulate, profile=profile)

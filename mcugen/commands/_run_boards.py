@@ -1,6 +1,6 @@
 """`mcugen run MODEL --boards A,B,... --emulate`: the model partitioned over several boards'
 QEMU twins, one firmware per board, tensors between boards over link UARTs or through the host
-(host/linked_run.py), checked bit for bit against the same
+(link/linked_run.py), checked bit for bit against the same
 model on one board's twin (or, when no single board holds the model, against TFLM or mcugen's
 host build), reported per board, per link and end to end."""
 
@@ -17,8 +17,8 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.commands._common import inputs_for, plan_options
 from mcugen.commands._partition import board_specs
 from mcugen.errors import DoesNotFit, McugenError
-from mcugen.host.linked_run import run_partition
-from mcugen.host.multiboard import (
+from mcugen.link.linked_run import run_partition
+from mcugen.link.multiboard import (
     Firmware,
     build_boards,
     build_firmware,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from mcugen.commands._common import generate_for, print_memory, target_for
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
 from mcugen.outputs import check_output_dir
 
 

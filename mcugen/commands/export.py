@@ -7,9 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from mcugen.boards import board_names, load_board
-from mcugen.codegen.export import check_name, default_name, export_files
 from mcugen.commands._common import plan_options
 from mcugen.errors import McugenError
+from mcugen.firmware.export import check_name, default_name, export_files
 from mcugen.model.tflite_import import load_model
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
 from mcugen.pipeline import check_paging_pays, generate_from_file, prepare

@@ -1,6 +1,6 @@
 """`mcugen flash`: build the firmware for a real board and write it through its debug probe.
 
-The tool (mcugen/host/flash.py) is chosen before anything is built, so a missing tool costs no
+The tool (mcugen/link/flash.py) is chosen before anything is built, so a missing tool costs no
 build.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 from mcugen.boards import load_board, resolve_target, with_mlperf_mode
 from mcugen.commands._common import generate_for, print_memory
 from mcugen.errors import McugenError
-from mcugen.host.flash import choose_tool, write_firmware
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.flash import choose_tool, write_firmware
 
 
 def cmd_flash(args: argparse.Namespace) -> int:

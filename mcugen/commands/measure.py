@@ -5,7 +5,7 @@ Two ways to drive the same firmware:
   virtual time with -icount shift=0) or core cycles (board) per inference and per operator, arena,
   stack high-water, flash and RAM;
 - with --mlperf, the MLPerf Tiny runner's text protocol as EEMBC's EnergyRunner speaks it (name,
-  profile, db load, db, infer, results; mcugen/host/mlperf.py). Latency comes from the device's two
+  profile, db load, db, infer, results; mcugen/link/mlperf.py). Latency comes from the device's two
   m-lap-us timestamps; the device's results are compared with TFLM's dequantized output
   (`host.mlperf.compare_results`).
 
@@ -14,7 +14,7 @@ falling edges of the board's timestamp pin, no m-lap-us lines): the exchange and
 with TFLM are the same, and the latency and energy belong to the power monitor that records the
 edges (X-NUCLEO-LPM01A or Nordic PPK2).
 With --power NAME:PORT (a real board on --port, energy-mode firmware), a power monitor
-(X-NUCLEO-LPM01A or Nordic PPK2, mcugen/host/power) supplies the board while the runner's exchange
+(X-NUCLEO-LPM01A or Nordic PPK2, mcugen/link/power) supplies the board while the runner's exchange
 runs `infer N W` several times; the energy per inference comes from the current between the
 firmware's GPIO marks (`host.power.bench.run_energy`). Without it the report says energy was not
 measured instead of printing a number.
@@ -45,16 +45,16 @@ from mcugen.commands._common import (
     target_for,
 )
 from mcugen.errors import McugenError, RunError, UnsupportedError
-from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND
-from mcugen.host.mlperf import (
+from mcugen.firmware.compile import BuildResult, build
+from mcugen.link.device_run import QEMU_INSTRUCTIONS_PER_SECOND
+from mcugen.link.mlperf import (
     RESULT_DECIMALS,
     check_model_id,
     compare_results,
     default_infer,
     dequantized,
 )
-from mcugen.host.power import PowerSpec, parse_power_spec
-from mcugen.host.project import BuildResult, build
+from mcugen.link.power import PowerSpec, parse_power_spec
 from mcugen.model.ir import DTYPES
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated
@@ -135,9 +135,9 @@ def mlperf_report(
     sample: list[np.ndarray],
 ) -> dict[str, Any]:
     """Run the MLPerf Tiny runner's exchange on the device; compare the results with TFLM."""
-    from mcugen.host.device_run import open_console
-    from mcugen.host.mlperf import MlperfRunner
-    from mcugen.host.sizes import firmware_sizes
+    from mcugen.firmware.sizes import firmware_sizes
+    from mcugen.link.device_run import open_console
+    from mcugen.link.mlperf import MlperfRunner
 
     data = _mlperf_input(gen, sample)
     expected_id = gen.view_model.mlperf_model_id
@@ -246,8 +246,8 @@ def energy_report(
     power: PowerSpec,
 ) -> dict[str, Any]:
     """The runner's exchange in energy mode with a power monitor supplying the board."""
-    from mcugen.host.power.bench import EnergyRequest, run_energy
-    from mcugen.host.sizes import firmware_sizes
+    from mcugen.firmware.sizes import firmware_sizes
+    from mcugen.link.power.bench import EnergyRequest, run_energy
 
     request = EnergyRequest(
         _mlperf_input(gen, sample),
@@ -258,7 +258,7 @@ def energy_report(
     )
     run = run_energy(power, args.port, request)
     if args.save_trace is not None and run.trace is not None:
-        from mcugen.host.power.bench import trace_json
+        from mcugen.link.power.bench import trace_json
         from mcugen.outputs import write_file
 
         write_file(args.save_trace, trace_json(run.trace))

@@ -240,7 +240,8 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
     firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
     if getattr(args, "board", None) is None:
         return None
-    from mcugen.host.project import linked_sizes, target_fit
+    from mcugen.firmware.compile import linked_sizes
+    from mcugen.firmware.fits import target_fit
 
     target = resolve_target(load_board(args.board), emulate=bool(getattr(args, "emulate", False)))
     if target.board.is_host:

@@ -76,8 +76,8 @@ def twin_run(args: argparse.Namespace, board: Board, fit: Fit) -> tuple[dict[str
         return None, f"not run: {board.name} has no QEMU twin"
     if shutil.which("qemu-system-arm") is None:
         return None, "not run: qemu-system-arm not found (scripts/install.sh installs it)"
-    from mcugen.host.host_run import random_inputs
-    from mcugen.host.project import build
+    from mcugen.firmware.compile import build
+    from mcugen.link.host_run import random_inputs
 
     twin = resolve_target(board, emulate=True)
     gen = generate_for(args, twin)

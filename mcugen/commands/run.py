@@ -29,7 +29,7 @@ from mcugen.commands._common import (
     target_for,
 )
 from mcugen.errors import McugenError, RunError
-from mcugen.host.project import BuildResult, build
+from mcugen.firmware.compile import BuildResult, build
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
@@ -74,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _run_host(
     gen: Generated, result: BuildResult, samples: list[list[np.ndarray]]
 ) -> dict[str, Any]:
-    from mcugen.host.host_run import run_host
+    from mcugen.link.host_run import run_host
 
     run = run_host(result.executable, gen.graph, samples)
     return {
@@ -96,7 +96,7 @@ def static_baseline(
 ) -> dict[str, Any]:
     """Run the same order and buffers with static offsets on the twin: the instruction overhead
     of the moves (-icount makes both counts exact). Different outputs would be a bug in mcugen."""
-    from mcugen.host.device_run import open_device, run_samples
+    from mcugen.link.device_run import open_device, run_samples
     from mcugen.pipeline import with_allocator
 
     assert gen.dynamic is not None

@@ -20,9 +20,11 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import plan_options, require_location, target_for
 from mcugen.errors import McugenError
-from mcugen.host.project import build, model_weights, target_fit
-from mcugen.host.sizes import FirmwareSizes, firmware_sizes
-from mcugen.host.train_run import (
+from mcugen.firmware.compile import build
+from mcugen.firmware.fits import target_fit
+from mcugen.firmware.project import model_weights
+from mcugen.firmware.sizes import FirmwareSizes, firmware_sizes
+from mcugen.link.train_run import (
     TrainRun,
     operator_instructions,
     train_on_device,

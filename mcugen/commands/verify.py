@@ -16,7 +16,7 @@ from mcugen.commands._common import (
     target_for,
 )
 from mcugen.errors import McugenError
-from mcugen.host.verify import verify
+from mcugen.link.verify import verify
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 

@@ -1,6 +1,6 @@
 """A measured current trace for the HTML report (`mcugen report --trace FILE.json`).
 
-The file is one JSON object, what a power monitor's acquisition holds (mcugen/host/power's
+The file is one JSON object, what a power monitor's acquisition holds (mcugen/link/power's
 `PowerTrace` has the same fields):
 
     {"rate_hz": 100000, "amperes": [0.0123, ...], "marks": [1200, 5400], "volts": 3.3,

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from support import (
     CORTEX_M7,
     EXAMPLE,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated, PlanOptions, generate

@@ -18,8 +18,8 @@ import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import UnsupportedError
-from mcugen.host.host_run import random_inputs, run_host
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import random_inputs, run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.project import compile_project, executable_name, project_files
+from mcugen.firmware.compile import compile_project
+from mcugen.firmware.project import executable_name, project_files
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.outputs import write_tree

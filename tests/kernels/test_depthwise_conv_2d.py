@@ -10,7 +10,7 @@ import pytest
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from support import Dw, assert_matches_tflm, dw_int8, mcugen_outputs, tflm_outputs

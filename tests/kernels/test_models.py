@@ -15,7 +15,7 @@ import pytest
 
 from mcugen.codegen.viewmodel import lower_all
 from mcugen.errors import UnsupportedError
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model

@@ -153,7 +153,7 @@ def test_shared_model_with_patches_matches_tflm(name: str) -> None:
 
 def test_stem_output_equals_the_unpatched_run() -> None:
     """Patched and whole runs of one model give the same bytes (besides both matching TFLM)."""
-    from mcugen.host.host_run import random_inputs
+    from mcugen.link.host_run import random_inputs
     from support import mcugen_outputs
 
     model = write_model(mobilenet_stem(3))

@@ -17,7 +17,7 @@ import pytest
 
 from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from support import assert_matches_tflm, mcugen_outputs, tflm_outputs

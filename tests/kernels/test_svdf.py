@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mcugen.errors import UnsupportedError
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from support import assert_matches_tflm, lower_only, tflm_outputs

@@ -13,7 +13,7 @@ import pytest
 
 from mcugen.codegen import quant
 from mcugen.errors import UnsupportedError
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mcugen.cli import main
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.graphs import inception, randwire
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model, load_model

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import EXPLICIT_PADDING, fuse_pads
 from mcugen.model.tflite_import import import_model, load_model

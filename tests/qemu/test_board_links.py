@@ -1,4 +1,4 @@
-"""Board-to-board links between QEMU twins (host/links.py, host/linked_run.py, runtime_c/app/link.c;
+"""Board-to-board links between QEMU twins (link/links.py, link/linked_run.py, runtime_c/app/link.c;
 issue 16): the LCP example on 2 and 4 twins with every tensor between boards carried by the
 firmware over link UARTs, bit-exact with one board; frames corrupted or dropped on a link (data
 and acknowledgements) are resent and the outputs stay exact; a cut link fails with one error
@@ -20,10 +20,10 @@ from mcugen import cli
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.commands._partition import board_specs
 from mcugen.errors import RunError
-from mcugen.host.host_run import random_inputs
-from mcugen.host.linked_run import run_partition
-from mcugen.host.links import Fault
-from mcugen.host.multiboard import Firmware, RelayRun, build_boards, build_firmware, outputs_equal
+from mcugen.link.host_run import random_inputs
+from mcugen.link.linked_run import run_partition
+from mcugen.link.links import Fault
+from mcugen.link.multiboard import Firmware, RelayRun, build_boards, build_firmware, outputs_equal
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, partition_problem
@@ -57,7 +57,7 @@ class Linked:
         self.sample = random_inputs(self.graph, 0)
         ops = tuple(range(len(self.graph.operators)))
         one = build_firmware(self.graph, ops, self.target, options, workdir / "one")
-        from mcugen.host.multiboard import run_twin
+        from mcugen.link.multiboard import run_twin
 
         self.single = run_twin(one, self.sample).outputs
 

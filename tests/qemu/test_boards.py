@@ -13,10 +13,10 @@ import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
-from mcugen.host.device_run import DeviceRun, open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import BuildResult, build
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import BuildResult, build
+from mcugen.firmware.sizes import firmware_sizes
+from mcugen.link.device_run import DeviceRun, open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import import_model

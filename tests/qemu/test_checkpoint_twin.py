@@ -21,9 +21,9 @@ import pytest
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.cli import main
 from mcugen.errors import RunError
-from mcugen.host.device_run import open_device
-from mcugen.host.project import build
-from mcugen.host.protocol import CMD_CHECKPOINT, DeviceLink, encode_frame
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import open_device
+from mcugen.link.protocol import CMD_CHECKPOINT, DeviceLink, encode_frame
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.train.graph import build_training_graph

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.project import project_files
+from mcugen.firmware.project import project_files
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from support import EXAMPLE, ROOT, SHARED_MODELS, export_library, tflm_outputs
 

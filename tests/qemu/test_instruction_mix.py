@@ -1,4 +1,4 @@
-"""The instruction-mix plugin (mcugen/host/instruction_mix.py, qemu_plugin/mix.c) on the Cortex-M4
+"""The instruction-mix plugin (mcugen/link/instruction_mix.py, qemu_plugin/mix.c) on the Cortex-M4
 twin: the bundled model's operators, matched to the profile, hold the profile's instruction
 counts (to the clock function's few instructions), its convolutions execute multiply-accumulates
 and read their weights from flash, and the cycle estimate lies between one cycle per instruction
@@ -13,9 +13,9 @@ import pytest
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.errors import RunError
-from mcugen.host.host_run import random_inputs
-from mcugen.host.instruction_mix import CLASS_NAMES, EXTRA, Mix, align, measure_mix
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import random_inputs
+from mcugen.link.instruction_mix import CLASS_NAMES, EXTRA, Mix, align, measure_mix
 from mcugen.pipeline import PlanOptions, generate_from_file
 from support import EXAMPLE
 

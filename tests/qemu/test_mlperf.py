@@ -21,13 +21,13 @@ import serial
 from mcugen import cli
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import RunError
-from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.mlperf import DB_BYTES_PER_LINE, MlperfRunner, compare_results, dequantized
-from mcugen.host.project import build
-from mcugen.host.protocol import DeviceLink
-from mcugen.host.qemu import listening_socket, qemu_command, qemu_console
-from mcugen.host.sizes import symbol_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.sizes import symbol_sizes
+from mcugen.link.device_run import QEMU_INSTRUCTIONS_PER_SECOND, run_samples
+from mcugen.link.host_run import random_inputs
+from mcugen.link.mlperf import DB_BYTES_PER_LINE, MlperfRunner, compare_results, dequantized
+from mcugen.link.protocol import DeviceLink
+from mcugen.link.qemu import listening_socket, qemu_command, qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.reference import tflm_outputs

@@ -23,12 +23,13 @@ import serial
 from mcugen import cli
 from mcugen.boards import CONSOLE_BAUD, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.errors import McugenError
-from mcugen.host.device_run import DeviceRun, open_console, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.mlperf import MlperfRunner, compare_results, dequantized
-from mcugen.host.project import ENERGY_DEFINES, build, project_files
-from mcugen.host.protocol import DeviceLink
-from mcugen.host.qemu import listening_socket, qemu_command, qemu_console
+from mcugen.firmware.compile import build
+from mcugen.firmware.project import ENERGY_DEFINES, project_files
+from mcugen.link.device_run import DeviceRun, open_console, run_samples
+from mcugen.link.host_run import random_inputs
+from mcugen.link.mlperf import MlperfRunner, compare_results, dequantized
+from mcugen.link.protocol import DeviceLink
+from mcugen.link.qemu import listening_socket, qemu_command, qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, generate_from_file

@@ -1,4 +1,4 @@
-"""A partitioned model on several QEMU twins, host-relayed (host/multiboard.py, issue 16): the LCP
+"""A partitioned model on several QEMU twins, host-relayed (link/multiboard.py, issue 16): the LCP
 example on 2, 3 and 4 twins (`branch`, `cpsat`, `pipeline`) and an Inception-style net on 2 equal
 the single-board run and TFLM bit for bit; only the stem's and the branches' outputs cross
 board-to-board links, with the bytes the partition models; the three branchy examples on 2, 3 and
@@ -20,10 +20,10 @@ import pytest
 from mcugen import cli
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.commands._partition import board_specs
-from mcugen.host import linked_run, multiboard, qemu
-from mcugen.host.host_run import random_inputs
-from mcugen.host.linked_run import run_partition
-from mcugen.host.multiboard import (
+from mcugen.link import linked_run, multiboard, qemu
+from mcugen.link.host_run import random_inputs
+from mcugen.link.linked_run import run_partition
+from mcugen.link.multiboard import (
     Firmware,
     RelayRun,
     TwinRun,

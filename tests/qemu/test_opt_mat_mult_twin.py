@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate

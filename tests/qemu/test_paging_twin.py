@@ -15,10 +15,12 @@ import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build, model_weights, target_fit
-from mcugen.host.sizes import firmware_sizes, section_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.fits import target_fit
+from mcugen.firmware.project import model_weights
+from mcugen.firmware.sizes import firmware_sizes, section_sizes
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.fit import input_copy_bytes
 from mcugen.plan.target import memory_target

@@ -13,10 +13,10 @@ import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import UnsupportedError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
-from mcugen.host.sizes import firmware_sizes, section_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.sizes import firmware_sizes, section_sizes
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target

@@ -35,9 +35,9 @@ import numpy as np
 import pytest
 
 from mcugen.boards import board_names, load_board, resolve_target
-from mcugen.host.device_run import DeviceRun, open_device, run_samples
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import DeviceRun, open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file

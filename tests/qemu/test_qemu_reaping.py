@@ -20,9 +20,9 @@ import serial
 from mcugen import cli
 from mcugen.boards import load_board, resolve_target
 from mcugen.errors import RunError
-from mcugen.host import protocol, qemu
-from mcugen.host.project import build
-from mcugen.host.qemu import qemu_console
+from mcugen.firmware.compile import build
+from mcugen.link import protocol, qemu
+from mcugen.link.qemu import qemu_console
 from mcugen.pipeline import generate_from_file
 from support import EXAMPLE, ROOT
 
@@ -140,7 +140,7 @@ def test_killed_python_takes_qemu_along(elf: Path) -> None:
         f"""
         import sys, time
         from pathlib import Path
-        from mcugen.host import qemu
+        from mcugen.link import qemu
         with qemu.qemu_console({MACHINE!r}, Path({str(elf)!r})):
             print(next(iter(qemu._LIVE)).pid, flush=True)
             time.sleep(60)

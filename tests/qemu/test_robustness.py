@@ -27,9 +27,9 @@ import pytest
 import serial
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.host_run import random_inputs
-from mcugen.host.project import build
-from mcugen.host.protocol import (
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import random_inputs
+from mcugen.link.protocol import (
     CMD_CHECKPOINT,
     CMD_EXIT,
     CMD_INFO,
@@ -53,7 +53,7 @@ from mcugen.host.protocol import (
     crc16,
     encode_frame,
 )
-from mcugen.host.qemu import qemu_console
+from mcugen.link.qemu import qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.host.project import build
-from mcugen.host.train_run import TrainRun, train_on_device, train_on_host
+from mcugen.firmware.compile import build
+from mcugen.link.train_run import TrainRun, train_on_device, train_on_host
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from jax_reference import assert_host_matches_jax
 
-from mcugen.host.host_run import random_inputs
+from mcugen.link.host_run import random_inputs
 from mcugen.model.tflite_import import load_model
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions

@@ -23,9 +23,23 @@ PACKAGE = Path(mcugen.__file__).resolve().parent
 
 #: package folder -> packages of mcugen it must not import.
 FORBIDDEN = {
-    "plan": ("mcugen.codegen", "mcugen.host", "mcugen.commands", "mcugen.pipeline"),
-    "model": ("mcugen.plan", "mcugen.codegen", "mcugen.host", "mcugen.commands"),
-    "codegen": ("mcugen.host", "mcugen.commands"),
+    "plan": (
+        "mcugen.codegen",
+        "mcugen.pipeline",
+        "mcugen.firmware",
+        "mcugen.link",
+        "mcugen.commands",
+    ),
+    "model": (
+        "mcugen.plan",
+        "mcugen.codegen",
+        "mcugen.pipeline",
+        "mcugen.firmware",
+        "mcugen.link",
+        "mcugen.commands",
+    ),
+    "codegen": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
+    "firmware": ("mcugen.link", "mcugen.commands"),
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 import serial
 
 from mcugen.errors import RunError
-from mcugen.host.protocol import (
+from mcugen.link.protocol import (
     CMD_INFO,
     CMD_READ_OUTPUT,
     ERR_CRC,

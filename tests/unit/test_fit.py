@@ -17,8 +17,9 @@ from mcugen import cli
 from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.commands._common import plan_options
 from mcugen.errors import BuildError
-from mcugen.host.project import build, target_fit
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import build
+from mcugen.firmware.fits import target_fit
+from mcugen.firmware.sizes import firmware_sizes
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
@@ -182,7 +183,7 @@ def test_outputs_honour_the_umask(tmp_path: Path) -> None:
 def test_a_split_arena_verdict_equals_each_linked_memory(tmp_path: Path) -> None:
     """Pools (plan/pools): per memory, the verdict's pool plus firmware RAM is what the linker
     put in that memory's region, and the total is the firmware's RAM."""
-    from mcugen.host.sizes import section_sizes
+    from mcugen.firmware.sizes import section_sizes
 
     target = resolve_target(load_board("nucleo-f767"), emulate=False)
     small = resized(memory_target(target), "dtcm", 4096)

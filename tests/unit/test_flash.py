@@ -13,7 +13,7 @@ import pytest
 from mcugen import cli
 from mcugen.boards import load_board
 from mcugen.errors import McugenError
-from mcugen.host import flash
+from mcugen.link import flash
 from support import EXAMPLE
 
 ELF = Path("/tmp/build/model.elf")

@@ -1,4 +1,4 @@
-"""The wire between two twins' link UARTs (host/links.py): frames pass whole and unchanged, or
+"""The wire between two twins' link UARTs (link/links.py): frames pass whole and unchanged, or
 damaged exactly as the fault plan says, however the bytes are chunked; bytes outside frames pass;
 a cut loses everything after it. No QEMU needed."""
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcugen.host.links import Direction, Fault, LinkStats, link_slot
-from mcugen.host.protocol import encode_frame
+from mcugen.link.links import Direction, Fault, LinkStats, link_slot
+from mcugen.link.protocol import encode_frame
 
 FRAMES = [encode_frame(0x20, bytes([k]) * (3 + 40 * k)) for k in range(4)]
 STREAM = b"noise" + b"".join(FRAMES) + b"\xa5tail"

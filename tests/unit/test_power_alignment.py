@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power import POWER_MONITORS, parse_power_spec
-from mcugen.host.power.trace import PowerTrace, energy_per_inference, falling_edges
+from mcugen.link.power import POWER_MONITORS, parse_power_spec
+from mcugen.link.power.trace import PowerTrace, energy_per_inference, falling_edges
 
 RATE = 10_000.0
 VOLTS = 1.8

@@ -13,9 +13,9 @@ from instruments import Bench, Lpm01aSim, read_through, released, simulated_lpm0
 from instruments import acquire as run_acquisition
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power import energy_per_inference
-from mcugen.host.power.lpm01a import Lpm01a
-from mcugen.host.power.trace import PowerTrace
+from mcugen.link.power import energy_per_inference
+from mcugen.link.power.lpm01a import Lpm01a
+from mcugen.link.power.trace import PowerTrace
 
 #: A fault must surface within this (the driver's timeouts are 1 s here).
 BOUND_S = 5.0

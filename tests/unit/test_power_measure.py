@@ -16,8 +16,8 @@ from instruments import Bench, simulated_dut, simulated_lpm01a, simulated_ppk2
 from mcugen import cli
 from mcugen.commands import measure
 from mcugen.errors import RunError
-from mcugen.host.power import parse_power_spec
-from mcugen.host.power.bench import EnergyRequest, run_energy
+from mcugen.link.power import parse_power_spec
+from mcugen.link.power.bench import EnergyRequest, run_energy
 from mcugen.report_html.trace import load_trace
 from support import EXAMPLE
 

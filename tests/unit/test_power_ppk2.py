@@ -22,9 +22,9 @@ from instruments import (
 from instruments import acquire as run_acquisition
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power import energy_per_inference
-from mcugen.host.power.ppk2 import Ppk2, parse_metadata, to_amperes
-from mcugen.host.power.trace import PowerTrace
+from mcugen.link.power import energy_per_inference
+from mcugen.link.power.ppk2 import Ppk2, parse_metadata, to_amperes
+from mcugen.link.power.trace import PowerTrace
 
 BOUND_S = 5.0
 N = 4

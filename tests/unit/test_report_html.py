@@ -15,7 +15,7 @@ import pytest
 from mcugen import cli
 from mcugen.boards import load_board, resolve_target
 from mcugen.commands.plan import plan_model, strategy_runs
-from mcugen.host.project import target_fit
+from mcugen.firmware.fits import target_fit
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model

@@ -12,7 +12,8 @@ import pytest
 from mcugen.boards import load_board, resolve_target
 from mcugen.cli import main
 from mcugen.errors import McugenError
-from mcugen.host.project import link_regions, target_fit
+from mcugen.firmware.fits import target_fit
+from mcugen.firmware.project import link_regions
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import PlanOptions, generate

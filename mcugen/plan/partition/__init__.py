@@ -13,7 +13,7 @@ Strategies:
 - `cpsat` (default): OR-Tools CP-SAT over assignment and schedule, minimising the modelled
   latency under the boards' limits, warm-started from the best heuristic, with its proven bound.
 Every partition is validated (partition.py) and carries `lower_bound`. segments.py cuts a
-partition into per-board sub-models, which host/multiboard.py runs on N QEMU twins with the host
+partition into per-board sub-models, which link/multiboard.py runs on N QEMU twins with the host
 relaying the tensors; board-to-board links are not built.
 """
 

@@ -210,7 +210,7 @@ class BoardProgram:
 
 def board_programs(graph: Graph, segs: Sequence[Segment]) -> tuple[BoardProgram, ...]:
     """One `BoardProgram` per board that has segments, by board number. The firmware must run
-    `ops` in this order (the plan's order is the stored one: host/multiboard.py checks it)."""
+    `ops` in this order (the plan's order is the stored one: link/multiboard.py checks it)."""
     found = []
     for board in sorted({s.board for s in segs}):
         mine = [s for s in segs if s.board == board]

@@ -13,7 +13,7 @@ extern "C" {
 #define MCU_ALIGNED(n) __attribute__((aligned(n)))
 /* Where the constant tensors go: .rodata (internal flash), or with MCU_WEIGHTS_EXTERNAL the
  * section .mcu_weights, which the link script places in a memory-mapped external flash (QSPI)
- * when the weights do not fit the internal one (mcugen/host/project.py weights_memory). */
+ * when the weights do not fit the internal one (mcugen/firmware/project.py weights_memory). */
 #ifdef MCU_WEIGHTS_EXTERNAL
 #define MCU_WEIGHTS __attribute__((section(".mcu_weights")))
 #else

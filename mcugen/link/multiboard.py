@@ -2,7 +2,7 @@
 
 Each board's part of the partition (a `BoardProgram`, plan/partition/segments.py: its segments
 as one sub-model run phase by phase) is planned, rendered and built by the usual pipeline for
-its board's target (mixed boards work) into one firmware image; host/linked_run.py runs them.
+its board's target (mixed boards work) into one firmware image; link/linked_run.py runs them.
 
 Sub-models are planned without graph rewrites (`PlanOptions.rewrites`), so each firmware runs
 exactly the partition's operators and the profile gives every original operator's
@@ -20,9 +20,9 @@ import numpy as np
 
 from mcugen.boards import Target
 from mcugen.errors import McugenError
-from mcugen.host.device_run import open_device, run_samples
-from mcugen.host.project import BuildResult, build
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.compile import BuildResult, build
+from mcugen.firmware.sizes import firmware_sizes
+from mcugen.link.device_run import open_device, run_samples
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
@@ -153,7 +153,7 @@ def reference_outputs(
     try:
         return tflm_outputs(model, graph, [list(sample)])[0], "TFLM (tflite_micro)"
     except McugenError:  # tflite_micro is not installed
-        from mcugen.host.host_run import run_host
+        from mcugen.link.host_run import run_host
 
         fw = host()
         outputs = run_host(fw.result.executable, fw.gen.graph, [list(sample)]).outputs[0]

@@ -33,9 +33,9 @@ import numpy as np
 
 from mcugen.boards import Target
 from mcugen.errors import BuildError, RunError
-from mcugen.host.device_run import BOOT_TIMEOUT_S, DeviceLink, _wait_for_banner, run_samples
-from mcugen.host.qemu import qemu_console
-from mcugen.host.sizes import _run, _tool
+from mcugen.firmware.sizes import _run, _tool
+from mcugen.link.device_run import BOOT_TIMEOUT_S, DeviceLink, _wait_for_banner, run_samples
+from mcugen.link.qemu import qemu_console
 from mcugen.model.ir import Graph
 
 PLUGIN_SOURCE = Path(__file__).with_name("qemu_plugin") / "mix.c"

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from mcugen.errors import RunError
-from mcugen.host.protocol import MAX_PAYLOAD, SYNC, DeviceLink
+from mcugen.link.protocol import MAX_PAYLOAD, SYNC, DeviceLink
 
 CMD_LINK_SEND, CMD_LINK_RECV = 0x0B, 0x0C
 #: runtime_c/app/link.h's status codes

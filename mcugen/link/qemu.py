@@ -86,7 +86,7 @@ def qemu_command(
 ) -> list[str]:
     """QEMU's command line with the console on the inherited listening socket `listen_fd`, and
     the machine's next UARTs on `serial_fds` (listening too; QEMU does not wait for a client:
-    board-to-board links, host/links.py); `extra` options go before the firmware (e.g.
+    board-to-board links, link/links.py); `extra` options go before the firmware (e.g.
     `-trace` events and `-D` for their log)."""
     serials = [
         arg

@@ -26,8 +26,8 @@ import numpy as np
 import serial
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
-from mcugen.host.power.trace import PowerTrace, falling_edges
+from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
+from mcugen.link.power.trace import PowerTrace, falling_edges
 
 LABEL = "Nordic PPK2"
 RATE_HZ = 100_000

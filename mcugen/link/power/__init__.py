@@ -13,9 +13,9 @@ from types import TracebackType
 from typing import ClassVar, Protocol
 
 from mcugen.errors import McugenError
-from mcugen.host.power.lpm01a import Lpm01a
-from mcugen.host.power.ppk2 import Ppk2
-from mcugen.host.power.trace import EnergyResult, PowerTrace, energy_per_inference
+from mcugen.link.power.lpm01a import Lpm01a
+from mcugen.link.power.ppk2 import Ppk2
+from mcugen.link.power.trace import EnergyResult, PowerTrace, energy_per_inference
 from mcugen.registry import Registry
 
 __all__ = [

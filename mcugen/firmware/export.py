@@ -31,7 +31,7 @@ from mcugen.resources import runtime_dir
 
 #: Package layouts `--format` writes around the library (`lib`: the library alone).
 FORMATS = ("lib", "cmake", "platformio", "zephyr", "arduino")
-#: Defined for builds without a dynamic allocator / with paging (runtime.h; host/project.py).
+#: Defined for builds without a dynamic allocator / with paging (runtime.h; firmware/project.py).
 STATIC_DEFINE = "MCU_STATIC_OFFSETS"
 PAGED_DEFINE = "MCU_PAGED"
 #: Runtime sources besides the kernels: the interpreter, and the allocator in dynamic builds.

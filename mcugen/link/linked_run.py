@@ -1,4 +1,4 @@
-"""Run a partitioned model on its boards' QEMU twins, one firmware per board (host/multiboard.py).
+"""Run a partitioned model on its boards' QEMU twins, one firmware per board (link/multiboard.py).
 
 The segments run in run order; a segment is a phase of its board's program: the host delivers
 the phase's inputs, invokes only the phase's operators (INVOKE with an operator range,
@@ -7,7 +7,7 @@ earlier phase of the same board made stays in that board's arena. A tensor from 
 crosses one of two ways (`links`):
 - "uart" (default): board to board. Both twins were built with link UARTs (`Target.links`);
   a `Wire` joins the producer's and the consumer's, and the firmware moves the tensor as
-  acknowledged DATA frames (runtime_c/app/link.c, host/links.py). The host only starts both
+  acknowledged DATA frames (runtime_c/app/link.c, link/links.py). The host only starts both
   ends and compares their CRCs. `faults` damages frames on chosen links (tests): the run then
   recovers by resending, or fails with a `RunError` naming the link, never with a wrong tensor.
 - "host": the host reads it from the producer's twin and writes it to the consumer's.
@@ -30,11 +30,11 @@ from types import MappingProxyType
 import numpy as np
 
 from mcugen.errors import RunError
-from mcugen.host.device_run import QEMU_INSTRUCTIONS_PER_SECOND, check_info, open_device
-from mcugen.host.links import Fault, Wire, link_slot, listeners, transfer
-from mcugen.host.multiboard import Firmware, Link, RelayRun, TwinRun
-from mcugen.host.protocol import DeviceLink
-from mcugen.host.sizes import firmware_sizes
+from mcugen.firmware.sizes import firmware_sizes
+from mcugen.link.device_run import QEMU_INSTRUCTIONS_PER_SECOND, check_info, open_device
+from mcugen.link.links import Fault, Wire, link_slot, listeners, transfer
+from mcugen.link.multiboard import Firmware, Link, RelayRun, TwinRun
+from mcugen.link.protocol import DeviceLink
 from mcugen.model.ir import DTYPES, Graph
 from mcugen.plan.partition import HOST
 from mcugen.plan.partition.segments import BoardProgram, Segment

@@ -15,7 +15,7 @@ import numpy as np
 from mcugen import progress
 from mcugen.boards import Target
 from mcugen.errors import RunError
-from mcugen.host.protocol import CHECKPOINT_STATUS, DeviceLink
+from mcugen.link.protocol import CHECKPOINT_STATUS, DeviceLink
 from mcugen.model.ir import Graph
 from mcugen.pipeline import Generated
 from mcugen.train.metrics import SegmentResult, check_losses, losses_of, segment_result
@@ -43,7 +43,7 @@ def train_on_host(
 ) -> TrainRun:
     """Every segment's steps (`run`: segments, or plain steps as one epoch) in one process; the
     losses are checked after it."""
-    from mcugen.host.host_run import run_host
+    from mcugen.link.host_run import run_host
 
     segments = as_segments(run)
     flat = [step for segment in segments for step in segment.steps]
@@ -79,7 +79,7 @@ def train_on_device(
     chunk of steps, before its checkpoint: a run stops at the first chunk with a NaN or
     infinite loss and saves no checkpoint after it (the one before may hold the update that
     diverged, which only the next step's loss shows)."""
-    from mcugen.host.device_run import open_device
+    from mcugen.link.device_run import open_device
 
     segments = as_segments(run)
     start = time.perf_counter()
@@ -127,7 +127,7 @@ def _run_segment(
     link: DeviceLink, gen: Generated, target: Target, segment: Segment, tally: _Tally
 ) -> SegmentResult:
     """One segment's steps, in chunks that end where a checkpoint is due."""
-    from mcugen.host.device_run import run_samples
+    from mcugen.link.device_run import run_samples
 
     outputs: list[list[np.ndarray]] = []
     whole = [(0, len(segment.steps))]
@@ -189,8 +189,8 @@ def operator_instructions(
     twin, from a build whose RAM is the QEMU machine's, so that a store-all plan the board
     cannot hold still runs; None when the board has no such twin. The kernels and the core are
     the board's, so the counts are those of the build that follows."""
-    from mcugen.host.device_run import open_device, run_samples
-    from mcugen.host.project import build
+    from mcugen.firmware.compile import build
+    from mcugen.link.device_run import open_device, run_samples
     from mcugen.pipeline import PlanOptions, generate
 
     size = TWIN_RAM.get(target.machine) if target.emulate else None

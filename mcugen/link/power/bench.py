@@ -1,5 +1,5 @@
 """An MLPerf Tiny energy run on a real bench: a power monitor supplies the board and records its
-current, the board runs the runner protocol (mcugen/host/mlperf.py) in energy mode.
+current, the board runs the runner protocol (mcugen/link/mlperf.py) in energy mode.
 
 The sequence, as EEMBC's EnergyRunner drives an energy-mode device (mlcommons/tiny):
 1. the monitor configures itself and switches the board's supply on; the board boots and prints
@@ -21,10 +21,10 @@ import json
 from dataclasses import dataclass
 
 from mcugen.errors import RunError
-from mcugen.host.mlperf import MlperfRunner, check_model_id, default_infer
-from mcugen.host.power import PowerSpec, open_monitor
-from mcugen.host.power.link import open_port
-from mcugen.host.power.trace import EnergyResult, PowerTrace, energy_per_inference
+from mcugen.link.mlperf import MlperfRunner, check_model_id, default_infer
+from mcugen.link.power import PowerSpec, open_monitor
+from mcugen.link.power.link import open_port
+from mcugen.link.power.trace import EnergyResult, PowerTrace, energy_per_inference
 
 #: The runner protocol's baud rate in energy mode.
 ENERGY_BAUD = 9600

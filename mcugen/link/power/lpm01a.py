@@ -28,8 +28,8 @@ import numpy as np
 import serial
 
 from mcugen.errors import McugenError, RunError
-from mcugen.host.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
-from mcugen.host.power.trace import PowerTrace
+from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
+from mcugen.link.power.trace import PowerTrace
 
 BAUDRATE = 3_686_400
 LABEL = "X-NUCLEO-LPM01A"

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mcugen.boards import Target
-from mcugen.host.project import build
+from mcugen.firmware.compile import build
 from mcugen.pipeline import Generated
 from mcugen.plan.fit import RamUse
 from mcugen.reference import first_difference, tflm_outputs
@@ -65,11 +65,11 @@ def device_outputs(
     with tempfile.TemporaryDirectory(prefix="mcugen-verify-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         if target.board.is_host:
-            from mcugen.host.host_run import run_host
+            from mcugen.link.host_run import run_host
 
             return run_host(result.executable, gen.graph, samples).outputs, [], "", None
-        from mcugen.host.device_run import open_device, run_samples
-        from mcugen.host.sizes import firmware_sizes, linked_ram
+        from mcugen.firmware.sizes import firmware_sizes, linked_ram
+        from mcugen.link.device_run import open_device, run_samples
 
         ram = linked_ram(firmware_sizes(result.executable, target), gen.plan)
         with open_device(target, result.executable, None if target.emulate else port) as link:

@@ -1,6 +1,6 @@
 /* A QEMU TCG plugin (QEMU 7.2, plugin API version 1): the executed instruction mix of a firmware
  * on its twin, split into segments at each execution of one marker address, with data loads
- * counted by memory region. mcugen/host/instruction_mix.py builds it with the host compiler and
+ * counted by memory region. mcugen/link/instruction_mix.py builds it with the host compiler and
  * reads what it writes.
  *
  * Arguments (-plugin mix.so,marker=0x...,flash=LO-HI,out=PATH): `marker` starts a new segment

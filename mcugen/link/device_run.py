@@ -15,8 +15,8 @@ import serial
 from mcugen import progress
 from mcugen.boards import CONSOLE_BAUD, Target
 from mcugen.errors import RunError
-from mcugen.host.protocol import DeviceLink
-from mcugen.host.qemu import qemu_console
+from mcugen.link.protocol import DeviceLink
+from mcugen.link.qemu import qemu_console
 from mcugen.model.ir import DTYPES, Graph
 
 #: Under QEMU with -icount shift=0 one instruction takes 1 ns of virtual time.

@@ -1,0 +1,1 @@
+"""Firmware from a generated model: its build project, compile, sizes and exported library."""

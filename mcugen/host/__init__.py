@@ -1,1 +1,0 @@
-"""Host side: building firmware projects, running them (host process, emulator, board)."""
