@@ -351,7 +351,7 @@ def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         type=Path,
         default=None,
         metavar="FILE.json",
-        help="a measured current trace to draw: rate_hz, amperes and marks (report_html/trace.py)",
+        help="a measured current trace to draw: rate_hz, amperes and marks (report/html/trace.py)",
     )
     p.add_argument(
         "--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON"

@@ -824,7 +824,7 @@ def at(figures: Any, path: str) -> Any:
 
 def assert_page_shows_the_json(html: str) -> dict[str, Any]:
     """Every figure the page shows is the embedded JSON's, as the page formats it
-    (report_html.render.number); returns the embedded figures."""
+    (report.html.render.number); returns the embedded figures."""
     page = parse_page(html)
     figures = json.loads(page.json_text)
     assert len(page.shown) > 10

@@ -13,7 +13,7 @@ from mcugen.model.tflite_import import load_model
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import INSTRUCTIONS_PER_MAC, BoardSpec, LinkModel
 from mcugen.plan.target import memory_target
-from mcugen.report_partition import partition_json, partition_text
+from mcugen.report.partition import partition_json, partition_text
 
 
 def board_specs(names: str) -> list[BoardSpec]:

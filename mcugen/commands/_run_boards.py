@@ -32,7 +32,7 @@ from mcugen.pipeline import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
 from mcugen.plan.partition.segments import board_programs, segments
-from mcugen.report_multiboard import multiboard_json, multiboard_text
+from mcugen.report.multiboard import multiboard_json, multiboard_text
 
 
 def check_args(args: argparse.Namespace) -> list[str]:

@@ -24,7 +24,7 @@ from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies
 from mcugen.plan.fit import Fit, LinkedFlash, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
-from mcugen.report import plan_json, plan_text
+from mcugen.report.text import plan_json, plan_text
 
 
 def chart_format(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""`mcugen report`: one self-contained HTML page of a model on a board (mcugen/report_html).
+"""`mcugen report`: one self-contained HTML page of a model on a board (mcugen/report/html).
 
 It plans the model as `mcugen plan --board` does (the fit verdict, flash linked for the board),
 compares the strategies, runs the model once on the board's QEMU twin with profiling (unless
@@ -23,9 +23,9 @@ from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.tflite_import import load_model
 from mcugen.outputs import write_file
 from mcugen.plan.fit import Fit
-from mcugen.report_html.figures import ReportInputs, report_figures
-from mcugen.report_html.render import render_report
-from mcugen.report_html.trace import load_trace
+from mcugen.report.html.figures import ReportInputs, report_figures
+from mcugen.report.html.render import render_report
+from mcugen.report.html.trace import load_trace
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions
-from mcugen.report import plan_json
+from mcugen.report.text import plan_json
 from support import SHARED_MODELS
 
 TFLM_ROW = ("stored", "greedy_by_size")

@@ -17,7 +17,7 @@ from mcugen.plan import dynamic
 from mcugen.plan.fit import fit_of
 from mcugen.plan.persistent import ALIGN, PersistentInvalid, persistent_layout, reset_byte
 from mcugen.plan.target import MemoryTarget
-from mcugen.report import plan_json, plan_text
+from mcugen.report.text import plan_json, plan_text
 from support import SHARED_MODELS
 
 

@@ -18,7 +18,7 @@ from mcugen.commands import measure
 from mcugen.errors import RunError
 from mcugen.link.power import parse_power_spec
 from mcugen.link.power.bench import EnergyRequest, run_energy
-from mcugen.report_html.trace import load_trace
+from mcugen.report.html.trace import load_trace
 from support import EXAMPLE
 
 BOARD = "nucleo-f767"

@@ -16,7 +16,7 @@ from mcugen.plan.compare import StrategyRun, compare_strategies, strategy_pairs
 from mcugen.plan.layout import LAYOUTS
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.order import ORDERS
-from mcugen.report import strategy_table
+from mcugen.report.text import strategy_table
 from support import SHARED_MODELS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -24,10 +24,10 @@ from mcugen.plan.compare import TFLM_BASELINE
 from mcugen.plan.fit import fit_of, weight_bytes
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.target import MemoryTarget
-from mcugen.report_html.charts import nice_ticks, timeline_chart
-from mcugen.report_html.figures import TRACE_POINTS, ReportInputs, report_figures
-from mcugen.report_html.render import number, render_report
-from mcugen.report_html.trace import parse_trace
+from mcugen.report.html.charts import nice_ticks, timeline_chart
+from mcugen.report.html.figures import TRACE_POINTS, ReportInputs, report_figures
+from mcugen.report.html.render import number, render_report
+from mcugen.report.html.trace import parse_trace
 from support import EXAMPLE, assert_page_shows_the_json, int8_classifier, parse_page
 
 BOARD = "nucleo-f767"

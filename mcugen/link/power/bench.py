@@ -107,7 +107,7 @@ def run_energy(spec: PowerSpec, dut_port: str, request: EnergyRequest) -> Energy
 
 
 def trace_json(trace: PowerTrace) -> bytes:
-    """The acquisition as `mcugen report --trace` reads it (mcugen/report_html/trace.py)."""
+    """The acquisition as `mcugen report --trace` reads it (mcugen/report/html/trace.py)."""
     data = {
         "rate_hz": trace.rate_hz,
         "amperes": [float(a) for a in trace.amperes],

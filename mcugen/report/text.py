@@ -9,8 +9,8 @@ from mcugen import __version__
 from mcugen.model.ir import Graph
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
-from mcugen.report_paging import paging_json, paging_lines
-from mcugen.report_patches import patches_json, patches_lines
+from mcugen.report.paging import paging_json, paging_lines
+from mcugen.report.patches import patches_json, patches_lines
 
 
 def plan_json(

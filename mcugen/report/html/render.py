@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from mcugen.report_html.charts import memory_bars, operator_chart, timeline_chart, trace_chart
+from mcugen.report.html.charts import memory_bars, operator_chart, timeline_chart, trace_chart
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: colour classes for operator kinds (report.css.j2 defines op-0 .. op-7)
@@ -62,5 +62,5 @@ def page_view(figures: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_report(figures: dict[str, Any]) -> str:
-    """The page of `figures` (report_html.figures.report_figures)."""
+    """The page of `figures` (report.html.figures.report_figures)."""
     return environment().get_template("report.html.j2").render(page_view(figures))

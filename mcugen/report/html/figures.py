@@ -17,9 +17,9 @@ from mcugen.plan.buffers import live_bytes_per_step
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun
 from mcugen.plan.fit import Fit
 from mcugen.plan.memory_plan import MemoryPlan
-from mcugen.report import run_json
-from mcugen.report_html.trace import CurrentTrace
-from mcugen.report_paging import fast_in_use
+from mcugen.report.html.trace import CurrentTrace
+from mcugen.report.paging import fast_in_use
+from mcugen.report.text import run_json
 
 NOT_MEASURED = "not measured (no power monitor)"
 #: at most this many points of a trace are drawn (min and max of each bucket, so peaks stay)

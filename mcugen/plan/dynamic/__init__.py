@@ -17,6 +17,7 @@ last used are freed; step `steps + 1` is after the last operator. Buffers born a
 (graph inputs) start packed from offset 0 (planned: at their static offsets); at the end of an
 invoke they are back there, so the host writes inputs at fixed places and reads outputs where the
 runtime's offset table says.
+One module per moving allocator (compacting.py, planned.py); they register in `ALLOCATORS`.
 Complexity: compacting O(steps x live); planned O(steps x live^2). Both reach the lower bound (the
 peak live bytes of the order, scratch included) by construction. Weakness of `planned`: one step at
 a time; it does not look ahead to place a buffer where it will not need to move later.
@@ -155,7 +156,7 @@ def plan_dynamic(
     for first in (x for x in bufs if x.first == 0):
         offsets[first.id] = births[first.id] = sum(bufs[x].size for x in offsets)
     if mode == PLANNED and preferred is not None:
-        fitted = _fit_preferred(bufs, {}, list(offsets), arena, preferred)
+        fitted = planned.fit_preferred(bufs, {}, list(offsets), arena, preferred)
         if fitted is not None:
             offsets = dict(fitted)
             for b, o in fitted.items():
@@ -176,146 +177,15 @@ def plan_dynamic(
     return plan
 
 
-def _by_address(offsets: dict[int, int]) -> list[int]:
-    return sorted(offsets, key=lambda b: (offsets[b], b))
-
-
-def _compact_down(bufs: Sequence[Buffer], offsets: dict[int, int], keep: int) -> list[Move]:
-    """Keep the `keep` lowest buffers, slide the rest down after them, lowest first."""
-    ranked = _by_address(offsets)
-    cursor = offsets[ranked[keep - 1]] + bufs[ranked[keep - 1]].size if keep else 0
-    moves = []
-    for b in ranked[keep:]:
-        if offsets[b] != cursor:
-            moves.append(Move(b, cursor))
-        cursor += bufs[b].size
-    return moves
-
-
-def _compact_up(
-    bufs: Sequence[Buffer], offsets: dict[int, int], keep: int, arena: int
-) -> list[Move]:
-    """Keep the `keep` highest buffers, slide the rest up below them, highest first."""
-    ranked = _by_address(offsets)
-    split = len(ranked) - keep
-    cursor = offsets[ranked[split]] if keep else arena
-    moves = []
-    for b in reversed(ranked[:split]):
-        cursor -= bufs[b].size
-        if offsets[b] != cursor:
-            moves.append(Move(b, cursor))
-    return moves
-
-
-def _planned_step(
-    bufs: Sequence[Buffer],
-    offsets: dict[int, int],
-    new: list[int],
-    arena: int,
-    births: list[int],
-    preferred: Mapping[int, int],
-) -> list[Move]:
-    """Place `new` (writing `births`) with the fewest moved bytes; returns the moves, in order."""
-    if not new:
-        return []
-    fitted = _fit_preferred(bufs, offsets, new, arena, preferred)
-    if fitted is not None:
-        for b, o in fitted.items():
-            births[b] = o
-        return []
-    need = sum(bufs[b].size for b in new)
-    best: tuple[int, int, list[Move], int] | None = None
-    n = len(offsets)
-    for keep in range(n + 1):
-        for rank, direction in ((0, "down"), (1, "up")):
-            if direction == "down":
-                moves = _compact_down(bufs, offsets, keep)
-                moved = {**offsets, **{m.buffer: m.dst for m in moves}}
-                start = max((o + bufs[b].size for b, o in moved.items()), default=0)
-                fits = arena - start >= need
-            else:
-                moves = _compact_up(bufs, offsets, keep, arena)
-                moved = {**offsets, **{m.buffer: m.dst for m in moves}}
-                start = 0
-                fits = min(moved.values(), default=arena) >= need
-            if not fits:
-                continue
-            cost = sum(bufs[m.buffer].size for m in moves)
-            if best is None or (cost, rank) < (best[0], best[1]):
-                best = (cost, rank, moves, start)
-    assert best is not None, "full compaction always fits: the arena is the peak live bytes"
-    _, _, moves, cursor = best
-    for b in new:
-        births[b], cursor = cursor, cursor + bufs[b].size
-    return moves
-
-
-def _fit_preferred(
-    bufs: Sequence[Buffer],
-    offsets: dict[int, int],
-    new: list[int],
-    arena: int,
-    preferred: Mapping[int, int],
-) -> dict[int, int] | None:
-    """Each new buffer at its preferred offset when free there, the others best fit into the free
-    gaps, largest first; None when one does not fit."""
-    taken = [(o, o + bufs[b].size) for b, o in offsets.items()]
-    placed: dict[int, int] = {}
-    rest = []
-    for b in sorted(new, key=lambda x: (-bufs[x].size, x)):
-        want = preferred.get(b)
-        if want is None or _clashes(want, want + bufs[b].size, taken, arena):
-            rest.append(b)
-            continue
-        end = want + bufs[b].size
-        placed[b] = want
-        taken.append((want, end))
-    for b in rest:
-        spans = sorted(taken)
-        gaps = []
-        cursor = 0
-        for start, end in spans:
-            if start > cursor:
-                gaps.append((start - cursor, cursor))
-            cursor = max(cursor, end)
-        gaps.append((arena - cursor, cursor))
-        fitting = [(size, start) for size, start in gaps if size >= bufs[b].size]
-        if not fitting:
-            return None
-        _, start = min(fitting)
-        placed[b] = start
-        taken.append((start, start + bufs[b].size))
-    return placed
-
-
-def _clashes(start: int, end: int, taken: list[tuple[int, int]], arena: int) -> bool:
-    return end > arena or any(s < end and start < e for s, e in taken)
-
-
-def _compacting_step(
-    bufs: Sequence[Buffer],
-    offsets: dict[int, int],
-    new: list[int],
-    arena: int,
-    births: list[int],
-    preferred: Mapping[int, int],
-) -> list[Move]:
-    """Compacting: slide every live buffer down, lowest first; new buffers go on top."""
-    step_moves = _compact_down(bufs, offsets, 0)
-    top = sum(bufs[b].size for b in offsets)
-    for b in new:
-        births[b], top = top, top + bufs[b].size
-    return step_moves
-
-
 #: One step of a dynamic allocator: the moves before an operator, and the births of its new
 #: buffers (written into `births`), given the live buffers' current offsets.
 StepPolicy = Callable[
     [Sequence[Buffer], dict[int, int], list[int], int, list[int], Mapping[int, int]], list[Move]
 ]
-#: Allocator modes by name; static offsets have no step policy (nothing moves).
+#: Allocator modes by name; static offsets have no step policy (nothing moves). The moving
+#: allocators register themselves from their own modules.
 ALLOCATORS: Registry[StepPolicy | None] = Registry("allocator", default=Allocator.STATIC)
 ALLOCATORS.add(Allocator.STATIC, None)
-ALLOCATORS.add(Allocator.COMPACTING, _compacting_step)
-ALLOCATORS.add(Allocator.PLANNED, _planned_step)
 DEFAULT = Allocator(ALLOCATORS.default)
+
+from mcugen.plan.dynamic import compacting, planned  # noqa: E402, F401
