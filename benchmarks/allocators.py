@@ -8,7 +8,7 @@ twin (default nucleo-f767 -> mps2-an500, Cortex-M7, `-icount shift=0`), one seed
 dynamic builds and static offsets for the very same order and buffers (`pipeline.with_allocator`,
 as `mcugen run` does), whose difference is the cost of the moves and bookkeeping.
 Models: the MLPerf Tiny int8 models and person_detect from ../shared/models (when present) and
-the quick (or, `--full-suite`, the full) suite of generated graphs (mcugen/model/graphs.py).
+the quick (or, `--full-suite`, the full) suite of generated graphs (testgraphs/__init__.py).
 Run: python benchmarks/allocators.py [--board B] [--no-generated | --full-suite] [MODEL...]
 """
 
@@ -26,11 +26,11 @@ from mcugen.errors import McugenError
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated, PlanOptions, generate, with_allocator
 from mcugen.plan.dynamic import ALLOCATORS, STATIC, Allocator
+from testgraphs import benchmark_suite
 
 DYNAMIC = [a for a in ALLOCATORS if a != STATIC]
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from mcugen.boards import load_board, resolve_target
 from mcugen.commands._common import plan_options
 from mcugen.commands.plan import plan_model, strategy_runs
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun
+from testgraphs import benchmark_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODELS = ROOT.parent / "shared" / "models"

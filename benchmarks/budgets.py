@@ -48,9 +48,9 @@ def measure_lines() -> dict[str, int]:
 
 def measure_arena() -> dict[str, int]:
     from mcugen.commands.plan import plan_model
-    from mcugen.model.graphs import benchmark_suite
     from mcugen.model.tflite_import import load_model
     from mcugen.pipeline import PlanOptions
+    from testgraphs import benchmark_suite
 
     found = {}
     for name, build in benchmark_suite():

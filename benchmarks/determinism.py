@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_write import write_model
+from testgraphs import benchmark_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODELS = ROOT.parent / "shared" / "models"

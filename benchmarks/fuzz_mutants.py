@@ -29,10 +29,10 @@ import numpy as np
 import tflite
 
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.graphs import nas_cells, unet
 from mcugen.model.ir import DTYPES, Graph, Operator, Quantization, Tensor
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
+from testgraphs import nas_cells, unet
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODELS = ROOT.parent / "shared" / "models"

@@ -1,7 +1,7 @@
 """Paging schedules: modelled cost of the heuristic and the exact pager against the lower bound.
 
 For every model in ../shared/models that mcugen plans and the generated irregular graphs
-(mcugen.model.graphs.benchmark_suite), plans the buffers (default order, the planned allocator's
+(testgraphs.benchmark_suite), plans the buffers (default order, the planned allocator's
 whole buffers) and pages them through 1/2 and 1/4 of that arena, under two cost models: copies
 only (1 cycle per byte each way; kernels never work in slow memory, so an operator whose inputs
 and outputs exceed the budget makes it impossible: the shortfall is printed) and memory-mapped
@@ -23,7 +23,6 @@ from functools import partial
 from pathlib import Path
 
 from mcugen.errors import McugenError
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions, prepare
@@ -37,6 +36,7 @@ from mcugen.plan.paging import (
     paging_problem,
     validate,
 )
+from testgraphs import benchmark_suite
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 COST_MODELS = {"copies": CostModel(1.0, 1.0), "mapped": CostModel(1.0, 1.0, 4.0)}

@@ -2,7 +2,7 @@
 
 For MCUNet VWW, ST YAMNet, the MLPerf Tiny int8 models (IC ResNet-8, KWS DS-CNN, VWW MobileNet
 v1, AD ToyCar) in ../shared/models and the generated RandWire and NAS graphs
-(mcugen.model.graphs.benchmark_suite, written to a temporary .tflite), on disco-f746ng emulated
+(testgraphs.benchmark_suite, written to a temporary .tflite), on disco-f746ng emulated
 (its twin mps2-an500; the twin's PSRAM stands in for the SDRAM). Per model, each plan is built
 and run on the twin with one random sample (fixed seed), its outputs compared with TFLM's
 interpreter as `mcugen verify` does:
@@ -51,7 +51,6 @@ from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.link.verify import FLOAT_RTOL
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
@@ -60,6 +59,7 @@ from mcugen.plan import order
 from mcugen.plan.paging.target import PagingPlan
 from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
+from testgraphs import benchmark_suite
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 BOARD = "disco-f746ng"

@@ -1,7 +1,7 @@
 """Patch stages (issue 17): each model's arena against the MACs its patch stage adds.
 
 For every shared model (../shared/models) and the 12 generated irregular graphs
-(mcugen/model/graphs.py benchmark_suite): TFLM's head (../shared/ANCHORS.md for the shared
+(testgraphs/__init__.py benchmark_suite): TFLM's head (../shared/ANCHORS.md for the shared
 models, measured with tflite_micro for the generated ones), mcugen's arena run whole, and with
 a patch stage at each MAC budget: the arena, the grid, the MACs added, and the planning time at
 the default budget (patches on; median of 3 fresh processes, OR-Tools imported first). Then the
@@ -27,7 +27,6 @@ from pathlib import Path
 from statistics import mean
 
 from mcugen.codegen.lower import op_traits
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import load_model
@@ -36,6 +35,7 @@ from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan.patches import DEFAULT_OVERHEAD, patch_problem
 from mcugen.plan.patches.search import all_grids, plan_stage
 from mcugen.reference import tflm_arena_head
+from testgraphs import benchmark_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -1,6 +1,6 @@
 """Memory planning: TFLM's arena head against mcugen's arena for every registered strategy pair.
 
-For every model in ../shared/models and the generated irregular graphs (mcugen.model.graphs),
+For every model in ../shared/models and the generated irregular graphs (testgraphs),
 one markdown table: TFLM's head measured with tflite_micro in this run (its greedy-by-size plan of
 the stored order, kernel scratch included), the peak live bytes of the stored order (no layout of
 it is smaller), mcugen's arena for each order/layout pair without shared storage (the default
@@ -26,7 +26,6 @@ from pathlib import Path
 
 from mcugen.codegen.lower import op_traits
 from mcugen.errors import McugenError
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
@@ -42,6 +41,7 @@ from mcugen.plan.compare import (
 from mcugen.plan.order import peak_of
 from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 from mcugen.reference import tflm_arena_head
+from testgraphs import benchmark_suite
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 QUICK_MAX_OPERATORS = 40

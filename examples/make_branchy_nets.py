@@ -3,7 +3,7 @@ converter-like quantization) for partitioning over several boards (docs/partitio
 
 Kinds:
 - `inception`: a stem and two Inception modules (1x1 | 1x1-3x3 | 1x1-3x3-3x3, the 5x5 as two 3x3 |
-  3x3 max pool-1x1, concatenated; Szegedy et al. 2015), a classifier (mcugen.model.graphs).
+  3x3 max pool-1x1, concatenated; Szegedy et al. 2015), a classifier (testgraphs).
 - `two_tower`: two input images, each with its own tower (a 3x3 convolution, a 3x3 max pool),
   cross-connected in the middle (each tower adds the other's global average, a C-byte summary,
   broadcast over its map), then a 1x1 convolution and a classifier head per tower: two outputs.
@@ -11,7 +11,7 @@ Kinds:
   map waits for the other tower's summary: three 196,608-byte maps live at once on one board, in
   any order) but two can (one tower each, at most two maps and an input live).
 - `nas_cells`: a stem, two DARTS-like normal cells (four nodes, each the sum of two operations on
-  earlier nodes, skip edges among them; Liu et al. 2019), a classifier (mcugen.model.graphs).
+  earlier nodes, skip edges among them; Liu et al. 2019), a classifier (testgraphs).
 Run: python examples/make_branchy_nets.py --kind KIND [--size N] [--width C] [--stride S] [-o F]
 """
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mcugen.model.graphs import VALID, _Net, inception, nas_cells
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
+from testgraphs import VALID, _Net, inception, nas_cells
 
 KINDS = ("inception", "two_tower", "nas_cells")
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mcugen.model.graphs import VALID, _Net  # the converter-like int8 builder of the test graphs
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
+from testgraphs import VALID, _Net  # the converter-like int8 builder of the test graphs
 
 
 def lcp_net(

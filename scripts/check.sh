@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/mypy mcugen tests benchmarks examples
+.venv/bin/mypy mcugen tests benchmarks examples testgraphs
 .venv/bin/python benchmarks/budgets.py

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mcugen.model.graphs import _Net
 from mcugen.model.ir import Graph
+from testgraphs import _Net
 
 
 def _block(net: _Net, x: int, expand: int) -> int:

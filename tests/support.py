@@ -704,7 +704,7 @@ def mobilenet_stem(seed: int, hw: int = 40, width: int = 8) -> Graph:
     """MobileNetV2-like: a stride-2 stem, a separable block, an inverted bottleneck (1x1
     expansion to 6x, depthwise stride 2, 1x1 projection: the high-resolution expansion is the
     peak), two more stride-2 separable blocks, a classifier."""
-    from mcugen.model.graphs import _Net
+    from testgraphs import _Net
 
     net = _Net(seed, "stem")
     x = net.image(hw, 3)

@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 
 from mcugen.codegen.viewmodel import dynamic_view_model
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.pipeline import PlanOptions, prepare
 from mcugen.plan.buffers import ARENA_ALIGNMENT, Buffer, activation_buffers
 from mcugen.plan.dynamic import PLANNED, DynamicPlan, DynamicPlanInvalid, plan_dynamic
 from mcugen.plan.layout import LAYOUTS
 from support import build_allocator_driver
+from testgraphs import benchmark_suite
 
 SEEDS = (1, 2, 3, 4, 5, 6)
 PLANS_PER_SEED = 50

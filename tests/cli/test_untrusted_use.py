@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcugen.model.graphs import randwire
 from mcugen.model.tflite_write import write_model
 from support import EXAMPLE
+from testgraphs import randwire
 
 MCUGEN = Path(sys.executable).with_name("mcugen")
 #: Seconds an interrupted command may take to stop (the issue asks for one; CI machines are

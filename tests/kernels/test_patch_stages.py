@@ -15,7 +15,6 @@ import pytest
 
 from mcugen.codegen.lower import Array, op_traits
 from mcugen.codegen.viewmodel import ArrayVM, _param_vm
-from mcugen.model.graphs import _Net
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD, TILE_STORE, tile_stage
 from mcugen.model.tflite_write import write_model
@@ -23,6 +22,7 @@ from mcugen.pipeline import Generated, PlanOptions, generate
 from mcugen.plan.patches import patch_problem
 from mcugen.plan.patches.search import axis_tiles
 from support import SHARED_MODELS, assert_matches_tflm, mobilenet_stem, sweep
+from testgraphs import _Net
 
 
 @dataclass(frozen=True)

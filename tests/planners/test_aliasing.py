@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from mcugen.codegen.lower import op_traits
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
@@ -36,6 +35,7 @@ from support import (
     assert_matches_tflm,
     generate_optimized,
 )
+from testgraphs import benchmark_suite
 
 
 def aliased_tensors(plan: MemoryPlan) -> set[int]:

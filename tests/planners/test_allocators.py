@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
@@ -26,6 +25,7 @@ from mcugen.plan.dynamic import (
 )
 from mcugen.plan.memory_plan import plan_memory
 from support import SHARED_MODELS, assert_matches_tflm, random_dags, sweep
+from testgraphs import benchmark_suite
 
 SUITE = benchmark_suite(quick=False)
 #: Every shared model mcugen builds (LSTM/SVDF/signal-op models and the hybrid KWS are not built).

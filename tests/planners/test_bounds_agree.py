@@ -23,12 +23,12 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.cli import main
 from mcugen.commands._common import plan_options
 from mcugen.commands.plan import plan_model, strategy_runs
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions
 from mcugen.report.text import plan_json
 from support import SHARED_MODELS
+from testgraphs import benchmark_suite
 
 TFLM_ROW = ("stored", "greedy_by_size")
 HOST_MODELS = (

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from mcugen.link.host_run import random_inputs
-from mcugen.model.graphs import (
+from mcugen.model.ir import Graph
+from mcugen.model.tflite_import import import_model
+from mcugen.model.tflite_write import write_model
+from mcugen.reference import tflm_outputs
+from support import assert_matches_tflm
+from testgraphs import (
     GENERATORS,
     benchmark_suite,
     inception,
@@ -15,11 +20,6 @@ from mcugen.model.graphs import (
     randwire,
     unet,
 )
-from mcugen.model.ir import Graph
-from mcugen.model.tflite_import import import_model
-from mcugen.model.tflite_write import write_model
-from mcugen.reference import tflm_outputs
-from support import assert_matches_tflm
 
 SUITE = benchmark_suite()
 

@@ -11,7 +11,6 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.link.host_run import random_inputs
-from mcugen.model.graphs import inception, randwire
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model, load_model
 from mcugen.model.tflite_write import write_model
@@ -32,6 +31,7 @@ from mcugen.plan.offline import (
 from mcugen.plan.tflm_scratch import tflm_scratch_bytes
 from mcugen.reference import tflm_outputs
 from support import SHARED_MODELS, tflm_arena_head
+from testgraphs import inception, randwire
 
 VWW = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
 #: Models stock TFLM cannot run (hybrid: "Hybrid models are not supported").

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcugen.cli import main
-from mcugen.model.graphs import benchmark_suite, nas_cells
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
@@ -25,6 +24,7 @@ from mcugen.plan.paging import CostModel, PagingError
 from mcugen.plan.paging.target import PagingCosts, SlowMemory, paged_dynamic, plan_paging
 from mcugen.plan.target import MemoryTarget, TargetMemory, memory_target
 from support import EXAMPLE, SHARED_MODELS, assert_matches_tflm, random_dags
+from testgraphs import benchmark_suite, nas_cells
 
 SUITE = benchmark_suite(quick=True)
 

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcugen import cli
-from mcugen.model.graphs import _Net
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
@@ -31,6 +30,7 @@ from mcugen.plan.partition import (
 )
 from mcugen.plan.partition.branch import regions
 from support import ROOT, SHARED_MODELS, example_module, random_dags
+from testgraphs import _Net
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
 #: An F767's RAM for the arena (512 KB less the 8 KB stack and 1,184 bytes of firmware RAM).

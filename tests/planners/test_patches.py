@@ -9,7 +9,6 @@ from dataclasses import replace
 import pytest
 
 from mcugen.codegen.lower import op_traits
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs
 from mcugen.model.traits import Window
@@ -29,6 +28,7 @@ from mcugen.plan.patches import (
 from mcugen.plan.patches.search import MAX_ENDS_PER_START, MAX_STAGE_OPS, axis_tiles, stage_ranges
 from patch_graphs import inception, residual
 from support import mobilenet_stem
+from testgraphs import benchmark_suite
 
 GRAPHS = {
     "stem": lambda: mobilenet_stem(1),

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from mcugen import cli
 from mcugen.errors import McugenError
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import PlanOptions, generate, prepare
 from mcugen.plan import layout as layouts
@@ -21,6 +20,7 @@ from mcugen.plan.dynamic import Allocator
 from mcugen.plan.pools import Accesses, PoolMemory, PoolPlan, PoolProblem
 from mcugen.plan.target import MemoryTarget
 from support import EXAMPLE, assert_matches_tflm, pool_target
+from testgraphs import benchmark_suite
 
 F767 = (
     PoolMemory("dtcm", 131072, 0.25, 0.25),

@@ -31,7 +31,6 @@ from mcugen.link.multiboard import (
     build_firmware,
     run_twin,
 )
-from mcugen.model.graphs import inception
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
@@ -40,6 +39,7 @@ from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, part
 from mcugen.plan.partition.segments import BoardProgram, Segment, board_programs, segments
 from mcugen.reference import tflm_outputs
 from support import ROOT, example_module, sweep
+from testgraphs import inception
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,

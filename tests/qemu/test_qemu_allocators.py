@@ -38,7 +38,6 @@ from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import DeviceRun, open_device, run_samples
 from mcugen.link.host_run import random_inputs
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, PlanOptions, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
@@ -46,6 +45,7 @@ from mcugen.plan.fit import firmware_ram
 from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
 from support import EXAMPLE, SHARED_MODELS, sweep
+from testgraphs import benchmark_suite
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from mcugen import cli
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.tflite_write import write_model
 from support import EXAMPLE
+from testgraphs import benchmark_suite
 
 #: A busy loop for one core, at most ten minutes.
 SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end:\n    pass\n"

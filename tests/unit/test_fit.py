@@ -21,7 +21,6 @@ from mcugen.firmware.compile import build
 from mcugen.firmware.fits import target_fit
 from mcugen.firmware.sizes import firmware_sizes
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.graphs import benchmark_suite
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
@@ -31,6 +30,7 @@ from mcugen.plan import dynamic
 from mcugen.plan.fit import Fit, LinkedFlash, allocator_arena, fit_of
 from mcugen.plan.target import MemoryTarget, memory_target
 from support import EXAMPLE, SHARED_MODELS, resized, sweep
+from testgraphs import benchmark_suite
 
 F767 = MemoryTarget("nucleo-f767", 524_288, 2_097_152, 8192, 1184)
 

@@ -16,8 +16,8 @@ import pytest
 
 from mcugen import progress
 from mcugen.cli import _parser, main
-from mcugen.model.graphs import randwire
 from mcugen.plan.order.optimal import optimal_order
+from testgraphs import randwire
 
 ERASE = "\r\x1b[K"
 

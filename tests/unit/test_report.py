@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mcugen.cli import main
-from mcugen.model.graphs import nas_cells
 from mcugen.model.tflite_write import write_model
 from mcugen.plan.chart import memory_chart
 from mcugen.plan.compare import StrategyRun, compare_strategies, strategy_pairs
@@ -18,6 +17,7 @@ from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.order import ORDERS
 from mcugen.report.text import strategy_table
 from support import SHARED_MODELS
+from testgraphs import nas_cells
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

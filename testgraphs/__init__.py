@@ -1,4 +1,5 @@
-"""Irregular int8 test graphs for the planners and benchmarks, built with `GraphBuilder`.
+"""Irregular int8 test graphs for the planners and benchmarks, built with `GraphBuilder` (not part
+of the mcugen package: tests, benchmarks and examples import it from the source tree).
 
 Families (sizes parametrised, deterministic for a seed, 10-300 operators):
 - `randwire`: RandWire (Xie et al. 2019): a Watts-Strogatz or Erdos-Renyi random graph made a
