@@ -40,9 +40,7 @@ def board_specs(names: str) -> list[BoardSpec]:
         memory = memory_target(resolve_target(board, emulate=False))
         specs.append(
             BoardSpec(
-                name=name,
-                ram=memory.arena_room,
-                flash=memory.flash_size,
+                memory,
                 clock_hz=board.clock_hz,
                 cycles_per_mac=INSTRUCTIONS_PER_MAC * cpi,
                 cycles_per_instruction=cpi,

@@ -7,6 +7,14 @@ import argparse
 
 from mcugen.boards import Board, board_names, load_board
 
+HELP = "list the boards and their limits"
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "board", nargs="?", help="one board: its memories, what they cost and where that is from"
+    )
+
 
 def cmd_boards(args: argparse.Namespace) -> int:
     if getattr(args, "board", None):

@@ -6,8 +6,19 @@ import argparse
 from pathlib import Path
 
 from mcugen.commands._common import generate_for, print_memory, target_for
+from mcugen.commands._options import mlperf_mode_option, model_options
 from mcugen.firmware.compile import build
 from mcugen.outputs import check_output_dir
+
+HELP = "generate C and compile it for a board"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("output", "folder"),)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p)
+    mlperf_mode_option(p)
+    p.add_argument("-o", "--output", type=Path, default=None, help="project directory")
 
 
 def cmd_build(args: argparse.Namespace) -> int:

@@ -8,11 +8,36 @@ from pathlib import Path
 
 from mcugen.boards import board_names, load_board
 from mcugen.commands._common import plan_options
+from mcugen.commands._options import model_options
 from mcugen.errors import McugenError
 from mcugen.firmware.export import check_name, default_name, export_files
 from mcugen.model.tflite_import import load_model
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
 from mcugen.pipeline import check_paging_pays, generate_from_file, prepare
+
+HELP = "the model as a C library for your own firmware"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("output", "folder"),)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p, board=False, with_pools=False)
+    p.add_argument("-o", "--output", type=Path, required=True, help="new directory to write")
+    p.add_argument(
+        "--format",
+        default="lib",
+        metavar="NAME",
+        help="lib (default: include/ and src/), cmake, platformio, zephyr or arduino",
+    )
+    p.add_argument("--name", default=None, help="the C prefix (default: from the model's name)")
+    p.add_argument("--board", default=None, help="kernel variants for this board's core")
+    p.add_argument("--cpu", default=None, help="kernel variants for this core, e.g. cortex-m7")
+    p.add_argument(
+        "--arena-section",
+        default="",
+        metavar="NAME",
+        help="linker section of the built-in arena, e.g. .dtcm_bss (default: .bss)",
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

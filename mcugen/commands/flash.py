@@ -13,9 +13,27 @@ from pathlib import Path
 
 from mcugen.boards import load_board, resolve_target, with_mlperf_mode
 from mcugen.commands._common import generate_for, print_memory
+from mcugen.commands._options import mlperf_mode_option, model_options
 from mcugen.errors import McugenError
 from mcugen.firmware.compile import build
+from mcugen.link.flash import TOOLS as FLASH_TOOLS
 from mcugen.link.flash import choose_tool, write_firmware
+
+HELP = "build for a real board and write it through its probe"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("output", "folder"),)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p, emulate=False)
+    p.add_argument(
+        "--probe",
+        choices=FLASH_TOOLS,
+        default=None,
+        help="flash tool (default: the first installed of pyocd, the board's, st-flash, openocd)",
+    )
+    mlperf_mode_option(p)
+    p.add_argument("-o", "--output", type=Path, default=None, help="keep the project here")
 
 
 def cmd_flash(args: argparse.Namespace) -> int:

@@ -44,6 +44,15 @@ from mcugen.commands._common import (
     require_location,
     target_for,
 )
+from mcugen.commands._options import (
+    device_options,
+    mlperf_mode_option,
+    model_options,
+    non_negative,
+    positive,
+    quantize_input_option,
+    supply_mv,
+)
 from mcugen.errors import McugenError, RunError, UnsupportedError
 from mcugen.firmware.compile import BuildResult, build
 from mcugen.link.device_run import QEMU_INSTRUCTIONS_PER_SECOND
@@ -58,6 +67,7 @@ from mcugen.link.power import PowerSpec, parse_power_spec
 from mcugen.model.ir import DTYPES
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated
+from mcugen.report.mlperf import print_energy, print_mlperf
 
 ENERGY_NOTE = (
     "not measured: energy needs a real board on --port running energy-mode firmware and a power "
@@ -82,6 +92,56 @@ def infer_counts(args: argparse.Namespace, model_id: str, emulated: bool) -> tup
     count = args.count if args.count is not None else default[0]
     warmup = args.warmup if args.warmup is not None else default[1]
     return count, warmup
+
+
+HELP = "latency, operators and memory on a board or its QEMU twin"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("save_trace", "file"),)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p)
+    device_options(p)
+    p.add_argument("--input", type=Path, default=None, help="the input (.npy or .npz)")
+    quantize_input_option(p)
+    p.add_argument(
+        "--mlperf",
+        action="store_true",
+        help="drive the firmware as the MLPerf Tiny (EEMBC EnergyRunner) runner does",
+    )
+    mlperf_mode_option(p)
+    p.add_argument(
+        "--count",
+        type=positive,
+        default=None,
+        help="timed inferences with --mlperf (default: the runner's figure, 3 under --emulate)",
+    )
+    p.add_argument(
+        "--warmup", type=non_negative, default=None, help="warm-up inferences with --mlperf"
+    )
+    p.add_argument(
+        "--power",
+        default=None,
+        metavar="NAME:PORT",
+        help="measure energy per inference with a power monitor supplying the board: "
+        "lpm01a:/dev/ttyACM1 (X-NUCLEO-LPM01A) or ppk2:/dev/ttyACM2 (Nordic PPK2), with --port "
+        "and energy-mode MLPerf firmware (implies --mlperf)",
+    )
+    p.add_argument(
+        "--supply-mv",
+        type=supply_mv,
+        default=3300,
+        metavar="MV",
+        help="with --power: the board's supply voltage in mV (default 3300)",
+    )
+    p.add_argument(
+        "--save-trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --power: write the current trace as JSON, for `mcugen report --trace FILE`",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -307,11 +367,6 @@ def _tflm_comparison(
     }
 
 
-def _values(values: list[float], limit: int = 12) -> str:
-    shown = ", ".join(f"{v:.3f}" for v in values[:limit])
-    return f"[{shown}{', ...' if len(values) > limit else ''}] ({len(values)} values)"
-
-
 def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -> None:
     how = "the MLPerf Tiny runner protocol" if r["protocol"] == "mlperf-tiny" else "profiling"
     print(
@@ -319,7 +374,7 @@ def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -
         f"in {r['seconds']:.2f} s"
     )
     if r["protocol"] == "mlperf-tiny":
-        _print_mlperf(target, r)
+        print_mlperf(target, r)
     else:
         clock = (
             "of QEMU virtual time" if r["emulated"] else f"at {target.board.clock_hz / 1e6:.0f} MHz"
@@ -329,72 +384,6 @@ def _print_report(args: argparse.Namespace, target: Target, r: dict[str, Any]) -
         print_operator_table(r)
     print_estimate(r)
     if r.get("energy"):
-        _print_energy(r["energy"], r["rounds"])
+        print_energy(r["energy"], r["rounds"])
     else:
         print(f"  energy: {r['energy_note']}")
-
-
-def _print_energy(e: dict[str, Any], rounds: int) -> None:
-    print(
-        f"  energy: {e['uj_per_inference']:,.3f} uJ per inference, {e['mw']:,.3f} mW at "
-        f"{e['volts']:.2f} V; standard deviation {e['std_uj']:,.3f} uJ over {rounds} rounds "
-        f"({e['min_uj']:,.3f} to {e['max_uj']:,.3f})"
-    )
-    print(f"  {e['count']} inferences measured by {e['monitor']} at {e['rate_hz']:,.0f} samples/s")
-
-
-def _print_mlperf(target: Target, r: dict[str, Any]) -> None:
-    print(
-        f"  device: {r['dut']}, {r['profile']}, model {r['model_id']}, "
-        f"timestamp mode {r['timestamp_mode']}"
-    )
-    if "rounds" in r:  # measured by a power monitor: the GPIO marks timed the loop
-        print(f"  infer {r['count']} {r['warmup']}, {r['rounds']} times, timed by the GPIO marks")
-        _print_latency(target, r)
-    elif r["lap_us"] is None:
-        print(
-            f"  infer {r['count']} {r['warmup']}: the timed loop was marked on the timestamp "
-            f"pin ({target.port_board.timestamp_pin}), no m-lap-us lines (energy mode)"
-        )
-    else:
-        first, last = r["lap_us"]
-        print(
-            f"  infer {r['count']} {r['warmup']}: m-lap-us {first} -> {last} "
-            f"({last - first} us for {r['count']} inferences)"
-        )
-        _print_latency(target, r)
-    s = r["sizes"]
-    print(
-        f"  arena: {r['arena_bytes']} bytes; flash {s['flash_bytes']} of {s['flash_limit']} bytes; "
-        f"RAM {s['ram_bytes']} of {s['ram_limit']}"
-    )
-    print(f"  results: {_values(r['results'])}")
-    if r["agree"] is None:
-        print(f"  TFLM:    {r['comparison_note']}")
-        return
-    print(f"  TFLM:    {_values(r['tflm'])}")
-    if r["agree"]:
-        print(f"  results agree with TFLM to 3 decimals (max difference {r['max_abs_diff']:.4f})")
-    elif r["first_difference"] is None:
-        print(f"  results DISAGREE with TFLM: {r['comparison_note']}")
-    else:
-        k = r["first_difference"]
-        print(
-            f"  results DISAGREE with TFLM at 3 decimals: element {k} device "
-            f"{r['results'][k]:.3f}, TFLM {r['tflm'][k]:.3f}"
-        )
-
-
-def _print_latency(target: Target, r: dict[str, Any]) -> None:
-    us = r["us_per_inference"]
-    if r["emulated"]:
-        n = r["instructions_per_inference"]
-        print(
-            f"  latency: {us:,.1f} us of QEMU virtual time per inference = {n:,} instructions "
-            "(-icount shift=0: 1 instruction = 1 ns)"
-        )
-    else:
-        print(
-            f"  latency: {us:,.1f} us per inference = {r['cycles_per_inference']:,} cycles at "
-            f"{target.board.clock_hz / 1e6:.0f} MHz"
-        )

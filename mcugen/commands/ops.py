@@ -55,6 +55,14 @@ def operator_rows() -> list[dict[str, object]]:
     return rows
 
 
+HELP = "list the operators mcugen runs and their kernels"
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("operator", nargs="?", help="one operator: its optimised kernels in full")
+    p.add_argument("--json", action="store_true", help="print one JSON array")
+
+
 def cmd_ops(args: argparse.Namespace) -> int:
     rows = operator_rows()
     if args.operator:

@@ -10,12 +10,31 @@ and is never rewritten (the portable rewrites gained nothing on the shared model
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from mcugen.commands._options import model_options
 from mcugen.model.tflite_import import load_model
 from mcugen.outputs import write_file
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.offline import optimize_model
 from mcugen.plan.tflm_scratch import tflm_scratch_bytes
+
+HELP = "write the model in mcugen's order with its offsets for stock TFLM"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("output", "file"),)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p, board=False, allocator=False)
+    p.add_argument("-o", "--output", type=Path, required=True, help="the optimized .tflite")
+    p.add_argument(
+        "--reshape-views",
+        action="store_true",
+        help="let RESHAPE outputs share their input's memory (TFLM's RESHAPE skips the copy)",
+    )
+    p.add_argument(
+        "--measure", action="store_true", help="measure TFLM's head before and after (tflite_micro)"
+    )
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:

@@ -13,6 +13,15 @@ from pathlib import Path
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import Lowered
 from mcugen.commands._common import plan_options
+from mcugen.commands._options import (
+    model_options,
+    partition_options,
+    plan_report_options,
+    positive,
+    rate,
+    share,
+    training_options,
+)
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
@@ -97,6 +106,76 @@ def strategy_runs(
 def input_copy_bytes(graph: Graph) -> int:
     """RAM of the firmware runner's copy of input 0 (fit.firmware_ram counts the same)."""
     return align_up(graph.tensors[graph.inputs[0]].nbytes, 16) if graph.inputs else 0
+
+
+HELP = "plan the arena of a model and report it"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (
+    ("chart", "file"),
+    ("patch_chart", "file"),
+    ("pareto_chart", "file"),
+)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p, board=False, with_pools=True)
+    p.add_argument(
+        "--board",
+        default=None,
+        help="also say whether arena and weights fit this board (exit 3 if not)",
+    )
+    p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="with --board: the verdict for the board's QEMU twin, as build/run --emulate build",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    training_options(p, trainable=None)
+    p.add_argument(
+        "--pareto",
+        type=positive,
+        default=None,
+        metavar="POINTS",
+        help="with --trainable: the cost of a training step against the RAM budget, at POINTS "
+        "budgets from the store-all peak down, for the poet, remat and paging schedulers",
+    )
+    p.add_argument(
+        "--pareto-chart", type=Path, default=None, help="with --pareto: draw it (*.png or *.svg)"
+    )
+    p.add_argument(
+        "--patch-curve",
+        action="store_true",
+        help="also plan the model at MAC budgets from 0 to 50 %% and print the arena each "
+        "patch stage reaches (slow: one plan per budget)",
+    )
+    p.add_argument(
+        "--patch-chart",
+        type=Path,
+        default=None,
+        help="draw the --patch-curve (*.png or *.svg); implies --patch-curve",
+    )
+    p.add_argument(
+        "--schedule-work",
+        type=rate,
+        default=2.0,
+        metavar="UNITS",
+        help="with --pareto: CP-SAT work units per schedule (default 2)",
+    )
+    p.add_argument(
+        "--schedule-gap",
+        type=share,
+        default=0.01,
+        metavar="FRACTION",
+        help="with --pareto: a schedule within FRACTION of its cost from the lower bound is "
+        "good enough (default 0.01; 0: search for the optimum within the work)",
+    )
+    p.add_argument(
+        "--timings",
+        action="store_true",
+        help="add planning times to the JSON (without them it is byte-identical from run to run)",
+    )
+    plan_report_options(p)
+    partition_options(p)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -203,7 +282,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tuple[list, str]:
     """`--pareto`: a training step's estimated cost against the RAM budget (train/schedule), as
     (points, text); draws the chart with --pareto-chart."""
-    from mcugen.commands.train import ESTIMATED, energy_prices, energy_unit, page_costs
+    from mcugen.commands._training import ESTIMATED, energy_prices, energy_unit, page_costs
     from mcugen.plan.target import memory_target
     from mcugen.train.schedule.pareto import budgets, pareto, pareto_chart, pareto_table
     from mcugen.train.schedule.training import estimated_cycles, training_problem

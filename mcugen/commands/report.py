@@ -18,6 +18,7 @@ from typing import Any
 
 from mcugen.boards import Board, load_board, resolve_target
 from mcugen.commands._common import device_report, generate_for, plan_options
+from mcugen.commands._options import model_options
 from mcugen.commands.plan import board_fit, plan_model, strategy_runs
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.tflite_import import load_model
@@ -26,6 +27,32 @@ from mcugen.plan.fit import Fit
 from mcugen.report.html.figures import ReportInputs, report_figures
 from mcugen.report.html.render import render_report
 from mcugen.report.html.trace import load_trace
+
+HELP = "one HTML page: fit, memory, timeline, operators, planners, current"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("output", "file"), ("json", "file"))
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p, board=False, with_pools=True)
+    p.add_argument("--board", required=True, help="the board (see `mcugen boards`)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the page (report.html)")
+    p.add_argument(
+        "--no-run",
+        action="store_true",
+        help="do not run the model on the board's QEMU twin (no per-operator figures)",
+    )
+    p.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FILE.json",
+        help="a measured current trace to draw: rate_hz, amperes and marks (report/html/trace.py)",
+    )
+    p.add_argument(
+        "--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input of the run")
 
 
 def cmd_report(args: argparse.Namespace) -> int:

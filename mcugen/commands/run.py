@@ -28,11 +28,39 @@ from mcugen.commands._common import (
     require_location,
     target_for,
 )
+from mcugen.commands._options import (
+    device_options,
+    model_options,
+    partition_options,
+    quantize_input_option,
+)
 from mcugen.errors import McugenError, RunError
 from mcugen.firmware.compile import BuildResult, build
 from mcugen.model.tflite_import import load_model
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
+
+HELP = "build, run on the board or its emulator, print outputs"
+#: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
+OUTPUTS: tuple[tuple[str, str], ...] = (("output", "file"),)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p)
+    device_options(p)
+    p.add_argument("--input", type=Path, default=None, help=".npy (one input) or .npz")
+    quantize_input_option(p)
+    p.add_argument("--output", type=Path, default=None, help="write outputs (.npy or .npz)")
+    p.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    partition_options(p)
+    p.add_argument(
+        "--links",
+        choices=("uart", "host"),
+        default="uart",
+        help="with --boards: tensors between boards go board to board over link UARTs "
+        "(default), or through the host",
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:

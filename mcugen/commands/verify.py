@@ -15,10 +15,32 @@ from mcugen.commands._common import (
     require_location,
     target_for,
 )
+from mcugen.commands._options import device_options, model_options, positive, quantize_input_option
 from mcugen.errors import McugenError
 from mcugen.link.verify import verify
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
+
+HELP = "compare device outputs with TFLM's interpreter"
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    model_options(p)
+    device_options(p)
+    p.add_argument(
+        "--samples", type=positive, default=5, help="seeded random inputs to compare (1 or more)"
+    )
+    p.add_argument(
+        "--input", type=Path, default=None, help="compare on this sample (.npy, or .npz)"
+    )
+    p.add_argument(
+        "--input-dir",
+        type=Path,
+        default=None,
+        help="compare on every sample in this folder (*.npy or *.npz, one sample a file)",
+    )
+    quantize_input_option(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ class BuildResult:
 
 #: Region size when linking only to measure: large enough for any model, small enough that
 #: flash below RAM never reaches it.
-_MEASURE_REGION = 0x0800_0000
+_MEASURE_REGION = 128 << 20
 
 
 def linked_sizes(gen: Generated, target: Target) -> FirmwareSizes:

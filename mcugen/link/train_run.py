@@ -177,11 +177,6 @@ def _checkpoint(link: DeviceLink, *, load: bool) -> int:
     return sequence
 
 
-#: RAM the mps2 QEMU machines give at 0x20000000 (SSRAM2 and 3: ../shared/notes/qemu.md), where a
-#: measuring build may put an arena larger than the board's.
-TWIN_RAM = {"mps2-an500": 4 << 20, "mps2-an386": 4 << 20}
-
-
 def operator_instructions(
     graph: Graph, target: Target, sample: list[np.ndarray], workdir: Path
 ) -> list[int] | None:
@@ -193,10 +188,10 @@ def operator_instructions(
     from mcugen.link.device_run import open_device, run_samples
     from mcugen.pipeline import PlanOptions, generate
 
-    size = TWIN_RAM.get(target.machine) if target.emulate else None
-    if size is None:
+    twin_ram = target.port_board.ram  # the QEMU machine's whole RAM (its board.toml)
+    if not target.emulate or twin_ram is None:
         return None
-    wide = replace(target, ram=replace(target.ram, size=size), memories=())
+    wide = replace(target, ram=replace(target.ram, size=twin_ram.size), memories=())
     gen = generate(graph, options=PlanOptions(rewrites=False, core=target.port_board.core))
     elf = build(gen, wide, workdir).executable
     with open_device(wide, elf, None) as link:

@@ -12,18 +12,14 @@ before each step.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-import matplotlib
+from mcugen.plan.buffers import Buffer
+from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.paging.schedule import Memory
 
-matplotlib.use("Agg")
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from mcugen.plan.buffers import Buffer  # noqa: E402
-from mcugen.plan.memory_plan import MemoryPlan  # noqa: E402
-from mcugen.plan.paging.schedule import Memory  # noqa: E402
+if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn (it costs 0.5 s at start-up)
+    from matplotlib.figure import Figure
 
 FORMATS = ("png", "svg")
 _COLOURS = ("#4c72b0", "#55a868", "#c44e52", "#8172b2", "#ccb974", "#64b5cd", "#8c8c8c")
@@ -38,6 +34,9 @@ def buffer_label(b: Buffer) -> str:
 
 def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> bytes:
     """The chart of `plan` as `fmt` ("png" or "svg") bytes; deterministic for a given plan."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     if fmt not in FORMATS:
         raise ValueError(f"chart format {fmt!r}: choose one of {', '.join(FORMATS)}")
     steps = len(plan.order)
@@ -73,6 +72,8 @@ def memory_chart(plan: MemoryPlan, fmt: str = "png", *, title: str = "") -> byte
 
 def save_figure(fig: Figure, fmt: str) -> bytes:
     """A figure as deterministic `fmt` bytes (no dates, a fixed SVG hash salt)."""
+    import matplotlib
+
     fig.tight_layout()
     out = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "mcugen", "svg.fonttype": "none"}):
@@ -83,6 +84,8 @@ def save_figure(fig: Figure, fmt: str) -> bytes:
 
 def _paging_axes(fig: Figure, plan: MemoryPlan, title: str) -> None:
     """Fast memory over time (episodes at their offsets, the budget) over the traffic per step."""
+    from matplotlib.patches import Rectangle
+
     paging = plan.paging
     assert paging is not None
     steps = len(plan.order)
@@ -119,6 +122,8 @@ def _paging_axes(fig: Figure, plan: MemoryPlan, title: str) -> None:
 
 
 def _draw_buffer(ax: object, b: Buffer, offset: int, font: float) -> None:
+    from matplotlib.patches import Rectangle
+
     colour = "#dddddd" if b.scratch_of >= 0 else _COLOURS[b.id % len(_COLOURS)]
     for first, last, size in b.segments():  # one rectangle per run of equal extent
         ax.add_patch(  # type: ignore[attr-defined]

@@ -140,12 +140,9 @@ class Fit:
     """Whether a plan fits a board: RAM for arena, state, stack and the runtime's own state; flash
     for weights, code and tables (`linked`), or the weights alone when nothing was linked."""
 
-    board: str
+    memory: MemoryTarget  # the RAM and flash it is checked against, and the stack
     arena: int
-    stack: int
-    ram_size: int
     weights: int
-    flash_size: int
     runtime: int
     unsupported: str = ""  # why the runtime cannot run the model at all ("" when it can)
     state: int = 0  # the persistent area of the variable tensors, a multiple of 16 bytes
@@ -169,6 +166,22 @@ class Fit:
     slow_bytes: int = 0
     slow_memory: str = ""
     slow_holds: str = ""  # what the external RAM holds (`slow_contents`)
+
+    @property
+    def board(self) -> str:
+        return self.memory.board
+
+    @property
+    def stack(self) -> int:
+        return self.memory.stack
+
+    @property
+    def ram_size(self) -> int:
+        return self.memory.ram_size
+
+    @property
+    def flash_size(self) -> int:
+        return self.memory.flash_size
 
     @property
     def flash_need(self) -> int:
@@ -430,12 +443,9 @@ def fit_of(
         allocator = dynamic.PAGED
     runtime = firmware_ram(graph, plan, allocator, board)
     fit = Fit(
-        board.board,
+        board,
         allocator_arena(plan, allocator),
-        board.stack,
-        board.ram_size,
         weights,
-        board.flash_size,
         runtime,
         state=plan.persistent.ram_bytes,
         pools_error=plan.pools_error,

@@ -29,12 +29,13 @@ from mcugen.plan.partition import (
     partition_problem,
 )
 from mcugen.plan.partition.branch import regions
+from mcugen.plan.target import MemoryTarget
 from support import ROOT, SHARED_MODELS, example_module, random_dags
 from testgraphs import _Net
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
 #: An F767's RAM for the arena (512 KB less the 8 KB stack and 1,184 bytes of firmware RAM).
-F767 = BoardSpec("nucleo-f767", 524288 - 8192 - 1184, 1572864, 216_000_000)
+F767 = BoardSpec(MemoryTarget("nucleo-f767", 524288 - 8192 - 1184, 1572864), 216_000_000)
 FOUR = ",".join(["nucleo-f767"] * 4)
 WORK = 0.1  # CP-SAT work units in the random-graph tests
 
@@ -226,7 +227,7 @@ def test_validate_catches_broken_partitions() -> None:
     for part in broken:
         with pytest.raises(PartitionInvalid):
             part.validate(problem)
-    tiny = replace(problem, boards=(replace(F767, ram=4096),) * 4)
+    tiny = replace(problem, boards=(replace(F767, memory=replace(F767.memory, ram_size=4096)),) * 4)
     with pytest.raises(PartitionInvalid, match="does not fit"):
         good.validate(tiny)
 

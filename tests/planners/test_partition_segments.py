@@ -17,11 +17,12 @@ from mcugen.model.tflite_import import import_model, load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.plan.partition import PARTITIONERS, BoardSpec, Partition, partition_problem
 from mcugen.plan.partition.segments import segments
+from mcugen.plan.target import MemoryTarget
 from support import ROOT, random_dags
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
-HUGE = BoardSpec("huge", 1 << 30, 1 << 30, 216_000_000)
-F767 = BoardSpec("nucleo-f767", 524288 - 8192 - 1184, 1572864, 216_000_000)
+HUGE = BoardSpec(MemoryTarget("huge", 1 << 30, 1 << 30), 216_000_000)
+F767 = BoardSpec(MemoryTarget("nucleo-f767", 524288 - 8192 - 1184, 1572864), 216_000_000)
 
 
 def check_segments(graph: Graph, part: Partition) -> None:

@@ -193,3 +193,78 @@ def test_a_missing_board_is_said_not_silently_assumed(capsys: pytest.CaptureFixt
 
     assert cli.main(["run", str(EXAMPLE)]) == 0
     assert capsys.readouterr().out.startswith("mcugen: no --board given: using the host board")
+
+
+# --- One memory target, one route from flags (issue 33) ---------------------------------------
+
+#: Where a board's memory facts may be stated: its board.toml (read by boards.py) and the one
+#: builder of what a plan may use (plan/target.py).
+MEMORY_FACTS_HOME = ("boards.py", "plan/target.py")
+#: Field names that, two or more in one class, restate a board's memory (as BoardLimits,
+#: PoolTarget, PagingTarget and StateTarget did before MemoryTarget).
+MEMORY_FIELDS = {
+    "ram_size", "flash_size", "ram_origin", "flash_origin", "firmware_ram", "stack_bytes",
+    "memories", "ram_budget", "ram", "flash",
+}  # fmt: skip
+#: Address ranges of Cortex-M memories (code/flash, SRAM, external RAM and flash).
+ADDRESS_RANGES = (
+    (0x0800_0000, 0x0FFF_FFFF),
+    (0x2000_0000, 0x2FFF_FFFF),
+    (0x6000_0000, 0xDFFF_FFFF),
+)
+
+
+def memory_facts(path: Path) -> list[str]:
+    """Board memory facts stated in `path`: a class with two or more memory fields, or a literal
+    that is a memory address."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            fields = {
+                s.target.id
+                for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            }
+            if len(fields & MEMORY_FIELDS) >= 2:
+                found.append(f"class {node.name} ({', '.join(sorted(fields & MEMORY_FIELDS))})")
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            if any(low <= node.value <= high for low, high in ADDRESS_RANGES):
+                found.append(f"address {node.value:#x} at line {node.lineno}")
+    return found
+
+
+def test_board_memory_facts_live_in_board_toml_and_the_memory_target() -> None:
+    bad = [
+        f"{path.relative_to(PACKAGE)}: {fact}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() not in MEMORY_FACTS_HOME
+        for fact in memory_facts(path)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_memory_fact_check_can_fail(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from dataclasses import dataclass\n\n"
+        "@dataclass\nclass Limits:\n    ram_size: int\n    firmware_ram: int\n\n"
+        "SDRAM = 0xC000_0000\n"
+    )
+    assert memory_facts(sample) == [
+        "class Limits (firmware_ram, ram_size)",
+        "address 0xc0000000 at line 8",
+    ]
+
+
+def test_no_getattr_args_below_the_command_layer() -> None:
+    """The options reach the planner as one PlanOptions built in commands/ (issue 33 item 2)."""
+    above = ("cli.py", "commands/")
+    bad = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not path.relative_to(PACKAGE).as_posix().startswith(above)
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if "getattr(args" in line
+    ]
+    assert not bad, "\n".join(bad)

@@ -88,8 +88,9 @@ def test_fit_verdict_figures_and_messages() -> None:
         "has 512; over by 336" in str(flash_only.problem())
     )
     # linked: code and tables count, and can be what does not fit
-    linked = replace(fit_of(gen.graph, gen.plan, dynamic.STATIC, 400, F767), board="f")
-    linked = replace(linked, flash_size=1000, linked=LinkedFlash(code=500, tables=200))
+    linked = fit_of(gen.graph, gen.plan, dynamic.STATIC, 400, replace(F767, board="f"))
+    memory = replace(linked.memory, flash_size=1000)
+    linked = replace(linked, memory=memory, linked=LinkedFlash(code=500, tables=200))
     assert linked.flash_need == 1100 and not linked.fits
     assert (
         "flash needs 1100 bytes (weights 400, code 500, tables 200), the board has 1000; "
@@ -244,7 +245,7 @@ def test_a_large_input_goes_where_the_paged_arena_goes(tmp_path: Path) -> None:
 
 
 def test_the_ram_hint_names_the_largest_part() -> None:
-    base = Fit("b", 1000, 100, 500, 0, 1 << 20, 200)
+    base = Fit(MemoryTarget("b", 500, 1 << 20, 100), 1000, 0, 200)
     assert "the arena is the largest part" in str(base.problem())
     runtime = replace(base, arena=100, runtime=1000)
     assert "the runtime state is the largest part" in str(runtime.problem())
@@ -254,7 +255,8 @@ def test_the_ram_hint_names_the_largest_part() -> None:
 
 
 def test_the_flash_hint_names_the_largest_part() -> None:
-    base = replace(Fit("b", 0, 0, 1 << 20, 100, 1000, 0), linked=LinkedFlash(code=800, tables=300))
+    memory = MemoryTarget("b", 1 << 20, 1000, 0)
+    base = replace(Fit(memory, 0, 100, 0), linked=LinkedFlash(code=800, tables=300))
     assert "the code is the largest part: --kernels reference" in str(base.problem())
     tables = replace(base, linked=LinkedFlash(code=300, tables=800))
     assert "the tables and parameters are the largest part" in str(tables.problem())

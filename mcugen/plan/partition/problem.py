@@ -28,6 +28,7 @@ from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
 from mcugen.model.macs import operator_macs
 from mcugen.plan.buffers import align_up
+from mcugen.plan.target import MemoryTarget
 
 #: mcugen's instructions per MAC on the MLPerf Tiny models under QEMU (README: 2.62 on average).
 INSTRUCTIONS_PER_MAC = 2.62
@@ -55,15 +56,25 @@ class PartitionDoesNotFit(McugenError):
 
 @dataclass(frozen=True)
 class BoardSpec:
-    """One board as the partitioner sees it: bytes its arena may use, bytes of flash for
-    weights, its clock, and the cost factors of its kernels."""
+    """One board as the partitioner sees it: its memory target (the bytes its arena may use,
+    `ram`, and the flash for weights), its clock, and the cost factors of its kernels."""
 
-    name: str
-    ram: int
-    flash: int
+    memory: MemoryTarget
     clock_hz: int
     cycles_per_mac: float = CYCLES_PER_MAC
     cycles_per_instruction: float = 1.0
+
+    @property
+    def name(self) -> str:
+        return self.memory.board
+
+    @property
+    def ram(self) -> int:
+        return self.memory.arena_room
+
+    @property
+    def flash(self) -> int:
+        return self.memory.flash_size
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING
 
 from mcugen.plan.solver import solve
 from mcugen.train.schedule.baselines import last_readers
 from mcugen.train.schedule.bound import lower_bound
+
+if TYPE_CHECKING:  # OR-Tools is imported when a schedule is searched (0.9 s at start-up)
+    from ortools.sat.python import cp_model
 from mcugen.train.schedule.problem import ScheduleError, ScheduleProblem
 from mcugen.train.schedule.program import Schedule, Stage
 
@@ -71,6 +73,8 @@ class _Vars:
 def plan_cpsat(problem: ScheduleProblem, options: Options, name: str = "cpsat") -> Schedule:
     """The least-cost schedule within the budgets (or the best found in `work`, with CP-SAT's
     bound); ScheduleError when none exists or none is found."""
+    from ortools.sat.python import cp_model
+
     model = cp_model.CpModel()
     v = _variables(model, problem, options)
     _flow(model, problem, v)
