@@ -28,7 +28,8 @@ from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import Generated, PlanOptions, generate, with_allocator
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate, with_allocator
 from mcugen.plan.dynamic import ALLOCATORS, STATIC, Allocator
 from testgraphs import benchmark_suite
 

@@ -49,7 +49,7 @@ def measure_lines() -> dict[str, int]:
 def measure_arena() -> dict[str, int]:
     from mcugen.commands.plan import plan_model
     from mcugen.model.tflite_import import load_model
-    from mcugen.pipeline import PlanOptions
+    from mcugen.options import PlanOptions
     from testgraphs import benchmark_suite
 
     found = {}

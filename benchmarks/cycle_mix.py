@@ -23,7 +23,8 @@ from mcugen.firmware.compile import build
 from mcugen.link.host_run import random_inputs
 from mcugen.link.instruction_mix import M4_CYCLES, Mix, measure_mix
 from mcugen.model.macs import operator_macs
-from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 MODELS = (

@@ -23,7 +23,8 @@ from mcugen.errors import McugenError
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
-from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 

@@ -21,7 +21,8 @@ from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.errors import BuildError, UnsupportedError
 from mcugen.firmware.compile import build
 from mcugen.firmware.sizes import firmware_sizes
-from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate_from_file
 from mcugen.plan.dynamic import ALLOCATORS, Allocator
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"

@@ -31,7 +31,8 @@ from mcugen.firmware.sizes import firmware_sizes
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.macs import graph_macs, operator_macs
-from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate_from_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEFAULT_MODELS = {

@@ -25,7 +25,8 @@ from pathlib import Path
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.dynamic import PLANNED
 from mcugen.plan.paging import (
     CostModel,

@@ -54,7 +54,8 @@ from mcugen.link.verify import FLOAT_RTOL
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan import order
 from mcugen.plan.paging.target import PagingPlan
 from mcugen.plan.target import memory_target

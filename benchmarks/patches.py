@@ -31,7 +31,8 @@ from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.patches import DEFAULT_OVERHEAD, patch_problem
 from mcugen.plan.patches.search import all_grids, plan_stage
 from mcugen.reference import tflm_arena_head

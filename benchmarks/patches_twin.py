@@ -29,7 +29,8 @@ from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
 

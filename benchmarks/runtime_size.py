@@ -22,7 +22,8 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.firmware.compile import build
 from mcugen.firmware.sizes import firmware_sizes
-from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate_from_file
 from mcugen.plan.dynamic import ALLOCATORS, Allocator
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

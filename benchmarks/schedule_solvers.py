@@ -127,7 +127,8 @@ def model_problem(stem: str, trainable: str) -> ScheduleProblem:
     """The problem `mcugen train --ram-budget` solves for the model: the planner's order,
     estimated cycles, PageCosts(2, 2)."""
     from mcugen.model.tflite_import import load_model
-    from mcugen.pipeline import PlanOptions, generate
+    from mcugen.options import PlanOptions
+    from mcugen.pipeline import generate
     from mcugen.train.graph import build_training_graph
     from mcugen.train.options import TrainOptions
     from mcugen.train.schedule.training import PageCosts, estimated_cycles, training_problem

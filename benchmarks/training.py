@@ -29,7 +29,8 @@ from mcugen.firmware.fits import target_fit
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan import dynamic
 from mcugen.plan.fit import weight_bytes
 from mcugen.train.graph import build_training_graph

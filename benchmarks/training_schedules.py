@@ -30,7 +30,8 @@ import numpy as np
 
 from mcugen.cli import main as mcugen
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
 

@@ -29,7 +29,7 @@ from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.patches import patch_problem, plan_patches
 
 if TYPE_CHECKING:
-    from mcugen.pipeline import PlanOptions
+    from mcugen.options import PlanOptions
 
 Prepared = tuple[Graph, dict[int, Lowered], MemoryPlan]
 

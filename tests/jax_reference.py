@@ -25,7 +25,8 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.compile import build
 from mcugen.link.host_run import run_host
 from mcugen.model.ir import Graph, Operator
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate
 from mcugen.reference import tflm_outputs
 from mcugen.train.graph import TrainingGraph, compact
 from mcugen.train.steps import variables

@@ -38,7 +38,8 @@ from mcugen.link.host_run import random_inputs, run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, PlanOptions, generate, rewritten
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate, rewritten
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import activation_buffers
 from mcugen.plan.layout.greedy import greedy_by_size

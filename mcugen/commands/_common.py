@@ -17,7 +17,8 @@ from mcugen.errors import McugenError
 from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs, operator_macs
-from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan import dynamic, paging, state_memory
 from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies

@@ -8,7 +8,8 @@ from typing import Any
 
 from mcugen import progress
 from mcugen.model.ir import Graph
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.memory_plan import MemoryPlan
 
 #: MAC budgets of the curve (fractions of the model's MACs); 0 is the model run whole.

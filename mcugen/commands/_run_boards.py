@@ -28,7 +28,7 @@ from mcugen.link.multiboard import (
 )
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions
+from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
 from mcugen.plan.partition.segments import board_programs, segments

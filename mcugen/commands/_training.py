@@ -21,7 +21,8 @@ from mcugen.firmware.sizes import FirmwareSizes
 from mcugen.link.train_run import (
     operator_instructions,
 )
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan import dynamic
 from mcugen.plan.paging.target import PagingCosts
 from mcugen.plan.target import memory_target

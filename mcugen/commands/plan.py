@@ -26,8 +26,9 @@ from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget,
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
+from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
-from mcugen.pipeline import PlanOptions, prepare, render
+from mcugen.pipeline import prepare, render
 from mcugen.plan.buffers import align_up
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies

@@ -26,7 +26,8 @@ from mcugen.link.device_run import open_device, run_samples
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan.partition.segments import BoardProgram, Segment
 
 Link = tuple[int, int]

@@ -186,7 +186,8 @@ def operator_instructions(
     the board's, so the counts are those of the build that follows."""
     from mcugen.firmware.compile import build
     from mcugen.link.device_run import open_device, run_samples
-    from mcugen.pipeline import PlanOptions, generate
+    from mcugen.options import PlanOptions
+    from mcugen.pipeline import generate
 
     twin_ram = target.port_board.ram  # the QEMU machine's whole RAM (its board.toml)
     if not target.emulate or twin_ram is None:

@@ -23,7 +23,8 @@ import pytest
 
 from mcugen.codegen.viewmodel import dynamic_view_model
 from mcugen.model.ir import Graph, Operator, Tensor
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.buffers import ARENA_ALIGNMENT, Buffer, activation_buffers
 from mcugen.plan.dynamic import PLANNED, DynamicPlan, DynamicPlanInvalid, plan_dynamic
 from mcugen.plan.layout import LAYOUTS

@@ -18,7 +18,8 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.compile import build
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan.dynamic import Allocator
 from support import EXAMPLE, ROOT, assert_matches_tflm
 

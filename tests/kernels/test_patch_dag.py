@@ -15,7 +15,8 @@ from mcugen.codegen.lower import op_traits
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD, TILE_STORE, tile_stage
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan.patches import PatchPlan, PatchStage, patch_problem
 from mcugen.plan.patches.search import axis_tiles
 from patch_graphs import inception, multiply, residual

@@ -18,7 +18,8 @@ from mcugen.codegen.viewmodel import ArrayVM, _param_vm
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD, TILE_STORE, tile_stage
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan.patches import patch_problem
 from mcugen.plan.patches.search import axis_tiles
 from support import SHARED_MODELS, assert_matches_tflm, mobilenet_stem, sweep

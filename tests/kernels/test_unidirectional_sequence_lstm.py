@@ -17,7 +17,8 @@ from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.plan.dynamic import Allocator
 from support import assert_matches_tflm, lower_only, tflm_outputs
 

@@ -14,7 +14,8 @@ from mcugen.codegen.viewmodel import build_view_model
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate, plan_allocator, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate, plan_allocator, prepare
 from mcugen.plan.buffers import Buffer
 from mcugen.plan.dynamic import (
     COMPACTING,

@@ -25,7 +25,7 @@ from mcugen.commands._common import plan_options
 from mcugen.commands.plan import plan_model, strategy_runs
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions
+from mcugen.options import PlanOptions
 from mcugen.report.text import plan_json
 from support import SHARED_MODELS
 from testgraphs import benchmark_suite

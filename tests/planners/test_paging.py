@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.dynamic import PLANNED
 from mcugen.plan.paging import (
     PAGERS,

@@ -17,7 +17,8 @@ from mcugen.cli import main
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate, prepare
 from mcugen.plan.dynamic import PAGED, PLANNED, DynamicPlan
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.paging import CostModel, PagingError

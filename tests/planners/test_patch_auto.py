@@ -10,7 +10,8 @@ import pytest
 
 from mcugen.cli import _parser
 from mcugen.commands._common import patch_choice
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan import dynamic
 from mcugen.plan.fit import firmware_ram
 from mcugen.plan.patches import DEFAULT_OVERHEAD

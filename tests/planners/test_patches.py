@@ -12,7 +12,8 @@ from mcugen.codegen.lower import op_traits
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs
 from mcugen.model.traits import Window
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.patches import (
     PATCHERS,
     AxisTile,

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from mcugen import cli
 from mcugen.errors import McugenError
 from mcugen.model.tflite_import import load_model
-from mcugen.pipeline import PlanOptions, generate, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate, prepare
 from mcugen.plan import layout as layouts
 from mcugen.plan import pools
 from mcugen.plan.buffers import Buffer

@@ -10,7 +10,8 @@ import pytest
 from mcugen.codegen.lower import op_traits
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD
-from mcugen.pipeline import PlanOptions, prepare
+from mcugen.options import PlanOptions
+from mcugen.pipeline import prepare
 from mcugen.plan.buffers import ARENA_ALIGNMENT
 from mcugen.plan.stage_overlap import (
     WindowOrderViolated,

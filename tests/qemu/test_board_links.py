@@ -25,7 +25,7 @@ from mcugen.link.linked_run import run_partition
 from mcugen.link.links import Fault
 from mcugen.link.multiboard import Firmware, RelayRun, build_boards, build_firmware, outputs_equal
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import PlanOptions
+from mcugen.options import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, partition_problem
 from mcugen.plan.partition.segments import Segment, board_programs, segments
 from support import ROOT

@@ -25,7 +25,8 @@ from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device
 from mcugen.link.protocol import CMD_CHECKPOINT, DeviceLink, encode_frame
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
 from support import FULL_SWEEP, int8_classifier, synthetic_dataset

@@ -14,7 +14,8 @@ import pytest
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.project import project_files
-from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate_from_file
 from support import EXAMPLE, ROOT, SHARED_MODELS, export_library, tflm_outputs
 
 APP = ROOT / "examples" / "two_models"

@@ -16,7 +16,8 @@ from mcugen.errors import RunError
 from mcugen.firmware.compile import build
 from mcugen.link.host_run import random_inputs
 from mcugen.link.instruction_mix import CLASS_NAMES, EXTRA, Mix, align, measure_mix
-from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate_from_file
 from support import EXAMPLE
 
 needs_tools = pytest.mark.skipif(

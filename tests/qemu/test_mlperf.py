@@ -29,7 +29,8 @@ from mcugen.link.mlperf import DB_BYTES_PER_LINE, MlperfRunner, compare_results,
 from mcugen.link.protocol import DeviceLink
 from mcugen.link.qemu import listening_socket, qemu_command, qemu_console
 from mcugen.model.ir import DTYPES
-from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
 from support import EXAMPLE, SHARED_MODELS
 

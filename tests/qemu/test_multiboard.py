@@ -34,7 +34,7 @@ from mcugen.link.multiboard import (
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions
+from mcugen.options import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, partition_problem
 from mcugen.plan.partition.segments import BoardProgram, Segment, board_programs, segments
 from mcugen.reference import tflm_outputs

@@ -16,7 +16,8 @@ from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions, generate, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate, generate_from_file
 from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
 from support import SHARED_MODELS, mobilenet_stem

@@ -17,7 +17,8 @@ from mcugen.firmware.compile import build
 from mcugen.firmware.sizes import firmware_sizes, section_sizes
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
-from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs

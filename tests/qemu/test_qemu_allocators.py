@@ -39,7 +39,8 @@ from mcugen.firmware.compile import build
 from mcugen.link.device_run import DeviceRun, open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import Generated, PlanOptions, generate_from_file
+from mcugen.options import PlanOptions
+from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.plan.fit import firmware_ram
 from mcugen.plan.target import memory_target

@@ -14,7 +14,8 @@ import pytest
 from mcugen.cli import main
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
 from support import SHARED_MODELS, conv_chain, synthetic_dataset

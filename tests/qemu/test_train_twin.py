@@ -19,7 +19,8 @@ from mcugen.link.train_run import TrainRun, train_on_device, train_on_host
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate
 from mcugen.reference import tflm_outputs
 from mcugen.train.export import float_model
 from mcugen.train.graph import TrainingGraph, build_training_graph

@@ -24,8 +24,9 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
+from mcugen.options import PlanOptions
 from mcugen.outputs import write_file as write_atomic
-from mcugen.pipeline import PlanOptions, generate, generate_from_file
+from mcugen.pipeline import generate, generate_from_file
 from mcugen.plan import dynamic
 from mcugen.plan.fit import Fit, LinkedFlash, allocator_arena, fit_of
 from mcugen.plan.target import MemoryTarget, memory_target

@@ -19,7 +19,7 @@ from mcugen.firmware.fits import target_fit
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions
+from mcugen.options import PlanOptions
 from mcugen.plan.compare import TFLM_BASELINE
 from mcugen.plan.fit import fit_of, weight_bytes
 from mcugen.plan.memory_plan import plan_memory

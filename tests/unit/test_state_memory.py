@@ -16,7 +16,8 @@ from mcugen.firmware.fits import target_fit
 from mcugen.firmware.project import link_regions
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
-from mcugen.pipeline import PlanOptions, generate
+from mcugen.options import PlanOptions
+from mcugen.pipeline import generate
 from mcugen.plan import dynamic
 from mcugen.plan.state_memory import place_state
 from mcugen.plan.target import MemoryTarget, TargetMemory, memory_target

@@ -1,0 +1,132 @@
+"""How to plan, as one typed and validated object (issue 33): built once from the command line
+(commands/_common.plan_options) or the Python API, and passed down to every stage; no stage
+reads the command line. The memory it may use is the `MemoryTarget` it carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from mcugen.codegen.lower._variants import KERNEL_CHOICES
+from mcugen.plan import dynamic, state_memory
+from mcugen.plan import layout as layouts
+from mcugen.plan import order as orders
+from mcugen.plan import paging as pagers
+from mcugen.plan import patches as patch_strategies
+from mcugen.plan import pools as pool_strategies
+from mcugen.plan.dynamic import Allocator
+from mcugen.plan.paging.target import OBJECTIVES, PagingCosts
+from mcugen.plan.target import MemoryTarget
+
+KEEP_INPUT = ("no", "yes", "auto")
+PATCH_WHEN = ("auto", "always")
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to plan: strategies by name, aliasing and rewrites on or off, the time budget."""
+
+    order: str = orders.DEFAULT
+    layout: str = layouts.DEFAULT
+    in_place: bool = True  # views, element-wise in place, concatenation slices
+    rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
+    time_budget: float | None = None
+    allocator: Allocator = dynamic.DEFAULT  # static offsets, or buffers that move
+    #: Input 0 live to the end of every inference, so the firmware's MLPerf Tiny runner can load
+    #: it straight into the arena and infer on it many times (no input-sized copy): "no", "yes",
+    #: or "auto" (Cortex-M firmware: whichever takes less RAM, arena plus the runner's copy).
+    keep_input: str = "no"
+    #: What memory the plan may use (plan/target.py): the board's memories, RAM, flash, stack,
+    #: firmware RAM and the RAM budget; None: no board (one arena, no paging, no fit verdict).
+    target: MemoryTarget | None = None
+    #: Pool assignment (plan/pools) by name, over the target's internal memories (none: one
+    #: arena, as for the host). Static offsets only.
+    pools: str = pool_strategies.DEFAULT
+    #: Paging between the target's fast and slow memory (plan/paging/target.py): with a RAM
+    #: budget always, else when the arena does not fit the RAM and the board has an external
+    #: memory (`paging`). The pager by name, what it minimises, and whether kernels may work on
+    #: the slow memory in place (not when `copies_only`).
+    pager: str = pagers.DEFAULT
+    objective: str = "cycles"
+    copies_only: bool = False
+    paged: bool = True  # False: never page (a baseline to compare a paged plan with)
+    #: Kernels: the optimised variants where one takes the operator ("opt"), or the reference
+    #: kernels only; `core` is the target's (boards' `core`), which decides the variants.
+    kernels: str = "opt"
+    core: str = "host"
+    #: Where the model state (the variable tensors) lives (plan/state_memory.py): auto, ram or
+    #: slow; the host keeps it in its RAM.
+    state_memory: str = state_memory.DEFAULT
+    #: Patch stages (plan/patches): the MACs they may add, as a fraction of the model's (0:
+    #: none), the strategy by name, and when they are tried (PATCH_WHEN): "auto" only when the
+    #: graph run whole does not fit the board's RAM (the target's, else the pools of its memories)
+    #: and the board has no external memory to page to (never without a board), "always" on
+    #: every plan. Static offsets only; a stage is kept when the arena gets smaller.
+    patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
+    patcher: str = patch_strategies.DEFAULT
+    patch_when: str = "auto"
+
+    def __post_init__(self) -> None:
+        """Every strategy named exists (else the registries' one-line error with the names)."""
+        orders.ORDERS.get(self.order)
+        layouts.LAYOUTS.get(self.layout)
+        dynamic.ALLOCATORS.get(self.allocator)
+        pool_strategies.POOLS.get(self.pools)
+        patch_strategies.PATCHERS.get(self.patcher)
+        if not 0 <= self.patch_overhead <= 10:
+            raise ValueError("patch_overhead is a fraction of the model's MACs, from 0 to 10")
+        object.__setattr__(self, "allocator", Allocator(self.allocator))
+        if self.keep_input not in KEEP_INPUT:
+            raise ValueError(f"keep_input is one of {', '.join(KEEP_INPUT)}")
+        if self.kernels not in KERNEL_CHOICES:
+            raise ValueError(f"kernels is one of {', '.join(KERNEL_CHOICES)}")
+        if self.patch_when not in PATCH_WHEN:
+            raise ValueError(f"patch_when is one of {', '.join(PATCH_WHEN)}")
+        pagers.get_pager(self.pager)
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective is one of {', '.join(OBJECTIVES)}")
+        if self.state_memory not in state_memory.STATE_MEMORIES:
+            raise ValueError(f"state memory is one of {', '.join(state_memory.STATE_MEMORIES)}")
+
+    @property
+    def paging(self) -> PagingCosts | None:
+        """What paging costs on the target with these choices; None when it cannot page."""
+        if self.target is None or not self.paged:
+            return None
+        return self.target.paging_costs(self.pager, self.objective, copies_only=self.copies_only)
+
+    @property
+    def ram_budget(self) -> int | None:
+        return self.target.ram_budget if self.target is not None else None
+
+    @property
+    def board(self) -> MemoryTarget | None:
+        """The target when it is a board (not the host): what the fit verdict counts against."""
+        return self.target if self.target is not None and not self.target.host else None
+
+    @classmethod
+    def tflm(cls) -> PlanOptions:
+        """TFLM's own plan: the stored order, greedy by size, nothing shared, the reference
+        kernels' scratch."""
+        return cls(
+            order="stored",
+            layout="greedy_by_size",
+            in_place=False,
+            rewrites=False,
+            kernels="reference",
+            patch_overhead=0.0,
+        )
+
+    def as_tflm(self) -> PlanOptions:
+        """TFLM's plan (`tflm`) on the same board: its allocator, pools, paging, core and state
+        (what `--tflm-plan` plans)."""
+        return replace(
+            PlanOptions.tflm(),
+            allocator=self.allocator,
+            target=self.target,
+            pools=self.pools,
+            pager=self.pager,
+            objective=self.objective,
+            copies_only=self.copies_only,
+            core=self.core,
+            state_memory=self.state_memory,
+        )
