@@ -32,8 +32,9 @@ from mcugen.pipeline import prepare, render
 from mcugen.plan.buffers import align_up
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies
-from mcugen.plan.fit import Fit, LinkedFlash, weight_bytes
+from mcugen.plan.fit import Fit, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.ram_use import LinkedFlash
 from mcugen.report.text import plan_json, plan_text
 
 

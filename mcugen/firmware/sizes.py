@@ -9,8 +9,9 @@ from pathlib import Path
 from mcugen.boards import Target
 from mcugen.codegen.viewmodel import SLOW_SECTION  # paging's slots and the state in external RAM
 from mcugen.errors import BuildError
-from mcugen.plan.fit import RamUse, slow_contents
+from mcugen.plan.fit import slow_contents
 from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.ram_use import RamUse
 
 FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
 RAM_SECTIONS = (".data", ".bss", ".stack")

@@ -12,7 +12,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.firmware.compile import build
 from mcugen.pipeline import Generated
-from mcugen.plan.fit import RamUse
+from mcugen.plan.ram_use import RamUse
 from mcugen.reference import first_difference, tflm_outputs
 
 FLOAT_RTOL = 1e-5

@@ -28,7 +28,8 @@ from mcugen.options import PlanOptions
 from mcugen.outputs import write_file as write_atomic
 from mcugen.pipeline import generate, generate_from_file
 from mcugen.plan import dynamic
-from mcugen.plan.fit import Fit, LinkedFlash, allocator_arena, fit_of
+from mcugen.plan.fit import Fit, allocator_arena, fit_of
+from mcugen.plan.ram_use import LinkedFlash
 from mcugen.plan.target import MemoryTarget, memory_target
 from support import EXAMPLE, SHARED_MODELS, resized, sweep
 from testgraphs import benchmark_suite
