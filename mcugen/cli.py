@@ -178,6 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     _quantize_input_option(run)
     run.add_argument("--output", type=Path, default=None, help="write outputs (.npy or .npz)")
     run.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
+    _estimate_option(run)
     run.add_argument("--json", action="store_true", help="print one JSON object")
     _partition_options(run)
     run.add_argument(
@@ -288,10 +289,23 @@ def _optimize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
 
 
+def _estimate_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--estimate",
+        choices=("cpi", "mix"),
+        default="cpi",
+        help="with --emulate: the board's time from the twin's instructions at the board's "
+        "calibrated cycles per instruction (cpi, default), or also from the executed "
+        "instruction mix, per operator with --profile (mix: one more twin run under a QEMU "
+        "plugin built with the host cc)",
+    )
+
+
 def _measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("measure", help="latency, operators and memory on a board or its QEMU twin")
     _model_options(p)
     _device_options(p)
+    _estimate_option(p)
     p.add_argument("--input", type=Path, default=None, help="the input (.npy or .npz)")
     _quantize_input_option(p)
     p.add_argument(
