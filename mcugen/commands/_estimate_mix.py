@@ -75,6 +75,7 @@ def mix_report(
         "ms": round(total / board.clock_hz * 1e3, 3),
         "operator_instructions": whole.instructions,
         "loads": whole.loads_by_region(),
+        # the per-instruction estimate's cycles (board.toml [energy], calibrated or not)
         "calibrated_cycles": (
             round(report["per_inference"] * energy.cycles_per_instruction) if energy else None
         ),
@@ -88,9 +89,7 @@ def print_mix_estimate(r: dict[str, Any]) -> None:
     if e is None:
         return
     calibrated = e["calibrated_cycles"]
-    beside = (
-        f" (calibrated per-instruction: {calibrated:,} cycles)" if calibrated is not None else ""
-    )
+    beside = "" if calibrated is None else f" (per-instruction estimate above: {calibrated:,})"
     cache = ", D-cache {}x{}x{} B modelled".format(*e["dcache"]) if e["dcache"] else ""
     print(
         f"  ESTIMATE by instruction mix, not a measurement: {e['cycles']:,} cycles = "
