@@ -94,12 +94,12 @@ class Mix:
         """Data load accesses by where they read: flash, on-chip SRAM (and TCM), external memory,
         and elsewhere (peripherals, memory the board does not list)."""
         c = self.counts
-        rest = c["other_loads"] - c["sram_loads"] - c["external_loads"]
+        sram, external = c.get("sram_loads", 0), c.get("external_loads", 0)  # a Mix of old counts
         return {
             "flash": c["flash_loads"],
-            "sram": c["sram_loads"],
-            "external": c["external_loads"],
-            "other": rest,
+            "sram": sram,
+            "external": external,
+            "other": c["other_loads"] - sram - external,
         }
 
     def m4_cycles(self, flash_wait_states: int) -> float:

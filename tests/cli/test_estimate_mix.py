@@ -1,10 +1,12 @@
 """`--estimate mix` of `run` and `measure` (mcugen/commands/_estimate_mix.py): what it cannot do is
-one error line before any firmware is built: without the twin, on a core without a cycle model,
-with --mlperf, and without a host C compiler to build the QEMU plugin. The estimates themselves
-are checked on the twins (tests/qemu/test_instruction_mix.py)."""
+one error line: before any firmware is built, without the twin, on a core without a cycle model,
+with --mlperf, and without a host C compiler to build the QEMU plugin; after it, a plugin QEMU
+refuses (QEMU's own line). The estimates themselves are checked on the twins
+(tests/qemu/test_instruction_mix.py)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -65,3 +67,20 @@ def test_a_compiler_that_fails_gives_its_last_line(
     argv = ["run", str(EXAMPLE), "--board", "nucleo-f767", "--emulate", "--estimate", "mix"]
     line = error_line(capsys, argv)
     assert "building the QEMU instruction-mix plugin failed: fatal error: qemu-plugin.h" in line
+
+
+@pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+def test_a_plugin_qemu_refuses_gives_qemu_s_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mcugen.link.instruction_mix as instruction_mix
+
+    broken = tmp_path / "mix.so"
+    broken.write_text("not a shared object")
+    monkeypatch.setattr(instruction_mix, "plugin_path", lambda: broken)
+    argv = ["run", str(EXAMPLE), "--board", "nucleo-l4r5zi", "--emulate", "--estimate", "mix"]
+    line = error_line(capsys, argv)
+    assert "QEMU exited with status" in line and "Could not load plugin" in line
