@@ -62,6 +62,7 @@ def mix_report(
         row["mix_cycles"] = round(c)
         row["loads"] = m.loads_by_region()
     total = sum(cycles)
+    seconds = total / board.clock_hz
     whole = sum(mixes[1:], mixes[0])
     energy = target.board.energy
     report["estimate_mix"] = {
@@ -72,11 +73,13 @@ def mix_report(
         "flash_wait_states": board.flash_wait_states,
         "dcache": list(board.dcache) if board.dcache else None,
         "cycles": round(total),
-        "ms": round(total / board.clock_hz * 1e3, 3),
+        "ms": round(seconds * 1e3, 3),
+        # at the run power of board.toml [energy], as the per-instruction estimate prices it
+        "uj": round(energy.run_watts(board.clock_hz) * seconds * 1e6, 1) if energy else None,
         "operator_instructions": whole.instructions,
         "loads": whole.loads_by_region(),
         # the per-instruction estimate's cycles (board.toml [energy], calibrated or not)
-        "calibrated_cycles": (
+        "per_instruction_cycles": (
             round(report["per_inference"] * energy.cycles_per_instruction) if energy else None
         ),
         "model": "mcugen/link/cycle_models.py",
@@ -88,12 +91,13 @@ def print_mix_estimate(r: dict[str, Any]) -> None:
     e = r.get("estimate_mix")
     if e is None:
         return
-    calibrated = e["calibrated_cycles"]
-    beside = "" if calibrated is None else f" (per-instruction estimate above: {calibrated:,})"
+    other = e["per_instruction_cycles"]
+    beside = "" if other is None else f" (per-instruction estimate above: {other:,})"
+    uj = "" if e["uj"] is None else f" and {e['uj']:,.1f} uJ"
     cache = ", D-cache {}x{}x{} B modelled".format(*e["dcache"]) if e["dcache"] else ""
     print(
         f"  ESTIMATE by instruction mix, not a measurement: {e['cycles']:,} cycles = "
-        f"{e['ms']:,.2f} ms at {e['clock_hz'] / 1e6:.0f} MHz{beside}; method: {e['method']} "
+        f"{e['ms']:,.2f} ms{uj} at {e['clock_hz'] / 1e6:.0f} MHz{beside}; method: {e['method']} "
         f"({e['flash_wait_states']} wait states{cache}; {e['model']})"
     )
     loads = e["loads"]

@@ -115,6 +115,7 @@ def test_run_estimates_each_operator_and_their_sum(
     assert all(c > 0 for c in per_operator)
     assert abs(sum(per_operator) - mix["cycles"]) <= len(rows)  # each row rounded
     assert mix["ms"] == pytest.approx(mix["cycles"] / load_board(board).clock_hz * 1e3, abs=1e-3)
+    assert mix["per_instruction_cycles"] > 0 and mix["uj"] > 0
     assert sum(row["loads"]["flash"] for row in rows) == mix["loads"]["flash"]
     assert main(args) == 0
     out = capsys.readouterr().out
