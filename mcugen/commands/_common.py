@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
+from mcugen.commands._estimate_mix import print_mix_estimate
 from mcugen.errors import McugenError
 from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
@@ -318,6 +319,7 @@ def print_estimate(r: dict[str, Any]) -> None:
     if e is None:
         if "estimate_note" in r:
             print(f"  estimate: none ({r['estimate_note']})")
+        print_mix_estimate(r)
         return
     how = "UNCALIBRATED" if e["calibration"].startswith("none") else "calibrated"
     print(
@@ -326,6 +328,7 @@ def print_estimate(r: dict[str, Any]) -> None:
         f"cycles per twin instruction, {e['run_mw']} mW running; {how}: "
         f"boards/{e['board']}/board.toml [energy])"
     )
+    print_mix_estimate(r)
 
 
 def outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, Any]]:
@@ -368,7 +371,10 @@ def print_operator_table(r: dict[str, Any]) -> None:
         count, macs = row[r["unit"]], row.get("macs", 0)
         per_mac = f"{count / macs:6.2f}/MAC" if macs else ""
         uj = f"  ~{row['estimate_uj']:,.1f} uJ" if "estimate_uj" in row else ""
+        mix = ""
+        if "mix_cycles" in row:
+            mix = f"  ~{row['mix_cycles']:,} cycles (mix), {row['loads']['flash']:,} flash loads"
         print(
             f"    step {row['step']:>3}  op {row['operator']:>3} {row['opcode']:<24} "
-            f"{row.get('kernel', ''):<20} {count:>12,} {per_mac:<11}{uj}"
+            f"{row.get('kernel', ''):<20} {count:>12,} {per_mac:<11}{uj}{mix}"
         )

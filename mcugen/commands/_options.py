@@ -292,3 +292,15 @@ def quantize_input_option(p: argparse.ArgumentParser) -> None:
 def device_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", default=None, help="serial port of a real board, e.g. /dev/ttyACM0")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+
+def estimate_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--estimate",
+        choices=("cpi", "mix"),
+        default="cpi",
+        help="with --emulate: the board's time from the twin's instructions at the board's "
+        "calibrated cycles per instruction (cpi, default), or also from the executed "
+        "instruction mix, per operator with --profile (mix: one more twin run under a QEMU "
+        "plugin built with the host cc)",
+    )

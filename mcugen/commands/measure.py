@@ -44,8 +44,10 @@ from mcugen.commands._common import (
     require_location,
     target_for,
 )
+from mcugen.commands._estimate_mix import check_mix, mix_report
 from mcugen.commands._options import (
     device_options,
+    estimate_option,
     mlperf_mode_option,
     model_options,
     non_negative,
@@ -102,6 +104,7 @@ OUTPUTS: tuple[tuple[str, str], ...] = (("save_trace", "file"),)
 def arguments(p: argparse.ArgumentParser) -> None:
     model_options(p)
     device_options(p)
+    estimate_option(p)
     p.add_argument("--input", type=Path, default=None, help="the input (.npy or .npz)")
     quantize_input_option(p)
     p.add_argument(
@@ -159,6 +162,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
         raise McugenError("--count and --warmup apply to --mlperf runs", hint="add --mlperf")
     if not (args.mlperf or power) and target.mlperf_mode != "performance":
         raise McugenError("--mlperf-mode applies to --mlperf runs", hint="add --mlperf")
+    if (args.mlperf or power) and args.estimate == "mix":
+        raise McugenError(
+            "--estimate mix applies to profiling runs", hint="drop --mlperf and --power"
+        )
+    mix_board = check_mix(args, target)
     if power is not None and target.mlperf_mode != "energy":
         target = with_mlperf_mode(target, "energy")  # the monitor needs the firmware's marks
     sample = inputs_for(args, load_model(args.model), 1)
@@ -172,6 +180,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
             report = mlperf_report(args, gen, target, result, sample[0])
         else:
             report = device_report(gen, target, result, sample, args.port, True)
+            if mix_board is not None:
+                mix_report(gen, target, result.executable, sample[0], Path(tmp), mix_board, report)
             report.pop("_outputs")
             report["protocol"] = "mcugen"
             hz = QEMU_INSTRUCTIONS_PER_SECOND if target.emulate else target.board.clock_hz

@@ -28,8 +28,10 @@ from mcugen.commands._common import (
     require_location,
     target_for,
 )
+from mcugen.commands._estimate_mix import check_mix, mix_report
 from mcugen.commands._options import (
     device_options,
+    estimate_option,
     model_options,
     partition_options,
     quantize_input_option,
@@ -52,6 +54,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     quantize_input_option(p)
     p.add_argument("--output", type=Path, default=None, help="write outputs (.npy or .npz)")
     p.add_argument("--profile", action="store_true", help="per-operator instructions or cycles")
+    estimate_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     partition_options(p)
     p.add_argument(
@@ -72,6 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise McugenError("--partition spreads the model over --boards", hint="add --boards")
     target = target_for(args)
     require_location(target, args.port)
+    mix_board = check_mix(args, target)
     samples = inputs_for(args, load_model(args.model), 1)
     gen = generate_for(args, target)
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
@@ -80,6 +84,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             report = _run_host(gen, result, samples)
         else:
             report = device_report(gen, target, result, samples, args.port, args.profile)
+            if mix_board is not None:
+                mix_report(gen, target, result.executable, samples[0], Path(tmp), mix_board, report)
             if gen.dynamic is not None and gen.dynamic.mode != dynamic.PAGED and target.emulate:
                 # a paged plan has no static baseline: its arena is paged because it does not fit
                 report.update(static_baseline(gen, target, Path(tmp), samples, report))

@@ -157,9 +157,9 @@ def qemu_console(
         link = _connect(proc, port, timeout)
         try:
             yield link
-        except RunError:
-            # The socket was listening before QEMU ran, so a QEMU that failed to start shows up
-            # only as a dead link: say why it died instead.
+        except (RunError, serial.SerialException):
+            # The socket was listening before QEMU ran, so a QEMU that failed to start (or that
+            # refused a -plugin) shows up only as a dead link: say why it died instead.
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=1)
             if proc.returncode is not None:

@@ -3,15 +3,20 @@
  * counted by memory region. mcugen/link/instruction_mix.py builds it with the host compiler and
  * reads what it writes.
  *
- * Arguments (-plugin mix.so,marker=0x...,flash=LO-HI,out=PATH): `marker` starts a new segment
- * each time the instruction at that address executes (the runtime's clock function, called
- * between operators in a profiled invoke); `flash` is the address range whose loads are counted
- * as flash reads; `out` is the file written when QEMU exits (SIGTERM or the firmware's exit).
+ * Arguments (-plugin mix.so,marker=0x...,flash=LO-HI,out=PATH[,sram=LO-HI][,ext=LO-HI]
+ * [,dcache=SETS:WAYS:LINE,cached=LO-HI]): `marker` starts a new segment each time the instruction
+ * at that address executes (the runtime's clock function, called between operators in a profiled
+ * invoke); `flash` is the address range whose loads are counted as flash reads, `sram` and `ext`
+ * (each may repeat) those counted as on-chip SRAM and external memory reads; `dcache` simulates a
+ * set-associative, least-recently-used data cache of SETS x WAYS lines of LINE bytes that the loads
+ * from `flash` and from the `cached` ranges go through, and counts the flash lines it fills; `out`
+ * is the file written when QEMU exits (SIGTERM or the firmware's exit).
  *
  * Method: when QEMU translates a block, each instruction is classed once by its mnemonic (the
  * first word of QEMU's own disassembly) and the block's class counts are kept with it; each
  * execution of the block adds them to the current segment. Load instructions also get a memory
- * callback that tells flash from other reads. A block left early (an exception in its middle)
+ * callback that tells flash, SRAM and external reads apart (one count per access: an LDM of four
+ * registers counts four) and feeds the cache model. A block left early (an exception in its middle)
  * is counted whole: the error is at most one block per exception, and the firmware takes none
  * while it runs operators.
  *
@@ -86,19 +91,77 @@ enum {
   C_OTHER,    /* anything else (system, barriers, hints) */
   C_PIPED,    /* of the single loads and stores, those right after a single load or store in
                  the same block (the TRM: neighbouring ones pipeline to one cycle) */
-  NUM_CLASSES /* then: loads from flash, loads from elsewhere, taken control transfers */
+  NUM_CLASSES /* then the extra counts below (EXTRA in instruction_mix.py, in this order) */
 };
-#define NUM_COUNTS (NUM_CLASSES + 3)
+enum {
+  X_FLASH_LOADS, /* loads from flash */
+  X_OTHER_LOADS, /* loads from anywhere else (SRAM, external memory, peripherals) */
+  X_TAKEN,       /* taken control transfers */
+  X_SRAM_LOADS,  /* of the other loads, those from the `sram` ranges */
+  X_EXT_LOADS,   /* of the other loads, those from the `ext` ranges */
+  X_FLASH_FILLS, /* flash lines the data cache model filled (0 without `dcache`) */
+  NUM_EXTRA
+};
+#define NUM_COUNTS (NUM_CLASSES + NUM_EXTRA)
 #define MAX_SEGMENTS 65536
+#define MAX_RANGES 8
+#define MAX_SETS 4096
+#define MAX_WAYS 16
+
+typedef struct {
+  uint64_t lo[MAX_RANGES], hi[MAX_RANGES];
+  int n;
+} ranges_t;
 
 static uint64_t g_counts[MAX_SEGMENTS][NUM_COUNTS];
 static uint32_t g_segment;
 static uint64_t g_marker = UINT64_MAX;
 static uint64_t g_flash_lo, g_flash_hi;
+static ranges_t g_sram, g_ext, g_cached;
 static char g_out[1024];
+
+/* The data cache model: tags (line address + 1, 0 = empty) and last-use stamps per set and way. */
+static uint64_t g_tags[MAX_SETS][MAX_WAYS], g_used[MAX_SETS][MAX_WAYS], g_clock;
+static uint64_t g_sets, g_ways, g_line;
 
 static bool starts(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool in_ranges(const ranges_t *r, uint64_t a) {
+  for (int i = 0; i < r->n; ++i) {
+    if (a >= r->lo[i] && a < r->hi[i]) return true;
+  }
+  return false;
+}
+
+/* "LO-HI" into a range; false when the text is not one or the list is full. */
+static bool add_range(ranges_t *r, const char *text) {
+  char *end = NULL;
+  if (r->n >= MAX_RANGES) return false;
+  r->lo[r->n] = strtoull(text, &end, 0);
+  if (end == NULL || *end != '-') return false;
+  r->hi[r->n] = strtoull(end + 1, NULL, 0);
+  r->n += 1;
+  return true;
+}
+
+/* One read through the cache model: true when it missed (the line was filled). */
+static bool cache_read(uint64_t vaddr) {
+  uint64_t line = vaddr / g_line;
+  uint64_t set = line % g_sets;
+  uint64_t victim = 0;
+  g_clock += 1;
+  for (uint64_t w = 0; w < g_ways; ++w) {
+    if (g_tags[set][w] == line + 1) {
+      g_used[set][w] = g_clock;
+      return false;
+    }
+    if (g_used[set][w] < g_used[set][victim]) victim = w;
+  }
+  g_tags[set][victim] = line + 1;
+  g_used[set][victim] = g_clock;
+  return true;
 }
 
 static int class_of(const char *m) {
@@ -156,7 +219,7 @@ static void on_block(unsigned int vcpu, void *udata) {
   const block_t *b = udata;
   uint64_t *counts = g_counts[g_segment];
   for (int c = 0; c < NUM_CLASSES; ++c) counts[c] += b->counts[c];
-  if (g_previous != NULL && g_previous->end != b->start) counts[NUM_CLASSES + 2] += 1;
+  if (g_previous != NULL && g_previous->end != b->start) counts[NUM_CLASSES + X_TAKEN] += 1;
   g_previous = b;
 }
 
@@ -170,8 +233,23 @@ static void on_load(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vadd
   (void)vcpu;
   (void)udata;
   if (qemu_plugin_mem_is_store(info)) return;
+  uint64_t *extra = g_counts[g_segment] + NUM_CLASSES;
   bool flash = vaddr >= g_flash_lo && vaddr < g_flash_hi;
-  g_counts[g_segment][NUM_CLASSES + (flash ? 0 : 1)] += 1;
+  extra[flash ? X_FLASH_LOADS : X_OTHER_LOADS] += 1;
+  if (!flash && in_ranges(&g_sram, vaddr)) extra[X_SRAM_LOADS] += 1;
+  if (!flash && in_ranges(&g_ext, vaddr)) extra[X_EXT_LOADS] += 1;
+  if (g_sets != 0 && (flash || in_ranges(&g_cached, vaddr)) && cache_read(vaddr) && flash) {
+    extra[X_FLASH_FILLS] += 1;
+  }
+}
+
+/* "SETS:WAYS:LINE" into the cache model; false when out of range. */
+static bool set_cache(const char *text) {
+  char *end = NULL;
+  g_sets = strtoull(text, &end, 0);
+  g_ways = end != NULL && *end == ':' ? strtoull(end + 1, &end, 0) : 0;
+  g_line = end != NULL && *end == ':' ? strtoull(end + 1, NULL, 0) : 0;
+  return g_sets >= 1 && g_sets <= MAX_SETS && g_ways >= 1 && g_ways <= MAX_WAYS && g_line >= 4;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
@@ -215,6 +293,14 @@ static void on_exit_cb(qemu_plugin_id_t id, void *udata) {
   fclose(f);
 }
 
+/* One of the memory arguments (sram=, ext=, cached=, dcache=); false when malformed. */
+static bool memory_argument(const char *a) {
+  if (starts(a, "sram=")) return add_range(&g_sram, a + 5);
+  if (starts(a, "ext=")) return add_range(&g_ext, a + 4);
+  if (starts(a, "cached=")) return add_range(&g_cached, a + 7);
+  return set_cache(a + 7);
+}
+
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id,
                                                                const qemu_info_t *info, int argc,
                                                                char **argv) {
@@ -229,6 +315,12 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
       g_flash_hi = end != NULL && *end == '-' ? strtoull(end + 1, NULL, 0) : g_flash_lo;
     } else if (starts(a, "out=")) {
       snprintf(g_out, sizeof g_out, "%s", a + 4);
+    } else if (starts(a, "sram=") || starts(a, "ext=") || starts(a, "cached=") ||
+               starts(a, "dcache=")) {
+      if (!memory_argument(a)) {
+        fprintf(stderr, "mix plugin: bad argument %s\n", a);
+        return -1;
+      }
     } else {
       fprintf(stderr, "mix plugin: unknown argument %s\n", a);
       return -1;
