@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Operator
-from mcugen.train.graph import FloatPart, Optimiser, TrainBuilder
+from mcugen.train.builder import TrainBuilder
+from mcugen.train.graph import FloatPart, Optimiser
 from mcugen.train.rules import GRADIENTS, GradContext, load_rules
 
 

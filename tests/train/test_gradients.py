@@ -16,7 +16,8 @@ from jax_reference import assert_host_matches_jax
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Quantization, Tensor
-from mcugen.train.graph import build_training_graph, dequantized
+from mcugen.train.builder import dequantized
+from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
 from support import FULL_SWEEP
 

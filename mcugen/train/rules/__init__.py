@@ -15,7 +15,8 @@ import numpy as np
 from mcugen.codegen.quant import ACT_NONE
 from mcugen.model.ir import Operator
 from mcugen.registry import Registry
-from mcugen.train.graph import UPDATED_IN_PLACE, Optimiser, Parameter, TrainBuilder
+from mcugen.train.builder import Parameter, TrainBuilder
+from mcugen.train.graph import UPDATED_IN_PLACE, Optimiser
 
 #: A rule: (context, forward operator, gradient of each output or None) -> {input tensor: grad}.
 GradRule = Callable[["GradContext", Operator, tuple[int | None, ...]], dict[int, int]]
