@@ -358,52 +358,95 @@ static inline void dw3_put(uint32_t *at, int32_t plane_words, uint32_t p0, uint3
 }
 
 #if MCU_SIMD_DSP
-/* The fill's assembly arguments. */
+/* The line fill's constant arguments. */
 typedef struct {
-  uintptr_t src;   /* 0: the first pixel's channel c */
-  int32_t step;    /* 4: bytes from a pixel to the next */
-  uintptr_t dst;   /* 8: plane 0's first word */
-  int32_t plane;   /* 12: bytes from a plane to the next */
-  uintptr_t end;   /* 16: src after the last pixel */
-  uint32_t off2;   /* 20: the input offset in both lanes */
+  int32_t step;  /* 0: bytes from a pixel to the next */
+  int32_t plane; /* 4: bytes from a plane to the next */
+  uint32_t off2; /* 8: the input offset in both lanes */
 } dw3_fill_t;
 
-/* Four pixels a pass (dw3_put twice, two words a plane by STRD) until src reaches end. */
-__attribute__((naked)) static void dw3_fill4(const dw3_fill_t *f) {
-  (void)f;
+/* One line of n >= 1 pixels' four channels from `src` into plane 0's entry `dst` and the three
+ * planes after it: a lone pixel first when dst is not word-aligned (an odd left padding), then
+ * four pixels a pass (dw3_put twice, two words a plane by STRD), then a pair (dw3_put), then a
+ * lone last pixel (dw3_put1). */
+__attribute__((naked)) static void dw3_fill_line(const int8_t *src, int16_t *dst, int32_t n,
+                                                 const dw3_fill_t *f) {
+  (void)src, (void)dst, (void)n, (void)f;
   __asm__ volatile("push {r4-r11, lr}\n\t"
-                   "ldrd r1, r2, [r0, #4]\n\t"
-                   "ldrd r8, r3, [r0, #12]\n\t"
-                   "ldr r7, [r0, #20]\n\t"
-                   "add r4, r2, r8\n\t"
-                   "add r5, r4, r8\n\t"
-                   "add r6, r5, r8\n\t"
-                   "ldr r0, [r0]\n\t"
-                   "1:\n\t"
-                   "ldr r8, [r0]\n\t"
-                   "ldr r9, [r0, r1]\n\t"
-                   "add r0, r0, r1, lsl #1\n\t"
-                   "pkhtb r10, r9, r8, asr #16\n\t"
-                   "pkhbt r8, r8, r9, lsl #16\n\t"
+                   "ldm r3, {r3, r4, r5}\n\t"
+                   "add r6, r1, r4\n\t"
+                   "add r7, r6, r4\n\t"
+                   "add r8, r7, r4\n\t"
+                   "tst r1, #2\n\t"
+                   "beq 1f\n\t"
                    "ldr r9, [r0]\n\t"
-                   "ldr r11, [r0, r1]\n\t"
-                   "add r0, r0, r1, lsl #1\n\t"
+                   "add r0, r0, r3\n\t"
+                   "sxtab16 r10, r5, r9\n\t"
+                   "sxtab16 r11, r5, r9, ror #8\n\t"
+                   "strh r10, [r1], #2\n\t"
+                   "strh r11, [r6], #2\n\t"
+                   "lsr r10, r10, #16\n\t"
+                   "lsr r11, r11, #16\n\t"
+                   "strh r10, [r7], #2\n\t"
+                   "strh r11, [r8], #2\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "1:\n\t"
+                   "subs r2, r2, #4\n\t"
+                   "blt 3f\n\t"
+                   "2:\n\t"
+                   "ldr r4, [r0]\n\t"
+                   "ldr r9, [r0, r3]\n\t"
+                   "add r0, r0, r3, lsl #1\n\t"
+                   "pkhtb r10, r9, r4, asr #16\n\t"
+                   "pkhbt r4, r4, r9, lsl #16\n\t"
+                   "ldr r9, [r0]\n\t"
+                   "ldr r11, [r0, r3]\n\t"
+                   "add r0, r0, r3, lsl #1\n\t"
                    "pkhtb r12, r11, r9, asr #16\n\t"
                    "pkhbt r9, r9, r11, lsl #16\n\t"
-                   "sxtab16 r11, r7, r8\n\t"
-                   "sxtab16 lr, r7, r9\n\t"
-                   "strd r11, lr, [r2], #8\n\t"
-                   "sxtab16 r11, r7, r8, ror #8\n\t"
-                   "sxtab16 lr, r7, r9, ror #8\n\t"
-                   "strd r11, lr, [r4], #8\n\t"
-                   "sxtab16 r11, r7, r10\n\t"
-                   "sxtab16 lr, r7, r12\n\t"
-                   "strd r11, lr, [r5], #8\n\t"
-                   "sxtab16 r11, r7, r10, ror #8\n\t"
-                   "sxtab16 lr, r7, r12, ror #8\n\t"
+                   "sxtab16 r11, r5, r4\n\t"
+                   "sxtab16 lr, r5, r9\n\t"
+                   "strd r11, lr, [r1], #8\n\t"
+                   "sxtab16 r11, r5, r4, ror #8\n\t"
+                   "sxtab16 lr, r5, r9, ror #8\n\t"
                    "strd r11, lr, [r6], #8\n\t"
-                   "cmp r0, r3\n\t"
-                   "bne 1b\n\t"
+                   "sxtab16 r11, r5, r10\n\t"
+                   "sxtab16 lr, r5, r12\n\t"
+                   "strd r11, lr, [r7], #8\n\t"
+                   "sxtab16 r11, r5, r10, ror #8\n\t"
+                   "sxtab16 lr, r5, r12, ror #8\n\t"
+                   "strd r11, lr, [r8], #8\n\t"
+                   "subs r2, r2, #4\n\t"
+                   "bge 2b\n\t"
+                   "3:\n\t"
+                   "tst r2, #2\n\t" /* r2 = n_left - 4 (n_left 0..3): bit 1 is n_left's */
+                   "beq 4f\n\t"
+                   "ldr r4, [r0]\n\t"
+                   "ldr r9, [r0, r3]\n\t"
+                   "add r0, r0, r3, lsl #1\n\t"
+                   "pkhtb r10, r9, r4, asr #16\n\t"
+                   "pkhbt r4, r4, r9, lsl #16\n\t"
+                   "sxtab16 r11, r5, r4\n\t"
+                   "str r11, [r1], #4\n\t"
+                   "sxtab16 r11, r5, r4, ror #8\n\t"
+                   "str r11, [r6], #4\n\t"
+                   "sxtab16 r11, r5, r10\n\t"
+                   "str r11, [r7], #4\n\t"
+                   "sxtab16 r11, r5, r10, ror #8\n\t"
+                   "str r11, [r8], #4\n\t"
+                   "4:\n\t"
+                   "tst r2, #1\n\t"
+                   "beq 5f\n\t"
+                   "ldr r9, [r0]\n\t"
+                   "sxtab16 r10, r5, r9\n\t"
+                   "sxtab16 r11, r5, r9, ror #8\n\t"
+                   "strh r10, [r1]\n\t"
+                   "strh r11, [r6]\n\t"
+                   "lsr r10, r10, #16\n\t"
+                   "lsr r11, r11, #16\n\t"
+                   "strh r10, [r7]\n\t"
+                   "strh r11, [r8]\n\t"
+                   "5:\n\t"
                    "pop {r4-r11, pc}\n\t");
 }
 #endif
@@ -433,22 +476,28 @@ static inline void dw3_put1(int16_t *at, int32_t pw, uint32_t p, uint32_t off2) 
 
 /* Input lines y0 .. y1 (y0 >= -pad) of channels c .. c + g - 1 into their band slots: entry
  * pad + x of a plane line holds column x. The entries around the image stay 0 (`dw3_setup`
- * clears the band, and lines outside the image are stored 0); the fields are read into locals
- * once (the band's stores may alias them). Four channels: a lone column where the image starts
- * or ends mid-word, the pairs between (four at a time in the assembly). */
+ * clears the band, and lines outside the image are stored 0, unless the band holds every line
+ * of the layer: then their slots never hold another line and stay as cleared); the fields are
+ * read into locals once (the band's stores may alias them). Four channels: a lone column where
+ * the image starts or ends mid-word, the pairs between (the whole line in one assembly call on
+ * DSP cores). */
 __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, int32_t y1,
                                                int32_t c, int32_t g) {
   const int32_t half = j->bw / 2, ring = j->ring, pw = ring * half, pad = j->pad_along;
   const int32_t len = j->src.len, ch = j->src.step, lines = j->src.lines, step = j->src.line;
+  const int whole = j->chunk == j->dst.lines; /* the ring never wraps */
   const uint32_t zero = repeat4(-j->p->input_offset);
   const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
   const uint32_t blank = mcu_sxtab16(off2, zero); /* 0, opaque to the compiler (no memset) */
+#if MCU_SIMD_DSP
+  const dw3_fill_t f = {ch, 4 * pw, off2};
+#endif
   int32_t slot = (y0 + j->pad_across) % ring;
   for (int32_t y = y0; y <= y1; ++y, slot = slot + 1 == ring ? 0 : slot + 1) {
     uint32_t *dst = j->band + slot * half;
     const int8_t *row = j->in + y * step + c;
     if (y < 0 || y >= lines) { /* (row is not read) */
-      for (int32_t k = 0; k < half; ++k) {
+      for (int32_t k = 0; k < half && !whole; ++k) {
         dst[k] = blank, dst[k + pw] = blank, dst[k + 2 * pw] = blank, dst[k + 3 * pw] = blank;
       }
       continue;
@@ -460,6 +509,9 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
       }
       continue;
     }
+#if MCU_SIMD_DSP
+    dw3_fill_line(row, (int16_t *)dst + pad, len, &f);
+#else
     const int8_t *src = row;
     int32_t n = len; /* columns left */
     uint32_t *at = dst + pad / 2;
@@ -467,21 +519,13 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
       dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
       --n, src += ch, ++at;
     }
-#if MCU_SIMD_DSP
-    if (n >= 8) {
-      const int32_t quads = n / 4;
-      dw3_fill_t f = {(uintptr_t)src, ch, (uintptr_t)at, 4 * pw,
-                      (uintptr_t)(src + 4 * quads * ch), off2};
-      dw3_fill4(&f);
-      at += 2 * quads, n -= 4 * quads, src += 4 * quads * ch;
-    }
-#endif
     for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
       dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
     }
     if (n > 0) {
       dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
     }
+#endif
   }
 }
 
