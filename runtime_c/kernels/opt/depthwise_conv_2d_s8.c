@@ -740,39 +740,59 @@ __attribute__((noinline)) static void dw3_lines_c(const dw3_call_t *q, int32_t n
   }
 }
 
-/* Channel c + i's doubled weights (W01, W12 of each filter line; zeros past g), requantisation
- * and the line constants. */
-static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
-  const mcu_depthwise_conv_2d_params_t *p = j->p;
+/* The calls' constants of the layer (the same for every channel): output steps, blocks, the
+ * activation range. */
+static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
   const int32_t n = j->dst.len;
   for (int32_t i = 0; i < 4; ++i) {
-    for (int32_t k = 0; k < 3; ++k) {
-      const int8_t *f = j->filter + k * j->tap_across + c + i;
-      int32_t w0 = i < g ? 2 * f[0] : 0, w1 = i < g ? 2 * f[j->tap_along] : 0;
-      int32_t w2 = i < g ? 2 * f[2 * j->tap_along] : 0;
-      q[i].w[2 * k] = mcu_pack16(w0, w1);
-      q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
-    }
-    int32_t ci = c + (i < g ? i : 0), qi = p->num_channels > 1 ? ci : 0;
-    int32_t right = -p->shifts[qi];
-    q[i].bias2 = j->bias != NULL ? 2 * j->bias[ci] : 0;
-    q[i].multiplier = p->multipliers[qi];
-    q[i].right = right;
-    q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
     q[i].ch = j->dst.step;
     q[i].quads = n / 4 * 8 * j->s_along; /* band bytes: 4 outputs, 2 bytes an entry */
     q[i].tail = n % 4;
     q[i].out_line = j->dst.line;
-    q[i].lo = p->act_min;
-    q[i].hi = p->act_max;
+    q[i].lo = j->p->act_min;
+    q[i].hi = j->p->act_max;
+  }
+}
+
+/* Channel c + i's doubled weights (W01, W12 of each filter line) and requantisation, i < g (the
+ * lanes past g are never run). */
+static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
+  const mcu_depthwise_conv_2d_params_t *p = j->p;
+  const int32_t across = j->tap_across, along = j->tap_along;
+  for (int32_t i = 0; i < g; ++i) {
+    const int8_t *f = j->filter + c + i;
+    for (int32_t k = 0; k < 3; ++k, f += across) {
+      int32_t w0 = 2 * f[0], w1 = 2 * f[along], w2 = 2 * f[2 * along];
+      q[i].w[2 * k] = mcu_pack16(w0, w1);
+      q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
+    }
+    int32_t qi = p->num_channels > 1 ? c + i : 0;
+    int32_t right = -p->shifts[qi];
+    q[i].bias2 = j->bias != NULL ? 2 * j->bias[c + i] : 0;
+    q[i].multiplier = p->multipliers[qi];
+    q[i].right = right;
+    q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
+  }
+}
+
+/* The band lines of output lines oy0 .. oy1 - 1 into the table (byte offsets in a plane, three
+ * a line). */
+DW3_INLINE void dw3_table(const dw3_job_t *j, int32_t oy0, int32_t oy1) {
+  const int32_t s_h = j->s_across, bytes = 2 * j->bw;
+  int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first line */
+  for (int32_t oy = oy0, *t = j->rows; oy < oy1; ++oy, t += 3) {
+    int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
+    t[0] = slot * bytes, t[1] = s1 * bytes, t[2] = s2 * bytes;
+    slot += s_h;
+    slot = slot >= j->ring ? slot - j->ring : slot;
   }
 }
 
 /* Channels c .. c + g - 1 of every output pixel, a chunk of output lines at a time: the chunk's
- * new input lines into the band, the chunk's table of band lines (byte offsets in a plane, three
- * a line), then each channel over the chunk's lines. */
-static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
-  dw3_call_t q[4];
+ * new input lines into the band, the chunk's table of band lines (once for the layer when one
+ * chunk holds every line: `dw3_setup`), then each channel over the chunk's lines. `q` holds the
+ * layer's constants (`dw3_calls`). */
+static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
   dw3_lanes(j, c, g, q);
   const mcu_depthwise_conv_2d_params_t *p = j->p;
   const int32_t s_h = j->s_across, pad_h = j->pad_across, half = j->bw / 2;
@@ -783,12 +803,8 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
     int32_t last = (oy1 - 1) * s_h - pad_h + 2;
     dw3_fill(j, mcu_max_i32(next, oy0 * s_h - pad_h), last, c, g);
     next = last + 1;
-    int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first line */
-    for (int32_t oy = oy0, *t = j->rows; oy < oy1; ++oy, t += 3) {
-      int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
-      t[0] = slot * 2 * j->bw, t[1] = s1 * 2 * j->bw, t[2] = s2 * 2 * j->bw;
-      slot += s_h;
-      slot = slot >= j->ring ? slot - j->ring : slot;
+    if (j->chunk < j->dst.lines) {
+      dw3_table(j, oy0, oy1);
     }
     for (int32_t i = 0; i < g; ++i) {
       q[i].rows = j->rows;
@@ -868,6 +884,9 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
   j->rows = scratch;
   j->band = (uint32_t *)(j->rows + 3 * j->chunk);
   memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 8); /* the padding's entries */
+  if (j->chunk == j->dst.lines) {
+    dw3_table(j, 0, j->chunk);
+  }
 }
 
 /* In place, output row oy must not reach input rows the band has not copied while some remain
@@ -943,9 +962,11 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
   if (dw3_takes(&j)) {
     dw3_job_t d;
     dw3_setup(&d, &j, j.wide);
+    dw3_call_t q[4];
+    dw3_calls(&d, q);
     for (int32_t b = 0; b < batches; ++b) {
       for (int32_t c = 0; c < d.ch; c += 4) {
-        dw3_group(&d, c, mcu_min_i32(d.ch - c, 4));
+        dw3_group(&d, c, mcu_min_i32(d.ch - c, 4), q);
       }
       d.in += j.in_h * j.in_w * j.ch;
       d.out += j.out_h * j.out_w * j.ch;
