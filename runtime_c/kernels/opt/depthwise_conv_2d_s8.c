@@ -358,21 +358,27 @@ static inline void dw3_put(uint32_t *at, int32_t plane_words, uint32_t p0, uint3
 }
 
 #if MCU_SIMD_DSP
-/* The line fill's constant arguments. */
+/* The fill's arguments besides the first line's source, entry and length. */
 typedef struct {
-  int32_t step;  /* 0: bytes from a pixel to the next */
-  int32_t plane; /* 4: bytes from a plane to the next */
-  uint32_t off2; /* 8: the input offset in both lanes */
+  int32_t step;     /* 0: bytes from a pixel to the next */
+  int32_t plane;    /* 4: bytes from a plane to the next */
+  uint32_t off2;    /* 8: the input offset in both lanes */
+  int32_t lines;    /* 12: lines left (the assembly counts it down) */
+  int32_t src_line; /* 16: bytes from a source line to the next */
+  int32_t dst_line; /* 20: bytes from a band line to the next */
 } dw3_fill_t;
 
-/* One line of n >= 1 pixels' four channels from `src` into plane 0's entry `dst` and the three
- * planes after it: a lone pixel first when dst is not word-aligned (an odd left padding), then
- * four pixels a pass (dw3_put twice, two words a plane by STRD), then a pair (dw3_put), then a
- * lone last pixel (dw3_put1). */
-__attribute__((naked)) static void dw3_fill_line(const int8_t *src, int16_t *dst, int32_t n,
-                                                 const dw3_fill_t *f) {
+/* f->lines >= 1 lines of n >= 1 pixels' four channels, the first from `src` into plane 0's
+ * entry `dst` and the three planes after it, each line: a lone pixel first when dst is not
+ * word-aligned (an odd left padding), then four pixels a pass (dw3_put twice, two words a plane by
+ * STRD), then a pair (dw3_put), then a lone last pixel (dw3_put1). The line's src, dst, n and f
+ * wait on the stack. */
+__attribute__((naked)) static void dw3_fill_lines(const int8_t *src, int16_t *dst, int32_t n,
+                                                  dw3_fill_t *f) {
   (void)src, (void)dst, (void)n, (void)f;
   __asm__ volatile("push {r4-r11, lr}\n\t"
+                   "push {r0-r3}\n\t"
+                   "0:\n\t"
                    "ldm r3, {r3, r4, r5}\n\t"
                    "add r6, r1, r4\n\t"
                    "add r7, r6, r4\n\t"
@@ -447,6 +453,16 @@ __attribute__((naked)) static void dw3_fill_line(const int8_t *src, int16_t *dst
                    "strh r10, [r7]\n\t"
                    "strh r11, [r8]\n\t"
                    "5:\n\t"
+                   "ldm sp, {r0-r3}\n\t"
+                   "ldrd r4, r5, [r3, #16]\n\t"
+                   "add r0, r0, r4\n\t"
+                   "add r1, r1, r5\n\t"
+                   "strd r0, r1, [sp]\n\t"
+                   "ldr r4, [r3, #12]\n\t"
+                   "subs r4, r4, #1\n\t"
+                   "str r4, [r3, #12]\n\t"
+                   "bne 0b\n\t"
+                   "add sp, sp, #16\n\t"
                    "pop {r4-r11, pc}\n\t");
 }
 #endif
@@ -474,13 +490,33 @@ static inline void dw3_put1(int16_t *at, int32_t pw, uint32_t p, uint32_t off2) 
   at[3 * pw] = (int16_t)(odd >> 16);
 }
 
+#if !MCU_SIMD_DSP
+/* One line of len pixels' four channels into band line `dst` from entry pad on (dw3_fill_lines'
+ * work in C). */
+static void dw3_fill_line_c(const int8_t *src, uint32_t *dst, int32_t pad, int32_t len,
+                            int32_t ch, int32_t pw, uint32_t off2) {
+  int32_t n = len; /* columns left */
+  uint32_t *at = dst + pad / 2;
+  if (pad & 1) {
+    dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
+    --n, src += ch, ++at;
+  }
+  for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
+    dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
+  }
+  if (n > 0) {
+    dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
+  }
+}
+#endif
+
 /* Input lines y0 .. y1 (y0 >= -pad) of channels c .. c + g - 1 into their band slots: entry
  * pad + x of a plane line holds column x. The entries around the image stay 0 (`dw3_setup`
  * clears the band, and lines outside the image are stored 0, unless the band holds every line
  * of the layer: then their slots never hold another line and stay as cleared); the fields are
  * read into locals once (the band's stores may alias them). Four channels: a lone column where
- * the image starts or ends mid-word, the pairs between (the whole line in one assembly call on
- * DSP cores). */
+ * the image starts or ends mid-word, the pairs between (on DSP cores the image's lines that
+ * follow each other in the ring in one assembly call). */
 __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, int32_t y1,
                                                int32_t c, int32_t g) {
   const int32_t half = j->bw / 2, ring = j->ring, pw = ring * half, pad = j->pad_along;
@@ -489,43 +525,35 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   const uint32_t zero = repeat4(-j->p->input_offset);
   const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
   const uint32_t blank = mcu_sxtab16(off2, zero); /* 0, opaque to the compiler (no memset) */
-#if MCU_SIMD_DSP
-  const dw3_fill_t f = {ch, 4 * pw, off2};
-#endif
   int32_t slot = (y0 + j->pad_across) % ring;
-  for (int32_t y = y0; y <= y1; ++y, slot = slot + 1 == ring ? 0 : slot + 1) {
+  for (int32_t y = y0; y <= y1;) {
     uint32_t *dst = j->band + slot * half;
     const int8_t *row = j->in + y * step + c;
+    int32_t run = 1; /* lines this pass */
     if (y < 0 || y >= lines) { /* (row is not read) */
       for (int32_t k = 0; k < half && !whole; ++k) {
         dst[k] = blank, dst[k + pw] = blank, dst[k + 2 * pw] = blank, dst[k + 3 * pw] = blank;
       }
-      continue;
-    }
-    if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero point's */
+    } else if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero
+                           point's */
       for (int32_t k = 0, x = -pad; k < half; ++k, x += 2) {
         dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero),
                 off2);
       }
-      continue;
-    }
+    } else { /* the image's lines up to y1 or the ring's end, in one pass */
+      run = mcu_min_i32(mcu_min_i32(y1, lines - 1) - y + 1, ring - slot);
 #if MCU_SIMD_DSP
-    dw3_fill_line(row, (int16_t *)dst + pad, len, &f);
+      dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
+      dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
 #else
-    const int8_t *src = row;
-    int32_t n = len; /* columns left */
-    uint32_t *at = dst + pad / 2;
-    if (pad & 1) {
-      dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
-      --n, src += ch, ++at;
-    }
-    for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
-      dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
-    }
-    if (n > 0) {
-      dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
-    }
+      for (int32_t l = 0; l < run; ++l, row += step, dst += half) {
+        dw3_fill_line_c(row, dst, pad, len, ch, pw, off2);
+      }
 #endif
+    }
+    y += run;
+    slot += run;
+    slot = slot >= ring ? slot - ring : slot;
   }
 }
 
@@ -754,14 +782,37 @@ static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
   }
 }
 
+/* The two lanes of a filter word's even (odd) bytes, doubled: SXTB16 then SXTAB16 adds them
+ * again. */
+static inline uint32_t dw3_even2(uint32_t t) { return mcu_sxtab16(mcu_sxtb16(t), t); }
+static inline uint32_t dw3_odd2(uint32_t t) { return mcu_sxtab16_ror8(mcu_sxtb16_ror8(t), t); }
+
 /* Channel c + i's doubled weights (W01, W12 of each filter line) and requantisation, i < g (the
- * lanes past g are never run). */
+ * lanes past g are never run). Four channels read each tap's word once: its even bytes' lanes
+ * give channels 0 and 2 (PKHBT, PKHTB of two taps), its odd bytes' channels 1 and 3. */
 static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
   const mcu_depthwise_conv_2d_params_t *p = j->p;
   const int32_t across = j->tap_across, along = j->tap_along;
+  if (g == 4) {
+    const int8_t *f = j->filter + c;
+    for (int32_t k = 0; k < 3; ++k, f += across) {
+      uint32_t t0 = mcu_load_u32(f), t1 = mcu_load_u32(f + along);
+      uint32_t t2 = mcu_load_u32(f + 2 * along);
+      uint32_t e0 = dw3_even2(t0), e1 = dw3_even2(t1), e2 = dw3_even2(t2);
+      uint32_t o0 = dw3_odd2(t0), o1 = dw3_odd2(t1), o2 = dw3_odd2(t2);
+      q[0].w[2 * k] = mcu_pack16((int32_t)e0, (int32_t)e1);
+      q[0].w[2 * k + 1] = mcu_pack16((int32_t)e1, (int32_t)e2);
+      q[2].w[2 * k] = mcu_pack16_hi(e0, e1);
+      q[2].w[2 * k + 1] = mcu_pack16_hi(e1, e2);
+      q[1].w[2 * k] = mcu_pack16((int32_t)o0, (int32_t)o1);
+      q[1].w[2 * k + 1] = mcu_pack16((int32_t)o1, (int32_t)o2);
+      q[3].w[2 * k] = mcu_pack16_hi(o0, o1);
+      q[3].w[2 * k + 1] = mcu_pack16_hi(o1, o2);
+    }
+  }
   for (int32_t i = 0; i < g; ++i) {
     const int8_t *f = j->filter + c + i;
-    for (int32_t k = 0; k < 3; ++k, f += across) {
+    for (int32_t k = 0; k < 3 && g < 4; ++k, f += across) {
       int32_t w0 = 2 * f[0], w1 = 2 * f[along], w2 = 2 * f[2 * along];
       q[i].w[2 * k] = mcu_pack16(w0, w1);
       q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
