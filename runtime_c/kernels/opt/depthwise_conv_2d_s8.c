@@ -327,12 +327,17 @@ typedef struct {
   int32_t tail;                         /* 64: outputs a line after them, 0 to 3 */
   int32_t out_line;                     /* 68: bytes from an output line to the next */
   int32_t lines;                        /* 72: output lines left */
-  int32_t lo, hi;                       /* the activation range */
+  int32_t lo, hi;                       /* 76, 80: the activation range */
+  int32_t out_skip;                     /* 84: bytes from after a line's outputs by two to the
+                                           next line's first output */
+  int32_t more;                         /* 88: the next call in the array is the next channel's */
 } dw3_call_t;
 
 #if MCU_SIMD_DSP
 _Static_assert(offsetof(dw3_call_t, bias2) == 16 && offsetof(dw3_call_t, w) == 24 &&
-                   offsetof(dw3_call_t, rows) == 48 && offsetof(dw3_call_t, lines) == 72,
+                   offsetof(dw3_call_t, rows) == 48 && offsetof(dw3_call_t, lines) == 72 &&
+                   offsetof(dw3_call_t, out_skip) == 84 && offsetof(dw3_call_t, more) == 88 &&
+                   sizeof(dw3_call_t) == 92,
                "the offsets the assembly uses");
 #endif
 
@@ -638,10 +643,14 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "ldr r9, [r0, #16]\n\t" ROW("r1", "24", "r9", "r9") ROW("r2", "32", "r5", "r6")                 \
       ROW("r3", "40", "r5", "r6") REQUANT
 
-/* A channel's lines (dw3_call_t): per line its three band lines from the table, blocks of four
- * while four outputs remain, then one of two, then one (the line's last, at an even column). */
+/* A channel's lines (dw3_call_t), then the next channel's while `more`: per line its three band
+ * lines from the table, blocks of four while four outputs remain, then one of two, then one (the
+ * line's last, at an even column, which leaves r4 where it is); the output pointer r4 goes on
+ * from line to line by `out_skip`. */
 #define DW3_LINES(ROW4, ROW2)                                                                     \
   "push {r4-r11, lr}\n\t"                                                                         \
+  "0:\n\t"                                                                                        \
+  "ldr r4, [r0, #56]\n\t"                                                                         \
   "1:\n\t"                                                                                        \
   "ldr lr, [r0, #48]\n\t"                                                                         \
   "ldm lr!, {r1, r2, r3}\n\t"                                                                     \
@@ -650,7 +659,7 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "add r1, r1, lr\n\t"                                                                            \
   "add r2, r2, lr\n\t"                                                                            \
   "add r3, r3, lr\n\t"                                                                            \
-  "ldrd r4, lr, [r0, #56]\n\t"                                                                    \
+  "ldr lr, [r0, #60]\n\t"                                                                         \
   "add lr, r1, lr\n\t"                                                                            \
   "str lr, [r0, #20]\n\t"                                                                         \
   "cmp r1, lr\n\t"                                                                                \
@@ -665,14 +674,16 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "4:\n\t"                                                                                        \
   "tst lr, #1\n\t"                                                                                \
   "beq 5f\n\t" DW3_BLOCK(DW3_ROW1, DW3_REQUANT1) "5:\n\t"                                         \
-  "ldr r4, [r0, #56]\n\t"                                                                         \
-  "ldr lr, [r0, #68]\n\t"                                                                         \
+  "ldr lr, [r0, #84]\n\t"                                                                         \
   "add r4, r4, lr\n\t"                                                                            \
-  "str r4, [r0, #56]\n\t"                                                                         \
   "ldr lr, [r0, #72]\n\t"                                                                         \
   "subs lr, lr, #1\n\t"                                                                           \
   "str lr, [r0, #72]\n\t"                                                                         \
   "bne 1b\n\t"                                                                                    \
+  "ldr lr, [r0, #88]\n\t"                                                                         \
+  "add r0, r0, #92\n\t"                                                                           \
+  "cmp lr, #0\n\t"                                                                                \
+  "bne 0b\n\t"                                                                                    \
   "pop {r4-r11, pc}\n\t"
 
 __attribute__((naked)) static void dw3_lines_s1(dw3_call_t *k) {
@@ -777,6 +788,7 @@ static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
     q[i].quads = n / 4 * 8 * j->s_along; /* band bytes: 4 outputs, 2 bytes an entry */
     q[i].tail = n % 4;
     q[i].out_line = j->dst.line;
+    q[i].out_skip = j->dst.line - (n - n % 2) * j->dst.step; /* from the assembly's r4 */
     q[i].lo = j->p->act_min;
     q[i].hi = j->p->act_max;
   }
@@ -862,16 +874,19 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
       q[i].plane = (uintptr_t)(j->band + i * j->ring * half);
       q[i].out = (uintptr_t)(j->out + oy0 * j->dst.line + c + i);
       q[i].lines = oy1 - oy0;
+      q[i].more = i + 1 < g;
+    }
 #if MCU_SIMD_DSP
-      if (full) {
-        if (j->s_along == 1) {
-          dw3_lines_s1(&q[i]);
-        } else {
-          dw3_lines_s2(&q[i]);
-        }
-        continue;
+    if (full) { /* the group's channels in one call */
+      if (j->s_along == 1) {
+        dw3_lines_s1(&q[0]);
+      } else {
+        dw3_lines_s2(&q[0]);
       }
+      continue;
+    }
 #endif
+    for (int32_t i = 0; i < g; ++i) {
       dw3_lines_c(&q[i], j->dst.len, j->s_along, full);
     }
   }
