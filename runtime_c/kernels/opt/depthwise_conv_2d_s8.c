@@ -327,12 +327,17 @@ typedef struct {
   int32_t tail;                         /* 64: outputs a line after them, 0 to 3 */
   int32_t out_line;                     /* 68: bytes from an output line to the next */
   int32_t lines;                        /* 72: output lines left */
-  int32_t lo, hi;                       /* the activation range */
+  int32_t lo, hi;                       /* 76, 80: the activation range */
+  int32_t out_skip;                     /* 84: bytes from after a line's outputs by two to the
+                                           next line's first output */
+  int32_t more;                         /* 88: the next call in the array is the next channel's */
 } dw3_call_t;
 
 #if MCU_SIMD_DSP
 _Static_assert(offsetof(dw3_call_t, bias2) == 16 && offsetof(dw3_call_t, w) == 24 &&
-                   offsetof(dw3_call_t, rows) == 48 && offsetof(dw3_call_t, lines) == 72,
+                   offsetof(dw3_call_t, rows) == 48 && offsetof(dw3_call_t, lines) == 72 &&
+                   offsetof(dw3_call_t, out_skip) == 84 && offsetof(dw3_call_t, more) == 88 &&
+                   sizeof(dw3_call_t) == 92,
                "the offsets the assembly uses");
 #endif
 
@@ -358,52 +363,111 @@ static inline void dw3_put(uint32_t *at, int32_t plane_words, uint32_t p0, uint3
 }
 
 #if MCU_SIMD_DSP
-/* The fill's assembly arguments. */
+/* The fill's arguments besides the first line's source, entry and length. */
 typedef struct {
-  uintptr_t src;   /* 0: the first pixel's channel c */
-  int32_t step;    /* 4: bytes from a pixel to the next */
-  uintptr_t dst;   /* 8: plane 0's first word */
-  int32_t plane;   /* 12: bytes from a plane to the next */
-  uintptr_t end;   /* 16: src after the last pixel */
-  uint32_t off2;   /* 20: the input offset in both lanes */
+  int32_t step;     /* 0: bytes from a pixel to the next */
+  int32_t plane;    /* 4: bytes from a plane to the next */
+  uint32_t off2;    /* 8: the input offset in both lanes */
+  int32_t lines;    /* 12: lines left (the assembly counts it down) */
+  int32_t src_line; /* 16: bytes from a source line to the next */
+  int32_t dst_line; /* 20: bytes from a band line to the next */
 } dw3_fill_t;
 
-/* Four pixels a pass (dw3_put twice, two words a plane by STRD) until src reaches end. */
-__attribute__((naked)) static void dw3_fill4(const dw3_fill_t *f) {
-  (void)f;
+/* f->lines >= 1 lines of n >= 1 pixels' four channels, the first from `src` into plane 0's
+ * entry `dst` and the three planes after it, each line: a lone pixel first when dst is not
+ * word-aligned (an odd left padding), then four pixels a pass (dw3_put twice, two words a plane by
+ * STRD), then a pair (dw3_put), then a lone last pixel (dw3_put1). The line's src, dst, n and f
+ * wait on the stack. */
+__attribute__((naked)) static void dw3_fill_lines(const int8_t *src, int16_t *dst, int32_t n,
+                                                  dw3_fill_t *f) {
+  (void)src, (void)dst, (void)n, (void)f;
   __asm__ volatile("push {r4-r11, lr}\n\t"
-                   "ldrd r1, r2, [r0, #4]\n\t"
-                   "ldrd r8, r3, [r0, #12]\n\t"
-                   "ldr r7, [r0, #20]\n\t"
-                   "add r4, r2, r8\n\t"
-                   "add r5, r4, r8\n\t"
-                   "add r6, r5, r8\n\t"
-                   "ldr r0, [r0]\n\t"
-                   "1:\n\t"
-                   "ldr r8, [r0]\n\t"
-                   "ldr r9, [r0, r1]\n\t"
-                   "add r0, r0, r1, lsl #1\n\t"
-                   "pkhtb r10, r9, r8, asr #16\n\t"
-                   "pkhbt r8, r8, r9, lsl #16\n\t"
+                   "push {r0-r3}\n\t"
+                   "0:\n\t"
+                   "ldm r3, {r3, r4, r5}\n\t"
+                   "add r6, r1, r4\n\t"
+                   "add r7, r6, r4\n\t"
+                   "add r8, r7, r4\n\t"
+                   "tst r1, #2\n\t"
+                   "beq 1f\n\t"
                    "ldr r9, [r0]\n\t"
-                   "ldr r11, [r0, r1]\n\t"
-                   "add r0, r0, r1, lsl #1\n\t"
+                   "add r0, r0, r3\n\t"
+                   "sxtab16 r10, r5, r9\n\t"
+                   "sxtab16 r11, r5, r9, ror #8\n\t"
+                   "strh r10, [r1], #2\n\t"
+                   "strh r11, [r6], #2\n\t"
+                   "lsr r10, r10, #16\n\t"
+                   "lsr r11, r11, #16\n\t"
+                   "strh r10, [r7], #2\n\t"
+                   "strh r11, [r8], #2\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "1:\n\t"
+                   "subs r2, r2, #4\n\t"
+                   "blt 3f\n\t"
+                   "2:\n\t"
+                   "ldr r4, [r0]\n\t"
+                   "ldr r9, [r0, r3]\n\t"
+                   "add r0, r0, r3, lsl #1\n\t"
+                   "pkhtb r10, r9, r4, asr #16\n\t"
+                   "pkhbt r4, r4, r9, lsl #16\n\t"
+                   "ldr r9, [r0]\n\t"
+                   "ldr r11, [r0, r3]\n\t"
+                   "add r0, r0, r3, lsl #1\n\t"
                    "pkhtb r12, r11, r9, asr #16\n\t"
                    "pkhbt r9, r9, r11, lsl #16\n\t"
-                   "sxtab16 r11, r7, r8\n\t"
-                   "sxtab16 lr, r7, r9\n\t"
-                   "strd r11, lr, [r2], #8\n\t"
-                   "sxtab16 r11, r7, r8, ror #8\n\t"
-                   "sxtab16 lr, r7, r9, ror #8\n\t"
-                   "strd r11, lr, [r4], #8\n\t"
-                   "sxtab16 r11, r7, r10\n\t"
-                   "sxtab16 lr, r7, r12\n\t"
-                   "strd r11, lr, [r5], #8\n\t"
-                   "sxtab16 r11, r7, r10, ror #8\n\t"
-                   "sxtab16 lr, r7, r12, ror #8\n\t"
+                   "sxtab16 r11, r5, r4\n\t"
+                   "sxtab16 lr, r5, r9\n\t"
+                   "strd r11, lr, [r1], #8\n\t"
+                   "sxtab16 r11, r5, r4, ror #8\n\t"
+                   "sxtab16 lr, r5, r9, ror #8\n\t"
                    "strd r11, lr, [r6], #8\n\t"
-                   "cmp r0, r3\n\t"
-                   "bne 1b\n\t"
+                   "sxtab16 r11, r5, r10\n\t"
+                   "sxtab16 lr, r5, r12\n\t"
+                   "strd r11, lr, [r7], #8\n\t"
+                   "sxtab16 r11, r5, r10, ror #8\n\t"
+                   "sxtab16 lr, r5, r12, ror #8\n\t"
+                   "strd r11, lr, [r8], #8\n\t"
+                   "subs r2, r2, #4\n\t"
+                   "bge 2b\n\t"
+                   "3:\n\t"
+                   "tst r2, #2\n\t" /* r2 = n_left - 4 (n_left 0..3): bit 1 is n_left's */
+                   "beq 4f\n\t"
+                   "ldr r4, [r0]\n\t"
+                   "ldr r9, [r0, r3]\n\t"
+                   "add r0, r0, r3, lsl #1\n\t"
+                   "pkhtb r10, r9, r4, asr #16\n\t"
+                   "pkhbt r4, r4, r9, lsl #16\n\t"
+                   "sxtab16 r11, r5, r4\n\t"
+                   "str r11, [r1], #4\n\t"
+                   "sxtab16 r11, r5, r4, ror #8\n\t"
+                   "str r11, [r6], #4\n\t"
+                   "sxtab16 r11, r5, r10\n\t"
+                   "str r11, [r7], #4\n\t"
+                   "sxtab16 r11, r5, r10, ror #8\n\t"
+                   "str r11, [r8], #4\n\t"
+                   "4:\n\t"
+                   "tst r2, #1\n\t"
+                   "beq 5f\n\t"
+                   "ldr r9, [r0]\n\t"
+                   "sxtab16 r10, r5, r9\n\t"
+                   "sxtab16 r11, r5, r9, ror #8\n\t"
+                   "strh r10, [r1]\n\t"
+                   "strh r11, [r6]\n\t"
+                   "lsr r10, r10, #16\n\t"
+                   "lsr r11, r11, #16\n\t"
+                   "strh r10, [r7]\n\t"
+                   "strh r11, [r8]\n\t"
+                   "5:\n\t"
+                   "ldm sp, {r0-r3}\n\t"
+                   "ldrd r4, r5, [r3, #16]\n\t"
+                   "add r0, r0, r4\n\t"
+                   "add r1, r1, r5\n\t"
+                   "strd r0, r1, [sp]\n\t"
+                   "ldr r4, [r3, #12]\n\t"
+                   "subs r4, r4, #1\n\t"
+                   "str r4, [r3, #12]\n\t"
+                   "bne 0b\n\t"
+                   "add sp, sp, #16\n\t"
                    "pop {r4-r11, pc}\n\t");
 }
 #endif
@@ -431,57 +495,70 @@ static inline void dw3_put1(int16_t *at, int32_t pw, uint32_t p, uint32_t off2) 
   at[3 * pw] = (int16_t)(odd >> 16);
 }
 
+#if !MCU_SIMD_DSP
+/* One line of len pixels' four channels into band line `dst` from entry pad on (dw3_fill_lines'
+ * work in C). */
+static void dw3_fill_line_c(const int8_t *src, uint32_t *dst, int32_t pad, int32_t len,
+                            int32_t ch, int32_t pw, uint32_t off2) {
+  int32_t n = len; /* columns left */
+  uint32_t *at = dst + pad / 2;
+  if (pad & 1) {
+    dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
+    --n, src += ch, ++at;
+  }
+  for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
+    dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
+  }
+  if (n > 0) {
+    dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
+  }
+}
+#endif
+
 /* Input lines y0 .. y1 (y0 >= -pad) of channels c .. c + g - 1 into their band slots: entry
  * pad + x of a plane line holds column x. The entries around the image stay 0 (`dw3_setup`
- * clears the band, and lines outside the image are stored 0); the fields are read into locals
- * once (the band's stores may alias them). Four channels: a lone column where the image starts
- * or ends mid-word, the pairs between (four at a time in the assembly). */
+ * clears the band, and lines outside the image are stored 0, unless the band holds every line
+ * of the layer: then their slots never hold another line and stay as cleared); the fields are
+ * read into locals once (the band's stores may alias them). Four channels: a lone column where
+ * the image starts or ends mid-word, the pairs between (on DSP cores the image's lines that
+ * follow each other in the ring in one assembly call). */
 __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, int32_t y1,
                                                int32_t c, int32_t g) {
   const int32_t half = j->bw / 2, ring = j->ring, pw = ring * half, pad = j->pad_along;
   const int32_t len = j->src.len, ch = j->src.step, lines = j->src.lines, step = j->src.line;
+  const int whole = j->chunk == j->dst.lines; /* the ring never wraps */
   const uint32_t zero = repeat4(-j->p->input_offset);
   const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
   const uint32_t blank = mcu_sxtab16(off2, zero); /* 0, opaque to the compiler (no memset) */
   int32_t slot = (y0 + j->pad_across) % ring;
-  for (int32_t y = y0; y <= y1; ++y, slot = slot + 1 == ring ? 0 : slot + 1) {
+  for (int32_t y = y0; y <= y1;) {
     uint32_t *dst = j->band + slot * half;
     const int8_t *row = j->in + y * step + c;
+    int32_t run = 1; /* lines this pass */
     if (y < 0 || y >= lines) { /* (row is not read) */
-      for (int32_t k = 0; k < half; ++k) {
+      for (int32_t k = 0; k < half && !whole; ++k) {
         dst[k] = blank, dst[k + pw] = blank, dst[k + 2 * pw] = blank, dst[k + 3 * pw] = blank;
       }
-      continue;
-    }
-    if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero point's */
+    } else if (g < 4) { /* the last group: every entry, the missing channels' lanes the zero
+                           point's */
       for (int32_t k = 0, x = -pad; k < half; ++k, x += 2) {
         dw3_put(dst + k, pw, dw3_pixel(j, row, x, g, zero), dw3_pixel(j, row, x + 1, g, zero),
                 off2);
       }
-      continue;
-    }
-    const int8_t *src = row;
-    int32_t n = len; /* columns left */
-    uint32_t *at = dst + pad / 2;
-    if (pad & 1) {
-      dw3_put1((int16_t *)at + 1, 2 * pw, mcu_load_u32(src), off2);
-      --n, src += ch, ++at;
-    }
+    } else { /* the image's lines up to y1 or the ring's end, in one pass */
+      run = mcu_min_i32(mcu_min_i32(y1, lines - 1) - y + 1, ring - slot);
 #if MCU_SIMD_DSP
-    if (n >= 8) {
-      const int32_t quads = n / 4;
-      dw3_fill_t f = {(uintptr_t)src, ch, (uintptr_t)at, 4 * pw,
-                      (uintptr_t)(src + 4 * quads * ch), off2};
-      dw3_fill4(&f);
-      at += 2 * quads, n -= 4 * quads, src += 4 * quads * ch;
-    }
+      dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
+      dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
+#else
+      for (int32_t l = 0; l < run; ++l, row += step, dst += half) {
+        dw3_fill_line_c(row, dst, pad, len, ch, pw, off2);
+      }
 #endif
-    for (; n >= 2; n -= 2, ++at, src += 2 * ch) {
-      dw3_put(at, pw, mcu_load_u32(src), mcu_load_u32(src + ch), off2);
     }
-    if (n > 0) {
-      dw3_put1((int16_t *)at, 2 * pw, mcu_load_u32(src), off2);
-    }
+    y += run;
+    slot += run;
+    slot = slot >= ring ? slot - ring : slot;
   }
 }
 
@@ -566,10 +643,14 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "ldr r9, [r0, #16]\n\t" ROW("r1", "24", "r9", "r9") ROW("r2", "32", "r5", "r6")                 \
       ROW("r3", "40", "r5", "r6") REQUANT
 
-/* A channel's lines (dw3_call_t): per line its three band lines from the table, blocks of four
- * while four outputs remain, then one of two, then one (the line's last, at an even column). */
+/* A channel's lines (dw3_call_t), then the next channel's while `more`: per line its three band
+ * lines from the table, blocks of four while four outputs remain, then one of two, then one (the
+ * line's last, at an even column, which leaves r4 where it is); the output pointer r4 goes on
+ * from line to line by `out_skip`. */
 #define DW3_LINES(ROW4, ROW2)                                                                     \
   "push {r4-r11, lr}\n\t"                                                                         \
+  "0:\n\t"                                                                                        \
+  "ldr r4, [r0, #56]\n\t"                                                                         \
   "1:\n\t"                                                                                        \
   "ldr lr, [r0, #48]\n\t"                                                                         \
   "ldm lr!, {r1, r2, r3}\n\t"                                                                     \
@@ -578,7 +659,7 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "add r1, r1, lr\n\t"                                                                            \
   "add r2, r2, lr\n\t"                                                                            \
   "add r3, r3, lr\n\t"                                                                            \
-  "ldrd r4, lr, [r0, #56]\n\t"                                                                    \
+  "ldr lr, [r0, #60]\n\t"                                                                         \
   "add lr, r1, lr\n\t"                                                                            \
   "str lr, [r0, #20]\n\t"                                                                         \
   "cmp r1, lr\n\t"                                                                                \
@@ -593,14 +674,16 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "4:\n\t"                                                                                        \
   "tst lr, #1\n\t"                                                                                \
   "beq 5f\n\t" DW3_BLOCK(DW3_ROW1, DW3_REQUANT1) "5:\n\t"                                         \
-  "ldr r4, [r0, #56]\n\t"                                                                         \
-  "ldr lr, [r0, #68]\n\t"                                                                         \
+  "ldr lr, [r0, #84]\n\t"                                                                         \
   "add r4, r4, lr\n\t"                                                                            \
-  "str r4, [r0, #56]\n\t"                                                                         \
   "ldr lr, [r0, #72]\n\t"                                                                         \
   "subs lr, lr, #1\n\t"                                                                           \
   "str lr, [r0, #72]\n\t"                                                                         \
   "bne 1b\n\t"                                                                                    \
+  "ldr lr, [r0, #88]\n\t"                                                                         \
+  "add r0, r0, #92\n\t"                                                                           \
+  "cmp lr, #0\n\t"                                                                                \
+  "bne 0b\n\t"                                                                                    \
   "pop {r4-r11, pc}\n\t"
 
 __attribute__((naked)) static void dw3_lines_s1(dw3_call_t *k) {
@@ -696,39 +779,83 @@ __attribute__((noinline)) static void dw3_lines_c(const dw3_call_t *q, int32_t n
   }
 }
 
-/* Channel c + i's doubled weights (W01, W12 of each filter line; zeros past g), requantisation
- * and the line constants. */
-static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
-  const mcu_depthwise_conv_2d_params_t *p = j->p;
+/* The calls' constants of the layer (the same for every channel): output steps, blocks, the
+ * activation range. */
+static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
   const int32_t n = j->dst.len;
   for (int32_t i = 0; i < 4; ++i) {
-    for (int32_t k = 0; k < 3; ++k) {
-      const int8_t *f = j->filter + k * j->tap_across + c + i;
-      int32_t w0 = i < g ? 2 * f[0] : 0, w1 = i < g ? 2 * f[j->tap_along] : 0;
-      int32_t w2 = i < g ? 2 * f[2 * j->tap_along] : 0;
-      q[i].w[2 * k] = mcu_pack16(w0, w1);
-      q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
-    }
-    int32_t ci = c + (i < g ? i : 0), qi = p->num_channels > 1 ? ci : 0;
-    int32_t right = -p->shifts[qi];
-    q[i].bias2 = j->bias != NULL ? 2 * j->bias[ci] : 0;
-    q[i].multiplier = p->multipliers[qi];
-    q[i].right = right;
-    q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
     q[i].ch = j->dst.step;
     q[i].quads = n / 4 * 8 * j->s_along; /* band bytes: 4 outputs, 2 bytes an entry */
     q[i].tail = n % 4;
     q[i].out_line = j->dst.line;
-    q[i].lo = p->act_min;
-    q[i].hi = p->act_max;
+    q[i].out_skip = j->dst.line - (n - n % 2) * j->dst.step; /* from the assembly's r4 */
+    q[i].lo = j->p->act_min;
+    q[i].hi = j->p->act_max;
+  }
+}
+
+/* The two lanes of a filter word's even (odd) bytes, doubled: SXTB16 then SXTAB16 adds them
+ * again. */
+static inline uint32_t dw3_even2(uint32_t t) { return mcu_sxtab16(mcu_sxtb16(t), t); }
+static inline uint32_t dw3_odd2(uint32_t t) { return mcu_sxtab16_ror8(mcu_sxtb16_ror8(t), t); }
+
+/* Channel c + i's doubled weights (W01, W12 of each filter line) and requantisation, i < g (the
+ * lanes past g are never run). Four channels read each tap's word once: its even bytes' lanes
+ * give channels 0 and 2 (PKHBT, PKHTB of two taps), its odd bytes' channels 1 and 3. */
+static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
+  const mcu_depthwise_conv_2d_params_t *p = j->p;
+  const int32_t across = j->tap_across, along = j->tap_along;
+  if (g == 4) {
+    const int8_t *f = j->filter + c;
+    for (int32_t k = 0; k < 3; ++k, f += across) {
+      uint32_t t0 = mcu_load_u32(f), t1 = mcu_load_u32(f + along);
+      uint32_t t2 = mcu_load_u32(f + 2 * along);
+      uint32_t e0 = dw3_even2(t0), e1 = dw3_even2(t1), e2 = dw3_even2(t2);
+      uint32_t o0 = dw3_odd2(t0), o1 = dw3_odd2(t1), o2 = dw3_odd2(t2);
+      q[0].w[2 * k] = mcu_pack16((int32_t)e0, (int32_t)e1);
+      q[0].w[2 * k + 1] = mcu_pack16((int32_t)e1, (int32_t)e2);
+      q[2].w[2 * k] = mcu_pack16_hi(e0, e1);
+      q[2].w[2 * k + 1] = mcu_pack16_hi(e1, e2);
+      q[1].w[2 * k] = mcu_pack16((int32_t)o0, (int32_t)o1);
+      q[1].w[2 * k + 1] = mcu_pack16((int32_t)o1, (int32_t)o2);
+      q[3].w[2 * k] = mcu_pack16_hi(o0, o1);
+      q[3].w[2 * k + 1] = mcu_pack16_hi(o1, o2);
+    }
+  }
+  for (int32_t i = 0; i < g; ++i) {
+    const int8_t *f = j->filter + c + i;
+    for (int32_t k = 0; k < 3 && g < 4; ++k, f += across) {
+      int32_t w0 = 2 * f[0], w1 = 2 * f[along], w2 = 2 * f[2 * along];
+      q[i].w[2 * k] = mcu_pack16(w0, w1);
+      q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
+    }
+    int32_t qi = p->num_channels > 1 ? c + i : 0;
+    int32_t right = -p->shifts[qi];
+    q[i].bias2 = j->bias != NULL ? 2 * j->bias[c + i] : 0;
+    q[i].multiplier = p->multipliers[qi];
+    q[i].right = right;
+    q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
+  }
+}
+
+/* The band lines of output lines oy0 .. oy1 - 1 into the table (byte offsets in a plane, three
+ * a line). */
+DW3_INLINE void dw3_table(const dw3_job_t *j, int32_t oy0, int32_t oy1) {
+  const int32_t s_h = j->s_across, bytes = 2 * j->bw;
+  int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first line */
+  for (int32_t oy = oy0, *t = j->rows; oy < oy1; ++oy, t += 3) {
+    int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
+    t[0] = slot * bytes, t[1] = s1 * bytes, t[2] = s2 * bytes;
+    slot += s_h;
+    slot = slot >= j->ring ? slot - j->ring : slot;
   }
 }
 
 /* Channels c .. c + g - 1 of every output pixel, a chunk of output lines at a time: the chunk's
- * new input lines into the band, the chunk's table of band lines (byte offsets in a plane, three
- * a line), then each channel over the chunk's lines. */
-static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
-  dw3_call_t q[4];
+ * new input lines into the band, the chunk's table of band lines (once for the layer when one
+ * chunk holds every line: `dw3_setup`), then each channel over the chunk's lines. `q` holds the
+ * layer's constants (`dw3_calls`). */
+static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
   dw3_lanes(j, c, g, q);
   const mcu_depthwise_conv_2d_params_t *p = j->p;
   const int32_t s_h = j->s_across, pad_h = j->pad_across, half = j->bw / 2;
@@ -739,28 +866,27 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g) {
     int32_t last = (oy1 - 1) * s_h - pad_h + 2;
     dw3_fill(j, mcu_max_i32(next, oy0 * s_h - pad_h), last, c, g);
     next = last + 1;
-    int32_t slot = oy0 * s_h % j->ring; /* band slot of the window's first line */
-    for (int32_t oy = oy0, *t = j->rows; oy < oy1; ++oy, t += 3) {
-      int32_t s1 = slot + 1 == j->ring ? 0 : slot + 1, s2 = s1 + 1 == j->ring ? 0 : s1 + 1;
-      t[0] = slot * 2 * j->bw, t[1] = s1 * 2 * j->bw, t[2] = s2 * 2 * j->bw;
-      slot += s_h;
-      slot = slot >= j->ring ? slot - j->ring : slot;
+    if (j->chunk < j->dst.lines) {
+      dw3_table(j, oy0, oy1);
     }
     for (int32_t i = 0; i < g; ++i) {
       q[i].rows = j->rows;
       q[i].plane = (uintptr_t)(j->band + i * j->ring * half);
       q[i].out = (uintptr_t)(j->out + oy0 * j->dst.line + c + i);
       q[i].lines = oy1 - oy0;
+      q[i].more = i + 1 < g;
+    }
 #if MCU_SIMD_DSP
-      if (full) {
-        if (j->s_along == 1) {
-          dw3_lines_s1(&q[i]);
-        } else {
-          dw3_lines_s2(&q[i]);
-        }
-        continue;
+    if (full) { /* the group's channels in one call */
+      if (j->s_along == 1) {
+        dw3_lines_s1(&q[0]);
+      } else {
+        dw3_lines_s2(&q[0]);
       }
+      continue;
+    }
 #endif
+    for (int32_t i = 0; i < g; ++i) {
       dw3_lines_c(&q[i], j->dst.len, j->s_along, full);
     }
   }
@@ -824,6 +950,9 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
   j->rows = scratch;
   j->band = (uint32_t *)(j->rows + 3 * j->chunk);
   memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 8); /* the padding's entries */
+  if (j->chunk == j->dst.lines) {
+    dw3_table(j, 0, j->chunk);
+  }
 }
 
 /* In place, output row oy must not reach input rows the band has not copied while some remain
@@ -899,9 +1028,11 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
   if (dw3_takes(&j)) {
     dw3_job_t d;
     dw3_setup(&d, &j, j.wide);
+    dw3_call_t q[4];
+    dw3_calls(&d, q);
     for (int32_t b = 0; b < batches; ++b) {
       for (int32_t c = 0; c < d.ch; c += 4) {
-        dw3_group(&d, c, mcu_min_i32(d.ch - c, 4));
+        dw3_group(&d, c, mcu_min_i32(d.ch - c, 4), q);
       }
       d.in += j.in_h * j.in_w * j.ch;
       d.out += j.out_h * j.out_w * j.ch;
