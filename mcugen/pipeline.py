@@ -9,6 +9,7 @@ from mcugen import progress
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.codegen.render import render_model
+from mcugen.codegen.weight_reads import weight_reads
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
@@ -30,6 +31,7 @@ from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import OBJECTIVES, PagingCosts, paged_dynamic, plan_paging
 from mcugen.plan.state_memory import place_state
 from mcugen.plan.target import MemoryTarget
+from mcugen.plan.weight_staging import STAGE_CHOICES, stage_weights
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,10 @@ class PlanOptions:
     patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
     patcher: str = patch_strategies.DEFAULT
     patch_when: str = "auto"
+    #: Weights copied from flash into free arena bytes before the operators that re-read them
+    #: (plan/weight_staging.py): "off" (default) or "auto" (where the arena has room at that
+    #: step; never a larger arena). Static offsets in one arena only.
+    stage_weights: str = "off"
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -110,6 +116,8 @@ class PlanOptions:
         pagers.get_pager(self.pager)
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective is one of {', '.join(OBJECTIVES)}")
+        if self.stage_weights not in STAGE_CHOICES:
+            raise ValueError(f"stage_weights is one of {', '.join(STAGE_CHOICES)}")
         if self.state_memory not in state_memory.STATE_MEMORIES:
             raise ValueError(f"state memory is one of {', '.join(state_memory.STATE_MEMORIES)}")
 
@@ -173,7 +181,24 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
     """Rewrite, lower and plan (with a patch stage when it makes the arena smaller, static
     offsets only); `UnsupportedError` names the first unsupported operator."""
     with progress.step("planning"):
-        return _prepare(graph, options)
+        g, lowered, plan = _prepare(graph, options)
+    return g, lowered, with_staged_weights(g, lowered, plan, options)
+
+
+def with_staged_weights(
+    graph: Graph, lowered: dict[int, Lowered], plan: MemoryPlan, options: PlanOptions
+) -> MemoryPlan:
+    """`plan` with the weights `--stage-weights auto` copies into its free arena bytes
+    (plan/weight_staging.py); as it is when off, paged, split over pools or not static."""
+    if options.stage_weights == "off" or options.allocator != Allocator.STATIC:
+        return plan
+    if plan.paging is not None or (plan.pools is not None and plan.pools.split):
+        return plan
+    reads = weight_reads(graph, lowered)
+    staged = stage_weights(plan.buffers, plan.offsets, plan.order, plan.arena_bytes, reads)
+    staged_plan = replace(plan, staged=staged)
+    staged_plan.validate(graph)
+    return staged_plan
 
 
 def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:

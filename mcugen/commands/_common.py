@@ -66,6 +66,7 @@ def plan_options(
         state_memory=getattr(args, "state_memory", None) or state_memory.DEFAULT,
         kernels=kernels,
         core=core,
+        stage_weights=getattr(args, "stage_weights", None) or "off",
         pools=pools,
         order=args.order,
         layout=args.layout,
