@@ -190,13 +190,17 @@ def with_staged_weights(
 ) -> MemoryPlan:
     """`plan` with the weights `--stage-weights auto` copies into its free arena bytes
     (plan/weight_staging.py); as it is when off, paged, split over pools or not static."""
-    if options.stage_weights == "off" or options.allocator != Allocator.STATIC:
+    if options.stage_weights == "off":
         return plan
-    if plan.paging is not None or (plan.pools is not None and plan.pools.split):
-        return plan
+    if options.allocator != Allocator.STATIC:
+        return replace(plan, staging=f"not with --allocator {options.allocator}")
+    if plan.paging is not None:
+        return replace(plan, staging="not with paging")
+    if plan.pools is not None and plan.pools.split:
+        return replace(plan, staging="not with an arena split over pools")
     reads = weight_reads(graph, lowered)
     staged = stage_weights(plan.buffers, plan.offsets, plan.order, plan.arena_bytes, reads)
-    staged_plan = replace(plan, staged=staged)
+    staged_plan = replace(plan, staged=staged, staging=options.stage_weights)
     staged_plan.validate(graph)
     return staged_plan
 

@@ -92,6 +92,10 @@ def patch_choice(overhead: float | str) -> dict[str, Any]:
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
     """Flash and RAM use of a built project by part, in the fit verdict's vocabulary (RAM: arena,
     model state, runtime state, stack; `plan.fit.RamUse`), and the allocator (build, flash)."""
+    if gen.plan.staging:
+        from mcugen.report import staging_line
+
+        print(f"  {staging_line(gen.plan)}")
     if target.board.is_host:
         print(f"  arena:    {arena_bytes(gen):,} bytes")
         print_allocator(gen)

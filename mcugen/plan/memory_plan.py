@@ -84,6 +84,8 @@ class MemoryPlan:
     #: (plan/weight_staging.py, `--stage-weights auto`): each lives at its operator's step only,
     #: in a gap of the buffers live there, so the arena is what it is without them.
     staged: tuple[StagedWeights, ...] = ()
+    #: "" when staging was not asked for; else "auto", or why it did not run ("paged plan").
+    staging: str = ""
 
     @property
     def staged_bytes(self) -> int:

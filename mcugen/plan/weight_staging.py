@@ -27,11 +27,11 @@ from mcugen.plan.buffers import ARENA_ALIGNMENT, Buffer, align_up
 
 STAGE_CHOICES = ("off", "auto")
 
-#: A flash word read costs the wait states W more than an SRAM one; the copy costs one flash
-#: read and one SRAM write per word (about W + 3 cycles with the loop). Copying pays when the
-#: reads it removes after the first, (reads - 1) W, exceed W + 3: reads >= 3 for W >= 3 (both
-#: boards: 5 and 7 wait states). Caches and the flash accelerator (ART) shrink the gain, never
-#: the copy: this is where it can pay at all, not a promise that it does.
+#: Per flash access of 8 bytes (64-bit reads), `reads` sweeps stall reads x W cycles; staged,
+#: the copy's one sweep stalls W and costs its instructions (11 per 16 bytes on the twin, about
+#: 6 per access). Copying can pay when (reads - 1) W > 6: reads >= 3 for W >= 3 (both boards:
+#: 5 and 7 wait states). Caches and the flash accelerator (ART) shrink the gain, never the copy:
+#: this is where it can pay at all, not a promise that it does.
 MIN_REREADS = 3
 
 
@@ -132,3 +132,41 @@ def check_staged(
                 if s.offset < t.offset + t.size:
                     return f"staged weights of operators {s.op} and {t.op} overlap"
     return ""
+
+
+@dataclass(frozen=True)
+class FlashTiming:
+    """The assumptions of the gain ESTIMATE: the twins (QEMU) have no wait states and no cache,
+    so nothing here is measured. `wait_states` per flash access, `access_bytes` delivered per
+    access (a sequential weight stream stalls once per access)."""
+
+    board: str
+    wait_states: int
+    access_bytes: int
+    source: str
+
+
+#: Assumed, not measured. STM32L4R5 at 120 MHz: 5 wait states (the board's calibration note,
+#: boards/nucleo-l4r5zi/board.toml), 64-bit flash reads; the ART accelerator's few data-cache
+#: lines do not hold a weight sweep of kilobytes, so none of its hits are counted. STM32F767
+#: at 216 MHz: 7 wait states, 256-bit flash reads, and the Cortex-M7's 16 KB data cache holds
+#: most re-read weights anyway: on the F767 the gain is mostly hidden, the estimate an upper bound.
+FLASH_TIMINGS = {
+    "nucleo-l4r5zi": FlashTiming(
+        "nucleo-l4r5zi", 5, 8, "5 wait states at 120 MHz, 64-bit reads, no cache hits counted"
+    ),
+    "nucleo-f767": FlashTiming(
+        "nucleo-f767", 7, 32, "7 wait states at 216 MHz, 256-bit lines, D-cache ignored"
+    ),
+}
+
+
+def estimated_stall_cycles(staged: Iterable[StagedWeights], timing: FlashTiming) -> int:
+    """ESTIMATE of the flash stall cycles staging removes per inference, net of the copy's own
+    flash reads: per copy, `reads` sweeps no longer stall, the copy's one sweep does. The
+    copy's instructions are not in it (the twin measures them). An upper bound: no cache."""
+    total = 0
+    for s in staged:
+        accesses = -(-s.nbytes // timing.access_bytes)
+        total += accesses * timing.wait_states * (s.reads - 1)
+    return total
