@@ -111,9 +111,7 @@ def measure(
 FLASH_AND_SCRATCH: dict[str, list[tuple[int, int, int, int, int]]] = {}
 
 
-def data_sizes(
-    gen: Generated, executable: Path, target: Target
-) -> tuple[int, int, int, int, int]:
+def data_sizes(gen: Generated, executable: Path, target: Target) -> tuple[int, int, int, int, int]:
     sizes = firmware_sizes(executable, target)
     scratch = max((low.scratch_bytes for low in gen.lowered.values()), default=0)
     arena = gen.view_model.arena_bytes

@@ -9,8 +9,8 @@ from mcugen import progress
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.codegen.render import render_model
-from mcugen.codegen.weight_reads import weight_reads
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
+from mcugen.codegen.weight_reads import weight_reads
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
