@@ -381,6 +381,12 @@ def _with_staged(
             continue
         source = by_tensor[s.tensor]
         copy = tensors[-1].index + 1
+        if copy > MAX_TENSORS:
+            raise UnsupportedError(
+                f"staged weights need tensor entry {copy}; the runtime's tables hold at most "
+                f"{MAX_TENSORS}",
+                hint="drop --stage-weights",
+            )
         assert source.data_symbol is not None, "only constant weights are staged"
         tensors.append(
             replace(

@@ -28,9 +28,9 @@ from mcugen.plan.buffers import ARENA_ALIGNMENT, Buffer, align_up
 STAGE_CHOICES = ("off", "auto")
 
 #: Per flash access of 8 bytes (64-bit reads), `reads` sweeps stall reads x W cycles; staged,
-#: the copy's one sweep stalls W and costs its instructions (11 per 16 bytes on the twin, about
-#: 6 per access). Copying can pay when (reads - 1) W > 6: reads >= 3 for W >= 3 (both boards:
-#: 5 and 7 wait states). Caches and the flash accelerator (ART) shrink the gain, never the copy:
+#: the copy's one sweep stalls W and costs its instructions (an LDM and STM of four words a
+#: pass: 4 per 16 bytes on the twin, 2 per access). Copying can pay when (reads - 1) W > 2:
+#: reads >= 3 for W >= 2 (both boards: 5 and 7 wait states). Caches and the flash accelerator (ART) shrink the gain, never the copy:
 #: this is where it can pay at all, not a promise that it does.
 MIN_REREADS = 3
 
