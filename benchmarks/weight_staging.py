@@ -8,7 +8,7 @@ builds (equal: staging only uses bytes free at its step), the instructions of bo
 measures the copy's cost, nothing else), whether the outputs are identical, and an ESTIMATE of
 the flash stall cycles saved (FLASH_TIMINGS' assumptions: the twin has no wait states or caches,
 so it cannot show the gain). A second table lists each staged operator.
-Run: python benchmarks/weight_staging.py [--board B] [MODEL...]
+Run: python benchmarks/weight_staging.py [--board B] [MODEL (path or shared name)...]
 """
 
 from __future__ import annotations
@@ -65,10 +65,14 @@ def measure(model: Path, board: str, stage: str, workdir: Path) -> Measured:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="*", type=Path)
+    parser.add_argument("models", nargs="*")
     parser.add_argument("--board", default="nucleo-l4r5zi", choices=sorted(FLASH_TIMINGS))
     args = parser.parse_args()
-    models = args.models or [SHARED / "models" / f"{m}.tflite" for m in DEFAULT_MODELS]
+    named = args.models or list(DEFAULT_MODELS)
+    # a path, or a shared model's name (mlperf_vww_mbv1_int8)
+    models = [
+        m if Path(m).is_file() else SHARED / "models" / f"{Path(m).stem}.tflite" for m in named
+    ]
     timing = FLASH_TIMINGS[args.board]
     print(f"board: {args.board} (QEMU twin), optimised kernels, -O2; one seeded input")
     print(
