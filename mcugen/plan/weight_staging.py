@@ -30,8 +30,9 @@ STAGE_CHOICES = ("off", "auto")
 #: Per flash access of 8 bytes (64-bit reads), `reads` sweeps stall reads x W cycles; staged,
 #: the copy's one sweep stalls W and costs its instructions (an LDM and STM of four words a
 #: pass: 4 per 16 bytes on the twin, 2 per access). Copying can pay when (reads - 1) W > 2:
-#: reads >= 3 for W >= 2 (both boards: 5 and 7 wait states). Caches and the flash accelerator (ART) shrink the gain, never the copy:
-#: this is where it can pay at all, not a promise that it does.
+#: reads >= 3 for W >= 2 (both boards: 5 and 7 wait states). Caches and the flash accelerator
+#: (ART) shrink the gain, never the copy: this is where it can pay at all, not a promise that it
+#: does.
 MIN_REREADS = 3
 
 
