@@ -12,8 +12,11 @@ on the Cortex-M4 twin (nucleo-l4r5zi) the first table also gives the fastest pub
 Tiny result on that board in cycles (ANCHORS.md: X-CUBE-AI 9.0 for KWS, VWW, IC; Plumerai for AD),
 the bar of issue 32: fewer twin instructions than those cycles.
 A third table (optimised kernels) sets each model's flash data and arena beside the reference
-kernels' build: what re-laid weights, requantisation streams and kernel scratch cost.
-Run: python benchmarks/instructions.py [--board B] [--kernels opt|reference] [MODEL...]
+kernels' build: what re-laid weights, requantisation streams and kernel scratch cost, and the
+weights `--stage-weights auto` copies into free arena bytes per inference (plan/weight_staging.py;
+0 with the default `off`; benchmarks/weight_staging.py prints its cost and estimated gain).
+Run: python benchmarks/instructions.py [--board B] [--kernels opt|reference]
+[--stage-weights off|auto] [MODEL...]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from mcugen.link.host_run import random_inputs
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
+from mcugen.plan.weight_staging import STAGE_CHOICES
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEFAULT_MODELS = {
@@ -73,10 +77,11 @@ Kernels = dict[str, tuple[int, int, int]]
 
 
 def measure(
-    model: Path, board: str, kernels: str, workdir: Path
+    model: Path, board: str, kernels: str, workdir: Path, stage: str = "off"
 ) -> tuple[int, int, int, int, int, Kernels]:
     target = resolve_target(load_board(board), emulate=True)
-    gen = generate_from_file(model, PlanOptions(kernels=kernels, core=target.port_board.core))
+    options = PlanOptions(kernels=kernels, core=target.port_board.core, stage_weights=stage)
+    gen = generate_from_file(model, options)
     result = build(gen, target, workdir / model.stem)
     FLASH_AND_SCRATCH[model.stem] = [data_sizes(gen, result.executable, target)]
     sample = random_inputs(gen.graph, 0)
@@ -102,18 +107,19 @@ def measure(
     return counts[0], graph_macs(gen.graph), sizes.code, run.arena_bytes, run.stack_used, by_kernel
 
 
-#: Per model: (weights, tables, arena, largest kernel scratch) of the measured build, then of
-#: the reference kernels' build of the same plan options (no run).
-FLASH_AND_SCRATCH: dict[str, list[tuple[int, int, int, int]]] = {}
+#: Per model: (weights, tables, arena, largest kernel scratch, staged weights) of the measured
+#: build, then of the reference kernels' build of the same plan options (no run).
+FLASH_AND_SCRATCH: dict[str, list[tuple[int, int, int, int, int]]] = {}
 
 
-def data_sizes(gen: Generated, executable: Path, target: Target) -> tuple[int, int, int, int]:
+def data_sizes(gen: Generated, executable: Path, target: Target) -> tuple[int, int, int, int, int]:
     sizes = firmware_sizes(executable, target)
     scratch = max((low.scratch_bytes for low in gen.lowered.values()), default=0)
-    return sizes.weights, sizes.other_rodata, gen.view_model.arena_bytes, scratch
+    arena = gen.view_model.arena_bytes
+    return sizes.weights, sizes.other_rodata, arena, scratch, gen.plan.staged_bytes
 
 
-def reference_sizes(model: Path, board: str, workdir: Path) -> tuple[int, int, int, int]:
+def reference_sizes(model: Path, board: str, workdir: Path) -> tuple[int, int, int, int, int]:
     """`data_sizes` of the reference kernels' build (TFLM's kernels, no re-laid weights)."""
     target = resolve_target(load_board(board), emulate=True)
     options = PlanOptions(kernels="reference", core=target.port_board.core)
@@ -124,11 +130,12 @@ def reference_sizes(model: Path, board: str, workdir: Path) -> tuple[int, int, i
 
 def flash_rows(label: str, opt: tuple[int, ...], ref: tuple[int, ...]) -> str:
     """The third table's row: what the optimised kernels add to flash (re-laid weights and
-    requantisation streams) and to the arena (their scratch) over the reference kernels'."""
-    (w, t, a, s), (rw, rt, ra, rs) = opt, ref
+    requantisation streams) and to the arena (their scratch) over the reference kernels', and
+    the weights it stages into free arena bytes per inference."""
+    (w, t, a, s, staged), (rw, rt, ra, rs, _) = opt, ref
     return (
         f"| {label} | {w:,} | {t:,} | {rw:,} | {rt:,} | {w + t - rw - rt:+,} | {a:,} | {ra:,} "
-        f"| {a - ra:+,} | {s:,} | {rs:,} |"
+        f"| {a - ra:+,} | {s:,} | {rs:,} | {staged:,} |"
     )
 
 
@@ -154,6 +161,7 @@ def main() -> int:
     parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("--board", default="nucleo-f767")
     parser.add_argument("--kernels", default="opt", choices=KERNEL_CHOICES)
+    parser.add_argument("--stage-weights", default="off", choices=STAGE_CHOICES)
     args = parser.parse_args()
     models = args.models or [SHARED / "models" / f"{m}.tflite" for m in DEFAULT_MODELS]
     anchors = tflm_anchors(SHARED / "ANCHORS.md")
@@ -172,7 +180,7 @@ def main() -> int:
             label = DEFAULT_MODELS.get(model.stem, model.stem)
             try:
                 instr, macs, code, arena, stack, by_kernel = measure(
-                    model, args.board, args.kernels, Path(tmp)
+                    model, args.board, args.kernels, Path(tmp), args.stage_weights
                 )
             except McugenError as err:
                 print(f"| {label} | error: {err.line()} |")
@@ -203,13 +211,15 @@ def main() -> int:
             "\nflash data and arena, optimised kernels against the reference kernels' build "
             "(same plan options): weights as the linker placed them (re-laid where a kernel "
             "wants them), tables (parameters, requantisation streams, offsets), and the largest "
-            "kernel scratch buffer"
+            "kernel scratch buffer; staged B: weights copied into free arena bytes per "
+            f"inference (--stage-weights {args.stage_weights})"
         )
         print(
             "| model | weights B | tables B | ref. weights B | ref. tables B | flash data + "
-            "| arena B | ref. arena B | arena + | largest scratch B | ref. largest scratch B |"
+            "| arena B | ref. arena B | arena + | largest scratch B | ref. largest scratch B "
+            "| staged B |"
         )
-        print("|---" * 11 + "|")
+        print("|---" * 12 + "|")
         print("\n".join(flash))
     return 0
 

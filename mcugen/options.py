@@ -16,6 +16,7 @@ from mcugen.plan import pools as pool_strategies
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.paging.target import OBJECTIVES, PagingCosts
 from mcugen.plan.target import MemoryTarget
+from mcugen.plan.weight_staging import STAGE_CHOICES
 
 KEEP_INPUT = ("no", "yes", "auto")
 PATCH_WHEN = ("auto", "always")
@@ -64,6 +65,10 @@ class PlanOptions:
     patch_overhead: float = patch_strategies.DEFAULT_OVERHEAD
     patcher: str = patch_strategies.DEFAULT
     patch_when: str = "auto"
+    #: Weights copied from flash into free arena bytes before the operators that re-read them
+    #: (plan/weight_staging.py): "off" (default) or "auto" (where the arena has room at that
+    #: step; never a larger arena). Static offsets in one arena only.
+    stage_weights: str = "off"
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -84,6 +89,8 @@ class PlanOptions:
         pagers.get_pager(self.pager)
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective is one of {', '.join(OBJECTIVES)}")
+        if self.stage_weights not in STAGE_CHOICES:
+            raise ValueError(f"stage_weights is one of {', '.join(STAGE_CHOICES)}")
         if self.state_memory not in state_memory.STATE_MEMORIES:
             raise ValueError(f"state memory is one of {', '.join(state_memory.STATE_MEMORIES)}")
 

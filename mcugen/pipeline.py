@@ -9,6 +9,7 @@ from mcugen import progress
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
+from mcugen.codegen.weight_reads import weight_reads
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
@@ -27,6 +28,7 @@ from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import paged_dynamic, plan_paging
 from mcugen.plan.state_memory import place_state
+from mcugen.plan.weight_staging import stage_weights
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,28 @@ def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowere
     """Rewrite, lower and plan (with a patch stage when it makes the arena smaller, static
     offsets only); `UnsupportedError` names the first unsupported operator."""
     with progress.step("planning"):
-        return _prepare(graph, options)
+        g, lowered, plan = _prepare(graph, options)
+    return g, lowered, with_staged_weights(g, lowered, plan, options)
+
+
+def with_staged_weights(
+    graph: Graph, lowered: dict[int, Lowered], plan: MemoryPlan, options: PlanOptions
+) -> MemoryPlan:
+    """`plan` with the weights `--stage-weights auto` copies into its free arena bytes
+    (plan/weight_staging.py); as it is when off, paged, split over pools or not static."""
+    if options.stage_weights == "off":
+        return plan
+    if options.allocator != Allocator.STATIC:
+        return replace(plan, staging=f"not with --allocator {options.allocator}")
+    if plan.paging is not None:
+        return replace(plan, staging="not with paging")
+    if plan.pools is not None and plan.pools.split:
+        return replace(plan, staging="not with an arena split over pools")
+    reads = weight_reads(graph, lowered)
+    staged = stage_weights(plan.buffers, plan.offsets, plan.order, plan.arena_bytes, reads)
+    staged_plan = replace(plan, staged=staged, staging=options.stage_weights)
+    staged_plan.validate(graph)
+    return staged_plan
 
 
 def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mcugen import __version__
 from mcugen.codegen.lower import Array, Lowered, Value, lower_for
@@ -68,6 +68,19 @@ class ArrayVM:
 
 
 @dataclass(frozen=True)
+class StagedVM:
+    """An operator's weights copied into the arena before it runs (plan/weight_staging.py):
+    constant `source_tensor` (`source`, in flash) to `offset`, where table entry `tensor` is."""
+
+    tensor: int
+    source_tensor: int
+    source: str
+    offset: int
+    nbytes: int
+    reads: int
+
+
+@dataclass(frozen=True)
 class NodeVM:
     position: int
     index: int
@@ -80,6 +93,7 @@ class NodeVM:
     outputs: tuple[int, ...]
     scratch_offset: int
     variant: str = "reference"  # the kernel implementation (codegen/lower/_variants.py)
+    staged: StagedVM | None = None  # its weights staged into the arena first
 
 
 @dataclass(frozen=True)
@@ -176,6 +190,7 @@ class ModelVM:
     header: str = "model.h"
     #: model.c defines the arena; False when the application passes its own (mcugen export)
     own_arena: bool = True
+    staged_bytes: int = 0  # weights copied into the arena per inference (MemoryPlan.staged)
 
 
 def lower_all(
@@ -306,6 +321,9 @@ def build_view_model(
         _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1), emitted)
         for pos, i in enumerate(plan.order)
     )
+    if plan.staged:
+        assert dynamic is None and not pools, "weights are staged in one static arena only"
+        tensors, nodes = _with_staged(plan, tensors, nodes)
     kernels = tuple(sorted({low.kernel for low in lowered.values()}))
     sources = tuple(sorted({src for low in lowered.values() for src in low.c_sources}))
     return ModelVM(
@@ -335,6 +353,7 @@ def build_view_model(
             slow_external=plan.paging is not None and plan.paging.slow.external,
         ),
         state_bytes=state.bytes,
+        staged_bytes=plan.staged_bytes,
         state_section="" if state.in_ram else SLOW_SECTION,
         input_kept=plan.input_kept,
         input_copy_section=SLOW_SECTION if input_copy_in_slow_memory(plan) else "",
@@ -344,6 +363,44 @@ def build_view_model(
             for t, off in state.offsets.items()
         ),
     )
+
+
+def _with_staged(
+    plan: MemoryPlan, tensors: list[TensorVM], nodes: tuple[NodeVM, ...]
+) -> tuple[list[TensorVM], tuple[NodeVM, ...]]:
+    """Tensors and nodes with the plan's staged weights: each copy a table entry after the
+    graph's tensors at its arena offset, read by its operator instead of the flash tensor."""
+    by_tensor = {t.index: t for t in tensors}
+    by_op = {s.op: s for s in plan.staged}
+    tensors = list(tensors)
+    staged_nodes = []
+    for node in nodes:
+        s = by_op.get(node.index)
+        if s is None:
+            staged_nodes.append(node)
+            continue
+        source = by_tensor[s.tensor]
+        copy = tensors[-1].index + 1
+        if copy > MAX_TENSORS:
+            raise UnsupportedError(
+                f"staged weights need tensor entry {copy}; the runtime's tables hold at most "
+                f"{MAX_TENSORS}",
+                hint="drop --stage-weights",
+            )
+        assert source.data_symbol is not None, "only constant weights are staged"
+        tensors.append(
+            replace(
+                source,
+                index=copy,
+                name=f"{source.name} (staged for operator {s.op})",
+                arena_offset=s.offset,
+                data_symbol=None,
+            )
+        )
+        inputs = tuple(copy if t == s.tensor else t for t in node.inputs)
+        vm = StagedVM(copy, s.tensor, source.data_symbol, s.offset, s.nbytes, s.reads)
+        staged_nodes.append(replace(node, inputs=inputs, staged=vm))
+    return tensors, tuple(staged_nodes)
 
 
 def _init_symbol(graph: Graph, t: int) -> str | None:

@@ -68,6 +68,7 @@ def plan_options(
         state_memory=getattr(args, "state_memory", None) or state_memory.DEFAULT,
         kernels=kernels,
         core=core,
+        stage_weights=getattr(args, "stage_weights", None) or "off",
         pools=pools,
         order=args.order,
         layout=args.layout,
@@ -93,6 +94,10 @@ def patch_choice(overhead: float | str) -> dict[str, Any]:
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
     """Flash and RAM use of a built project by part, in the fit verdict's vocabulary (RAM: arena,
     model state, runtime state, stack; `plan.fit.RamUse`), and the allocator (build, flash)."""
+    if gen.plan.staging:
+        from mcugen.report.text import staging_line
+
+        print(f"  {staging_line(gen.plan)}")
     if target.board.is_host:
         print(f"  arena:    {arena_bytes(gen):,} bytes")
         print_allocator(gen)

@@ -14,6 +14,7 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan import partition as partitions
 from mcugen.plan.paging.target import OBJECTIVES
+from mcugen.plan.weight_staging import STAGE_CHOICES
 
 
 def plan_report_options(p: argparse.ArgumentParser) -> None:
@@ -248,6 +249,15 @@ def model_options(
         choices=KERNEL_CHOICES,
         help="opt (default): the optimised kernel variant where one takes the operator's shape, "
         "else the reference; reference: TFLM's reference kernels only",
+    )
+    p.add_argument(
+        "--stage-weights",
+        default="off",
+        choices=STAGE_CHOICES,
+        help="auto: copy the weights of operators that re-read them (convolutions over many "
+        "pixels) from flash into arena bytes free at their step before they run, never growing "
+        "the arena; off (default). The twins have no flash wait states: they show the copy's "
+        "cost, never its gain",
     )
     p.add_argument(
         "--copies-only",

@@ -26,6 +26,7 @@ from mcugen.plan.layout import LayoutResult, LayoutStrategy
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.stage_overlap import WindowOrderViolated, check_window_order
 from mcugen.plan.staging import staging_scratch
+from mcugen.plan.weight_staging import StagedWeights, check_staged
 
 if TYPE_CHECKING:
     from mcugen.plan.paging.target import PagingPlan
@@ -79,6 +80,17 @@ class MemoryPlan:
     #: graph run whole, which the stage is judged against.
     patches: PatchPlan | None = None
     arena_without_patches: int = 0
+    #: Weights copied from flash into free arena bytes before the operators that re-read them
+    #: (plan/weight_staging.py, `--stage-weights auto`): each lives at its operator's step only,
+    #: in a gap of the buffers live there, so the arena is what it is without them.
+    staged: tuple[StagedWeights, ...] = ()
+    #: "" when staging was not asked for; else "auto", or why it did not run ("paged plan").
+    staging: str = ""
+
+    @property
+    def staged_bytes(self) -> int:
+        """Bytes of weights copied into the arena per inference (0: nothing staged)."""
+        return sum(s.nbytes for s in self.staged)
 
     @property
     def arena_bytes(self) -> int:
@@ -125,6 +137,10 @@ class MemoryPlan:
             off = self.offsets.get(b.id)
             if off is None or off < 0 or off % b.align:
                 raise PlanInvalid(f"buffer {b.id} has offset {off}, align {b.align}")
+        if self.staged:
+            why = check_staged(self.staged, self.buffers, self.offsets, self.arena_bytes)
+            if why:
+                raise PlanInvalid(why)
         ranked = sorted(self.buffers, key=lambda b: self.offsets[b.id])
         for i, a in enumerate(ranked):
             end = self.offsets[a.id] + a.size

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from mcugen import __version__
 from mcugen.model.ir import Graph
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.plan.weight_staging import STAGE_CHOICES
 from mcugen.report.paging import paging_json, paging_lines
 from mcugen.report.patches import patches_json, patches_lines
 
@@ -50,6 +52,10 @@ def plan_json(
         "input_kept": plan.input_kept,
         "input_kept_saving": plan.input_kept_saving,
     }
+    if plan.staging:
+        result["staging"] = plan.staging
+        result["staged_bytes"] = plan.staged_bytes
+        result["staged"] = [asdict(s) for s in plan.staged]
     if plan.note:  # a search budget reached, a layout search stopped by the wall clock
         result["note"] = plan.note
     if plan.pools is not None or plan.pools_error:
@@ -169,6 +175,8 @@ def plan_text(
             f"input kept intact through the inference: the MLPerf runner loads it in place, "
             f"{plan.input_kept_saving} bytes less RAM than its copy"
         )
+    if plan.staging:
+        lines.append(staging_line(plan))
     if plan.pools is not None or plan.pools_error:
         lines += pools_lines(plan)
     if plan.paging is not None:
@@ -180,6 +188,7 @@ def plan_text(
     lines.append("")
     lines.append(f"{'step':>4}  {'operator':<28} {'live bytes':>10}  outputs (tensor@offset)")
     offsets = plan.tensor_offsets()
+    staged_at = {s.op: s for s in plan.staged}
     lines.append(
         f"{0:>4}  {'(inputs)':<28} {live[0]:>10}  "
         + " ".join(f"t{t}@{offsets.get(t, '-')}" for t in graph.inputs)
@@ -189,8 +198,23 @@ def plan_text(
         marker = " <- peak" if step == plan.peak_step else ""
         outs = " ".join(_placed(t, op.inputs, offsets) for t in op.outputs)
         name = op.custom_code or op.opcode  # a training graph's backward kernels by name
+        staged = staged_at.get(op_index)
+        if staged is not None:
+            outs += f" (staged t{staged.tensor}@{staged.offset}: {staged.nbytes} B)"
         lines.append(f"{step:>4}  {op.index:>3} {name:<24} {live[step]:>10}  {outs}{marker}")
     return "\n".join(lines)
+
+
+def staging_line(plan: MemoryPlan) -> str:
+    """`--stage-weights`: the bytes copied per inference and into which operators, the arena
+    unchanged (plan/weight_staging.py), or why nothing ran."""
+    if plan.staging not in STAGE_CHOICES:
+        return f"weights staged: none ({plan.staging})"
+    ops = ", ".join(str(s.op) for s in plan.staged) or "none"
+    return (
+        f"weights staged: {plan.staged_bytes} bytes per inference into free arena bytes, "
+        f"{len(plan.staged)} operators ({ops}); arena unchanged"
+    )
 
 
 def pools_json(plan: MemoryPlan) -> dict[str, Any]:

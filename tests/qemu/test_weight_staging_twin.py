@@ -1,0 +1,65 @@
+"""Weight staging (`--stage-weights auto`) on the NUCLEO-L4R5ZI's twin (Cortex-M4): the kernels
+read the staged copies in the arena, bit-exact with TFLM, in the arena of the plan without
+staging. VWW stages its pointwise convolutions' weights; KWS's arena has no free bytes at those
+steps, so it stages nothing (and is checked to run the same)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.firmware.compile import build
+from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
+from mcugen.pipeline import PlanOptions, generate_from_file
+from mcugen.plan.target import memory_target
+from mcugen.reference import tflm_outputs
+from support import SHARED_MODELS
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="mcugen-staging-") as tmp:
+        yield Path(tmp)
+
+
+def twin() -> Target:
+    return resolve_target(load_board("nucleo-l4r5zi"), emulate=True)
+
+
+@pytest.mark.parametrize(
+    ("model", "stages"),
+    [("mlperf_vww_mbv1_int8", True), ("mlperf_kws_dscnn_int8", False)],
+)
+def test_staged_weights_run_bit_exact_in_the_same_arena(
+    model: str, stages: bool, workdir: Path
+) -> None:
+    path = SHARED_MODELS / f"{model}.tflite"
+    if not path.exists():
+        pytest.skip("../shared/models not present")
+    target = twin()
+    off = PlanOptions(keep_input="auto", target=memory_target(target), core=target.port_board.core)
+    gen = generate_from_file(path, replace(off, stage_weights="auto"))
+    assert bool(gen.plan.staged) == stages
+    assert gen.plan.arena_bytes == generate_from_file(path, off).plan.arena_bytes
+    result = build(gen, target, workdir / model)
+    samples = [random_inputs(gen.graph, s) for s in (0, 1)]
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, gen.graph, samples, emulated=True)
+    assert run.arena_bytes == gen.plan.arena_bytes
+    ref = tflm_outputs(path.read_bytes(), gen.graph, samples)
+    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
+        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
+            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
