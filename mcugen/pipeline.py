@@ -8,7 +8,8 @@ from pathlib import Path
 from mcugen import progress
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.render import render_model
-from mcugen.codegen.viewmodel import ModelVM, build_view_model, lower_all, scratch_sizes
+from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
+from mcugen.codegen.vm_types import ModelVM
 from mcugen.codegen.weight_reads import weight_reads
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph

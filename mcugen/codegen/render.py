@@ -8,7 +8,7 @@ import math
 import jinja2
 import numpy as np
 
-from mcugen.codegen.viewmodel import ModelVM
+from mcugen.codegen.vm_types import ModelVM
 from mcugen.resources import templates_dir
 
 _BYTES_PER_LINE = 24

@@ -2,195 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from mcugen import __version__
-from mcugen.codegen.lower import Array, Lowered, Value, lower_for
+from mcugen.codegen.lower import Lowered, lower_for
+from mcugen.codegen.vm_nodes import check_relaid_readers, node_vm, relaid_constants
+from mcugen.codegen.vm_types import (
+    ARENA_SYMBOL,
+    C_TYPES,
+    MAX_ARENA_BYTES,
+    MAX_DIMS,
+    MAX_OPERANDS,
+    MAX_OPERATORS,
+    MAX_TENSORS,
+    POOL_SECTION,
+    ConstantVM,
+    DynamicVM,
+    ModelVM,
+    NodeVM,
+    PoolVM,
+    StagedVM,
+    TensorVM,
+    VariableVM,
+)
 from mcugen.errors import UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.plan.dynamic import DynamicPlan
 from mcugen.plan.fit import input_copy_in_slow_memory
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.persistent import reset_byte
-
-C_TYPES = {
-    "float32": "MCU_FLOAT32",
-    "int8": "MCU_INT8",
-    "uint8": "MCU_UINT8",
-    "int16": "MCU_INT16",
-    "int32": "MCU_INT32",
-    "int64": "MCU_INT64",
-    "bool": "MCU_BOOL",
-    "uint16": "MCU_UINT16",
-    "uint32": "MCU_UINT32",
-    "uint64": "MCU_UINT64",
-    "float16": "MCU_FLOAT16",
-    "float64": "MCU_FLOAT64",
-}
-MAX_DIMS = 6
-#: What the runtime's tables hold (runtime.h): int32 arena offsets, int16 tensor indices, uint8
-#: operand counts, uint16 operator indices.
-MAX_ARENA_BYTES = 2**31 - 1
-MAX_TENSORS = 2**15 - 1
-MAX_OPERANDS = 255
-MAX_OPERATORS = 2**16 - 1
-
-
-@dataclass(frozen=True)
-class TensorVM:
-    index: int
-    name: str
-    type_enum: str
-    dims: tuple[int, ...]
-    nbytes: int
-    arena_offset: int  # -1 when constant or variable
-    data_symbol: str | None
-    state_offset: int = -1  # a variable: its offset in the model state struct's `variables`
-    #: In a pool besides the first (plan/pools): the pool's array and the offset in it; the
-    #: tensor table then holds its address (`const_data`), so kernels pay nothing for pools.
-    pool_symbol: str = ""
-    pool_offset: int = 0
-
-
-@dataclass(frozen=True)
-class ParamVM:
-    name: str
-    kind: str  # "int", "float", "array"
-    value: int | float | str  # array: symbol name
-
-
-@dataclass(frozen=True)
-class ArrayVM:
-    symbol: str
-    ctype: str
-    values: tuple[int | float, ...]
-    is_float: bool
-
-
-@dataclass(frozen=True)
-class StagedVM:
-    """An operator's weights copied into the arena before it runs (plan/weight_staging.py):
-    constant `source_tensor` (`source`, in flash) to `offset`, where table entry `tensor` is."""
-
-    tensor: int
-    source_tensor: int
-    source: str
-    offset: int
-    nbytes: int
-    reads: int
-
-
-@dataclass(frozen=True)
-class NodeVM:
-    position: int
-    index: int
-    opcode: str
-    function: str
-    params_type: str | None
-    params: tuple[ParamVM, ...]
-    arrays: tuple[ArrayVM, ...]
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    scratch_offset: int
-    variant: str = "reference"  # the kernel implementation (codegen/lower/_variants.py)
-    staged: StagedVM | None = None  # its weights staged into the arena first
-
-
-@dataclass(frozen=True)
-class VariableVM:
-    """A variable tensor in the persistent state area (runtime.h mcu_variable_t)."""
-
-    tensor: int
-    offset: int
-    nbytes: int
-    reset_byte: int
-    init_symbol: str | None = None  # its initial bytes in flash (a trainable weight), or None
-
-
-@dataclass(frozen=True)
-class ConstantVM:
-    symbol: str
-    data: bytes
-
-
-@dataclass(frozen=True)
-class DynamicVM:
-    """Constant tables of a dynamic allocator (runtime.h mcu_dyn_plan_t), lists flattened as CSR."""
-
-    mode: str
-    planned: int
-    num_steps: int
-    num_offsets: int  # entries of the RAM table of tensor offsets
-    moved_bytes: int
-    buffer_bytes: tuple[int, ...]
-    initial_offsets: tuple[int, ...]
-    member_start: tuple[int, ...]
-    member_tensor: tuple[int, ...]
-    member_inner: tuple[int, ...]
-    born_start: tuple[int, ...]
-    born_buffer: tuple[int, ...]
-    dies_start: tuple[int, ...]
-    dies_buffer: tuple[int, ...]
-    move_start: tuple[int, ...]
-    move_buffer: tuple[int, ...]
-    move_offset: tuple[int, ...]  # paged: -1 - d re-addresses to d without a copy
-    scratch_buffer: tuple[int, ...]
-    #: paging: bytes of slow memory, and its linker section ("": an array in RAM)
-    slow_bytes: int = 0
-    slow_section: str = ""
-
-
-@dataclass(frozen=True)
-class PoolVM:
-    """One pool's array (plan/pools): the first is `mcu_arena`, each in its memory's section."""
-
-    name: str
-    symbol: str
-    bytes: int
-    section: str
-    firmware: bool = False  # the memory that also holds the firmware's .data, .bss and stack
-
-
-#: The arrays' names and sections: templates/link.ld.j2 places `.bss.mcu_pool.<name>` in the
-#: memory <name>; the `.bss` prefix makes them no-load, with no bytes in flash.
-ARENA_SYMBOL = "mcu_arena"
-POOL_SECTION = ".bss.mcu_pool.{}"
-
-
-@dataclass(frozen=True)
-class ModelVM:
-    version: str
-    model_sha256: str
-    model_name: str
-    arena_bytes: int
-    tensors: tuple[TensorVM, ...]
-    nodes: tuple[NodeVM, ...]
-    constants: tuple[ConstantVM, ...]
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    headers: tuple[str, ...]
-    kernels: tuple[str, ...]
-    #: C files under runtime_c/kernels/ the operators' functions are in (reference/ and opt/)
-    kernel_sources: tuple[str, ...]
-    output_scales: tuple[float, ...]  # 1.0 / 0 for float outputs: real = scale * (q - zp)
-    output_zero_points: tuple[int, ...]
-    sha256_bytes: tuple[int, ...]
-    mlperf_model_id: str  # what the MLPerf Tiny runner's "profile%" reports: kws01, vww01, ...
-    input_bytes: tuple[int, ...]  # per input; the MLPerf runner's database holds the first
-    dynamic: DynamicVM | None = None  # allocator "compacting" or "planned"; None: static offsets
-    state_bytes: int = 0  # the persistent area of the variable tensors (plan/persistent.py)
-    #: the linker section of the state when it lives in the board's external RAM (an array of its
-    #: own there, templates/link.ld.j2), "" when it is in the model state struct in RAM
-    state_section: str = ""
-    variables: tuple[VariableVM, ...] = ()
-    input_kept: bool = False  # input 0 intact through an inference (MemoryPlan.input_kept)
-    input_copy_section: str = ""  # the runner's input copy in paging's external memory
-    pools: tuple[PoolVM, ...] = ()  # a split arena, one array per memory; () for one arena
-    #: the generated header's file name, as model.c includes it (a library export prefixes it)
-    header: str = "model.h"
-    #: model.c defines the arena; False when the application passes its own (mcugen export)
-    own_arena: bool = True
-    staged_bytes: int = 0  # weights copied into the arena per inference (MemoryPlan.staged)
 
 
 def lower_all(
@@ -281,8 +121,8 @@ def build_view_model(
     state.validate(graph)  # every variable has its place outside the arena
     tensors = []
     constants = []
-    relaid = _relaid_constants(lowered)
-    _check_relaid_readers(graph, lowered, relaid)
+    relaid = relaid_constants(lowered)
+    check_relaid_readers(graph, lowered, relaid)
     for t in graph.tensors:
         if t.index not in used:
             continue
@@ -318,7 +158,7 @@ def build_view_model(
         )
     emitted: dict[tuple[str, str], str] = {}
     nodes = tuple(
-        _node_vm(pos, graph, i, lowered[i], scratch.get(i, -1), emitted)
+        node_vm(pos, graph, i, lowered[i], scratch.get(i, -1), emitted)
         for pos, i in enumerate(plan.order)
     )
     if plan.staged:
@@ -489,85 +329,3 @@ def _used_tensors(graph: Graph) -> set[int]:
         used.update(t for t in op.inputs if t >= 0)
         used.update(op.outputs)
     return used
-
-
-def _node_vm(
-    position: int,
-    graph: Graph,
-    index: int,
-    low: Lowered,
-    scratch_offset: int,
-    emitted: dict[tuple[str, str], str],
-) -> NodeVM:
-    """The node of operator `index` at `position`; `emitted` maps each array parameter already
-    emitted by an earlier node (type and values) to its symbol, so that it is emitted once."""
-    op = graph.operators[index]
-    params = []
-    arrays: list[ArrayVM] = []
-    for name, value in low.params:
-        params.append(_param_vm(index, name, value, arrays, emitted))
-    return NodeVM(
-        position,
-        index,
-        op.opcode,
-        low.function,
-        low.params_type,
-        tuple(params),
-        tuple(arrays),
-        op.inputs,
-        op.outputs,
-        scratch_offset,
-        low.variant,
-    )
-
-
-def _check_relaid_readers(
-    graph: Graph, lowered: dict[int, Lowered], relaid: dict[int, bytes]
-) -> None:
-    """Every reader of a constant a kernel variant laid out its own way reads that layout (a
-    reader with another kernel would read the bytes wrong): a bug, never a user error."""
-    for op in graph.operators:
-        low = lowered.get(op.index)
-        mine = {t for t, _ in low.constants} if low is not None else set()
-        for t in op.inputs:
-            if t in relaid and t not in mine:
-                raise AssertionError(
-                    f"tensor {t} laid out for a variant, read as stored by {op.label}"
-                )
-
-
-def _relaid_constants(lowered: dict[int, Lowered]) -> dict[int, bytes]:
-    """Tensor -> the bytes a kernel variant laid it out in (Lowered.constants), checked: the
-    same length, and one layout per tensor."""
-    found: dict[int, bytes] = {}
-    for low in lowered.values():
-        for tensor, data in low.constants:
-            if found.get(tensor, data) != data:
-                raise AssertionError(f"tensor {tensor} laid out two ways")
-            found[tensor] = data
-    return found
-
-
-def _param_vm(
-    index: int,
-    name: str,
-    value: Value,
-    arrays: list[ArrayVM],
-    emitted: dict[tuple[str, str], str],
-) -> ParamVM:
-    """One parameter; an array one as the symbol of its array, a new one in `arrays` unless an
-    earlier node emitted the same type and values (the tiles of a patch stage share their
-    operator's multipliers, shifts and biases: 12,902 bytes of VWW's 8x8 stage)."""
-    if isinstance(value, Array):
-        values = value.values or (0,)
-        key = (value.ctype, repr(values))  # repr: -0.0 is not 0.0 (a bias's sign of zero counts)
-        if key not in emitted:
-            emitted[key] = f"g_op{index}_{name}"
-            is_float = value.ctype in ("float", "double")
-            arrays.append(ArrayVM(emitted[key], value.ctype, values, is_float))
-        return ParamVM(name, "array", emitted[key])
-    if isinstance(value, bool):
-        return ParamVM(name, "int", int(value))
-    if isinstance(value, float):
-        return ParamVM(name, "float", value)
-    return ParamVM(name, "int", int(value))

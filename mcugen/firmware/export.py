@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from mcugen import __version__
 from mcugen.codegen.render import c_string, environment, render_model
-from mcugen.codegen.viewmodel import C_TYPES, MAX_DIMS
+from mcugen.codegen.vm_types import C_TYPES, MAX_DIMS
 from mcugen.errors import McugenError
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic

@@ -58,99 +58,17 @@ inputs/outputs, and judged on live bytes rather than on the arena a layout reach
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from mcugen.model.ir import Graph, Operator, element_size
 from mcugen.model.traits import NO_TRAITS, Traits
+from mcugen.plan.alias_groups import Aliases, Groups, no_worse
 from mcugen.plan.buffers import (
     activation_buffers,
-    align_up,
-    group_extent,
     live_bytes_per_step,
     tensor_lifetimes,
 )
 from mcugen.plan.stage_overlap import StageOverlap, stage_overlaps
 from mcugen.plan.staging import staging_scratch
-
-Aliases = dict[int, tuple[int, int]]
-
-
-@dataclass
-class _Groups:
-    """Alias groups under construction: every tensor maps to (root, byte offset in the root)."""
-
-    graph: Graph
-    life: dict[int, tuple[int, int]]
-    scratch: Mapping[int, int] = field(default_factory=dict)
-    staging: dict[int, int] = field(default_factory=dict)  # in-place convolutions' scratch
-    aliases: Aliases = field(default_factory=dict)
-    profiles: bool = False  # buffers' bytes follow their live members (buffers.group_extent)
-    _profile: list[int] | None = None
-    members: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-
-    def root(self, t: int) -> tuple[int, int]:
-        offset = 0
-        while t in self.aliases:
-            t, inner = self.aliases[t]
-            offset += inner
-        return t, offset
-
-    def group(self, t: int) -> list[tuple[int, int]]:
-        """The tensors stored with `t` and their offsets in the group's root."""
-        root, _ = self.root(t)
-        return self.members.get(root, [(root, 0)])
-
-    def profile(self, order: Sequence[int]) -> list[int]:
-        """Live bytes per step with the current groups and staging: built once, then kept up
-        to date by `place` and `stage`."""
-        if self._profile is None:
-            scratch = dict(self.scratch)
-            for op_index, nbytes in self.staging.items():
-                scratch[op_index] = scratch.get(op_index, 0) + nbytes
-            buffers = activation_buffers(
-                self.graph, order, scratch, self.aliases, profiles=self.profiles
-            )
-            self._profile = live_bytes_per_step(buffers, len(order))
-        return self._profile
-
-    def stage(self, order: Sequence[int], op_index: int, nbytes: int) -> None:
-        """Give operator `op_index` `nbytes` of staging scratch (replacing what it had)."""
-        if self._profile is not None:
-            _apply_staging(self, self._profile, order, op_index, nbytes)
-        self.staging[op_index] = nbytes
-
-    def place(self, t: int, host: int, offset: int) -> None:
-        """Move the whole group rooted at `t` into `host`'s group at `offset` from `host`."""
-        if self._profile is not None:
-            _apply_move(self, self._profile, t, host, offset)
-        host_root, host_offset = self.root(host)
-        moved = [(m, off + offset + host_offset) for m, off in self.members.pop(t, [(t, 0)])]
-        self.members.setdefault(host_root, [(host_root, 0)]).extend(moved)
-        self.aliases[t] = (host, offset)
-
-    def copy(self) -> _Groups:
-        """An independent copy, for trying several moves together."""
-        return _Groups(
-            self.graph,
-            self.life,
-            self.scratch,
-            dict(self.staging),
-            dict(self.aliases),
-            self.profiles,
-            None if self._profile is None else list(self._profile),
-            {root: list(members) for root, members in self.members.items()},
-        )
-
-    def extent(self, t: int) -> int:
-        return max(off + self.graph.tensors[m].nbytes for m, off in self.group(t))
-
-    def dead_after(self, t: int, step: int) -> bool:
-        """Every tensor stored with `t` is last used at or before `step`."""
-        return all(self.life[m][1] <= step for m, _ in self.group(t))
-
-    def touches_io(self, t: int) -> bool:
-        io = set(self.graph.inputs) | set(self.graph.outputs)
-        return any(m in io for m, _ in self.group(t))
 
 
 def aliases_for(
@@ -171,9 +89,7 @@ def aliases_for(
     `profiles` they count a shared buffer's bytes as its live members reach them step by step
     (the layout then packs `Buffer.profile`s), else its full size over its whole lifetime."""
     arena = set(graph.activation_tensors())
-    groups = _Groups(
-        graph, tensor_lifetimes(graph, order), scratch=scratch or {}, profiles=profiles
-    )
+    groups = Groups(graph, tensor_lifetimes(graph, order), scratch=scratch or {}, profiles=profiles)
     for step, op_index in enumerate(order, start=1):
         op = graph.operators[op_index]
         kind = traits.get(op_index, NO_TRAITS)
@@ -194,7 +110,7 @@ def aliases_for(
 
 
 def _alias_stage_input(
-    graph: Graph, order: Sequence[int], overlap: StageOverlap, arena: set[int], groups: _Groups
+    graph: Graph, order: Sequence[int], overlap: StageOverlap, arena: set[int], groups: Groups
 ) -> None:
     """A patch stage's input goes `overlap.offset` bytes into its end's buffer (step 6), with
     the buffer it shares (whose other tensors must die before the end's first store), when
@@ -218,7 +134,7 @@ def _alias_stage_input(
     }
     if chain - stores:
         return  # something other than the stores' parts lives there while the input does
-    if _no_worse(graph, order, groups, root, part, overlap.offset - at):
+    if no_worse(graph, order, groups, root, part, overlap.offset - at):
         groups.place(root, part, overlap.offset - at)
 
 
@@ -246,7 +162,7 @@ def _alias_conv(
     staging: int,
     step: int,
     arena: set[int],
-    groups: _Groups,
+    groups: Groups,
 ) -> None:
     """The operator writes over its input with `staging` bytes of scratch (step 5) when that does
     not raise the peak."""
@@ -262,12 +178,12 @@ def _alias_conv(
     grows = graph.tensors[y].nbytes > graph.tensors[x].nbytes
     if grows and (groups.root(x)[1] != 0 or groups.extent(x) != graph.tensors[x].nbytes):
         return  # the output would run over whatever follows the input in its buffer
-    if _no_worse(graph, order, groups, y, x, 0, staging=(op.index, staging)):
+    if no_worse(graph, order, groups, y, x, 0, staging=(op.index, staging)):
         groups.place(y, x, 0)
         groups.stage(order, op.index, staging)
 
 
-def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: _Groups) -> None:
+def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: Groups) -> None:
     if not op.inputs or len(op.outputs) != 1:
         return
     x, y = op.inputs[0], op.outputs[0]
@@ -285,7 +201,7 @@ def _alias_in_place(
     overwrites: tuple[int, ...],
     step: int,
     arena: set[int],
-    groups: _Groups,
+    groups: Groups,
 ) -> None:
     if len(op.outputs) != 1:
         return
@@ -313,7 +229,7 @@ def _alias_in_place(
 
 
 def _alias_pad(
-    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
+    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: Groups
 ) -> None:
     """The PAD output's buffer starts with its input (the kernel writes backwards), when the input
     dies here and the larger buffer does not raise the peak."""
@@ -332,12 +248,12 @@ def _alias_pad(
     mine = groups.root(x)[0]
     if any(t in arena and groups.root(t)[0] == mine for t in op.inputs[1:]):
         return
-    if _no_worse(graph, order, groups, y, x, 0):
+    if no_worse(graph, order, groups, y, x, 0):
         groups.place(y, x, 0)
 
 
 def _alias_concatenation(
-    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: _Groups
+    graph: Graph, order: Sequence[int], op: Operator, step: int, arena: set[int], groups: Groups
 ) -> None:
     if len(op.outputs) != 1 or op.outputs[0] not in arena:
         return
@@ -373,73 +289,5 @@ def _alias_concatenation(
             groups.place(root, z, at)
         return
     for root, at in candidates:
-        if _no_worse(graph, order, groups, root, z, at):
+        if no_worse(graph, order, groups, root, z, at):
             groups.place(root, z, at)
-
-
-def _segments(
-    groups: _Groups, members: Sequence[tuple[int, int]]
-) -> tuple[tuple[int, int, int], ...]:
-    """(first, last, bytes) runs of the buffer holding `members`, exactly as
-    `activation_buffers` builds it; () when it would get no buffer."""
-    placed = [
-        (t, off) for t, off in members if groups.graph.tensors[t].nbytes > 0 and t in groups.life
-    ]
-    if not placed:
-        return ()
-    size, first, last, profile = group_extent(groups.graph, groups.life, placed, groups.profiles)
-    return profile or ((first, last, size),)
-
-
-def _no_worse(
-    graph: Graph,
-    order: Sequence[int],
-    groups: _Groups,
-    root: int,
-    host: int,
-    offset: int,
-    *,
-    staging: tuple[int, int] | None = None,
-) -> bool:
-    """Moving `root`'s group into `host` at `offset` (and giving operator `staging[0]` scratch
-    `staging[1]`) keeps the peak live bytes no larger."""
-    trial = _trial_profile(order, groups, root, host, offset, staging)
-    return max(trial, default=0) <= max(groups.profile(order), default=0)
-
-
-def _trial_profile(
-    order: Sequence[int],
-    groups: _Groups,
-    root: int,
-    host: int,
-    offset: int,
-    staging: tuple[int, int] | None,
-) -> list[int]:
-    """The live bytes per step after the move `_no_worse` considers, computed incrementally: the
-    profile of the current groups changes only by the two merged buffers and one scratch."""
-    live = list(groups.profile(order))
-    _apply_move(groups, live, root, host, offset)
-    if staging is not None:
-        _apply_staging(groups, live, order, *staging)
-    return live
-
-
-def _apply_move(groups: _Groups, live: list[int], root: int, host: int, offset: int) -> None:
-    """Update the profile `live` for moving `root`'s group into `host`'s at `offset`."""
-    host_root, host_offset = groups.root(host)
-    moving = groups.group(root)
-    staying = groups.group(host_root)
-    merged = [*staying, *((m, off + offset + host_offset) for m, off in moving)]
-    for members, sign in ((moving, -1), (staying, -1), (merged, 1)):
-        for first, last, size in _segments(groups, members):
-            for step in range(first, last + 1):
-                live[step] += sign * size
-
-
-def _apply_staging(
-    groups: _Groups, live: list[int], order: Sequence[int], op_index: int, nbytes: int
-) -> None:
-    """Update the profile `live` for giving operator `op_index` `nbytes` of staging scratch."""
-    base = groups.scratch.get(op_index, 0)
-    old = base + groups.staging.get(op_index, 0)
-    live[order.index(op_index) + 1] += align_up(base + nbytes) - (align_up(old) if old > 0 else 0)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcugen.codegen.viewmodel import ModelVM
+from mcugen.codegen.vm_types import ModelVM
 from mcugen.errors import McugenError
 from mcugen.model.ir import DTYPES, Graph
 from mcugen.train.graph import TrainingGraph

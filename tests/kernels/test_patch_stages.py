@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mcugen.codegen.lower import Array, op_traits
-from mcugen.codegen.viewmodel import ArrayVM, _param_vm
+from mcugen.codegen.vm_nodes import param_vm
+from mcugen.codegen.vm_types import ArrayVM
 from mcugen.model.ir import Graph
 from mcugen.model.patch_rewrite import TILE_LOAD, TILE_STORE, tile_stage
 from mcugen.model.tflite_write import write_model
@@ -167,7 +168,7 @@ def test_stem_output_equals_the_unpatched_run() -> None:
 
 def test_tiles_share_their_operators_arrays() -> None:
     """The tiles of a stage reference one copy of their operator's multipliers, shifts and bias
-    (codegen/viewmodel.py `_param_vm`): no two array parameters of the generated model.c have
+    (codegen/vm_nodes.py `param_vm`): no two array parameters of the generated model.c have
     the same type and values, and there are fewer arrays than array parameters."""
     gen = patched()(mobilenet_stem(1, hw=48))
     source = gen.files["model.c"]
@@ -185,8 +186,8 @@ def test_tiles_share_their_operators_arrays() -> None:
 def test_a_zero_of_another_sign_is_another_array() -> None:
     emitted: dict[tuple[str, str], str] = {}
     arrays: list[ArrayVM] = []
-    first = _param_vm(1, "bias", Array("float", (0.0, 1.0)), arrays, emitted)
-    again = _param_vm(2, "bias", Array("float", (0.0, 1.0)), arrays, emitted)
-    negative = _param_vm(3, "bias", Array("float", (-0.0, 1.0)), arrays, emitted)
+    first = param_vm(1, "bias", Array("float", (0.0, 1.0)), arrays, emitted)
+    again = param_vm(2, "bias", Array("float", (0.0, 1.0)), arrays, emitted)
+    negative = param_vm(3, "bias", Array("float", (-0.0, 1.0)), arrays, emitted)
     assert first.value == again.value == "g_op1_bias" and negative.value == "g_op3_bias"
     assert [a.symbol for a in arrays] == ["g_op1_bias", "g_op3_bias"]

@@ -511,10 +511,10 @@ def _graph_for_peak_check(name: str) -> Graph:
 def test_incremental_peak_check_equals_recomputing(
     name: str, profiles: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mcugen.plan.aliasing as aliasing
+    import mcugen.plan.alias_groups as alias_groups
 
     graph = _graph_for_peak_check(name)
-    incremental = aliasing._trial_profile
+    incremental = alias_groups.trial_profile
     trials = []
 
     def checked(order, groups, root, host, offset, staging) -> list[int]:  # type: ignore[no-untyped-def]
@@ -524,7 +524,7 @@ def test_incremental_peak_check_equals_recomputing(
         assert fast == slow, f"move {root} -> {host}+{offset}, staging {staging}"
         return fast
 
-    monkeypatch.setattr(aliasing, "_trial_profile", checked)
+    monkeypatch.setattr(alias_groups, "trial_profile", checked)
     for order in (tuple(range(len(graph.operators))), highest_ready_first(graph)):
         aliases_for(graph, order, op_traits(graph), profiles=profiles)
     assert trials
