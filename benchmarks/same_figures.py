@@ -1,12 +1,14 @@
-"""One model, one board, every command: the RAM figures of `plan --json`, `build`, `run --json`,
-`verify --json` and `report --json` side by side (issue 31: the same arena, model state,
-runtime state, stack and total RAM, under the same names, from every command).
+"""One model, one board, every command: the RAM and flash figures of `plan --json`, `build`,
+`run --json`, `verify --json`, `measure --json` and `report --json` side by side (issues 31 and
+33: the same arena, model state, runtime state, stack, total RAM, external RAM and flash, under
+the same names, from every command, for the same options).
 
 Each command runs as a user runs it, the real `mcugen` binary in a scratch folder, on the board's
 QEMU twin (`--emulate`). `plan` counts the RAM term by term; `build`, `run` and `verify` read the
 linked ELF; `report` embeds the plan's verdict. A difference is a bug.
 
-Run: python benchmarks/same_figures.py [--models a b ...] [--boards nucleo-f767 disco-f746ng];
+Run: python benchmarks/same_figures.py [--models a b ...] [--boards nucleo-f767 disco-f746ng]
+     [--options "--kernels reference"];
 prints a table, exit 1 on any difference. tests/cli/test_same_figures.py runs it on a few models.
 """
 
@@ -23,8 +25,8 @@ from typing import Any
 
 MCUGEN = Path(sys.executable).with_name("mcugen")
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
-#: The figures every command must agree on (plan.fit.RamUse's JSON names).
-KEYS = ("arena", "model_state", "runtime_state", "stack", "total", "size", "slow")
+#: The figures every command must agree on (plan.fit.RamUse's JSON names, and the linked flash).
+KEYS = ("arena", "model_state", "runtime_state", "stack", "total", "size", "slow", "flash")
 #: build's text rows, by RamUse name.
 BUILD_ROWS = {"arena": "arena", "model state": "model_state", "runtime state": "runtime_state"}
 
@@ -55,44 +57,57 @@ def build_figures(text: str) -> dict[str, int]:
         found[key] = _number(row[1]) if row else 0
     slow = re.search(r"^  \S+: +([\d,]+) bytes \(outside the RAM\)", text, re.M)
     found["slow"] = _number(slow[1]) if slow else 0
+    flash = re.search(r"^  flash: +([\d,]+) of", text, re.M)
+    assert flash is not None, text
+    found["flash"] = _number(flash[1])
     return found
 
 
-def figures(model: Path, board: str, workdir: Path) -> dict[str, dict[str, int]]:
-    """command -> the RAM figures it gives for `model` on `board`'s twin."""
-    on = ["--board", board, "--emulate"]
+def figures(
+    model: Path, board: str, workdir: Path, options: tuple[str, ...] = ()
+) -> dict[str, dict[str, int]]:
+    """command -> the RAM and flash figures it gives for `model` on `board`'s twin, every command
+    run with the same `options` (planning flags such as --kernels reference)."""
+    on = ["--board", board, "--emulate", *options]
     m = str(model)
     plan = json.loads(_mcugen("plan", m, *on, "--json", "--no-strategies", cwd=workdir))
     build = build_figures(_mcugen("build", m, *on, "-o", "out", cwd=workdir))
     run = json.loads(_mcugen("run", m, *on, "--json", cwd=workdir))
     verify = json.loads(_mcugen("verify", m, *on, "--samples", "1", "--json", cwd=workdir))
-    report = ["report", m, "--board", board, "--no-run", "-o", "r.html", "--json", "r.json"]
-    _mcugen(*report, cwd=workdir)  # the report is for the board itself, not its twin
+    measure = json.loads(_mcugen("measure", m, *on, "--json", cwd=workdir))
+    report = ["report", m, "--board", board, *options, "--no-run", "-o", "r.html"]
+    _mcugen(*report, "--json", "r.json", cwd=workdir)  # for the board itself, not its twin
     # exit 3 when the board itself cannot hold the plan (e.g. its port lacks the SDRAM yet)
-    board_plan = json.loads(_mcugen("plan", m, "--board", board, "--json", cwd=workdir, ok=(0, 3)))
+    mine = ["plan", m, "--board", board, *options, "--json"]
+    board_plan = json.loads(_mcugen(*mine, cwd=workdir, ok=(0, 3)))
+    on_board = json.loads((workdir / "r.json").read_text())["verdict"]
     return {
-        "plan": _pick(plan["fit"]["ram"]),
+        "plan": _pick(plan["fit"]["ram"], plan["fit"]["flash_need"]),
         "build": build,
-        "run": _pick(run["ram"]),
-        "verify": _pick(verify["ram"]),
-        "report (board)": _pick(json.loads((workdir / "r.json").read_text())["verdict"]["ram"]),
-        "plan (board)": _pick(board_plan["fit"]["ram"]),
+        "run": _pick(run["ram"], run["sizes"]["flash_bytes"]),
+        "verify": _pick(verify["ram"], verify.get("sizes", {}).get("flash_bytes")),
+        "measure": _pick(measure["ram"], measure["sizes"]["flash_bytes"]),
+        "report (board)": _pick(on_board["ram"], on_board.get("flash_need")),
+        "plan (board)": _pick(board_plan["fit"]["ram"], board_plan["fit"]["flash_need"]),
     }
 
 
-def _pick(ram: dict[str, Any]) -> dict[str, int]:
-    return {k: int(ram[k] or 0) for k in KEYS}
+def _pick(ram: dict[str, Any], flash: int | None) -> dict[str, int]:
+    """The RAM figures, and the flash when the command gives it (-1: it does not)."""
+    found = {k: int(ram[k] or 0) for k in KEYS if k != "flash"}
+    return found | {"flash": -1 if flash is None else int(flash)}
 
 
 def differences(found: dict[str, dict[str, int]]) -> list[str]:
     """What differs: the twin's commands among themselves, and report against plan for the board
     itself (the board's port and the twin's differ by a few bytes of runtime state)."""
     bad = []
-    for group in (("plan", "build", "run", "verify"), ("plan (board)", "report (board)")):
+    twin = ("plan", "build", "run", "verify", "measure")
+    for group in (twin, ("plan (board)", "report (board)")):
         first = found[group[0]]
         for name in group[1:]:
             for k in KEYS:
-                if found[name][k] != first[k]:
+                if -1 not in (found[name][k], first[k]) and found[name][k] != first[k]:
                     bad.append(f"{name} {k} {found[name][k]:,} != {group[0]} {first[k]:,}")
     return bad
 
@@ -101,6 +116,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="*", default=None, help="model stems (default: all)")
     ap.add_argument("--boards", nargs="*", default=["nucleo-f767", "disco-f746ng"])
+    ap.add_argument(
+        "--options", default="", help='planning flags for every command, e.g. "--kernels reference"'
+    )
     args = ap.parse_args()
     stems = args.models or sorted(p.stem for p in SHARED_MODELS.glob("*.tflite"))
     print("| model | board | command | " + " | ".join(KEYS) + " |")
@@ -110,7 +128,8 @@ def main() -> int:
         for board in args.boards:
             with tempfile.TemporaryDirectory() as tmp:
                 try:
-                    found = figures(SHARED_MODELS / f"{stem}.tflite", board, Path(tmp))
+                    model = SHARED_MODELS / f"{stem}.tflite"
+                    found = figures(model, board, Path(tmp), tuple(args.options.split()))
                 except RuntimeError as exc:
                     print(f"| {stem} | {board} | not built: {str(exc).splitlines()[-1][:120]} |")
                     continue

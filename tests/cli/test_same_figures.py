@@ -1,9 +1,11 @@
-"""Every model command gives the same RAM figures under the same names (issue 31): `plan --json`,
-`build`, `run --json` and `verify --json` on a board's twin, and `report --json` against `plan`
-for the board itself. benchmarks/same_figures.py does the comparison (and runs every shared
-model); here the bundled example on both F7 boards, and when ../shared/models is present a paged
-model (mobilenet_v2 through the SDRAM), a split arena (MCUNet VWW over DTCM and SRAM1) and a
-model with a state (micro_speech's LSTM)."""
+"""Every model command gives the same RAM and flash figures under the same names for the same
+options (issues 31 and 33): `plan --json`, `build`, `run --json`, `verify --json` and
+`measure --json` on a board's twin, and `report --json` against `plan` for the board itself.
+benchmarks/same_figures.py does the comparison (and runs every shared model); here the bundled
+example on both F7 boards, with the reference kernels, and paged under `--ram-budget`; and when
+../shared/models is present a paged model without a budget (mobilenet_v2 through the SDRAM), a
+split arena (MCUNet VWW over DTCM and SRAM1), a model with a state (micro_speech's LSTM) and a
+patch stage (person_detect under `--patch-overhead 0.15`)."""
 
 from __future__ import annotations
 
@@ -26,32 +28,54 @@ def _same_figures():  # type: ignore[no-untyped-def]
 
 
 CASES = [
-    (EXAMPLE, "nucleo-f767"),
-    (EXAMPLE, "disco-f746ng"),
-    (SHARED_MODELS / "tflm_mobilenet_v2_int8.tflite", "disco-f746ng"),
-    (SHARED_MODELS / "mcunet_vww_mixed.tflite", "nucleo-f767"),
-    (SHARED_MODELS / "tflm_micro_speech_lstm_int8.tflite", "disco-f746ng"),
+    (EXAMPLE, "nucleo-f767", ()),
+    (EXAMPLE, "disco-f746ng", ()),
+    (EXAMPLE, "nucleo-f767", ("--kernels", "reference")),
+    (EXAMPLE, "disco-f746ng", ("--ram-budget", "4000")),
+    (SHARED_MODELS / "tflm_mobilenet_v2_int8.tflite", "disco-f746ng", ()),
+    (SHARED_MODELS / "mcunet_vww_mixed.tflite", "nucleo-f767", ()),
+    (SHARED_MODELS / "tflm_micro_speech_lstm_int8.tflite", "disco-f746ng", ()),
+    (SHARED_MODELS / "tflm_person_detect_int8.tflite", "nucleo-f767", ("--patch-overhead", "0.15")),
 ]
 
 
-@pytest.mark.parametrize(("model", "board"), CASES, ids=lambda v: getattr(v, "stem", v))
-def test_every_command_gives_the_same_ram_figures(model: Path, board: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("model", "board", "options"),
+    CASES,
+    ids=lambda v: (
+        getattr(v, "stem", None) or ("-".join(v).lstrip("-") if isinstance(v, tuple) else v)
+    ),
+)
+def test_every_command_gives_the_same_figures(
+    model: Path, board: str, options: tuple[str, ...], tmp_path: Path
+) -> None:
     if not model.exists():
         pytest.skip("../shared/models not present")
     same = _same_figures()
-    found = same.figures(model, board, tmp_path)
+    found = same.figures(model, board, tmp_path, options)
     assert same.differences(found) == []
+    assert all(row["flash"] > 0 for name, row in found.items() if name != "verify")
     plan = found["plan"]
     assert plan["total"] == sum(plan[k] for k in ("arena", "model_state", "runtime_state", "stack"))
     if model.stem == "tflm_mobilenet_v2_int8":  # paged: the buffers and the input copy in SDRAM
         assert plan["slow"] > 1_404_928 and plan["total"] < 200_000
     if model.stem == "tflm_micro_speech_lstm_int8":
         assert plan["model_state"] > 0
+    if "--ram-budget" in options:  # paged: the arena within the budget, the rest in SDRAM
+        assert plan["arena"] <= 4000 and plan["slow"] > 0
+    if "--patch-overhead" in options:  # the patch stage's arena (38,896 B without it)
+        assert plan["arena"] < 30_000
 
 
 def test_the_comparison_can_fail() -> None:
     same = _same_figures()
     row = dict.fromkeys(same.KEYS, 1)
-    found = {name: dict(row) for name in ("plan", "build", "run", "verify", "plan (board)")}
+    names = ("plan", "build", "run", "verify", "measure", "plan (board)")
+    found = {name: dict(row) for name in names}
     found["report (board)"] = {**row, "runtime_state": 2}
-    assert same.differences(found) == ["report (board) runtime_state 2 != plan (board) 1"]
+    found["measure"]["flash"] = 3
+    found["verify"]["flash"] = -1  # not given: not compared
+    assert same.differences(found) == [
+        "measure flash 3 != plan 1",
+        "report (board) runtime_state 2 != plan (board) 1",
+    ]
