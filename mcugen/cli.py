@@ -83,11 +83,42 @@ def command(name: str) -> Callable[[argparse.Namespace], int]:
 
 class _Parser(argparse.ArgumentParser):
     """argparse with mcugen's one error line: what is wrong and where to look, no usage block
-    (sub-command parsers are made of the same class)."""
+    (sub-command parsers are made of the same class). An option the sub-command does not take
+    is named with the commands that do."""
+
+    #: the sub-command being parsed, set by `_parser` (unknown options are reported for it)
+    command: str | None = None
 
     def error(self, message: str) -> NoReturn:
-        line = McugenError(message, hint=f"`{self.prog} --help` lists the options").line()
+        prog = f"mcugen {self.command}" if self.command else self.prog
+        line = McugenError(message, hint=f"`{prog} --help` lists the options").line()
+        if self.command and message.startswith("unrecognized arguments:"):
+            line = _misplaced(self.command, message.split(":", 1)[1].split()) or line
         self.exit(2, f"mcugen: error: {line}\n")
+
+
+def _misplaced(command: str, words: list[str]) -> str:
+    """One line for the first option of `words` that `command` does not take but other
+    sub-commands do, naming them; "" when no sub-command takes it."""
+    for word in words:
+        option = word.split("=", 1)[0]
+        if not option.startswith("--"):
+            continue
+        takers = [name for name in COMMANDS if option in _options_of(name)]
+        if takers:
+            which = ", ".join(f"`mcugen {name}`" for name in takers)
+            return (
+                f"`mcugen {command}` does not take {option}; {which} "
+                f"{'does' if len(takers) == 1 else 'do'} (`mcugen {command} --help` lists the "
+                "options)"
+            )
+    return ""
+
+
+def _options_of(name: str) -> set[str]:
+    each = _Parser(prog=f"mcugen {name}")
+    _module(name).arguments(each)
+    return set(each._option_string_actions)
 
 
 def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -97,6 +128,8 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"mcugen {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     named = next((a for a in argv if not a.startswith("-")), None)
+    if named in COMMANDS:
+        p.command = named  # type: ignore[attr-defined]
     for name in (named,) if named in COMMANDS else COMMANDS:
         module = _module(name)
         each = sub.add_parser(name, help=module.HELP)

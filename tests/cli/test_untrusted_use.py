@@ -472,6 +472,16 @@ def test_verify_compares_every_sample_of_a_folder(ws: Workspace) -> None:
         (["plan"], "the following arguments are required: model"),
         (["bogus"], "invalid choice: 'bogus'"),
         (["verify", "model.tflite", "--samples", "x"], "argument --samples"),
+        (["plan", "model.tflite", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        # an option of other commands: the line names them (issue 33)
+        (
+            ["build", "model.tflite", "-o", "out", "--boards", "nucleo-f767,nucleo-f767"],
+            "`mcugen build` does not take --boards; `mcugen plan`, `mcugen run` do",
+        ),
+        (
+            ["plan", "model.tflite", "--samples=3"],
+            "`mcugen plan` does not take --samples; `mcugen verify` does",
+        ),
     ],
 )
 def test_a_bad_argument_is_one_line_without_the_usage(
