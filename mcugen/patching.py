@@ -68,7 +68,12 @@ def with_patch_stage(
         if plan.arena_bytes < best[2].arena_bytes:
             best, kept = (tiled, tiled_lowered, plan), stage
     report = replace(found, stage=kept, runners_up=())
-    plan = replace(best[2], patches=report, arena_without_patches=whole.arena_bytes)
+    plan = replace(
+        best[2],
+        patches=report,
+        arena_without_patches=whole.arena_bytes,
+        model_operators=len(graph.operators),
+    )
     return best[0], best[1], plan
 
 

@@ -80,6 +80,8 @@ class MemoryPlan:
     #: graph run whole, which the stage is judged against.
     patches: PatchPlan | None = None
     arena_without_patches: int = 0
+    #: the model's operators before the patch stage's tiles replaced some (0: no search ran)
+    model_operators: int = 0
     #: Weights copied from flash into free arena bytes before the operators that re-read them
     #: (plan/weight_staging.py, `--stage-weights auto`): each lives at its operator's step only,
     #: in a gap of the buffers live there, so the arena is what it is without them.

@@ -19,6 +19,7 @@ def patches_json(plan: MemoryPlan) -> dict[str, Any]:
         "strategy": found.strategy,
         "budget": found.budget,
         "arena_without_patches": plan.arena_without_patches,
+        "model_operators": plan.model_operators,
         "bytes_saved": plan.arena_without_patches - plan.arena_bytes if stage else 0,
         "estimated_arena": found.estimated_arena if stage else None,
         "lower_bound": found.lower_bound,

@@ -154,8 +154,11 @@ def plan_text(
     live = plan.live_bytes
     gap = plan.arena_bytes - plan.lower_bound
     pct = 100.0 * gap / plan.lower_bound if plan.lower_bound else 0.0
+    count = f"{len(graph.operators)} operators"
+    if plan.patches is not None and plan.patches.stage is not None and plan.model_operators:
+        count = f"{plan.model_operators} operators ({len(graph.operators)} with the patch tiles)"
     lines = [
-        f"{source}: {len(graph.operators)} operators, {len(graph.tensors)} tensors",
+        f"{source}: {count}, {len(graph.tensors)} tensors",
         f"order {plan.order_strategy}, layout {plan.layout_strategy}, "
         f"planned in {plan.plan_seconds * 1000:.2f} ms",
         f"arena {plan.arena_bytes} bytes; lower bound for this order (peak live bytes) "

@@ -109,3 +109,16 @@ def test_a_bad_value_is_one_argparse_error(capsys: pytest.CaptureFixture[str]) -
 def test_patch_when_is_checked() -> None:
     with pytest.raises(ValueError, match="patch_when is one of auto, always"):
         PlanOptions(patch_when="sometimes")
+
+
+def test_the_report_counts_the_models_operators_and_the_tiles_beside() -> None:
+    """A patched plan's header names the model's operators, the tiles' count beside them (a
+    31-operator model once read "143 operators")."""
+    from mcugen.report.text import plan_text
+
+    options = PlanOptions(patch_overhead=DEFAULT_OVERHEAD, patch_when="always")
+    graph, _, plan = prepare(GRAPH, options)
+    assert len(graph.operators) > len(GRAPH.operators) == plan.model_operators
+    head = plan_text(graph, plan, "m.tflite").splitlines()[0]
+    expected = f"{len(GRAPH.operators)} operators ({len(graph.operators)} with the patch tiles)"
+    assert head.startswith(f"m.tflite: {expected}, "), head
