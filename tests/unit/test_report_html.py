@@ -347,3 +347,30 @@ def test_the_example_runs_on_the_twin_with_the_estimate(
     assert all(r["count"] > 0 and r["estimate_uj"] is not None for r in ops["rows"])
     assert ops["per_inference"] >= sum(r["count"] for r in ops["rows"])
     assert ops["estimate"]["board"] == BOARD and figures["verdict"]["flash_linked"]
+
+
+def test_the_page_names_the_patch_stage_the_plan_runs(tmp_path: Path) -> None:
+    """A patched plan's page says which operators run tile by tile, on what grid, at what MAC
+    cost and for what arena (issue 33: the page never mentioned the stage); none without one."""
+    from mcugen.pipeline import prepare
+    from mcugen.plan.patches import DEFAULT_OVERHEAD
+    from mcugen.report.html.figures import patch_stage
+    from patch_graphs import image_stem
+
+    stem = image_stem(1, hw=64)
+    options = PlanOptions(patch_overhead=DEFAULT_OVERHEAD, patch_when="always")
+    graph, _, plan = prepare(stem, options)
+    assert plan.patches is not None and plan.patches.stage is not None
+    found = patch_stage(graph, plan)
+    assert found is not None
+    assert found["operators_with_tiles"] == len(graph.operators) > len(stem.operators)
+    assert found["arena"] == plan.arena_bytes < found["arena_without"]
+    assert found["macs_added"] == plan.patches.stage.macs_added > 0
+    whole = prepare(stem, PlanOptions(patch_overhead=0))[2]
+    assert patch_stage(stem, whole) is None
+    f = report_figures(example_inputs(run_note="not run (--no-run)"))
+    assert f["patches"] is None
+    page = render_report(f)
+    assert 'id="patch-stage"' not in page
+    patched = {**f, "patches": found}
+    assert 'id="patch-stage"' in render_report(patched)

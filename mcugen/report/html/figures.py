@@ -49,7 +49,7 @@ def report_figures(r: ReportInputs) -> dict[str, Any]:
         "model": {
             "name": r.model,
             "sha256": r.graph.sha256,
-            "operators": len(r.graph.operators),
+            "operators": r.plan.model_operators or len(r.graph.operators),
             "tensors": len(r.graph.tensors),
             "macs": graph_macs(r.graph),
         },
@@ -64,7 +64,27 @@ def report_figures(r: ReportInputs) -> dict[str, Any]:
         "timelines": timelines(r.graph, r.plan, r.fit),
         "operators": operators(r.device, r.run_note, r.plan),
         "strategies": strategies(r.plan, r.runs),
+        "patches": patch_stage(r.graph, r.plan),
         "trace": trace_figures(r.trace),
+    }
+
+
+def patch_stage(graph: Graph, plan: MemoryPlan) -> dict[str, Any] | None:
+    """The patch stage the plan runs (plan/patches), None when it runs the graph whole."""
+    found = plan.patches
+    if found is None or found.stage is None:
+        return None
+    stage = found.stage
+    return {
+        "first": stage.ops[0],
+        "last": stage.ops[-1],
+        "operators": len(stage.ops),
+        "grid": f"{stage.grid[0]}x{stage.grid[1]}",
+        "macs_added": stage.macs_added,
+        "overhead_percent": round(100 * found.overhead, 1),
+        "arena_without": plan.arena_without_patches,
+        "arena": plan.arena_bytes,
+        "operators_with_tiles": len(graph.operators),
     }
 
 
