@@ -171,8 +171,9 @@ def test_lcp_pipeline_moves_more_bytes_than_branch(lcp_fast: dict[str, Partition
 
 def test_lcp_at_115200_baud_the_links_cost_the_speed_up() -> None:
     slow = lcp_partitions(115200)
-    # honest figure: 2.0x (the stem's 512 bytes take 47 ms at 115,200 baud); docs/partitioning.md
-    assert 1.5 < slow["branch"].speedup < 3.0
+    # honest figure: 1.34x at 1.29 instructions per MAC (the stem's 512 bytes take 47 ms at
+    # 115,200 baud, about half a branch's compute); docs/partitioning.md
+    assert 1.1 < slow["branch"].speedup < 2.0
     assert slow["cpsat"].latency <= slow["branch"].latency
 
 
@@ -240,11 +241,11 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 def test_cli_report_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, str(LCP), "--boards", FOUR, "--baud", "921600")
-    assert code == 0 and "speed-up 3.5" in out and "0->1" in out and "lower bound" in out
+    assert code == 0 and "speed-up 3.13x" in out and "0->1" in out and "lower bound" in out
     code, out, _ = run_cli(capsys, str(LCP), "--boards", FOUR, "--partition", "branch", "--json")
     report = json.loads(out)
     assert code == 0 and report["strategy"] == "branch" and report["baud"] == 115200
-    assert len(report["boards"]) == 4 and report["speedup"] > 1.5
+    assert len(report["boards"]) == 4 and report["speedup"] > 1.2
     assert {"link", "bytes", "seconds"} <= set(report["links"][0])
     again = run_cli(capsys, str(LCP), "--boards", FOUR, "--partition", "branch", "--json")[1]
     assert again == out
