@@ -64,6 +64,11 @@
 #define DWT_LAR REG(0xE0001FB0u)
 
 #define CORE_HZ 216000000u
+/* The clock tree below sets 216 MHz; a board.toml whose clock_hz (MCU_CLOCK_HZ) says otherwise
+ * would time and baud wrongly, so it does not compile. */
+#if defined(MCU_CLOCK_HZ)
+_Static_assert(MCU_CLOCK_HZ == CORE_HZ, "board.toml's MCU_CLOCK_HZ differs from this port's clock tree");
+#endif
 #ifdef MCU_CONSOLE_BAUD
 #define BAUD MCU_CONSOLE_BAUD
 #else

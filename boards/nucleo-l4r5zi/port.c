@@ -30,6 +30,11 @@
 #define DWT_CYCCNT REG(0xE0001004u)
 
 #define CORE_HZ 120000000u
+/* The clock tree below sets 120 MHz; a board.toml whose clock_hz (MCU_CLOCK_HZ) says otherwise
+ * would time and baud wrongly, so it does not compile. */
+#if defined(MCU_CLOCK_HZ)
+_Static_assert(MCU_CLOCK_HZ == CORE_HZ, "board.toml's MCU_CLOCK_HZ differs from this port's clock tree");
+#endif
 #define BAUD 115200u
 #define SPIN_LIMIT 10000000u
 
