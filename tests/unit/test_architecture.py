@@ -1,5 +1,6 @@
-"""The house's layering, checked on the source: data flows model -> plan -> codegen -> host, and a
-lower layer never imports a higher one (HOUSE_STYLE.md, "The shape of the system")."""
+"""The house's layering, checked on the source: data flows model -> plan -> codegen -> pipeline
+-> firmware -> link -> commands, and a lower layer never imports a higher one (HOUSE_STYLE.md,
+"The shape of the system"; docs/architecture.md)."""
 
 from __future__ import annotations
 
