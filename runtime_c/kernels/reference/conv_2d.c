@@ -6,43 +6,16 @@
 #include <string.h>
 
 #include "mcu/quant.h"
+#include "mcu/window.h"
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t k_c; /* filter input depth: in_c / groups */
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c;
-  int32_t per_group; /* output channels per group */
-} conv_dims_t;
-
-static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx, conv_dims_t *d) {
+static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                              mcu_window_dims_t *d) {
   MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_h = filter->dims[1];
-  d->k_w = filter->dims[2];
-  d->k_c = filter->dims[3];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(d->k_c > 0 && d->in_c % d->k_c == 0, MCU_ERR_BAD_MODEL);
-  int32_t groups = d->in_c / d->k_c;
-  MCU_ENSURE_MODEL(d->out_c % groups == 0, MCU_ERR_BAD_MODEL);
-  d->per_group = d->out_c / groups;
+  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 0), filter, mcu_output_tensor(ctx, node, 0),
+                          d));
+  MCU_ENSURE_MODEL(filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_groups(d));
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
   MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
   return MCU_OK;
@@ -55,26 +28,22 @@ typedef struct {
   int32_t c0;
 } conv_window_t;
 
-static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const conv_dims_t *d, int32_t oy,
-                                 int32_t ox, int32_t oc) {
+static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
+                                 int32_t oy, int32_t ox, int32_t oc) {
   conv_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
                      (oc / d->per_group) * d->k_c};
   return w;
 }
 
-static int conv_inside(const conv_dims_t *d, int32_t y, int32_t x) {
-  return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
-}
-
 /* Sum over the window of filter * (input + input_offset), in TFLM's tap order. */
-static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                              const int8_t *in, const int8_t *filt, conv_window_t w) {
   int32_t acc = 0;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
     int32_t y = w.y0 + p->dilation_h * ky;
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
       int32_t x = w.x0 + p->dilation_w * kx;
-      if (!conv_inside(d, y, x)) {
+      if (!mcu_window_inside(d, y, x)) {
         continue;
       }
       const int8_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
@@ -90,14 +59,14 @@ static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const conv_dims_t *d
 /* The 16x8 sum of filter * input over the window, exact. TFLM sums in the accumulator type (the
  * bias type): an int64 one is exact, an int32 one is this sum modulo 2^32. The input offset is
  * ignored, as TFLM's 16x8 kernel ignores it (the lowering requires zero points of 0). */
-static int64_t conv_acc_int16(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static int64_t conv_acc_int16(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                               const int16_t *in, const int8_t *filt, conv_window_t w) {
   int64_t acc = 0;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
     int32_t y = w.y0 + p->dilation_h * ky;
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
       int32_t x = w.x0 + p->dilation_w * kx;
-      if (!conv_inside(d, y, x)) {
+      if (!mcu_window_inside(d, y, x)) {
         continue;
       }
       const int16_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
@@ -110,14 +79,14 @@ static int64_t conv_acc_int16(const mcu_conv_2d_params_t *p, const conv_dims_t *
   return acc;
 }
 
-static float conv_acc_f32(const mcu_conv_2d_params_t *p, const conv_dims_t *d, const float *in,
-                          const float *filt, conv_window_t w) {
+static float conv_acc_f32(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
+                          const float *in, const float *filt, conv_window_t w) {
   float total = 0.0f;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
     int32_t y = w.y0 + p->dilation_h * ky;
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
       int32_t x = w.x0 + p->dilation_w * kx;
-      if (!conv_inside(d, y, x)) {
+      if (!mcu_window_inside(d, y, x)) {
         continue;
       }
       const float *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
@@ -142,7 +111,7 @@ static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_
  * outputs end at or before the end of that input pixel, so no later pixel is touched. With more,
  * last pixel first: its outputs start at or after the end of that input pixel, past every
  * earlier one. Sums as in the general path. */
-static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                         const void *scratch) {
   /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->k_h == 1 && d->k_w == 1 && d->k_c == d->in_c,
@@ -154,15 +123,15 @@ static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const con
 }
 
 /* The pixel processed at step `i` of an in-place 1x1 convolution (see above). */
-static int32_t conv_in_place_pixel(const conv_dims_t *d, int32_t pixels, int32_t i) {
+static int32_t conv_in_place_pixel(const mcu_window_dims_t *d, int32_t pixels, int32_t i) {
   return d->out_c <= d->in_c ? i : pixels - 1 - i;
 }
 
-static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                        int8_t *data, const int8_t *filter, const int32_t *bias,
                                        int8_t *pixel) {
   MCU_TRY(conv_in_place_check(p, d, pixel));
-  conv_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_h = 1;
   one.in_w = 1;
   const conv_window_t origin = {0, 0, 0};
@@ -179,11 +148,11 @@ static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const conv
   return MCU_OK;
 }
 
-static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                       float *data, const float *filter, const float *bias,
                                       float *pixel) {
   MCU_TRY(conv_in_place_check(p, d, pixel));
-  conv_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_h = 1;
   one.in_w = 1;
   const conv_window_t origin = {0, 0, 0};
@@ -202,7 +171,7 @@ static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const conv_
 
 mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
-  conv_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
@@ -232,7 +201,7 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
 /* 16x8: `acc64` selects the int64 accumulator and bias (else int32, wrapping). */
 static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int acc64) {
   const mcu_conv_2d_params_t *p = node->params;
-  conv_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
@@ -275,7 +244,7 @@ mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx)
 
 mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
-  conv_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   const float *filter = mcu_input(ctx, node, 1);

@@ -6,38 +6,15 @@
 #include <string.h>
 
 #include "mcu/quant.h"
+#include "mcu/window.h"
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c; /* in_c * depth_multiplier */
-} dw_dims_t;
-
-static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx, dw_dims_t *d) {
+static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                            mcu_window_dims_t *d) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_h = filter->dims[1];
-  d->k_w = filter->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[3] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 0), mcu_input_tensor(ctx, node, 1),
+                          mcu_output_tensor(ctx, node, 0), d));
+  MCU_ENSURE_MODEL(d->k_c == d->out_c && p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
   MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
@@ -52,18 +29,14 @@ typedef struct {
   int32_t oc;
 } dw_window_t;
 
-static int dw_inside(const dw_dims_t *d, int32_t y, int32_t x) {
-  return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
-}
-
-static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
                            const int8_t *in, const int8_t *filter, dw_window_t w) {
   int32_t acc = 0;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
     int32_t y = w.y0 + p->dilation_h * ky;
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
       int32_t x = w.x0 + p->dilation_w * kx;
-      if (dw_inside(d, y, x)) {
+      if (mcu_window_inside(d, y, x)) {
         int32_t value = (int32_t)in[(y * d->in_w + x) * d->in_c + w.ic] + p->input_offset;
         acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
       }
@@ -73,14 +46,14 @@ static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const dw_dim
 }
 
 /* 16x8: exact int64 sum; TFLM's 16x8 kernel ignores the input offset (zero points are 0). */
-static int64_t dw_acc_int16(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+static int64_t dw_acc_int16(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
                             const int16_t *in, const int8_t *filter, dw_window_t w) {
   int64_t acc = 0;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
     int32_t y = w.y0 + p->dilation_h * ky;
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
       int32_t x = w.x0 + p->dilation_w * kx;
-      if (dw_inside(d, y, x)) {
+      if (mcu_window_inside(d, y, x)) {
         int32_t value = in[(y * d->in_w + x) * d->in_c + w.ic];
         acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
       }
@@ -89,14 +62,14 @@ static int64_t dw_acc_int16(const mcu_depthwise_conv_2d_params_t *p, const dw_di
   return acc;
 }
 
-static float dw_acc_f32(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
+static float dw_acc_f32(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
                         const float *in, const float *filter, dw_window_t w) {
   float total = 0.0f;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
     int32_t y = w.y0 + p->dilation_h * ky;
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
       int32_t x = w.x0 + p->dilation_w * kx;
-      if (dw_inside(d, y, x)) {
+      if (mcu_window_inside(d, y, x)) {
         float value = in[(y * d->in_w + x) * d->in_c + w.ic];
         total += value * filter[(ky * d->k_w + kx) * d->out_c + w.oc];
       }
@@ -115,15 +88,15 @@ static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc
  * 5): depth multiplier 1, batch 1, no more output than input pixels. Channel by channel, the
  * input plane is staged in the scratch, then that channel's outputs are written: output pixel k
  * lands on input pixel k of the same channel, already staged, and no other channel is touched. */
-static mcu_status_t dw_in_place_check(const dw_dims_t *d, const void *scratch) {
+static mcu_status_t dw_in_place_check(const mcu_window_dims_t *d, const void *scratch) {
   /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->batches == 1 && d->out_c == d->in_c, MCU_ERR_BAD_MODEL);
   MCU_ENSURE(d->out_h * d->out_w <= d->in_h * d->in_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
-static void dw_stage_plane(void *plane, const uint8_t *data, const dw_dims_t *d, int32_t c,
-                           size_t elem) {
+static void dw_stage_plane(void *plane, const uint8_t *data, const mcu_window_dims_t *d,
+                           int32_t c, size_t elem) {
   uint8_t *dst = plane;
   int32_t pixels = d->in_h * d->in_w;
   for (int32_t k = 0; k < pixels; ++k) {
@@ -131,11 +104,11 @@ static void dw_stage_plane(void *plane, const uint8_t *data, const dw_dims_t *d,
   }
 }
 
-static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                                     int8_t *data, const int8_t *filter, const int32_t *bias,
-                                     int8_t *plane) {
+static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p,
+                                     const mcu_window_dims_t *d, int8_t *data,
+                                     const int8_t *filter, const int32_t *bias, int8_t *plane) {
   MCU_TRY(dw_in_place_check(d, plane));
-  dw_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_c = 1;
   for (int32_t c = 0; c < d->in_c; ++c) {
     dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(int8_t));
@@ -150,11 +123,11 @@ static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p, co
   return MCU_OK;
 }
 
-static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                                    float *data, const float *filter, const float *bias,
-                                    float *plane) {
+static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p,
+                                    const mcu_window_dims_t *d, float *data, const float *filter,
+                                    const float *bias, float *plane) {
   MCU_TRY(dw_in_place_check(d, plane));
-  dw_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_c = 1;
   for (int32_t c = 0; c < d->in_c; ++c) {
     dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(float));
@@ -173,7 +146,7 @@ static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p, con
 
 mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  dw_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
@@ -202,7 +175,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
 
 mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  dw_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
@@ -229,7 +202,7 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
 
 mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  dw_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   const float *filter = mcu_input(ctx, node, 1);
