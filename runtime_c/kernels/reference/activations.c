@@ -7,8 +7,7 @@
 
 mcu_status_t mcu_relu_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_activations_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t,
-                 {
+  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, {
     int32_t v = p->output_offset +
                 mcu_mbqm(x - p->input_zero_point, p->output_multiplier, p->output_shift);
     *y = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);

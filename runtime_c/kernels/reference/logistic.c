@@ -20,19 +20,6 @@ static int32_t logistic_fixed(int32_t a, int integer_bits) {
   return a > 0 ? positive : INT32_MAX - positive;
 }
 
-static int8_t logistic_int8(int8_t q, const mcu_logistic_params_t *p) {
-  int32_t centered = (int32_t)q - p->input_zero_point;
-  if (centered <= -p->input_range_radius) {
-    return INT8_MIN;
-  }
-  if (centered >= p->input_range_radius) {
-    return INT8_MAX;
-  }
-  int32_t in_q4 = mcu_mbqm(centered, p->input_multiplier, p->input_left_shift);
-  int32_t out = mcu_rdbpot(logistic_fixed(in_q4, 4), 23) - 128;
-  return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
-}
-
 mcu_status_t mcu_logistic_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_UNARY_EACH(node, ctx, float, float, *y = mcu_sigmoid_f32(x));
   return MCU_OK;
@@ -40,14 +27,14 @@ mcu_status_t mcu_logistic_f32(const mcu_node_t *node, mcu_context_t *ctx) {
 
 mcu_status_t mcu_logistic_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_logistic_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, *y = logistic_int8(x, p));
+  MCU_UNARY_EACH(node, ctx, int8_t, int8_t,
+                 *y = mcu_unary_fixed_int8(x, p, logistic_fixed, 23, -128));
   return MCU_OK;
 }
 
 mcu_status_t mcu_logistic_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_logistic_int16_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int16_t, int16_t,
-                 {
+  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, {
     int32_t v = mcu_sigmoid_table_input(x, p->input_multiplier, p->input_left_shift);
     *y = mcu_sigmoid_q15(v, p->sigmoid_table);
   });

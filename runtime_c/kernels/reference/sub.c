@@ -5,28 +5,15 @@
 #include "mcu/binary.h"
 #include "mcu/quant.h"
 
-/* One element, clamped to the activation range of the output type (int8 or int16). */
-static inline __attribute__((always_inline)) int32_t sub_one(int32_t x1, int32_t x2,
-                                                             const mcu_sub_params_t *p) {
-  int32_t shifted1 = mcu_wrap_mul_i32(p->input1_offset + x1, (int32_t)1 << p->left_shift);
-  int32_t shifted2 = mcu_wrap_mul_i32(p->input2_offset + x2, (int32_t)1 << p->left_shift);
-  int32_t scaled1 = mcu_mbqm_smaller_than_one(shifted1, p->input1_multiplier, p->input1_shift);
-  int32_t scaled2 = mcu_mbqm_smaller_than_one(shifted2, p->input2_multiplier, p->input2_shift);
-  int32_t raw = mcu_mbqm_smaller_than_one(scaled1 - scaled2, p->output_multiplier,
-                                          p->output_shift) +
-                p->output_offset;
-  return mcu_clamp_i32(raw, p->act_min, p->act_max);
-}
-
 mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  MCU_BINARY_EACH(node, ctx, int8_t, *y = (int8_t)sub_one(x1, x2, p));
+  MCU_BINARY_EACH(node, ctx, int8_t, *y = (int8_t)mcu_add_sub_one(x1, x2, p, -1));
   return MCU_OK;
 }
 
 mcu_status_t mcu_sub_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  MCU_BINARY_EACH(node, ctx, int16_t, *y = (int16_t)sub_one(x1, x2, p));
+  MCU_BINARY_EACH(node, ctx, int16_t, *y = (int16_t)mcu_add_sub_one(x1, x2, p, -1));
   return MCU_OK;
 }
 

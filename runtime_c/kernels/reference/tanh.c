@@ -22,19 +22,6 @@ static int32_t tanh_fixed(int32_t a, int integer_bits) {
   return a < 0 ? -t : t;
 }
 
-static int8_t tanh_int8(int8_t q, const mcu_tanh_params_t *p) {
-  int32_t centered = (int32_t)q - p->input_zero_point;
-  if (centered <= -p->input_range_radius) {
-    return INT8_MIN;
-  }
-  if (centered >= p->input_range_radius) {
-    return INT8_MAX;
-  }
-  int32_t in_q4 = mcu_mbqm(centered, p->input_multiplier, p->input_left_shift);
-  int32_t out = mcu_rdbpot(tanh_fixed(in_q4, 4), 24);
-  return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
-}
-
 mcu_status_t mcu_tanh_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_UNARY_EACH(node, ctx, float, float, *y = tanhf(x));
   return MCU_OK;
@@ -42,14 +29,13 @@ mcu_status_t mcu_tanh_f32(const mcu_node_t *node, mcu_context_t *ctx) {
 
 mcu_status_t mcu_tanh_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tanh_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, *y = tanh_int8(x, p));
+  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, *y = mcu_unary_fixed_int8(x, p, tanh_fixed, 24, 0));
   return MCU_OK;
 }
 
 mcu_status_t mcu_tanh_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tanh_int16_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int16_t, int16_t,
-                 {
+  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, {
     int32_t v = mcu_sigmoid_table_input(x, p->input_multiplier, p->input_left_shift);
     *y = mcu_tanh_q15(v, p->sigmoid_table);
   });
