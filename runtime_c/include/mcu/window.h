@@ -1,7 +1,8 @@
 /* Shared by the 2-D window kernels (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, their gradients
  * and optimised variants): the sizes of an NHWC input, a [., KH, KW, KC] filter and an NHWC
  * output, read from the tensor table and checked 4-D and of one batch size; for grouped
- * convolutions, the output channels per group; and whether a tap lies in the image. What the
+ * convolutions, the output channels per group; whether a tap lies in the image; and the loops
+ * over a window's taps and over the output's elements. What the
  * filter's first dimension and depth must be differs per operator: each kernel checks its own. */
 #ifndef MCU_WINDOW_H
 #define MCU_WINDOW_H
@@ -54,5 +55,33 @@ static inline mcu_status_t mcu_window_groups(mcu_window_dims_t *d) {
 static inline int mcu_window_inside(const mcu_window_dims_t *d, int32_t y, int32_t x) {
   return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
 }
+
+/* Runs the statement given last for each tap (ky, kx) of the window whose top-left input position
+ * is (y0, x0) that lies in the image, in TFLM's order (rows, then columns), with (y, x) its input
+ * position; taps in the padding are skipped. */
+#define MCU_WINDOW_EACH_TAP(d, y0, x0, dilation_h, dilation_w, ...) \
+  for (int32_t ky = 0; ky < (d)->k_h; ++ky) {                       \
+    int32_t y = (y0) + (dilation_h) * ky;                           \
+    for (int32_t kx = 0; kx < (d)->k_w; ++kx) {                     \
+      int32_t x = (x0) + (dilation_w) * kx;                         \
+      if (mcu_window_inside(d, y, x)) {                             \
+        __VA_ARGS__;                                                \
+      }                                                             \
+    }                                                               \
+  }
+
+/* Runs the statement given last for each output element in order (batch, row oy, column ox,
+ * channel oc), with `in` the batch's input (of `in_t`). */
+#define MCU_WINDOW_EACH_OUTPUT(d, in_t, input, ...)                  \
+  for (int32_t b = 0; b < (d)->batches; ++b) {                       \
+    const in_t *in = (input) + b * (d)->in_h * (d)->in_w * (d)->in_c; \
+    for (int32_t oy = 0; oy < (d)->out_h; ++oy) {                    \
+      for (int32_t ox = 0; ox < (d)->out_w; ++ox) {                  \
+        for (int32_t oc = 0; oc < (d)->out_c; ++oc) {                \
+          __VA_ARGS__;                                               \
+        }                                                            \
+      }                                                              \
+    }                                                                \
+  }
 
 #endif

@@ -35,69 +35,28 @@ static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window
   return w;
 }
 
-/* Sum over the window of filter * (input + input_offset), in TFLM's tap order. */
-static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                             const int8_t *in, const int8_t *filt, conv_window_t w) {
-  int32_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (!mcu_window_inside(d, y, x)) {
-        continue;
-      }
-      const int8_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
-      const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {
-        acc += (int32_t)tap[ic] * ((int32_t)pix[ic] + p->input_offset);
-      }
-    }
+/* The sum over the window of filter * (input + offset), in TFLM's tap order: `acc_t` the
+ * accumulator, `mul_t` the products' type, `offset` what each input adds (empty: nothing). The
+ * 16x8 sum is exact in int64; TFLM sums in the accumulator type (the bias type), so an int32 one
+ * is this sum modulo 2^32. Its input offset is ignored, as TFLM's 16x8 kernel ignores it (the
+ * lowering requires zero points of 0). */
+#define CONV_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                      \
+  static acc_t name(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d, const in_t *in, \
+                    const filt_t *filt, conv_window_t w) {                                      \
+    acc_t acc = 0;                                                                              \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                          \
+      const in_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;                                \
+      const filt_t *tap = filt + (ky * d->k_w + kx) * d->k_c;                                   \
+      for (int32_t ic = 0; ic < d->k_c; ++ic) {                                                 \
+        acc += (mul_t)tap[ic] * ((mul_t)pix[ic] offset);                                        \
+      }                                                                                         \
+    });                                                                                         \
+    return acc;                                                                                 \
   }
-  return acc;
-}
 
-/* The 16x8 sum of filter * input over the window, exact. TFLM sums in the accumulator type (the
- * bias type): an int64 one is exact, an int32 one is this sum modulo 2^32. The input offset is
- * ignored, as TFLM's 16x8 kernel ignores it (the lowering requires zero points of 0). */
-static int64_t conv_acc_int16(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                              const int16_t *in, const int8_t *filt, conv_window_t w) {
-  int64_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (!mcu_window_inside(d, y, x)) {
-        continue;
-      }
-      const int16_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
-      const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {
-        acc += (int32_t)tap[ic] * (int32_t)pix[ic];
-      }
-    }
-  }
-  return acc;
-}
-
-static float conv_acc_f32(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                          const float *in, const float *filt, conv_window_t w) {
-  float total = 0.0f;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (!mcu_window_inside(d, y, x)) {
-        continue;
-      }
-      const float *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
-      const float *tap = filt + (ky * d->k_w + kx) * d->k_c;
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {
-        total += pix[ic] * tap[ic];
-      }
-    }
-  }
-  return total;
-}
+CONV_ACC(conv_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+CONV_ACC(conv_acc_int16, int16_t, int8_t, int64_t, int32_t, )
+CONV_ACC(conv_acc_f32, float, float, float, float, )
 
 static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_t oc) {
   int32_t ch = p->num_channels > 1 ? oc : 0;
@@ -182,19 +141,12 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
     return conv_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          conv_window_t w = conv_window(p, &d, oy, ox, oc);
-          int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
-          acc += bias != NULL ? bias[oc] : 0;
-          *out++ = conv_requantize(p, acc, oc);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
+    conv_window_t w = conv_window(p, &d, oy, ox, oc);
+    int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
+    acc += bias != NULL ? bias[oc] : 0;
+    *out++ = conv_requantize(p, acc, oc);
+  });
   return MCU_OK;
 }
 
@@ -210,27 +162,20 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   const int32_t *bias32 = node->num_inputs > 2 && !acc64 ? mcu_input(ctx, node, 2) : NULL;
   int16_t *out = mcu_output(ctx, node, 0);
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int16_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          conv_window_t w = conv_window(p, &d, oy, ox, oc);
-          int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
-          int32_t ch = p->num_channels > 1 ? oc : 0;
-          int32_t scaled;
-          if (acc64) {
-            acc += bias64 != NULL ? bias64[oc] : 0;
-            scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-          } else {
-            uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
-            scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
-          }
-          *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
-        }
-      }
+  MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
+    conv_window_t w = conv_window(p, &d, oy, ox, oc);
+    int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
+    int32_t ch = p->num_channels > 1 ? oc : 0;
+    int32_t scaled;
+    if (acc64) {
+      acc += bias64 != NULL ? bias64[oc] : 0;
+      scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+    } else {
+      uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
+      scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
     }
-  }
+    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+  });
   return MCU_OK;
 }
 
@@ -254,18 +199,11 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
     return conv_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const float *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          conv_window_t w = conv_window(p, &d, oy, ox, oc);
-          float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
-          float bias_value = bias != NULL ? bias[oc] : 0.0f;
-          *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
+    conv_window_t w = conv_window(p, &d, oy, ox, oc);
+    float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
+    float bias_value = bias != NULL ? bias[oc] : 0.0f;
+    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+  });
   return MCU_OK;
 }

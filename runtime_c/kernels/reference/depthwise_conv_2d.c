@@ -29,54 +29,30 @@ typedef struct {
   int32_t oc;
 } dw_window_t;
 
-static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                           const int8_t *in, const int8_t *filter, dw_window_t w) {
-  int32_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (mcu_window_inside(d, y, x)) {
-        int32_t value = (int32_t)in[(y * d->in_w + x) * d->in_c + w.ic] + p->input_offset;
-        acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
-      }
-    }
-  }
-  return acc;
+static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy, int32_t ox,
+                             int32_t ic, int32_t oc) {
+  dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, ic, oc};
+  return w;
 }
 
-/* 16x8: exact int64 sum; TFLM's 16x8 kernel ignores the input offset (zero points are 0). */
-static int64_t dw_acc_int16(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                            const int16_t *in, const int8_t *filter, dw_window_t w) {
-  int64_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (mcu_window_inside(d, y, x)) {
-        int32_t value = in[(y * d->in_w + x) * d->in_c + w.ic];
-        acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
-      }
-    }
+/* The sum over the window of filter * (input + offset), in TFLM's tap order: `acc_t` the
+ * accumulator, `mul_t` the products' type, `offset` what each input adds (empty: nothing). The
+ * 16x8 sum is exact in int64; its input offset is ignored, as TFLM's 16x8 kernel ignores it (zero
+ * points are 0). */
+#define DW_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                    \
+  static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,   \
+                    const in_t *in, const filt_t *filter, dw_window_t w) {                 \
+    acc_t acc = 0;                                                                          \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                      \
+      mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                   \
+      acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                   \
+    });                                                                                     \
+    return acc;                                                                             \
   }
-  return acc;
-}
 
-static float dw_acc_f32(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                        const float *in, const float *filter, dw_window_t w) {
-  float total = 0.0f;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (mcu_window_inside(d, y, x)) {
-        float value = in[(y * d->in_w + x) * d->in_c + w.ic];
-        total += value * filter[(ky * d->k_w + kx) * d->out_c + w.oc];
-      }
-    }
-  }
-  return total;
-}
+DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+DW_ACC(dw_acc_int16, int16_t, int8_t, int64_t, int32_t, )
+DW_ACC(dw_acc_f32, float, float, float, float, )
 
 static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc, int32_t oc) {
   int32_t ch = p->num_channels > 1 ? oc : 0;
@@ -114,7 +90,7 @@ static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p,
     dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(int8_t));
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
       for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
+        dw_window_t w = dw_window(p, oy, ox, 0, c);
         int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
         data[(oy * d->out_w + ox) * d->out_c + c] = dw_requantize(p, acc, c);
       }
@@ -133,7 +109,7 @@ static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p,
     dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(float));
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
       for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
+        dw_window_t w = dw_window(p, oy, ox, 0, c);
         float total = dw_acc_f32(p, &one, plane, filter, w);
         float bias_value = bias != NULL ? bias[c] : 0.0f;
         data[(oy * d->out_w + ox) * d->out_c + c] =
@@ -156,20 +132,12 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   if ((const void *)out == (const void *)input) {
     return dw_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
-                           oc / p->depth_multiplier, oc};
-          int32_t acc = dw_acc_int8(p, &d, in, filter, w);
-          acc += bias != NULL ? bias[oc] : 0;
-          *out++ = dw_requantize(p, acc, oc);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
+    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
+    int32_t acc = dw_acc_int8(p, &d, in, filter, w);
+    acc += bias != NULL ? bias[oc] : 0;
+    *out++ = dw_requantize(p, acc, oc);
+  });
   return MCU_OK;
 }
 
@@ -182,21 +150,13 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   int16_t *out = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int16_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
-                           oc / p->depth_multiplier, oc};
-          int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
-          int32_t ch = p->num_channels > 1 ? oc : 0;
-          int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-          *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
+    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
+    int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
+    int32_t ch = p->num_channels > 1 ? oc : 0;
+    int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+  });
   return MCU_OK;
 }
 
@@ -211,19 +171,11 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
   if ((const void *)out == (const void *)input) {
     return dw_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const float *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
-                           oc / p->depth_multiplier, oc};
-          float total = dw_acc_f32(p, &d, in, filter, w);
-          float bias_value = bias != NULL ? bias[oc] : 0.0f;
-          *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
+    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
+    float total = dw_acc_f32(p, &d, in, filter, w);
+    float bias_value = bias != NULL ? bias[oc] : 0.0f;
+    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+  });
   return MCU_OK;
 }
