@@ -41,6 +41,15 @@ static inline mcu_status_t mcu_window_dims(const mcu_tensor_t *in, const mcu_ten
   return MCU_OK;
 }
 
+/* mcu_window_dims of a one-output node: input `in`, filter `filter`, output 0. */
+static inline mcu_status_t mcu_window_node_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                                                int in, int filter, mcu_window_dims_t *d) {
+  MCU_ENSURE_MODEL(node->num_inputs > in && node->num_inputs > filter && node->num_outputs == 1,
+                   MCU_ERR_BAD_MODEL);
+  return mcu_window_dims(mcu_input_tensor(ctx, node, in), mcu_input_tensor(ctx, node, filter),
+                         mcu_output_tensor(ctx, node, 0), d);
+}
+
 /* A convolution's groups: the filter's depth divides the input's, the groups divide the output
  * channels; sets per_group. */
 static inline mcu_status_t mcu_window_groups(mcu_window_dims_t *d) {

@@ -43,10 +43,8 @@ typedef struct {
 } dims_t;
 
 static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, &d->s));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 0), filter, mcu_output_tensor(ctx, node, 0),
-                          &d->s));
   d->depth = d->s.k_h * d->s.k_w * d->s.in_c;
   d->blocks = d->depth / 4;
   d->tail = d->depth % 4;
@@ -266,15 +264,6 @@ static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc) {
 #endif
 }
 
-/* Clamped to [-128, 127] in one SSAT where the core has it. */
-static inline int32_t saturate_s8(int32_t v) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(v, 8);
-#else
-  return mcu_clamp_i32(v, -128, 127);
-#endif
-}
-
 /* The outputs of one channel (record `rec`, see the top of the file) for both pixels' sums,
  * the record read once (before any output is stored: the int8 stores may alias it). */
 typedef struct {
@@ -290,8 +279,8 @@ static inline __attribute__((always_inline)) two_t requantize(const int32_t *rec
   int32_t sign = rec[MCU_CONV_REC_SIGN];
   int32_t v0 = smmlar((int32_t)((uint32_t)acc0 << left), m, ((acc0 >> 31) & sign) + k) >> right;
   int32_t v1 = smmlar((int32_t)((uint32_t)acc1 << left), m, ((acc1 >> 31) & sign) + k) >> right;
-  two_t v = {full ? saturate_s8(v0) : mcu_clamp_i32(v0, lo, hi),
-             full ? saturate_s8(v1) : mcu_clamp_i32(v1, lo, hi)};
+  two_t v = {full ? mcu_ssat8(v0) : mcu_clamp_i32(v0, lo, hi),
+             full ? mcu_ssat8(v1) : mcu_clamp_i32(v1, lo, hi)};
   return v;
 }
 

@@ -33,10 +33,8 @@ typedef struct {
 } dims_t;
 
 static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, &d->s));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 0), filter, mcu_output_tensor(ctx, node, 0),
-                          &d->s));
   d->col_words = d->s.in_c == 3 ? 5 : 2;
   MCU_ENSURE_MODEL(d->s.k_h == 3 && (d->s.in_c == 1 || d->s.in_c == 3), MCU_ERR_BAD_MODEL);
   /* a convolution [O, 3, KW, I], or a depthwise one of one input channel [1, 3, KW, O] */

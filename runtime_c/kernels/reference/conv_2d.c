@@ -10,10 +10,8 @@
 
 static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx,
                               mcu_window_dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, d));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 0), filter, mcu_output_tensor(ctx, node, 0),
-                          d));
   MCU_ENSURE_MODEL(filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
   MCU_TRY(mcu_window_groups(d));
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;

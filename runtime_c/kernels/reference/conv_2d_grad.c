@@ -147,26 +147,19 @@ mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_grad_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_grad_dims(node, ctx, &d));
-  const float *dy = mcu_input(ctx, node, 0);
-  const float *x = mcu_input(ctx, node, 1);
-  float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
-  const float *y = mcu_input(ctx, node, 3);
-  mcu_sgd_operands_t sgd;
-  MCU_TRY(mcu_sgd_operands(node, ctx, 4, p->update_w, &sgd));
-  int out = 0;
-  float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
-  float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
-  conv_grad_input(p, &d, dy, y, w, db, dx);
-  if (!sgd.run) {
+  mcu_grad_operands_t g;
+  MCU_TRY(mcu_grad_operands(node, ctx, p->update_w, p->has_db, p->has_dx, &g));
+  conv_grad_input(p, &d, g.dy, g.y, g.w, g.db, g.dx);
+  if (!g.sgd.run) {
     return MCU_OK;
   }
-  float *row = sgd.row;
+  float *row = g.sgd.row;
   const int32_t filter_size = d.k_h * d.k_w * d.k_c;
   for (int32_t o = 0; o < d.out_c; ++o) {
-    conv_grad_weights(p, &d, dy, y, x, o, row);
+    conv_grad_weights(p, &d, g.dy, g.y, g.x, o, row);
     const int32_t at = o * filter_size;
-    mcu_sgd_step(&p->sgd, w + at, row, sgd.acc != NULL ? sgd.acc + at : NULL,
-                 sgd.mom != NULL ? sgd.mom + at : NULL, filter_size, sgd.apply);
+    mcu_sgd_step(&p->sgd, g.w + at, row, g.sgd.acc != NULL ? g.sgd.acc + at : NULL,
+                 g.sgd.mom != NULL ? g.sgd.mom + at : NULL, filter_size, g.sgd.apply);
   }
   return MCU_OK;
 }

@@ -11,9 +11,7 @@
 static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx,
                             mcu_window_dims_t *d) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 0), mcu_input_tensor(ctx, node, 1),
-                          mcu_output_tensor(ctx, node, 0), d));
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, d));
   MCU_ENSURE_MODEL(d->k_c == d->out_c && p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;

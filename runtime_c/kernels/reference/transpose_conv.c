@@ -11,10 +11,8 @@ enum { TC_FILTER = 1, TC_INPUT = 2, TC_BIAS = 3 };
 
 static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx,
                             mcu_window_dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 3 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_node_dims(node, ctx, TC_INPUT, TC_FILTER, d));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, TC_FILTER);
-  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, TC_INPUT), filter,
-                          mcu_output_tensor(ctx, node, 0), d));
   MCU_ENSURE_MODEL(filter->dims[0] == d->out_c && d->k_c == d->in_c, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias =
       node->num_inputs > TC_BIAS ? mcu_input_tensor(ctx, node, TC_BIAS) : NULL;
