@@ -9,12 +9,7 @@ from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from support import (
     BROADCASTS,
-    FLOAT_BROADCASTS,
-    INT16_BROADCASTS,
-    NONE,
     RELU,
-    RELU6,
-    RELU_N1_TO_1,
     TANH,
     Operand,
     assert_matches_tflm,
@@ -23,31 +18,10 @@ from support import (
 )
 
 
-@pytest.mark.parametrize("case", sorted(BROADCASTS))
-def test_add_int8_broadcasts(case: str) -> None:
-    a, b = BROADCASTS[case]
-    assert_matches_tflm(binary_model("ADD", "int8", a, b, (0.11, -4)))
-
-
-@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
-def test_add_int8_activations(act: int) -> None:
-    a, b = Operand((1, 6, 6, 8), (0.05, -10)), Operand((1, 1, 1, 8), (0.03, 4), const=True)
-    assert_matches_tflm(
-        binary_model("ADD", "int8", a, b, (0.06, -30), fused_activation_function=act)
-    )
-
-
 @pytest.mark.parametrize("scales", [(0.05, 0.05, 0.05), (0.5, 0.001, 0.02), (0.001, 0.4, 0.9)])
 def test_add_int8_scales(scales: tuple[float, float, float]) -> None:
     a, b = Operand((3, 17), (scales[0], 3)), Operand((3, 17), (scales[1], -128))
     assert_matches_tflm(binary_model("ADD", "int8", a, b, (scales[2], 127)))
-
-
-@pytest.mark.parametrize("case", sorted(FLOAT_BROADCASTS))
-@pytest.mark.parametrize("act", [NONE, RELU6])
-def test_add_float32(case: str, act: int) -> None:
-    a, b = FLOAT_BROADCASTS[case]
-    assert_matches_tflm(binary_model("ADD", "float32", a, b, fused_activation_function=act))
 
 
 @pytest.mark.parametrize("case", sorted(BROADCASTS))
@@ -76,31 +50,10 @@ def test_add_int32_rejects_fused_activation() -> None:
         lower_only(model)
 
 
-@pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))
-def test_add_int16_broadcasts(case: str) -> None:
-    a, b = INT16_BROADCASTS[case]
-    assert_matches_tflm(binary_model("ADD", "int16", a, b, (0.11, 0)))
-
-
-@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
-def test_add_int16_activations(act: int) -> None:
-    a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
-    model = binary_model("ADD", "int16", a, b, (3e-4, 0), fused_activation_function=act)
-    assert_matches_tflm(model)
-
-
 @pytest.mark.parametrize("scales", [(0.05, 0.05, 0.05), (0.5, 0.001, 0.02), (1e-5, 0.4, 0.9)])
 def test_add_int16_scales(scales: tuple[float, float, float]) -> None:
     a, b = Operand((3, 17), (scales[0], 0)), Operand((3, 17), (scales[1], 0))
     assert_matches_tflm(binary_model("ADD", "int16", a, b, (scales[2], 0)))
-
-
-@pytest.mark.parametrize("zero_points", [(1, 0, 0), (0, -3, 0), (0, 0, 5)])
-def test_add_int16_rejects_asymmetric_operands(zero_points: tuple[int, int, int]) -> None:
-    a, b = Operand((4,), (0.1, zero_points[0])), Operand((4,), (0.1, zero_points[1]))
-    model = binary_model("ADD", "int16", a, b, (0.1, zero_points[2]))
-    with pytest.raises(UnsupportedError, match="ADD.*zero point"):
-        lower_only(model)
 
 
 def test_add_rejects_uint8() -> None:

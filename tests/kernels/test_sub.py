@@ -7,44 +7,11 @@ import pytest
 
 from mcugen.errors import UnsupportedError
 from support import (
-    BROADCASTS,
-    FLOAT_BROADCASTS,
-    INT16_BROADCASTS,
-    NONE,
-    RELU,
-    RELU6,
-    RELU_N1_TO_1,
     Operand,
     assert_matches_tflm,
     binary_model,
     lower_only,
 )
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        "same",
-        "channel_const",
-        "spatial",
-        "scalar_const",
-        "first_broadcasts",
-        "rank_mismatch",
-        "rank6",
-    ],
-)
-def test_sub_int8_broadcasts(case: str) -> None:
-    a, b = BROADCASTS[case]
-    assert_matches_tflm(binary_model("SUB", "int8", a, b, (0.13, 6)))
-
-
-@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
-def test_sub_int8_activations(act: int) -> None:
-    a, b = Operand((2, 5, 5, 4), (0.07, 12)), Operand((4,), (0.05, -9), const=True)
-    assert_matches_tflm(
-        binary_model("SUB", "int8", a, b, (0.05, 20), fused_activation_function=act)
-    )
-
 
 SCALES = [
     (0.2563990, 0.4752814, 0.0729356),
@@ -58,13 +25,6 @@ SCALES = [
 def test_sub_int8_scales(scales: tuple[float, float, float]) -> None:
     a, b = Operand((4, 63), (scales[0], -1)), Operand((4, 63), (scales[1], 0))
     assert_matches_tflm(binary_model("SUB", "int8", a, b, (scales[2], 2)), samples=8)
-
-
-@pytest.mark.parametrize("case", ["same", "channel_const", "both_broadcast", "scalar_const"])
-@pytest.mark.parametrize("act", [NONE, RELU])
-def test_sub_float32(case: str, act: int) -> None:
-    a, b = FLOAT_BROADCASTS[case]
-    assert_matches_tflm(binary_model("SUB", "float32", a, b, fused_activation_function=act))
 
 
 def test_sub_rejects_mixed_types() -> None:
@@ -92,22 +52,3 @@ def test_sub_int8_double_rescale_factors() -> None:
     a = np.array([-30, 30, 0, 127], dtype=np.int8)
     b = np.array([-80, 80, 0, -128], dtype=np.int8)
     assert_matches_tflm(model, inputs=[[a, b]])
-
-
-@pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))
-def test_sub_int16_broadcasts(case: str) -> None:
-    a, b = INT16_BROADCASTS[case]
-    assert_matches_tflm(binary_model("SUB", "int16", a, b, (0.11, 0)))
-
-
-@pytest.mark.parametrize("act", [NONE, RELU, RELU6, RELU_N1_TO_1])
-def test_sub_int16_activations(act: int) -> None:
-    a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
-    model = binary_model("SUB", "int16", a, b, (3e-4, 0), fused_activation_function=act)
-    assert_matches_tflm(model)
-
-
-def test_sub_int16_rejects_asymmetric_operands() -> None:
-    model = binary_model("SUB", "int16", Operand((4,), (0.1, 2)), Operand((4,), (0.1, 0)), (0.1, 0))
-    with pytest.raises(UnsupportedError, match="SUB.*zero point"):
-        lower_only(model)

@@ -43,15 +43,6 @@ static inline __attribute__((always_inline)) int32_t rescaled(rescale_t r, int32
 #endif
 }
 
-/* Clamped to [-128, 127] in one SSAT where the core has it. */
-static inline int32_t saturate_s8(int32_t v) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(v, 8);
-#else
-  return mcu_clamp_i32(v, -128, 127);
-#endif
-}
-
 /* The activation range is all of int8 (no activation, or a ReLU whose output zero point is
  * -128): two elements a pass, both read before either is written, then the last one. The DSP
  * build runs the pass in assembly: 22 instructions for two elements (GCC's own takes 29, moving
@@ -96,15 +87,15 @@ static void add_full(rescale_t r, const int8_t *a, const int8_t *b, int8_t *y, i
     int32_t a0 = a[0], a1 = a[1], b0 = b[0], b1 = b[1];
     int32_t v0 = rescaled(r, a0, b0);
     int32_t v1 = rescaled(r, a1, b1);
-    y[0] = (int8_t)saturate_s8(v0);
-    y[1] = (int8_t)saturate_s8(v1);
+    y[0] = (int8_t)mcu_ssat8(v0);
+    y[1] = (int8_t)mcu_ssat8(v1);
     a += 2;
     b += 2;
     y += 2;
   }
 #endif
   if (n & 1) {
-    y[0] = (int8_t)saturate_s8(rescaled(r, a[0], b[0]));
+    y[0] = (int8_t)mcu_ssat8(rescaled(r, a[0], b[0]));
   }
 }
 

@@ -33,46 +33,25 @@
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
+#include "mcu/window.h"
 
 typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c;
+  mcu_window_dims_t s;
   int32_t depth;  /* k_h * k_w * in_c: one window, one filter row */
   int32_t blocks; /* depth / 4 */
   int32_t tail;   /* depth % 4 */
 } dims_t;
 
 static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, &d->s));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_h = filter->dims[1];
-  d->k_w = filter->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  d->depth = d->k_h * d->k_w * d->in_c;
+  d->depth = d->s.k_h * d->s.k_w * d->s.in_c;
   d->blocks = d->depth / 4;
   d->tail = d->depth % 4;
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches, MCU_ERR_BAD_MODEL);
   /* a convolution of one group [O, KH, KW, I], or a depthwise one of one input channel
    * [1, KH, KW, O] whose weights the build stored as the convolution's rows */
-  MCU_ENSURE_MODEL((filter->dims[0] == d->out_c && filter->dims[3] == d->in_c) ||
-                       (d->in_c == 1 && filter->dims[0] == 1 && filter->dims[3] == d->out_c),
+  MCU_ENSURE_MODEL((filter->dims[0] == d->s.out_c && d->s.k_c == d->s.in_c) ||
+                       (d->s.in_c == 1 && filter->dims[0] == 1 && d->s.k_c == d->s.out_c),
                    MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
@@ -120,32 +99,32 @@ static void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
 
 /* The first tap's column and whether the window's rows are contiguous runs inside the image. */
 static int contiguous_rows(const mcu_conv_2d_s8_params_t *p, const dims_t *d, int32_t x0) {
-  int32_t x_last = x0 + (d->k_w - 1) * p->dilation_w;
-  return x0 >= 0 && x_last < d->in_w && (p->dilation_w == 1 || d->k_w == 1);
+  int32_t x_last = x0 + (d->s.k_w - 1) * p->dilation_w;
+  return x0 >= 0 && x_last < d->s.in_w && (p->dilation_w == 1 || d->s.k_w == 1);
 }
 
 /* Window rows straight from the image into the words (in_c a multiple of 4). */
 static void expand_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *in,
                           int32_t y0, int32_t x0, uint32_t *x) {
   uint32_t pad2 = mcu_pack16(p->pad_value, p->pad_value);
-  int32_t tap_blocks = d->in_c / 4;
+  int32_t tap_blocks = d->s.in_c / 4;
   int contiguous = contiguous_rows(p, d, x0);
-  for (int32_t ky = 0; ky < d->k_h; ++ky, x += 4 * d->k_w * tap_blocks) {
+  for (int32_t ky = 0; ky < d->s.k_h; ++ky, x += 4 * d->s.k_w * tap_blocks) {
     int32_t y = y0 + ky * p->dilation_h;
-    if (y < 0 || y >= d->in_h) {
-      fill(x, pad2, d->k_w * tap_blocks);
+    if (y < 0 || y >= d->s.in_h) {
+      fill(x, pad2, d->s.k_w * tap_blocks);
       continue;
     }
-    const int8_t *row = in + y * d->in_w * d->in_c;
+    const int8_t *row = in + y * d->s.in_w * d->s.in_c;
     if (contiguous) {
-      expand(x, row + x0 * d->in_c, d->k_w * tap_blocks);
+      expand(x, row + x0 * d->s.in_c, d->s.k_w * tap_blocks);
       continue;
     }
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+    for (int32_t kx = 0; kx < d->s.k_w; ++kx) {
       int32_t xx = x0 + kx * p->dilation_w;
       uint32_t *dst = x + 4 * kx * tap_blocks;
-      if (xx >= 0 && xx < d->in_w) {
-        expand(dst, row + xx * d->in_c, tap_blocks);
+      if (xx >= 0 && xx < d->s.in_w) {
+        expand(dst, row + xx * d->s.in_c, tap_blocks);
       } else {
         fill(dst, pad2, tap_blocks);
       }
@@ -157,25 +136,25 @@ static void expand_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, con
  * multiple of 4 once). */
 static void gather_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *in,
                           int32_t y0, int32_t x0, int8_t *col) {
-  int32_t row_bytes = d->k_w * d->in_c;
+  int32_t row_bytes = d->s.k_w * d->s.in_c;
   int contiguous = contiguous_rows(p, d, x0);
-  for (int32_t ky = 0; ky < d->k_h; ++ky, col += row_bytes) {
+  for (int32_t ky = 0; ky < d->s.k_h; ++ky, col += row_bytes) {
     int32_t y = y0 + ky * p->dilation_h;
-    if (y < 0 || y >= d->in_h) {
+    if (y < 0 || y >= d->s.in_h) {
       memset(col, p->pad_value, (size_t)row_bytes);
       continue;
     }
-    const int8_t *row = in + y * d->in_w * d->in_c;
+    const int8_t *row = in + y * d->s.in_w * d->s.in_c;
     if (contiguous) {
-      copy_bytes(col, row + x0 * d->in_c, row_bytes);
+      copy_bytes(col, row + x0 * d->s.in_c, row_bytes);
       continue;
     }
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
+    for (int32_t kx = 0; kx < d->s.k_w; ++kx) {
       int32_t xx = x0 + kx * p->dilation_w;
-      if (xx >= 0 && xx < d->in_w) {
-        copy_bytes(col + kx * d->in_c, row + xx * d->in_c, d->in_c);
+      if (xx >= 0 && xx < d->s.in_w) {
+        copy_bytes(col + kx * d->s.in_c, row + xx * d->s.in_c, d->s.in_c);
       } else {
-        memset(col + kx * d->in_c, p->pad_value, (size_t)d->in_c);
+        memset(col + kx * d->s.in_c, p->pad_value, (size_t)d->s.in_c);
       }
     }
   }
@@ -189,9 +168,9 @@ typedef struct {
 } pixel_t;
 
 static void next(pixel_t *q, const dims_t *d) {
-  if (++q->ox == d->out_w) {
+  if (++q->ox == d->s.out_w) {
     q->ox = 0;
-    if (++q->oy == d->out_h) {
+    if (++q->oy == d->s.out_h) {
       q->oy = 0;
       ++q->b;
     }
@@ -203,10 +182,10 @@ static void next(pixel_t *q, const dims_t *d) {
 static __attribute__((noinline)) void pixel_window(const mcu_conv_2d_s8_params_t *p,
                                                    const dims_t *d, const int8_t *input,
                                                    pixel_t q, uint32_t *x, int8_t *col) {
-  const int8_t *in = input + q.b * d->in_h * d->in_w * d->in_c;
+  const int8_t *in = input + q.b * d->s.in_h * d->s.in_w * d->s.in_c;
   int32_t y0 = q.oy * p->stride_h - p->pad_h;
   int32_t x0 = q.ox * p->stride_w - p->pad_w;
-  if (d->in_c % 4 == 0) {
+  if (d->s.in_c % 4 == 0) {
     expand_window(p, d, in, y0, x0, x);
     return;
   }
@@ -227,12 +206,12 @@ typedef struct {
 
 static fast_t fast_geometry(const mcu_conv_2d_s8_params_t *p, const dims_t *d) {
   fast_t g;
-  g.y_max = d->in_h - 1 - (d->k_h - 1) * p->dilation_h;
-  int contiguous = p->dilation_w == 1 || d->k_w == 1;
-  g.x_max = contiguous ? d->in_w - 1 - (d->k_w - 1) * p->dilation_w : -1;
-  g.run = d->k_w * d->in_c;
-  g.step = p->dilation_h * d->in_w * d->in_c;
-  g.image = d->in_h * d->in_w * d->in_c;
+  g.y_max = d->s.in_h - 1 - (d->s.k_h - 1) * p->dilation_h;
+  int contiguous = p->dilation_w == 1 || d->s.k_w == 1;
+  g.x_max = contiguous ? d->s.in_w - 1 - (d->s.k_w - 1) * p->dilation_w : -1;
+  g.run = d->s.k_w * d->s.in_c;
+  g.step = p->dilation_h * d->s.in_w * d->s.in_c;
+  g.image = d->s.in_h * d->s.in_w * d->s.in_c;
   return g;
 }
 
@@ -248,14 +227,14 @@ static inline __attribute__((always_inline)) int fast_window(const mcu_conv_2d_s
   if (y0 < 0 || y0 > g->y_max || x0 < 0 || x0 > g->x_max) {
     return 0;
   }
-  const int8_t *src = input + q.b * g->image + (y0 * d->in_w + x0) * d->in_c;
+  const int8_t *src = input + q.b * g->image + (y0 * d->s.in_w + x0) * d->s.in_c;
   if (g->run % 4 == 0) {
-    for (int32_t ky = 0; ky < d->k_h; ++ky, x += g->run, src += g->step) {
+    for (int32_t ky = 0; ky < d->s.k_h; ++ky, x += g->run, src += g->step) {
       expand(x, src, g->run / 4);
     }
     return 1;
   }
-  if (g->run == 9 && d->k_h == 3) { /* the 3x3 stem of three channels, unrolled */
+  if (g->run == 9 && d->s.k_h == 3) { /* the 3x3 stem of three channels, unrolled */
     for (int32_t ky = 0; ky < 3; ++ky, col += 9, src += g->step) {
       mcu_store_u32(col, mcu_load_u32(src));
       mcu_store_u32(col + 4, mcu_load_u32(src + 4));
@@ -265,7 +244,7 @@ static inline __attribute__((always_inline)) int fast_window(const mcu_conv_2d_s
     return 1;
   }
   int8_t *dst = col;
-  for (int32_t ky = 0; ky < d->k_h; ++ky, dst += g->run, src += g->step) {
+  for (int32_t ky = 0; ky < d->s.k_h; ++ky, dst += g->run, src += g->step) {
     copy_bytes(dst, src, g->run);
   }
   expand(x, col, d->blocks + (d->tail != 0));
@@ -285,15 +264,6 @@ static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc) {
 #endif
 }
 
-/* Clamped to [-128, 127] in one SSAT where the core has it. */
-static inline int32_t saturate_s8(int32_t v) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(v, 8);
-#else
-  return mcu_clamp_i32(v, -128, 127);
-#endif
-}
-
 /* The outputs of one channel (record `rec`, see the top of the file) for both pixels' sums,
  * the record read once (before any output is stored: the int8 stores may alias it). */
 typedef struct {
@@ -309,8 +279,8 @@ static inline __attribute__((always_inline)) two_t requantize(const int32_t *rec
   int32_t sign = rec[MCU_CONV_REC_SIGN];
   int32_t v0 = smmlar((int32_t)((uint32_t)acc0 << left), m, ((acc0 >> 31) & sign) + k) >> right;
   int32_t v1 = smmlar((int32_t)((uint32_t)acc1 << left), m, ((acc1 >> 31) & sign) + k) >> right;
-  two_t v = {full ? saturate_s8(v0) : mcu_clamp_i32(v0, lo, hi),
-             full ? saturate_s8(v1) : mcu_clamp_i32(v1, lo, hi)};
+  two_t v = {full ? mcu_ssat8(v0) : mcu_clamp_i32(v0, lo, hi),
+             full ? mcu_ssat8(v1) : mcu_clamp_i32(v1, lo, hi)};
   return v;
 }
 
@@ -500,9 +470,9 @@ static inline __attribute__((always_inline)) void channels_clamped(
     const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x, const int8_t *w,
     int8_t *out0, int8_t *out1, int full) {
   finish_t f = {p->channels, w, x + 4 * d->blocks, p->act_min, p->act_max};
-  const int8_t *blocks = w + d->out_c * d->tail;
+  const int8_t *blocks = w + d->s.out_c * d->tail;
   int32_t c = 0;
-  for (; c + 4 <= d->out_c; c += 4) {
+  for (; c + 4 <= d->s.out_c; c += 4) {
     int32_t s[8] = {bias(&f, c),     bias(&f, c),     bias(&f, c + 1), bias(&f, c + 1),
                     bias(&f, c + 2), bias(&f, c + 2), bias(&f, c + 3), bias(&f, c + 3)};
     dot_quad(x, blocks + c * 4 * d->blocks, d->blocks, s);
@@ -511,13 +481,13 @@ static inline __attribute__((always_inline)) void channels_clamped(
     finish(d, &f, c + 2, s[4], s[5], full, out0, out1);
     finish(d, &f, c + 3, s[6], s[7], full, out0, out1);
   }
-  for (; c + 2 <= d->out_c; c += 2) {
+  for (; c + 2 <= d->s.out_c; c += 2) {
     int32_t acc[2][2] = {{bias(&f, c), bias(&f, c)}, {bias(&f, c + 1), bias(&f, c + 1)}};
     dot_pair(x, blocks + c * 4 * d->blocks, d->blocks, acc);
     finish(d, &f, c, acc[0][0], acc[0][1], full, out0, out1);
     finish(d, &f, c + 1, acc[1][0], acc[1][1], full, out0, out1);
   }
-  if (c < d->out_c) {
+  if (c < d->s.out_c) {
     int32_t acc[2] = {bias(&f, c), bias(&f, c)};
     dot_one(x, blocks + c * 4 * d->blocks, d->blocks, acc);
     finish(d, &f, c, acc[0], acc[1], full, out0, out1);
@@ -546,10 +516,10 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_ENSURE(x != NULL, MCU_ERR_BAD_MODEL);
   int32_t words = 4 * (d.blocks + (d.tail != 0));
   int8_t *col = (int8_t *)(x + words);
-  if (d.in_c % 4 != 0) {
+  if (d.s.in_c % 4 != 0) {
     memset(col + d.depth, 0, (size_t)(words - d.depth)); /* the tail's missing values */
   }
-  int32_t pixels = d.batches * d.out_h * d.out_w;
+  int32_t pixels = d.s.batches * d.s.out_h * d.s.out_w;
   fast_t g = fast_geometry(p, &d);
   pixel_t q = {0, 0, 0};
   for (int32_t i = 0; i < pixels; i += 2) {
@@ -568,8 +538,8 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
         x[k + 1] = x[k];
       }
     }
-    int8_t *out0 = output + i * d.out_c;
-    channels(p, &d, x, weights, out0, two ? out0 + d.out_c : out0);
+    int8_t *out0 = output + i * d.s.out_c;
+    channels(p, &d, x, weights, out0, two ? out0 + d.s.out_c : out0);
   }
   return MCU_OK;
 }

@@ -25,40 +25,21 @@
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
+#include "mcu/window.h"
 
 typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c;
+  mcu_window_dims_t s;
   int32_t col_words; /* words of a band column: 5 for three channels, 2 for one */
 } dims_t;
 
 static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, &d->s));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_w = filter->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  d->col_words = d->in_c == 3 ? 5 : 2;
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[1] == 3, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(d->in_c == 1 || d->in_c == 3, MCU_ERR_BAD_MODEL);
+  d->col_words = d->s.in_c == 3 ? 5 : 2;
+  MCU_ENSURE_MODEL(d->s.k_h == 3 && (d->s.in_c == 1 || d->s.in_c == 3), MCU_ERR_BAD_MODEL);
   /* a convolution [O, 3, KW, I], or a depthwise one of one input channel [1, 3, KW, O] */
-  MCU_ENSURE_MODEL((filter->dims[0] == d->out_c && filter->dims[3] == d->in_c) ||
-                       (d->in_c == 1 && filter->dims[0] == 1 && filter->dims[3] == d->out_c),
+  MCU_ENSURE_MODEL((filter->dims[0] == d->s.out_c && d->s.k_c == d->s.in_c) ||
+                       (d->s.in_c == 1 && filter->dims[0] == 1 && d->s.k_c == d->s.out_c),
                    MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
@@ -95,11 +76,11 @@ static inline __attribute__((always_inline)) void column(uint32_t *dst, uint32_t
 /* The word at pixel x of `row` (NULL: a row outside the image), the pad word outside it; the
  * bytes past the row's end are not read. */
 static uint32_t pixel_word(const int8_t *row, int32_t x, const dims_t *d, uint32_t pad) {
-  if (row == NULL || x < 0 || x >= d->in_w) {
+  if (row == NULL || x < 0 || x >= d->s.in_w) {
     return pad;
   }
   uint32_t w = pad;
-  memcpy(&w, row + x * d->in_c, (size_t)d->in_c);
+  memcpy(&w, row + x * d->s.in_c, (size_t)d->s.in_c);
   return w;
 }
 
@@ -110,22 +91,22 @@ static void band(const dims_t *d, uint32_t pad, const int8_t *image, int32_t y0,
   int inside = 1;
   for (int32_t ky = 0; ky < 3; ++ky) {
     int32_t y = y0 + ky;
-    int ok = y >= 0 && y < d->in_h;
-    rows[ky] = ok ? image + y * d->in_w * d->in_c : NULL;
+    int ok = y >= 0 && y < d->s.in_h;
+    rows[ky] = ok ? image + y * d->s.in_w * d->s.in_c : NULL;
     inside &= ok;
   }
   /* [lo, hi): columns whose word loads stay inside their rows */
   int32_t lo = mcu_clamp_i32(-x0, 0, cols), hi = lo;
-  int32_t row_bytes = d->in_w * d->in_c;
+  int32_t row_bytes = d->s.in_w * d->s.in_c;
   if (inside && row_bytes >= 4) {
-    hi = mcu_clamp_i32((row_bytes - 4) / d->in_c - x0 + 1, lo, cols);
+    hi = mcu_clamp_i32((row_bytes - 4) / d->s.in_c - x0 + 1, lo, cols);
   }
   int32_t i = 0;
   for (; i < lo; ++i, dst += d->col_words) {
-    column(dst, pad, pad, pad, d->in_c);
+    column(dst, pad, pad, pad, d->s.in_c);
   }
   if (i < hi) {
-    int32_t step = d->in_c;
+    int32_t step = d->s.in_c;
     const int8_t *a = rows[0] + (x0 + i) * step, *b = rows[1] + (x0 + i) * step;
     const int8_t *c = rows[2] + (x0 + i) * step;
     if (step == 1) { /* (a, b) (c, -) from the bytes */
@@ -164,7 +145,7 @@ static void band(const dims_t *d, uint32_t pad, const int8_t *image, int32_t y0,
   for (; i < cols; ++i, dst += d->col_words) {
     int32_t x = x0 + i;
     column(dst, pixel_word(rows[0], x, d, pad), pixel_word(rows[1], x, d, pad),
-           pixel_word(rows[2], x, d, pad), d->in_c);
+           pixel_word(rows[2], x, d, pad), d->s.in_c);
   }
 }
 
@@ -309,23 +290,23 @@ static void strip_outputs(const mcu_conv_2d_stem_s8_params_t *p, const dims_t *d
   int32_t step = p->stride_w * d->col_words;
 #if MCU_STEM_ASM
   /* every group whole, the full int8 range, a 3x3 window */
-  if (d->out_c % 4 == 0 && p->act_min == -128 && p->act_max == 127) {
+  if (d->s.out_c % 4 == 0 && p->act_min == -128 && p->act_max == 127) {
     if (p->window == 15) {
-      pixels_asm(x, step, n, p->weights, d->out_c / 4, out, 1);
+      pixels_asm(x, step, n, p->weights, d->s.out_c / 4, out, 1);
       return;
     }
     if (p->window == 6) {
-      pixels_asm(x, step, n, p->weights, d->out_c / 4, out, 0);
+      pixels_asm(x, step, n, p->weights, d->s.out_c / 4, out, 0);
       return;
     }
   }
 #endif
   for (int32_t i = 0; i < n; ++i, x += step) {
     const int32_t *w = p->weights;
-    for (int32_t c = 0; c < d->out_c; c += 4, w += 12) {
+    for (int32_t c = 0; c < d->s.out_c; c += 4, w += 12) {
       int32_t s[4];
       w = group(x, w, p->window, s);
-      for (int32_t k = 0; k < 4 && c + k < d->out_c; ++k) {
+      for (int32_t k = 0; k < 4 && c + k < d->s.out_c; ++k) {
         *out++ = requantize(w + 3 * k, s[k], p->act_min, p->act_max);
       }
     }
@@ -336,21 +317,21 @@ mcu_status_t mcu_conv_2d_stem_s8_opt(const mcu_node_t *node, mcu_context_t *ctx)
   const mcu_conv_2d_stem_s8_params_t *p = node->params;
   dims_t d;
   MCU_TRY(read_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->strip > 0 && p->window == d.k_w * d.col_words, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->strip > 0 && p->window == d.s.k_w * d.col_words, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   int8_t *output = mcu_output(ctx, node, 0);
   MCU_ENSURE((const void *)output != (const void *)input, MCU_ERR_BAD_MODEL); /* never in place */
   uint32_t *x = mcu_scratch(ctx, node);
   MCU_ENSURE(x != NULL, MCU_ERR_BAD_MODEL);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int8_t *image = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
+  for (int32_t b = 0; b < d.s.batches; ++b) {
+    const int8_t *image = input + b * d.s.in_h * d.s.in_w * d.s.in_c;
+    for (int32_t oy = 0; oy < d.s.out_h; ++oy) {
       int32_t y0 = oy * p->stride_h - p->pad_h;
-      for (int32_t ox = 0; ox < d.out_w; ox += p->strip) {
-        int32_t n = d.out_w - ox < p->strip ? d.out_w - ox : p->strip;
+      for (int32_t ox = 0; ox < d.s.out_w; ox += p->strip) {
+        int32_t n = d.s.out_w - ox < p->strip ? d.s.out_w - ox : p->strip;
         band(&d, (uint32_t)p->pad_word, image, y0, ox * p->stride_w - p->pad_w,
-             (n - 1) * p->stride_w + d.k_w, x);
-        strip_outputs(p, &d, x, n, output + ((b * d.out_h + oy) * d.out_w + ox) * d.out_c);
+             (n - 1) * p->stride_w + d.s.k_w, x);
+        strip_outputs(p, &d, x, n, output + ((b * d.s.out_h + oy) * d.s.out_w + ox) * d.s.out_c);
       }
     }
   }

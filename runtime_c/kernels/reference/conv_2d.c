@@ -6,43 +6,14 @@
 #include <string.h>
 
 #include "mcu/quant.h"
+#include "mcu/window.h"
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t k_c; /* filter input depth: in_c / groups */
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c;
-  int32_t per_group; /* output channels per group */
-} conv_dims_t;
-
-static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx, conv_dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                              mcu_window_dims_t *d) {
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, d));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_h = filter->dims[1];
-  d->k_w = filter->dims[2];
-  d->k_c = filter->dims[3];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(d->k_c > 0 && d->in_c % d->k_c == 0, MCU_ERR_BAD_MODEL);
-  int32_t groups = d->in_c / d->k_c;
-  MCU_ENSURE_MODEL(d->out_c % groups == 0, MCU_ERR_BAD_MODEL);
-  d->per_group = d->out_c / groups;
+  MCU_ENSURE_MODEL(filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_groups(d));
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
   MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
   return MCU_OK;
@@ -55,80 +26,35 @@ typedef struct {
   int32_t c0;
 } conv_window_t;
 
-static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const conv_dims_t *d, int32_t oy,
-                                 int32_t ox, int32_t oc) {
+static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
+                                 int32_t oy, int32_t ox, int32_t oc) {
   conv_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
                      (oc / d->per_group) * d->k_c};
   return w;
 }
 
-static int conv_inside(const conv_dims_t *d, int32_t y, int32_t x) {
-  return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
-}
-
-/* Sum over the window of filter * (input + input_offset), in TFLM's tap order. */
-static int32_t conv_acc_int8(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
-                             const int8_t *in, const int8_t *filt, conv_window_t w) {
-  int32_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (!conv_inside(d, y, x)) {
-        continue;
-      }
-      const int8_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
-      const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {
-        acc += (int32_t)tap[ic] * ((int32_t)pix[ic] + p->input_offset);
-      }
-    }
+/* The sum over the window of filter * (input + offset), in TFLM's tap order: `acc_t` the
+ * accumulator, `mul_t` the products' type, `offset` what each input adds (empty: nothing). The
+ * 16x8 sum is exact in int64; TFLM sums in the accumulator type (the bias type), so an int32 one
+ * is this sum modulo 2^32. Its input offset is ignored, as TFLM's 16x8 kernel ignores it (the
+ * lowering requires zero points of 0). */
+#define CONV_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                      \
+  static acc_t name(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d, const in_t *in, \
+                    const filt_t *filt, conv_window_t w) {                                      \
+    acc_t acc = 0;                                                                              \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                          \
+      const in_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;                                \
+      const filt_t *tap = filt + (ky * d->k_w + kx) * d->k_c;                                   \
+      for (int32_t ic = 0; ic < d->k_c; ++ic) {                                                 \
+        acc += (mul_t)tap[ic] * ((mul_t)pix[ic] offset);                                        \
+      }                                                                                         \
+    });                                                                                         \
+    return acc;                                                                                 \
   }
-  return acc;
-}
 
-/* The 16x8 sum of filter * input over the window, exact. TFLM sums in the accumulator type (the
- * bias type): an int64 one is exact, an int32 one is this sum modulo 2^32. The input offset is
- * ignored, as TFLM's 16x8 kernel ignores it (the lowering requires zero points of 0). */
-static int64_t conv_acc_int16(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
-                              const int16_t *in, const int8_t *filt, conv_window_t w) {
-  int64_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (!conv_inside(d, y, x)) {
-        continue;
-      }
-      const int16_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
-      const int8_t *tap = filt + (ky * d->k_w + kx) * d->k_c;
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {
-        acc += (int32_t)tap[ic] * (int32_t)pix[ic];
-      }
-    }
-  }
-  return acc;
-}
-
-static float conv_acc_f32(const mcu_conv_2d_params_t *p, const conv_dims_t *d, const float *in,
-                          const float *filt, conv_window_t w) {
-  float total = 0.0f;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (!conv_inside(d, y, x)) {
-        continue;
-      }
-      const float *pix = in + (y * d->in_w + x) * d->in_c + w.c0;
-      const float *tap = filt + (ky * d->k_w + kx) * d->k_c;
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {
-        total += pix[ic] * tap[ic];
-      }
-    }
-  }
-  return total;
-}
+CONV_ACC(conv_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+CONV_ACC(conv_acc_int16, int16_t, int8_t, int64_t, int32_t, )
+CONV_ACC(conv_acc_f32, float, float, float, float, )
 
 static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_t oc) {
   int32_t ch = p->num_channels > 1 ? oc : 0;
@@ -142,7 +68,7 @@ static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_
  * outputs end at or before the end of that input pixel, so no later pixel is touched. With more,
  * last pixel first: its outputs start at or after the end of that input pixel, past every
  * earlier one. Sums as in the general path. */
-static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                         const void *scratch) {
   /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->k_h == 1 && d->k_w == 1 && d->k_c == d->in_c,
@@ -154,15 +80,15 @@ static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const con
 }
 
 /* The pixel processed at step `i` of an in-place 1x1 convolution (see above). */
-static int32_t conv_in_place_pixel(const conv_dims_t *d, int32_t pixels, int32_t i) {
+static int32_t conv_in_place_pixel(const mcu_window_dims_t *d, int32_t pixels, int32_t i) {
   return d->out_c <= d->in_c ? i : pixels - 1 - i;
 }
 
-static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                        int8_t *data, const int8_t *filter, const int32_t *bias,
                                        int8_t *pixel) {
   MCU_TRY(conv_in_place_check(p, d, pixel));
-  conv_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_h = 1;
   one.in_w = 1;
   const conv_window_t origin = {0, 0, 0};
@@ -179,11 +105,11 @@ static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const conv
   return MCU_OK;
 }
 
-static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const conv_dims_t *d,
+static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                       float *data, const float *filter, const float *bias,
                                       float *pixel) {
   MCU_TRY(conv_in_place_check(p, d, pixel));
-  conv_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_h = 1;
   one.in_w = 1;
   const conv_window_t origin = {0, 0, 0};
@@ -202,7 +128,7 @@ static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const conv_
 
 mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
-  conv_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
@@ -213,26 +139,19 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
     return conv_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          conv_window_t w = conv_window(p, &d, oy, ox, oc);
-          int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
-          acc += bias != NULL ? bias[oc] : 0;
-          *out++ = conv_requantize(p, acc, oc);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
+    conv_window_t w = conv_window(p, &d, oy, ox, oc);
+    int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
+    acc += bias != NULL ? bias[oc] : 0;
+    *out++ = conv_requantize(p, acc, oc);
+  });
   return MCU_OK;
 }
 
 /* 16x8: `acc64` selects the int64 accumulator and bias (else int32, wrapping). */
 static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int acc64) {
   const mcu_conv_2d_params_t *p = node->params;
-  conv_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
@@ -241,27 +160,20 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   const int32_t *bias32 = node->num_inputs > 2 && !acc64 ? mcu_input(ctx, node, 2) : NULL;
   int16_t *out = mcu_output(ctx, node, 0);
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int16_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          conv_window_t w = conv_window(p, &d, oy, ox, oc);
-          int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
-          int32_t ch = p->num_channels > 1 ? oc : 0;
-          int32_t scaled;
-          if (acc64) {
-            acc += bias64 != NULL ? bias64[oc] : 0;
-            scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-          } else {
-            uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
-            scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
-          }
-          *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
-        }
-      }
+  MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
+    conv_window_t w = conv_window(p, &d, oy, ox, oc);
+    int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
+    int32_t ch = p->num_channels > 1 ? oc : 0;
+    int32_t scaled;
+    if (acc64) {
+      acc += bias64 != NULL ? bias64[oc] : 0;
+      scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+    } else {
+      uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
+      scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
     }
-  }
+    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+  });
   return MCU_OK;
 }
 
@@ -275,7 +187,7 @@ mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx)
 
 mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
-  conv_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   const float *filter = mcu_input(ctx, node, 1);
@@ -285,18 +197,11 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
     return conv_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const float *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          conv_window_t w = conv_window(p, &d, oy, ox, oc);
-          float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
-          float bias_value = bias != NULL ? bias[oc] : 0.0f;
-          *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
+    conv_window_t w = conv_window(p, &d, oy, ox, oc);
+    float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
+    float bias_value = bias != NULL ? bias[oc] : 0.0f;
+    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+  });
   return MCU_OK;
 }

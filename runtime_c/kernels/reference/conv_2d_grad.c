@@ -9,48 +9,21 @@
  * sum starts at 0 and runs in the order written, so every build gives the same bits. */
 #include "mcu/kernels/conv_2d_grad.h"
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t k_c; /* filter input depth: in_c / groups */
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c;
-  int32_t per_group; /* output channels per group */
-} conv_grad_dims_t;
+#include "mcu/window.h"
 
 static mcu_status_t conv_grad_dims(const mcu_node_t *node, const mcu_context_t *ctx,
-                                   conv_grad_dims_t *d) {
+                                   mcu_window_dims_t *d) {
   const mcu_conv_2d_grad_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs == 7, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(node->num_outputs == p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *dy = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *x = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *w = mcu_input_tensor(ctx, node, 2);
   const mcu_tensor_t *y = mcu_input_tensor(ctx, node, 3);
-  MCU_ENSURE_MODEL(dy != NULL && x != NULL && w != NULL && y != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(x->ndims == 4 && w->ndims == 4 && y->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = x->dims[0];
-  d->in_h = x->dims[1];
-  d->in_w = x->dims[2];
-  d->in_c = x->dims[3];
-  d->k_h = w->dims[1];
-  d->k_w = w->dims[2];
-  d->k_c = w->dims[3];
-  d->out_h = y->dims[1];
-  d->out_w = y->dims[2];
-  d->out_c = y->dims[3];
-  MCU_ENSURE_MODEL(y->dims[0] == d->batches && w->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(dy != NULL && y != NULL, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 1), w, y, d));
+  MCU_ENSURE_MODEL(w->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(mcu_num_elements(dy) == mcu_num_elements(y), MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(d->k_c > 0 && d->in_c % d->k_c == 0, MCU_ERR_BAD_MODEL);
-  const int32_t groups = d->in_c / d->k_c;
-  MCU_ENSURE_MODEL(d->out_c % groups == 0, MCU_ERR_BAD_MODEL);
-  d->per_group = d->out_c / groups;
-  return MCU_OK;
+  return mcu_window_groups(d);
 }
 
 static void conv_grad_clear(float *t, int32_t n) {
@@ -83,7 +56,7 @@ typedef struct {
   int32_t ky_lo, ky_hi, kx_lo, kx_hi, y0, x0;
 } conv_grad_window_t;
 
-static void conv_grad_window(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
+static void conv_grad_window(const mcu_conv_2d_grad_params_t *p, const mcu_window_dims_t *d,
                              int32_t oy, int32_t ox, conv_grad_window_t *win) {
   win->y0 = oy * p->stride_h - p->pad_h;
   win->x0 = ox * p->stride_w - p->pad_w;
@@ -92,7 +65,7 @@ static void conv_grad_window(const mcu_conv_2d_grad_params_t *p, const conv_grad
 }
 
 /* db and dx: one pass over the output gradient in the order (n, oy, ox, o). */
-static void conv_grad_input(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
+static void conv_grad_input(const mcu_conv_2d_grad_params_t *p, const mcu_window_dims_t *d,
                             const float *dy, const float *y, const float *w, float *db,
                             float *dx) {
   const int32_t image = d->in_h * d->in_w * d->in_c;
@@ -137,7 +110,7 @@ static void conv_grad_input(const mcu_conv_2d_grad_params_t *p, const conv_grad_
 }
 
 /* dW of output channel o, summed over (n, oy, ox) into `row` (KH*KW*C/groups floats). */
-static void conv_grad_weights(const mcu_conv_2d_grad_params_t *p, const conv_grad_dims_t *d,
+static void conv_grad_weights(const mcu_conv_2d_grad_params_t *p, const mcu_window_dims_t *d,
                               const float *dy, const float *y, const float *x, int32_t o,
                               float *row) {
   const int32_t image = d->in_h * d->in_w * d->in_c;
@@ -172,28 +145,21 @@ static void conv_grad_weights(const mcu_conv_2d_grad_params_t *p, const conv_gra
 
 mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_grad_params_t *p = node->params;
-  conv_grad_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(conv_grad_dims(node, ctx, &d));
-  const float *dy = mcu_input(ctx, node, 0);
-  const float *x = mcu_input(ctx, node, 1);
-  float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
-  const float *y = mcu_input(ctx, node, 3);
-  mcu_sgd_operands_t sgd;
-  MCU_TRY(mcu_sgd_operands(node, ctx, 4, p->update_w, &sgd));
-  int out = 0;
-  float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
-  float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
-  conv_grad_input(p, &d, dy, y, w, db, dx);
-  if (!sgd.run) {
+  mcu_grad_operands_t g;
+  MCU_TRY(mcu_grad_operands(node, ctx, p->update_w, p->has_db, p->has_dx, &g));
+  conv_grad_input(p, &d, g.dy, g.y, g.w, g.db, g.dx);
+  if (!g.sgd.run) {
     return MCU_OK;
   }
-  float *row = sgd.row;
+  float *row = g.sgd.row;
   const int32_t filter_size = d.k_h * d.k_w * d.k_c;
   for (int32_t o = 0; o < d.out_c; ++o) {
-    conv_grad_weights(p, &d, dy, y, x, o, row);
+    conv_grad_weights(p, &d, g.dy, g.y, g.x, o, row);
     const int32_t at = o * filter_size;
-    mcu_sgd_step(&p->sgd, w + at, row, sgd.acc != NULL ? sgd.acc + at : NULL,
-                 sgd.mom != NULL ? sgd.mom + at : NULL, filter_size, sgd.apply);
+    mcu_sgd_step(&p->sgd, g.w + at, row, g.sgd.acc != NULL ? g.sgd.acc + at : NULL,
+                 g.sgd.mom != NULL ? g.sgd.mom + at : NULL, filter_size, g.sgd.apply);
   }
   return MCU_OK;
 }

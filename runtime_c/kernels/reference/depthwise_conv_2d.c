@@ -6,38 +6,13 @@
 #include <string.h>
 
 #include "mcu/quant.h"
+#include "mcu/window.h"
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c; /* in_c * depth_multiplier */
-} dw_dims_t;
-
-static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx, dw_dims_t *d) {
+static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                            mcu_window_dims_t *d) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_h = filter->dims[1];
-  d->k_w = filter->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[3] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, d));
+  MCU_ENSURE_MODEL(d->k_c == d->out_c && p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
   MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
@@ -52,58 +27,30 @@ typedef struct {
   int32_t oc;
 } dw_window_t;
 
-static int dw_inside(const dw_dims_t *d, int32_t y, int32_t x) {
-  return y >= 0 && y < d->in_h && x >= 0 && x < d->in_w;
+static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy, int32_t ox,
+                             int32_t ic, int32_t oc) {
+  dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, ic, oc};
+  return w;
 }
 
-static int32_t dw_acc_int8(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                           const int8_t *in, const int8_t *filter, dw_window_t w) {
-  int32_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (dw_inside(d, y, x)) {
-        int32_t value = (int32_t)in[(y * d->in_w + x) * d->in_c + w.ic] + p->input_offset;
-        acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
-      }
-    }
+/* The sum over the window of filter * (input + offset), in TFLM's tap order: `acc_t` the
+ * accumulator, `mul_t` the products' type, `offset` what each input adds (empty: nothing). The
+ * 16x8 sum is exact in int64; its input offset is ignored, as TFLM's 16x8 kernel ignores it (zero
+ * points are 0). */
+#define DW_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                    \
+  static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,   \
+                    const in_t *in, const filt_t *filter, dw_window_t w) {                 \
+    acc_t acc = 0;                                                                          \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                      \
+      mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                   \
+      acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                   \
+    });                                                                                     \
+    return acc;                                                                             \
   }
-  return acc;
-}
 
-/* 16x8: exact int64 sum; TFLM's 16x8 kernel ignores the input offset (zero points are 0). */
-static int64_t dw_acc_int16(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                            const int16_t *in, const int8_t *filter, dw_window_t w) {
-  int64_t acc = 0;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (dw_inside(d, y, x)) {
-        int32_t value = in[(y * d->in_w + x) * d->in_c + w.ic];
-        acc += (int32_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;
-      }
-    }
-  }
-  return acc;
-}
-
-static float dw_acc_f32(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                        const float *in, const float *filter, dw_window_t w) {
-  float total = 0.0f;
-  for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    int32_t y = w.y0 + p->dilation_h * ky;
-    for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      int32_t x = w.x0 + p->dilation_w * kx;
-      if (dw_inside(d, y, x)) {
-        float value = in[(y * d->in_w + x) * d->in_c + w.ic];
-        total += value * filter[(ky * d->k_w + kx) * d->out_c + w.oc];
-      }
-    }
-  }
-  return total;
-}
+DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+DW_ACC(dw_acc_int16, int16_t, int8_t, int64_t, int32_t, )
+DW_ACC(dw_acc_f32, float, float, float, float, )
 
 static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc, int32_t oc) {
   int32_t ch = p->num_channels > 1 ? oc : 0;
@@ -115,15 +62,15 @@ static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc
  * 5): depth multiplier 1, batch 1, no more output than input pixels. Channel by channel, the
  * input plane is staged in the scratch, then that channel's outputs are written: output pixel k
  * lands on input pixel k of the same channel, already staged, and no other channel is touched. */
-static mcu_status_t dw_in_place_check(const dw_dims_t *d, const void *scratch) {
+static mcu_status_t dw_in_place_check(const mcu_window_dims_t *d, const void *scratch) {
   /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->batches == 1 && d->out_c == d->in_c, MCU_ERR_BAD_MODEL);
   MCU_ENSURE(d->out_h * d->out_w <= d->in_h * d->in_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;
 }
 
-static void dw_stage_plane(void *plane, const uint8_t *data, const dw_dims_t *d, int32_t c,
-                           size_t elem) {
+static void dw_stage_plane(void *plane, const uint8_t *data, const mcu_window_dims_t *d,
+                           int32_t c, size_t elem) {
   uint8_t *dst = plane;
   int32_t pixels = d->in_h * d->in_w;
   for (int32_t k = 0; k < pixels; ++k) {
@@ -131,17 +78,17 @@ static void dw_stage_plane(void *plane, const uint8_t *data, const dw_dims_t *d,
   }
 }
 
-static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                                     int8_t *data, const int8_t *filter, const int32_t *bias,
-                                     int8_t *plane) {
+static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p,
+                                     const mcu_window_dims_t *d, int8_t *data,
+                                     const int8_t *filter, const int32_t *bias, int8_t *plane) {
   MCU_TRY(dw_in_place_check(d, plane));
-  dw_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_c = 1;
   for (int32_t c = 0; c < d->in_c; ++c) {
     dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(int8_t));
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
       for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
+        dw_window_t w = dw_window(p, oy, ox, 0, c);
         int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
         data[(oy * d->out_w + ox) * d->out_c + c] = dw_requantize(p, acc, c);
       }
@@ -150,17 +97,17 @@ static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p, co
   return MCU_OK;
 }
 
-static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p, const dw_dims_t *d,
-                                    float *data, const float *filter, const float *bias,
-                                    float *plane) {
+static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p,
+                                    const mcu_window_dims_t *d, float *data, const float *filter,
+                                    const float *bias, float *plane) {
   MCU_TRY(dw_in_place_check(d, plane));
-  dw_dims_t one = *d;
+  mcu_window_dims_t one = *d;
   one.in_c = 1;
   for (int32_t c = 0; c < d->in_c; ++c) {
     dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(float));
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
       for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, 0, c};
+        dw_window_t w = dw_window(p, oy, ox, 0, c);
         float total = dw_acc_f32(p, &one, plane, filter, w);
         float bias_value = bias != NULL ? bias[c] : 0.0f;
         data[(oy * d->out_w + ox) * d->out_c + c] =
@@ -173,7 +120,7 @@ static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p, con
 
 mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  dw_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
@@ -183,53 +130,37 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   if ((const void *)out == (const void *)input) {
     return dw_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int8_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
-                           oc / p->depth_multiplier, oc};
-          int32_t acc = dw_acc_int8(p, &d, in, filter, w);
-          acc += bias != NULL ? bias[oc] : 0;
-          *out++ = dw_requantize(p, acc, oc);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
+    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
+    int32_t acc = dw_acc_int8(p, &d, in, filter, w);
+    acc += bias != NULL ? bias[oc] : 0;
+    *out++ = dw_requantize(p, acc, oc);
+  });
   return MCU_OK;
 }
 
 mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  dw_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   int16_t *out = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const int16_t *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
-                           oc / p->depth_multiplier, oc};
-          int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
-          int32_t ch = p->num_channels > 1 ? oc : 0;
-          int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-          *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
+    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
+    int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
+    int32_t ch = p->num_channels > 1 ? oc : 0;
+    int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+  });
   return MCU_OK;
 }
 
 mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
-  dw_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   const float *filter = mcu_input(ctx, node, 1);
@@ -238,19 +169,11 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
   if ((const void *)out == (const void *)input) {
     return dw_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    const float *in = input + b * d.in_h * d.in_w * d.in_c;
-    for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        for (int32_t oc = 0; oc < d.out_c; ++oc) {
-          dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
-                           oc / p->depth_multiplier, oc};
-          float total = dw_acc_f32(p, &d, in, filter, w);
-          float bias_value = bias != NULL ? bias[oc] : 0.0f;
-          *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-        }
-      }
-    }
-  }
+  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
+    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
+    float total = dw_acc_f32(p, &d, in, filter, w);
+    float bias_value = bias != NULL ? bias[oc] : 0.0f;
+    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+  });
   return MCU_OK;
 }

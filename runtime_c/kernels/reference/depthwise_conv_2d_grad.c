@@ -9,17 +9,7 @@
  * bits. */
 #include "mcu/kernels/depthwise_conv_2d_grad.h"
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c; /* in_c * depth_multiplier */
-} dw_grad_dims_t;
+#include "mcu/window.h"
 
 /* The tensors one batch element works on; a gradient not asked for is NULL. */
 typedef struct {
@@ -30,27 +20,16 @@ typedef struct {
 } dw_grad_io_t;
 
 static mcu_status_t dw_grad_dims(const mcu_node_t *node, const mcu_context_t *ctx,
-                                 dw_grad_dims_t *d) {
+                                 mcu_window_dims_t *d) {
   const mcu_depthwise_conv_2d_grad_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs == 4, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(node->num_outputs == p->has_dw + p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *dy = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *x = mcu_input_tensor(ctx, node, 1);
   const mcu_tensor_t *w = mcu_input_tensor(ctx, node, 2);
   const mcu_tensor_t *y = mcu_input_tensor(ctx, node, 3);
-  MCU_ENSURE_MODEL(dy != NULL && x != NULL && w != NULL && y != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(x->ndims == 4 && w->ndims == 4 && y->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = x->dims[0];
-  d->in_h = x->dims[1];
-  d->in_w = x->dims[2];
-  d->in_c = x->dims[3];
-  d->k_h = w->dims[1];
-  d->k_w = w->dims[2];
-  d->out_h = y->dims[1];
-  d->out_w = y->dims[2];
-  d->out_c = y->dims[3];
-  MCU_ENSURE_MODEL(y->dims[0] == d->batches && w->dims[0] == 1, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(w->dims[3] == d->out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(dy != NULL && y != NULL, MCU_ERR_BAD_MODEL);
+  MCU_TRY(mcu_window_dims(mcu_input_tensor(ctx, node, 1), w, y, d));
+  MCU_ENSURE_MODEL(w->dims[0] == 1 && d->k_c == d->out_c, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(mcu_num_elements(dy) == mcu_num_elements(y), MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
@@ -68,7 +47,7 @@ static void dw_grad_clear(float *t, int32_t n) {
 
 /* Output element (oy, ox, o) of one batch element, its gradient dz, into dW and dx: every tap
  * of its window (top-left input position y0, x0) inside the image. */
-static void dw_grad_taps(const mcu_depthwise_conv_2d_grad_params_t *p, const dw_grad_dims_t *d,
+static void dw_grad_taps(const mcu_depthwise_conv_2d_grad_params_t *p, const mcu_window_dims_t *d,
                          const dw_grad_io_t *io, float dz, int32_t y0, int32_t x0, int32_t o) {
   const int32_t c = o / p->depth_multiplier;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
@@ -95,7 +74,7 @@ static void dw_grad_taps(const mcu_depthwise_conv_2d_grad_params_t *p, const dw_
 
 mcu_status_t mcu_depthwise_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_grad_params_t *p = node->params;
-  dw_grad_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(dw_grad_dims(node, ctx, &d));
   const float *dy = mcu_input(ctx, node, 0);
   const float *x = mcu_input(ctx, node, 1);

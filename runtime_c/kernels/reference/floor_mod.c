@@ -13,14 +13,6 @@ static float floor_mod_one(float x, float d) {
 }
 
 mcu_status_t mcu_floor_mod_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const float *a = mcu_input(ctx, node, 0);
-  const float *b = mcu_input(ctx, node, 1);
-  float *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    y[i] = floor_mod_one(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)]);
-  }
+  MCU_BINARY_EACH(node, ctx, float, *y = floor_mod_one(x1, x2));
   return MCU_OK;
 }

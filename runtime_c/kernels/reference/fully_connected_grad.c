@@ -18,49 +18,42 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
   MCU_ENSURE_MODEL(w_t != NULL && y_t != NULL && w_t->ndims == 2, MCU_ERR_BAD_MODEL);
   const int32_t outs = w_t->dims[0], ins = w_t->dims[1];
   const int32_t rows = mcu_num_elements(y_t) / outs;
-  const float *dy = mcu_input(ctx, node, 0);
-  const float *x = mcu_input(ctx, node, 1);
-  float *w = (float *)mcu_input(ctx, node, 2); /* a variable when it trains */
-  const float *y = mcu_input(ctx, node, 3);
-  mcu_sgd_operands_t sgd;
-  MCU_TRY(mcu_sgd_operands(node, ctx, 4, p->update_w, &sgd));
-  int out = 0;
-  float *db = p->has_db ? mcu_output(ctx, node, out++) : NULL;
-  float *dx = p->has_dx ? mcu_output(ctx, node, out++) : NULL;
-  if (dx != NULL) {
+  mcu_grad_operands_t g;
+  MCU_TRY(mcu_grad_operands(node, ctx, p->update_w, p->has_db, p->has_dx, &g));
+  if (g.dx != NULL) {
     for (int32_t r = 0; r < rows; ++r) {
       for (int32_t i = 0; i < ins; ++i) {
         float total = 0.0f;
         for (int32_t o = 0; o < outs; ++o) {
-          total += passed(p, dy[r * outs + o], y[r * outs + o]) * w[o * ins + i];
+          total += passed(p, g.dy[r * outs + o], g.y[r * outs + o]) * g.w[o * ins + i];
         }
-        dx[r * ins + i] = total;
+        g.dx[r * ins + i] = total;
       }
     }
   }
-  if (db != NULL) {
+  if (g.db != NULL) {
     for (int32_t o = 0; o < outs; ++o) {
       float total = 0.0f;
       for (int32_t r = 0; r < rows; ++r) {
-        total += passed(p, dy[r * outs + o], y[r * outs + o]);
+        total += passed(p, g.dy[r * outs + o], g.y[r * outs + o]);
       }
-      db[o] = total;
+      g.db[o] = total;
     }
   }
-  if (!sgd.run) {
+  if (!g.sgd.run) {
     return MCU_OK;
   }
-  float *row = sgd.row;
+  float *row = g.sgd.row;
   for (int32_t o = 0; o < outs; ++o) {
     for (int32_t i = 0; i < ins; ++i) {
       float total = 0.0f;
       for (int32_t r = 0; r < rows; ++r) {
-        total += passed(p, dy[r * outs + o], y[r * outs + o]) * x[r * ins + i];
+        total += passed(p, g.dy[r * outs + o], g.y[r * outs + o]) * g.x[r * ins + i];
       }
       row[i] = total;
     }
-    mcu_sgd_step(&p->sgd, w + o * ins, row, sgd.acc != NULL ? sgd.acc + o * ins : NULL,
-                 sgd.mom != NULL ? sgd.mom + o * ins : NULL, ins, sgd.apply);
+    mcu_sgd_step(&p->sgd, g.w + o * ins, row, g.sgd.acc != NULL ? g.sgd.acc + o * ins : NULL,
+                 g.sgd.mom != NULL ? g.sgd.mom + o * ins : NULL, ins, g.sgd.apply);
   }
   return MCU_OK;
 }

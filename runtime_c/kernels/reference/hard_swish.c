@@ -4,6 +4,7 @@
 #include "mcu/kernels/hard_swish.h"
 
 #include "mcu/quant.h"
+#include "mcu/unary.h"
 
 /* gemmlowp::SaturatingRoundingDoublingHighMul<int16_t>. */
 static int16_t hs_srdhm16(int16_t a, int16_t b) {
@@ -63,37 +64,19 @@ static int8_t hs_one_int8(int8_t x, const mcu_hard_swish_params_t *p) {
   return (int8_t)(out > INT8_MAX ? INT8_MAX : (out < INT8_MIN ? INT8_MIN : out));
 }
 
-static mcu_status_t hs_size(const mcu_node_t *node, const mcu_context_t *ctx, int32_t *n) {
-  MCU_ENSURE_MODEL(node->num_inputs == 1 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  *n = mcu_num_elements(mcu_input_tensor(ctx, node, 0));
-  MCU_ENSURE_MODEL(*n == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
-
 mcu_status_t mcu_hard_swish_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_hard_swish_params_t *p = node->params;
-  int32_t n;
-  MCU_TRY(hs_size(node, ctx, &n));
   MCU_ENSURE_MODEL(p->output_exponent <= 0 && p->reluish_exponent <= 31, MCU_ERR_BAD_MODEL);
-  const int8_t *x = mcu_input(ctx, node, 0);
-  int8_t *y = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    y[i] = hs_one_int8(x[i], p);
-  }
+  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, *y = hs_one_int8(x, p));
   return MCU_OK;
 }
 
 mcu_status_t mcu_hard_swish_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  int32_t n;
-  MCU_TRY(hs_size(node, ctx, &n));
-  const float *x = mcu_input(ctx, node, 0);
-  float *y = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    float in = x[i];
-    float relu6 = in + 3.0f;
+  MCU_UNARY_EACH(node, ctx, float, float, {
+    float relu6 = x + 3.0f;
     relu6 = 0.0f < relu6 ? relu6 : 0.0f;
     relu6 = relu6 < 6.0f ? relu6 : 6.0f;
-    y[i] = in * relu6 / 6.0f;
-  }
+    *y = x * relu6 / 6.0f;
+  });
   return MCU_OK;
 }

@@ -3,13 +3,7 @@
 #include "mcu/kernels/leaky_relu.h"
 
 #include "mcu/quant.h"
-
-static mcu_status_t leaky_size(const mcu_node_t *node, const mcu_context_t *ctx, int32_t *n) {
-  MCU_ENSURE_MODEL(node->num_inputs == 1 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  *n = mcu_num_elements(mcu_input_tensor(ctx, node, 0));
-  MCU_ENSURE_MODEL(*n == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
+#include "mcu/unary.h"
 
 /* One element, before the clamp to the output type. */
 static inline __attribute__((always_inline)) int32_t leaky_one(int32_t x,
@@ -27,36 +21,20 @@ static inline __attribute__((always_inline)) int32_t leaky_one(int32_t x,
 
 mcu_status_t mcu_leaky_relu_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_leaky_relu_params_t *p = node->params;
-  int32_t n;
-  MCU_TRY(leaky_size(node, ctx, &n));
-  const int8_t *x = mcu_input(ctx, node, 0);
-  int8_t *y = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    y[i] = (int8_t)mcu_clamp_i32(leaky_one(x[i], p), INT8_MIN, INT8_MAX);
-  }
+  MCU_UNARY_EACH(node, ctx, int8_t, int8_t,
+                 *y = (int8_t)mcu_clamp_i32(leaky_one(x, p), INT8_MIN, INT8_MAX));
   return MCU_OK;
 }
 
 mcu_status_t mcu_leaky_relu_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_leaky_relu_params_t *p = node->params;
-  int32_t n;
-  MCU_TRY(leaky_size(node, ctx, &n));
-  const int16_t *x = mcu_input(ctx, node, 0);
-  int16_t *y = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    y[i] = (int16_t)mcu_clamp_i32(leaky_one(x[i], p), INT16_MIN, INT16_MAX);
-  }
+  MCU_UNARY_EACH(node, ctx, int16_t, int16_t,
+                 *y = (int16_t)mcu_clamp_i32(leaky_one(x, p), INT16_MIN, INT16_MAX));
   return MCU_OK;
 }
 
 mcu_status_t mcu_leaky_relu_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_leaky_relu_params_t *p = node->params;
-  int32_t n;
-  MCU_TRY(leaky_size(node, ctx, &n));
-  const float *x = mcu_input(ctx, node, 0);
-  float *y = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    y[i] = x[i] > 0.0f ? x[i] : x[i] * p->alpha;
-  }
+  MCU_UNARY_EACH(node, ctx, float, float, *y = x > 0.0f ? x : x * p->alpha);
   return MCU_OK;
 }

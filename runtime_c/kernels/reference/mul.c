@@ -17,61 +17,25 @@ static inline __attribute__((always_inline)) int32_t mul_one(int32_t x1, int32_t
 
 mcu_status_t mcu_mul_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mul_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const int8_t *a = mcu_input(ctx, node, 0);
-  const int8_t *b = mcu_input(ctx, node, 1);
-  int8_t *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
-    y[i] = (int8_t)mul_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
-  }
+  MCU_BINARY_EACH(node, ctx, int8_t, *y = (int8_t)mul_one(x1, x2, p));
   return MCU_OK;
 }
 
 mcu_status_t mcu_mul_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mul_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const int16_t *a = mcu_input(ctx, node, 0);
-  const int16_t *b = mcu_input(ctx, node, 1);
-  int16_t *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
-    y[i] = (int16_t)mul_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
-  }
+  MCU_BINARY_EACH(node, ctx, int16_t, *y = (int16_t)mul_one(x1, x2, p));
   return MCU_OK;
 }
 
 mcu_status_t mcu_mul_int32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mul_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const int32_t *a = mcu_input(ctx, node, 0);
-  const int32_t *b = mcu_input(ctx, node, 1);
-  int32_t *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t product =
-        mcu_wrap_mul_i32(a[mcu_binary_offset(s.a, s.y, i)], b[mcu_binary_offset(s.b, s.y, i)]);
-    y[i] = mcu_clamp_i32(product, p->act_min, p->act_max);
-  }
+  MCU_BINARY_EACH(node, ctx, int32_t,
+                  *y = mcu_clamp_i32(mcu_wrap_mul_i32(x1, x2), p->act_min, p->act_max));
   return MCU_OK;
 }
 
 mcu_status_t mcu_mul_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mul_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const float *a = mcu_input(ctx, node, 0);
-  const float *b = mcu_input(ctx, node, 1);
-  float *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    float product = a[mcu_binary_offset(s.a, s.y, i)] * b[mcu_binary_offset(s.b, s.y, i)];
-    y[i] = mcu_clamp_f32(product, p->act_min_f, p->act_max_f);
-  }
+  MCU_BINARY_EACH(node, ctx, float, *y = mcu_clamp_f32(x1 * x2, p->act_min_f, p->act_max_f));
   return MCU_OK;
 }

@@ -5,60 +5,20 @@
 #include "mcu/binary.h"
 #include "mcu/quant.h"
 
-/* One element, clamped to the activation range of the output type (int8 or int16). */
-static inline __attribute__((always_inline)) int32_t sub_one(int32_t x1, int32_t x2,
-                                                             const mcu_sub_params_t *p) {
-  int32_t shifted1 = mcu_wrap_mul_i32(p->input1_offset + x1, (int32_t)1 << p->left_shift);
-  int32_t shifted2 = mcu_wrap_mul_i32(p->input2_offset + x2, (int32_t)1 << p->left_shift);
-  int32_t scaled1 = mcu_mbqm_smaller_than_one(shifted1, p->input1_multiplier, p->input1_shift);
-  int32_t scaled2 = mcu_mbqm_smaller_than_one(shifted2, p->input2_multiplier, p->input2_shift);
-  int32_t raw = mcu_mbqm_smaller_than_one(scaled1 - scaled2, p->output_multiplier,
-                                          p->output_shift) +
-                p->output_offset;
-  return mcu_clamp_i32(raw, p->act_min, p->act_max);
-}
-
 mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const int8_t *a = mcu_input(ctx, node, 0);
-  const int8_t *b = mcu_input(ctx, node, 1);
-  int8_t *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
-    y[i] = (int8_t)sub_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
-  }
+  MCU_BINARY_EACH(node, ctx, int8_t, *y = (int8_t)mcu_add_sub_one(x1, x2, p, -1));
   return MCU_OK;
 }
 
 mcu_status_t mcu_sub_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const int16_t *a = mcu_input(ctx, node, 0);
-  const int16_t *b = mcu_input(ctx, node, 1);
-  int16_t *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
-    y[i] = (int16_t)sub_one(x1, b[mcu_binary_offset(s.b, s.y, i)], p);
-  }
+  MCU_BINARY_EACH(node, ctx, int16_t, *y = (int16_t)mcu_add_sub_one(x1, x2, p, -1));
   return MCU_OK;
 }
 
 mcu_status_t mcu_sub_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_sub_params_t *p = node->params;
-  mcu_binary_shapes_t s;
-  MCU_TRY(mcu_binary_shapes(node, ctx, &s));
-  const float *a = mcu_input(ctx, node, 0);
-  const float *b = mcu_input(ctx, node, 1);
-  float *y = mcu_output(ctx, node, 0);
-  int32_t n = mcu_num_elements(s.y);
-  for (int32_t i = 0; i < n; ++i) {
-    float diff = a[mcu_binary_offset(s.a, s.y, i)] - b[mcu_binary_offset(s.b, s.y, i)];
-    y[i] = mcu_clamp_f32(diff, p->act_min_f, p->act_max_f);
-  }
+  MCU_BINARY_EACH(node, ctx, float, *y = mcu_clamp_f32(x1 - x2, p->act_min_f, p->act_max_f));
   return MCU_OK;
 }

@@ -5,15 +5,7 @@
 #include <math.h>
 
 #include "mcu/quant.h"
-
-static mcu_status_t element_count(const mcu_node_t *node, const mcu_context_t *ctx,
-                                  int32_t *size) {
-  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(input != NULL, MCU_ERR_BAD_MODEL);
-  *size = mcu_num_elements(input);
-  MCU_ENSURE_MODEL(*size == mcu_num_elements(mcu_output_tensor(ctx, node, 0)), MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
+#include "mcu/unary.h"
 
 /* gemmlowp::tanh on a value with `integer_bits` integer bits; result in Q0.31. */
 static int32_t tanh_fixed(int32_t a, int integer_bits) {
@@ -30,51 +22,22 @@ static int32_t tanh_fixed(int32_t a, int integer_bits) {
   return a < 0 ? -t : t;
 }
 
-static int8_t tanh_int8(int8_t q, const mcu_tanh_params_t *p) {
-  int32_t centered = (int32_t)q - p->input_zero_point;
-  if (centered <= -p->input_range_radius) {
-    return INT8_MIN;
-  }
-  if (centered >= p->input_range_radius) {
-    return INT8_MAX;
-  }
-  int32_t in_q4 = mcu_mbqm(centered, p->input_multiplier, p->input_left_shift);
-  int32_t out = mcu_rdbpot(tanh_fixed(in_q4, 4), 24);
-  return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
-}
-
 mcu_status_t mcu_tanh_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  int32_t size = 0;
-  MCU_TRY(element_count(node, ctx, &size));
-  const float *input = mcu_input(ctx, node, 0);
-  float *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < size; ++i) {
-    output[i] = tanhf(input[i]);
-  }
+  MCU_UNARY_EACH(node, ctx, float, float, *y = tanhf(x));
   return MCU_OK;
 }
 
 mcu_status_t mcu_tanh_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tanh_params_t *p = node->params;
-  int32_t size = 0;
-  MCU_TRY(element_count(node, ctx, &size));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  int8_t *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < size; ++i) {
-    output[i] = tanh_int8(input[i], p);
-  }
+  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, *y = mcu_unary_fixed_int8(x, p, tanh_fixed, 24, 0));
   return MCU_OK;
 }
 
 mcu_status_t mcu_tanh_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_tanh_int16_params_t *p = node->params;
-  int32_t size = 0;
-  MCU_TRY(element_count(node, ctx, &size));
-  const int16_t *input = mcu_input(ctx, node, 0);
-  int16_t *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < size; ++i) {
-    int32_t v = mcu_sigmoid_table_input(input[i], p->input_multiplier, p->input_left_shift);
-    output[i] = mcu_tanh_q15(v, p->sigmoid_table);
-  }
+  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, {
+    int32_t v = mcu_sigmoid_table_input(x, p->input_multiplier, p->input_left_shift);
+    *y = mcu_tanh_q15(v, p->sigmoid_table);
+  });
   return MCU_OK;
 }

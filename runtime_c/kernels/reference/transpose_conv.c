@@ -5,39 +5,15 @@
 #include "mcu/kernels/transpose_conv.h"
 
 #include "mcu/quant.h"
+#include "mcu/window.h"
 
 enum { TC_FILTER = 1, TC_INPUT = 2, TC_BIAS = 3 };
 
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t in_c;
-  int32_t k_h;
-  int32_t k_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t out_c;
-} tc_dims_t;
-
-static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx, tc_dims_t *d) {
-  MCU_ENSURE_MODEL(node->num_inputs >= 3 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, TC_INPUT);
+static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                            mcu_window_dims_t *d) {
+  MCU_TRY(mcu_window_node_dims(node, ctx, TC_INPUT, TC_FILTER, d));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, TC_FILTER);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->in_c = in->dims[3];
-  d->k_h = filter->dims[1];
-  d->k_w = filter->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->out_c = out->dims[3];
-  MCU_ENSURE_MODEL(out->dims[0] == d->batches && filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(filter->dims[3] == d->in_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(filter->dims[0] == d->out_c && d->k_c == d->in_c, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *bias =
       node->num_inputs > TC_BIAS ? mcu_input_tensor(ctx, node, TC_BIAS) : NULL;
   MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
@@ -51,18 +27,18 @@ typedef struct {
   int32_t in_c;
 } tc_pixel_t;
 
-static tc_pixel_t tc_pixel(const mcu_transpose_conv_params_t *p, const tc_dims_t *d, int32_t iy,
-                           int32_t ix) {
+static tc_pixel_t tc_pixel(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
+                           int32_t iy, int32_t ix) {
   tc_pixel_t px = {iy * p->stride_h - p->pad_h, ix * p->stride_w - p->pad_w, d->in_c};
   return px;
 }
 
-static int tc_inside(const tc_dims_t *d, int32_t y, int32_t x) {
+static int tc_inside(const mcu_window_dims_t *d, int32_t y, int32_t x) {
   return y >= 0 && y < d->out_h && x >= 0 && x < d->out_w;
 }
 
 /* Adds one input pixel's contribution to acc (one batch of the output), TFLM's loop order. */
-static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const tc_dims_t *d,
+static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                             const int8_t *in, const int8_t *filter, tc_pixel_t px, int32_t *acc) {
   for (int32_t ic = 0; ic < px.in_c; ++ic) {
     int32_t value = (int32_t)in[ic] + p->input_offset;
@@ -84,7 +60,7 @@ static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const tc_dims_
 /* The 16x8 scatter: products summed in int64, exact (the lowering bounds every sum below 2^47),
  * so in any order. No input offset: TFLM's 16x8 kernel ignores it (the lowering requires zero
  * points of 0). */
-static void tc_scatter_int16(const tc_dims_t *d, const int16_t *in, const int8_t *filter,
+static void tc_scatter_int16(const mcu_window_dims_t *d, const int16_t *in, const int8_t *filter,
                              tc_pixel_t px, int64_t *acc) {
   for (int32_t ic = 0; ic < px.in_c; ++ic) {
     int32_t value = in[ic];
@@ -103,8 +79,8 @@ static void tc_scatter_int16(const tc_dims_t *d, const int16_t *in, const int8_t
   }
 }
 
-static void tc_scatter_f32(const tc_dims_t *d, const float *in, const float *filter, tc_pixel_t px,
-                           float *acc) {
+static void tc_scatter_f32(const mcu_window_dims_t *d, const float *in, const float *filter,
+                           tc_pixel_t px, float *acc) {
   for (int32_t ic = 0; ic < px.in_c; ++ic) {
     for (int32_t ky = 0; ky < d->k_h; ++ky) {
       for (int32_t kx = 0; kx < d->k_w; ++kx) {
@@ -121,7 +97,7 @@ static void tc_scatter_f32(const tc_dims_t *d, const float *in, const float *fil
   }
 }
 
-static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const tc_dims_t *d,
+static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                            const int32_t *acc, const int32_t *bias, int8_t *out) {
   int32_t pixels = d->batches * d->out_h * d->out_w;
   for (int32_t i = 0; i < pixels; ++i) {
@@ -136,7 +112,7 @@ static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const tc_dims_t
 
 mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_transpose_conv_params_t *p = node->params;
-  tc_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int32_t *acc = mcu_scratch(ctx, node);
@@ -174,7 +150,7 @@ static int64_t tc_bias_value(tc_bias16x8_t bias, int32_t oc) {
 }
 
 /* No output offset either: TFLM's 16x8 kernel adds none. */
-static void tc_finish_int16(const mcu_transpose_conv_params_t *p, const tc_dims_t *d,
+static void tc_finish_int16(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                             const int64_t *acc, tc_bias16x8_t bias, int16_t *out) {
   int32_t pixels = d->batches * d->out_h * d->out_w;
   for (int32_t i = 0; i < pixels; ++i) {
@@ -190,7 +166,7 @@ static void tc_finish_int16(const mcu_transpose_conv_params_t *p, const tc_dims_
 /* `bias_type`: the bias tensor's element type, MCU_INT64 or MCU_INT16 (when there is one). */
 static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t bias_type) {
   const mcu_transpose_conv_params_t *p = node->params;
-  tc_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int64_t *acc = mcu_scratch(ctx, node);
@@ -234,7 +210,7 @@ mcu_status_t mcu_transpose_conv_int16_bias16(const mcu_node_t *node, mcu_context
 
 mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_transpose_conv_params_t *p = node->params;
-  tc_dims_t d;
+  mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
   const float *input = mcu_input(ctx, node, TC_INPUT);
   const float *filter = mcu_input(ctx, node, TC_FILTER);

@@ -76,4 +76,30 @@ static inline mcu_status_t mcu_sgd_operands(const mcu_node_t *node, mcu_context_
   return MCU_OK;
 }
 
+/* The operands of the float32 backward kernel of a weighted layer (CONV_2D, FULLY_CONNECTED): dy,
+ * x, W (a variable when it trains) and y at inputs 0 to 3, W's update operands from input 4, and
+ * the outputs db then dx, each present when its flag asks for it (else NULL). */
+typedef struct {
+  const float *dy;
+  const float *x;
+  float *w;
+  const float *y;
+  float *db;
+  float *dx;
+  mcu_sgd_operands_t sgd;
+} mcu_grad_operands_t;
+
+static inline mcu_status_t mcu_grad_operands(const mcu_node_t *node, mcu_context_t *ctx,
+                                             int32_t update_w, int32_t has_db, int32_t has_dx,
+                                             mcu_grad_operands_t *g) {
+  g->dy = mcu_input(ctx, node, 0);
+  g->x = mcu_input(ctx, node, 1);
+  g->w = (float *)mcu_input(ctx, node, 2);
+  g->y = mcu_input(ctx, node, 3);
+  int out = 0;
+  g->db = has_db ? mcu_output(ctx, node, out++) : NULL;
+  g->dx = has_dx ? mcu_output(ctx, node, out++) : NULL;
+  return mcu_sgd_operands(node, ctx, 4, update_w, &g->sgd);
+}
+
 #endif

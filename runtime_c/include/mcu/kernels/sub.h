@@ -1,26 +1,12 @@
 #ifndef MCU_KERNELS_SUB_H
 #define MCU_KERNELS_SUB_H
 
+#include "mcu/binary.h"
 #include "mcu/runtime.h"
 
-/* SUB (input1 - input2) with numpy broadcasting. int8 follows TFLM's scheme: both inputs are
- * shifted left by `left_shift`, rescaled to a common scale, subtracted, rescaled to the output. */
-typedef struct {
-  int32_t left_shift;
-  int32_t input1_offset; /* -input1 zero point */
-  int32_t input1_multiplier;
-  int32_t input1_shift; /* <= 0 */
-  int32_t input2_offset; /* -input2 zero point */
-  int32_t input2_multiplier;
-  int32_t input2_shift;
-  int32_t output_offset; /* output zero point */
-  int32_t output_multiplier;
-  int32_t output_shift;
-  int32_t act_min;
-  int32_t act_max;
-  float act_min_f;
-  float act_max_f;
-} mcu_sub_params_t;
+/* SUB (input1 - input2) with numpy broadcasting, TFLM's scheme (mcu/binary.h
+ * mcu_add_sub_params_t). */
+typedef mcu_add_sub_params_t mcu_sub_params_t;
 
 mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_sub_int16(const mcu_node_t *node, mcu_context_t *ctx); /* left_shift 15 */
