@@ -293,7 +293,9 @@ def _interrupt(
     env: dict[str, str] | None = None,
 ) -> tuple[Result, float]:
     """Start mcugen, send SIGINT after `delay` seconds or once `marker` exists; the result and
-    the seconds it took to stop."""
+    the seconds it took to stop. The child gets SIGINT's default action back: a suite started as
+    a background job (`cmd &` in a script) inherits SIGINT ignored, as a user's terminal never
+    hands it to mcugen."""
     proc = subprocess.Popen(
         [str(MCUGEN), *args],
         cwd=ws.cwd,
@@ -301,6 +303,7 @@ def _interrupt(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     if marker is not None:
