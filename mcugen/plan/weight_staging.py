@@ -147,21 +147,6 @@ class FlashTiming:
     source: str
 
 
-#: Assumed, not measured. STM32L4R5 at 120 MHz: 5 wait states (the board's calibration note,
-#: boards/nucleo-l4r5zi/board.toml), 64-bit flash reads; the ART accelerator's few data-cache
-#: lines do not hold a weight sweep of kilobytes, so none of its hits are counted. STM32F767
-#: at 216 MHz: 7 wait states, 256-bit flash reads, and the Cortex-M7's 16 KB data cache holds
-#: most re-read weights anyway: on the F767 the gain is mostly hidden, the estimate an upper bound.
-FLASH_TIMINGS = {
-    "nucleo-l4r5zi": FlashTiming(
-        "nucleo-l4r5zi", 5, 8, "5 wait states at 120 MHz, 64-bit reads, no cache hits counted"
-    ),
-    "nucleo-f767": FlashTiming(
-        "nucleo-f767", 7, 32, "7 wait states at 216 MHz, 256-bit lines, D-cache ignored"
-    ),
-}
-
-
 def estimated_stall_cycles(staged: Iterable[StagedWeights], timing: FlashTiming) -> int:
     """ESTIMATE of the flash stall cycles staging removes per inference, net of the copy's own
     flash reads: per copy, `reads` sweeps no longer stall, the copy's one sweep does. The

@@ -19,8 +19,8 @@ from mcugen.plan.buffers import Buffer, align_up
 from mcugen.plan.layout.greedy import greedy_by_size
 from mcugen.plan.memory_plan import PlanInvalid
 from mcugen.plan.weight_staging import (
-    FLASH_TIMINGS,
     MIN_REREADS,
+    FlashTiming,
     StagedWeights,
     WeightReads,
     check_staged,
@@ -107,7 +107,7 @@ def test_weights_read_once_or_twice_are_never_staged() -> None:
 
 
 def test_the_estimate_counts_the_copy_sweep() -> None:
-    timing = FLASH_TIMINGS["nucleo-l4r5zi"]
+    timing = FlashTiming("nucleo-l4r5zi", 5, 8, "5 wait states, 64-bit reads")
     one = StagedWeights(op=0, tensor=1, offset=0, nbytes=80, step=1, reads=4)
     # 10 accesses of 8 bytes: 4 sweeps stall 4 x 10 x 5, the copy's one 10 x 5
     assert estimated_stall_cycles((one,), timing) == 3 * 10 * 5
