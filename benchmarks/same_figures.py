@@ -92,6 +92,84 @@ def figures(
     }
 
 
+def boards_figures(
+    model: Path, boards: str, workdir: Path, options: tuple[str, ...] = ()
+) -> dict[str, dict[str, int]]:
+    """command -> "arena b" and "flash b" for each board b of `--boards` (comma-separated) on
+    the twins: `plan --boards` builds each board's firmware as `run --boards` does."""
+    on = ["--boards", boards, "--emulate", *options, "--json"]
+    plan = json.loads(_mcugen("plan", str(model), *on, cwd=workdir))
+    run = json.loads(_mcugen("run", str(model), *on, cwd=workdir))
+    return {
+        name: {
+            f"{k} {b['board']}": int(b[f"{k}_bytes"]) for b in found["boards"] for k in PER_BOARD
+        }
+        for name, found in (("plan", plan), ("run", run))
+    }
+
+
+#: What `plan --boards` and `run --boards` must agree on, per board.
+PER_BOARD = ("arena", "flash")
+
+
+def boards_differences(found: dict[str, dict[str, int]]) -> list[str]:
+    """Per board, what `run --boards` says and `plan --boards` does not."""
+    return pair_differences(found, "plan", "run")
+
+
+def training_figures(
+    model: Path, data: Path, on: tuple[str, ...], workdir: Path
+) -> dict[str, dict[str, int]]:
+    """`plan --trainable all` and `train --trainable all --data` with the same flags `on`
+    (--board, --emulate, --ram-budget ...): the arena in RAM (the fast part when paged), the
+    model state, the total RAM and the external RAM when on a board, the paged bytes per step,
+    and the schedule (operators recomputed, its cost)."""
+    m = str(model)
+    plan = json.loads(
+        _mcugen("plan", m, "--trainable", "all", *on, "--json", "--no-strategies", cwd=workdir)
+    )
+    train = json.loads(
+        _mcugen("train", m, "--data", str(data), "--trainable", "all", *on, "--json", cwd=workdir)
+    )
+    found = {"plan": _schedule(plan.get("schedule")), "train": _schedule(train.get("schedule"))}
+    paging = plan.get("paging") or {}
+    found["plan"] |= {
+        "arena": paging.get("fast_bytes", plan["arena_bytes"]),
+        "model_state": plan["persistent_bytes"],
+        "paged_out": paging.get("bytes_out", 0),
+    }
+    found["train"] |= {
+        "arena": train["arena_bytes"],
+        "model_state": train["state_bytes"],
+        "paged_out": (train.get("paging") or {}).get("bytes_out_per_step", 0),
+    }
+    if "fit" in plan:  # a board: the RAM the verdict counts and the RAM train linked
+        ram, state = plan["fit"]["ram"], train["state"]
+        found["plan"] |= {"total": ram["total"], "size": ram["size"], "slow": ram["slow"]}
+        found["train"] |= {
+            "total": state["ram_bytes"],
+            "size": state["ram_size"],
+            "slow": state["slow_section_bytes"],
+        }
+    return found
+
+
+def _schedule(schedule: dict[str, Any] | None) -> dict[str, int]:
+    if not schedule:
+        return {"recomputed": 0, "schedule_cost": 0}
+    return {"recomputed": len(schedule["recomputed"]), "schedule_cost": int(schedule["cost"])}
+
+
+def pair_differences(found: dict[str, dict[str, int]], first: str, second: str) -> list[str]:
+    """Every figure where `second` says otherwise than `first` (or one of them is missing)."""
+    a, b = found[first], found[second]
+    return [
+        f"{second} {k} {b.get(k, -1):,} != {first} {a.get(k, -1):,}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
+
+
 def _pick(ram: dict[str, Any], flash: int | None) -> dict[str, int]:
     """The RAM figures, and the flash when the command gives it (-1: it does not)."""
     found = {k: int(ram[k] or 0) for k in KEYS if k != "flash"}

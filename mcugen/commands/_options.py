@@ -56,6 +56,13 @@ def partition_options(p: argparse.ArgumentParser) -> None:
         metavar="UNITS",
         help="with --boards --partition cpsat: CP-SAT work units (deterministic; default 1)",
     )
+    p.add_argument(
+        "--links",
+        choices=("uart", "host"),
+        default="uart",
+        help="with --boards --emulate: tensors between boards go board to board over link UARTs "
+        "(default), or through the host",
+    )
 
 
 def baud(text: str) -> int:
@@ -84,6 +91,42 @@ def training_options(p: argparse.ArgumentParser, *, trainable: str | None) -> No
         type=positive,
         default=1,
         help="samples whose gradients are averaged per update (batch 1, default 1)",
+    )
+
+
+def schedule_options(p: argparse.ArgumentParser) -> None:
+    """How a training step is scheduled under --ram-budget (`mcugen train`, and `mcugen plan
+    --trainable`, which plans what train builds): the same flags and defaults in both."""
+    p.add_argument(
+        "--scheduler",
+        default="poet",
+        metavar="NAME",
+        help="with --ram-budget, what to keep, recompute or page: store_all, greedy, remat, "
+        "paging, poet (default: the exact model with both)",
+    )
+    p.add_argument(
+        "--runtime-budget",
+        type=positive,
+        default=None,
+        metavar="CYCLES",
+        help="with --ram-budget: the most (estimated) cycles a step may take, recomputation and "
+        "paging included",
+    )
+    p.add_argument(
+        "--schedule-work",
+        type=rate,
+        default=10.0,
+        metavar="UNITS",
+        help="the scheduler's search budget in CP-SAT work units per schedule (deterministic; "
+        "default 10)",
+    )
+    p.add_argument(
+        "--schedule-gap",
+        type=share,
+        default=0.01,
+        metavar="FRACTION",
+        help="the scheduler stops at a schedule within FRACTION of its cost from the lower "
+        "bound (default 0.01; 0: search for the optimum within the work)",
     )
 
 

@@ -18,9 +18,8 @@ from mcugen.errors import McugenError
 from mcugen.firmware.fits import target_fit
 from mcugen.firmware.project import model_weights
 from mcugen.firmware.sizes import FirmwareSizes
-from mcugen.link.train_run import (
-    operator_instructions,
-)
+from mcugen.link.train_run import operator_instructions
+from mcugen.model.ir import DTYPES, Graph
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from mcugen.plan import dynamic
@@ -87,13 +86,14 @@ def plan_within_budget(
     tg: TrainingGraph,
     planning: PlanOptions,
     target: Target,
-    first_sample: list[np.ndarray],
 ) -> tuple[Generated, ScheduledTraining | None, str]:
     """The plan to build. Without --ram-budget, or when the store-all plan's arena fits it: that
     plan. Else the training graph scheduled to fit (recomputation, and paging modelled with the
     board's own slow memory when it has one), planned again with a tighter schedule budget while
     its arena is over (the schedule counts whole tensors; the planner shares some), and at last
-    with the planner's pager for what the arena still cannot hold."""
+    with the planner's pager for what the arena still cannot hold. The operators' costs are
+    measured on the board's twin (with --emulate) for inputs of zeros, not the user's data, so
+    that `mcugen plan --trainable`, which has no data, plans what `mcugen train` builds."""
     if args.ram_budget is None:
         return generate(tg.graph, options=planning), None, ""
     whole = replace(planning, paged=False)
@@ -101,7 +101,7 @@ def plan_within_budget(
     if fast_arena(gen) <= args.ram_budget:
         return gen, None, ""
     with tempfile.TemporaryDirectory(prefix="mcugen-costs-") as tmp:
-        cycles = operator_instructions(tg.graph, target, first_sample, Path(tmp))
+        cycles = operator_instructions(tg.graph, target, zero_inputs(tg.graph), Path(tmp))
     unit = "instructions measured on the twin" if cycles else ESTIMATED
     page = page_costs(planning.paging)
     energy = energy_prices(args, target, planning.paging)
@@ -154,6 +154,13 @@ def plan_within_budget(
             return gen, scheduled, unit
         limit -= over
     return generate(scheduled.graph, options=replace(planning, order="stored")), scheduled, unit
+
+
+def zero_inputs(graph: Graph) -> list[np.ndarray]:
+    """An input of zeros per model input (a class index of 0, a one-hot of zeros)."""
+    return [
+        np.zeros(graph.tensors[t].shape, DTYPES[graph.tensors[t].dtype][0]) for t in graph.inputs
+    ]
 
 
 #: Schedules tried with tighter budgets before the pager takes the rest.

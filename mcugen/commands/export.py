@@ -6,14 +6,21 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from mcugen.boards import board_names, load_board
+from mcugen.boards import board_names, load_board, resolve_target
 from mcugen.commands._common import plan_options
 from mcugen.commands._options import model_options
-from mcugen.errors import McugenError
-from mcugen.firmware.export import check_name, default_name, export_files
+from mcugen.errors import DoesNotFit, McugenError
+from mcugen.firmware.export import (
+    LibraryFit,
+    check_name,
+    default_name,
+    export_files,
+    library_fit,
+)
 from mcugen.model.tflite_import import load_model
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
-from mcugen.pipeline import check_paging_pays, generate_from_file, prepare
+from mcugen.pipeline import Generated, check_paging_pays, generate_from_file, prepare
+from mcugen.plan.target import memory_target
 
 HELP = "the model as a C library for your own firmware"
 #: What it writes, checked before any work (cli.check_outputs, mcugen/outputs.py).
@@ -53,6 +60,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         unbudgeted = replace(options, target=replace(options.target, ram_budget=None))
         graph, _, unpaged = prepare(load_model(args.model), unbudgeted)
         check_paging_pays(graph, unpaged, gen.plan, budget)
+    fit = board_fit(args.board, gen)
+    if fit is not None and not fit.fits:
+        print(f"mcugen: the library {fit.summary()}")
+        raise DoesNotFit(
+            f"library {name} does not fit {fit.board}: it needs {fit.ram:,} bytes of RAM and "
+            f"{fit.weights:,} of flash, the board has {fit.ram_room:,} and {fit.flash_size:,}",
+            hint="`mcugen plan --board` shows what pages or patches would fit; export for the "
+            "core alone with --cpu",
+        )
     files = export_files(gen, name, fmt=args.format, core=core, arena_section=args.arena_section)
     write_directory(files, out)
     sources = sum(1 for f in files if f.endswith(".c"))
@@ -63,7 +79,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     if paging is not None and paging.slow_bytes:
         print(f"  slow:     {paging.slow_bytes} bytes of paged buffers, an array in RAM")
     print(f"  weights:  {sum(len(c.data) for c in gen.view_model.constants)} bytes")
+    if fit is not None:
+        print(f"  {fit.summary()}")
     return 0
+
+
+def board_fit(board: str | None, gen: Generated) -> LibraryFit | None:
+    """The library against `--board`'s RAM and flash (None without `--board`)."""
+    if board is None:
+        return None
+    target = memory_target(resolve_target(load_board(board), emulate=False))
+    return library_fit(gen, target.board, target.ram_size, target.stack, target.flash_size)
 
 
 def export_core(args: argparse.Namespace) -> str:

@@ -9,6 +9,7 @@ import json
 import shutil
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import Lowered
@@ -18,8 +19,7 @@ from mcugen.commands._options import (
     partition_options,
     plan_report_options,
     positive,
-    rate,
-    share,
+    schedule_options,
     training_options,
 )
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
@@ -36,6 +36,7 @@ from mcugen.plan.fit import Fit, weight_bytes
 from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.ram_use import LinkedFlash
 from mcugen.report.text import plan_json, plan_text
+from mcugen.train.graph import TrainingGraph
 
 
 def chart_format(path: Path) -> str:
@@ -156,21 +157,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="draw the --patch-curve (*.png or *.svg); implies --patch-curve",
     )
-    p.add_argument(
-        "--schedule-work",
-        type=rate,
-        default=2.0,
-        metavar="UNITS",
-        help="with --pareto: CP-SAT work units per schedule (default 2)",
-    )
-    p.add_argument(
-        "--schedule-gap",
-        type=share,
-        default=0.01,
-        metavar="FRACTION",
-        help="with --pareto: a schedule within FRACTION of its cost from the lower bound is "
-        "good enough (default 0.01; 0: search for the optimum within the work)",
-    )
+    schedule_options(p)
     p.add_argument(
         "--timings",
         action="store_true",
@@ -215,15 +202,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     emulate = bool(getattr(args, "emulate", False))
     target = resolve_target(load_board(board), emulate=emulate) if board else None
     options = plan_options(args, firmware=board not in (None, "host"), target=target)
+    schedule = None
     if getattr(args, "trainable", None) is not None:
         # the training graph as `mcugen train` plans it; TFLM's row below is then the plain
         # store-all schedule (stored order, greedy by size, nothing shared)
         from mcugen.commands.train import train_options
         from mcugen.train.graph import build_training_graph
 
-        original = build_training_graph(original, train_options(args)).graph
+        training = build_training_graph(original, train_options(args))
+        original = training.graph
         options = replace(options, rewrites=False)
-    planned = plan_model(original, options)
+        if options.ram_budget is not None:
+            original, planned, schedule = _scheduled(args, training, options, target)
+    if schedule is None:
+        planned = plan_model(original, options)
     graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
     note = (
         f"planned without kernel scratch, rewrites or in-place operators: {unsupported}"
@@ -260,6 +252,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             report["pareto"] = [asdict(p) for p in curve[0]]
         if patch_rows is not None:
             report["patch_curve"] = [r.as_json() for r in patch_rows]
+        if schedule is not None:
+            report["schedule"] = schedule
         print(json.dumps(report))
     else:
         print(plan_text(graph, plan, str(args.model), runs))
@@ -267,6 +261,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"\nnote: {note}")
         if chart is not None:
             print(f"\nchart written to {chart}")
+        if schedule is not None:
+            print(f"\n{schedule_text(schedule)}")
         if fit is not None:
             print(f"\n{fit.summary()}")
         if curve is not None:
@@ -279,6 +275,34 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if problem is not None:
         raise problem
     return 0
+
+
+def _scheduled(
+    args: argparse.Namespace, training: TrainingGraph, options: PlanOptions, target: Target | None
+) -> tuple[Graph, Planned, dict[str, Any] | None]:
+    """`--trainable` under `--ram-budget`: the training step scheduled (what to keep, recompute
+    or page) and planned exactly as `mcugen train` does with the same flags (the operators'
+    costs measured on the twin with --emulate), as (the scheduled graph, its plan, the
+    schedule's report; None when the store-all plan meets the budget)."""
+    from mcugen.commands._training import plan_within_budget, schedule_report
+
+    on = target if target is not None else resolve_target(load_board("host"), emulate=False)
+    gen, scheduled, unit = plan_within_budget(args, training, options, on)
+    planned = Planned(gen.graph, gen.plan, gen.lowered, options=options)
+    return gen.graph, planned, schedule_report(args, scheduled, unit) or {}
+
+
+def schedule_text(schedule: dict[str, Any]) -> str:
+    """The training schedule in one line (`mcugen train` prints the same figures)."""
+    if not schedule:
+        return "training step: store-all plan within the RAM budget (nothing recomputed or paged)"
+    recomputed = ", ".join(schedule["recomputed"]) or "nothing"
+    return (
+        f"training step: scheduler {schedule['scheduler']}, recomputed {recomputed}, paged out "
+        f"{schedule['paged_out_bytes']:,} bytes; cost {schedule['cost']:,} against store-all's "
+        f"{schedule['store_all_cost']:,} ({schedule['cost_unit']})"
+        + (f"; {schedule['note']}" if schedule["note"] else "")
+    )
 
 
 def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tuple[list, str]:
@@ -315,18 +339,18 @@ def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tu
 
 
 def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) -> Fit | None:
-    """The plan against `--board`'s RAM and flash, or None without `--board`. A model the
-    runtime can run is rendered and linked as `mcugen build` would (for the board itself, not its
-    twin), so flash counts code and tables too; RAM is the planner's count, which the linked
-    firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
+    """The plan against `--board`'s RAM and flash, or None without `--board` (or with the
+    host). A model the runtime can run is rendered and linked as `mcugen build` would (for the
+    board itself, not its twin), so flash counts code and tables too; RAM is the planner's
+    count, which the linked firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
     if getattr(args, "board", None) is None:
         return None
     from mcugen.firmware.compile import linked_sizes
     from mcugen.firmware.fits import target_fit
 
     target = resolve_target(load_board(args.board), emulate=bool(getattr(args, "emulate", False)))
-    if target.board.is_host:
-        raise McugenError("the host board has no memory limits to check", hint="name a board")
+    if target.board.is_host:  # as without --board: the host has no limits to check against
+        return None
     graph, plan = planned.graph, planned.plan
     fit = target_fit(graph, plan, options.allocator, weight_bytes(graph), target)
     if planned.lowered is None:

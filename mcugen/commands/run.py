@@ -57,13 +57,6 @@ def arguments(p: argparse.ArgumentParser) -> None:
     estimate_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     partition_options(p)
-    p.add_argument(
-        "--links",
-        choices=("uart", "host"),
-        default="uart",
-        help="with --boards: tensors between boards go board to board over link UARTs "
-        "(default), or through the host",
-    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -19,8 +19,7 @@ from mcugen.commands._options import (
     device_options,
     model_options,
     positive,
-    rate,
-    share,
+    schedule_options,
     training_options,
 )
 from mcugen.commands._training import (
@@ -83,36 +82,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--epochs", type=positive, default=1, help="passes over the data (default 1)")
     training_options(p, trainable="last:1")
-    p.add_argument(
-        "--scheduler",
-        default="poet",
-        metavar="NAME",
-        help="with --ram-budget, what to keep, recompute or page: store_all, greedy, remat, "
-        "paging, poet (default: the exact model with both)",
-    )
-    p.add_argument(
-        "--runtime-budget",
-        type=positive,
-        default=None,
-        metavar="CYCLES",
-        help="with --ram-budget: the most (estimated) cycles a step may take, recomputation and "
-        "paging included",
-    )
-    p.add_argument(
-        "--schedule-work",
-        type=rate,
-        default=10.0,
-        metavar="UNITS",
-        help="the scheduler's search budget in CP-SAT work units (deterministic; default 10)",
-    )
-    p.add_argument(
-        "--schedule-gap",
-        type=share,
-        default=0.01,
-        metavar="FRACTION",
-        help="the scheduler stops at a schedule within FRACTION of its cost from the lower "
-        "bound (default 0.01; 0: search for the optimum within the work)",
-    )
+    schedule_options(p)
     p.add_argument(
         "--checkpoint-every",
         type=positive,
@@ -156,7 +126,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     planning = replace(
         plan_options(args, firmware=not target.board.is_host, target=target), rewrites=False
     )
-    gen, scheduled, unit = plan_within_budget(args, tg, planning, target, segments[0].steps[0])
+    gen, scheduled, unit = plan_within_budget(args, tg, planning, target)
     with tempfile.TemporaryDirectory(prefix="mcugen-train-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         linked = None if target.board.is_host else firmware_sizes(result.executable, target)

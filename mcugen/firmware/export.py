@@ -27,6 +27,7 @@ from mcugen.codegen.vm_types import C_TYPES, MAX_DIMS
 from mcugen.errors import McugenError
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
+from mcugen.plan.ram_use import room
 from mcugen.resources import runtime_dir
 
 #: Package layouts `--format` writes around the library (`lib`: the library alone).
@@ -224,3 +225,56 @@ def export_files(
     if fmt == "arduino":  # Arduino compiles src/ only and takes the headers from there
         files[f"src/{name}.h"] = files.pop(f"include/{name}.h")
     return dict(sorted(files.items()))
+
+
+@dataclass(frozen=True)
+class LibraryFit:
+    """The exported library against a board (`export --board`): what it puts in the RAM (its
+    arena, the model state, paged buffers kept in an array in RAM) and in the flash (its
+    weights), against the RAM the board's stack leaves and its flash. The user's firmware
+    (its own RAM, code, and the library's code) comes on top: the verdict is necessary, not
+    sufficient, and says so."""
+
+    board: str
+    arena: int
+    state: int
+    paged: int
+    weights: int
+    ram_room: int  # the board's RAM less its stack
+    flash_size: int
+
+    @property
+    def ram(self) -> int:
+        return self.arena + self.state + self.paged
+
+    @property
+    def fits(self) -> bool:
+        return self.ram <= self.ram_room and self.weights <= self.flash_size
+
+    def summary(self) -> str:
+        parts = f"arena {self.arena:,}" + (f", model state {self.state:,}" if self.state else "")
+        parts += f", paged buffers {self.paged:,}" if self.paged else ""
+        verdict = "fits" if self.fits else "does NOT fit"
+        return (
+            f"{verdict} {self.board}: RAM {self.ram:,} of {self.ram_room:,} bytes ({parts}; the "
+            f"board's RAM less its stack), {room(self.ram_room - self.ram)}; flash "
+            f"{self.weights:,} of {self.flash_size:,} bytes (weights), "
+            f"{room(self.flash_size - self.weights)}; your firmware's own RAM and code, and "
+            "the library's code, come on top"
+        )
+
+
+def library_fit(gen: Generated, board: str, ram_size: int, stack: int, flash: int) -> LibraryFit:
+    """`gen`'s library on a board of `ram_size` bytes of RAM (`stack` of it the stack) and
+    `flash` bytes of flash."""
+    paging = gen.plan.paging
+    paged = paging.slow_bytes if paging is not None and not paging.slow.external else 0
+    return LibraryFit(
+        board,
+        gen.view_model.arena_bytes,
+        gen.plan.persistent.bytes,
+        paged,
+        sum(len(c.data) for c in gen.view_model.constants),
+        ram_size - stack,
+        flash,
+    )

@@ -1,11 +1,15 @@
 """The partition report of `mcugen plan --boards` (plan/partition): formatting only.
 
 Times are the partition model's (plan/partition/problem.py: MACs at the boards' cycles per MAC,
-UART links at the baud rate with 8N1 and the protocol's framing), not measurements.
+UART links at the baud rate with 8N1 and the protocol's framing), not measurements. Arena and
+flash are each board's firmware as `run --boards` builds it (`BuiltBoard`), next to the
+partitioner's own estimates, which decided the partition.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mcugen.plan.partition import HOST, Partition, PartitionProblem
@@ -41,10 +45,24 @@ def link_rows(problem: PartitionProblem, part: Partition) -> list[dict[str, Any]
     return rows
 
 
-def board_rows(problem: PartitionProblem, part: Partition) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class BuiltBoard:
+    """One board's firmware for its part: the arena it declares (all pools) and its linked
+    flash, the figures `run --boards` reports for the same board."""
+
+    arena_bytes: int
+    flash_bytes: int
+
+
+def board_rows(
+    problem: PartitionProblem, part: Partition, built: Mapping[int, BuiltBoard]
+) -> list[dict[str, Any]]:
+    """Per board: its operators, MACs and modelled compute; the arena and flash of its built
+    firmware (0 without operators), and the partitioner's estimates of both."""
     rows = []
     for k, board in enumerate(problem.boards):
         ops = [op for op in problem.ops if part.assignment[op.index] == k]
+        fw = built.get(k, BuiltBoard(0, 0))
         rows.append(
             {
                 "board": k,
@@ -52,22 +70,26 @@ def board_rows(problem: PartitionProblem, part: Partition) -> list[dict[str, Any
                 "operators": [op.index for op in ops],
                 "macs": sum(op.macs for op in ops),
                 "compute_seconds": part.compute[k],
-                "arena": part.arena[k],
+                "arena_bytes": fw.arena_bytes,
+                "flash_bytes": fw.flash_bytes,
+                "arena_estimate": part.arena[k],
                 "ram": board.ram,
-                "flash": part.flash[k],
+                "weights_estimate": part.flash[k],
                 "flash_size": board.flash,
             }
         )
     return rows
 
 
-def partition_json(problem: PartitionProblem, part: Partition) -> dict[str, Any]:
+def partition_json(
+    problem: PartitionProblem, part: Partition, built: Mapping[int, BuiltBoard]
+) -> dict[str, Any]:
     """The report as one JSON object (byte-identical from run to run: no timings)."""
     return {
         "strategy": part.strategy,
         "note": part.note,
         "baud": problem.link.baud,
-        "boards": board_rows(problem, part),
+        "boards": board_rows(problem, part, built),
         "links": link_rows(problem, part),
         "crossing_tensors": list(part.crossing()),
         "latency_seconds": part.latency,
@@ -75,7 +97,8 @@ def partition_json(problem: PartitionProblem, part: Partition) -> dict[str, Any]
         "speedup": part.speedup,
         "lower_bound_seconds": part.lower_bound,
         "proven_optimal": part.proven_optimal,
-        "arena_model": "peak live bytes per board, whole tensors, no sharing or kernel scratch",
+        "estimates": "arena_estimate: peak live bytes per board, whole tensors, no sharing or "
+        "kernel scratch; weights_estimate: the board's weights; the partitioner decides on these",
     }
 
 
@@ -94,7 +117,9 @@ def _ranges(ops: list[int]) -> str:
     return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans) or "-"
 
 
-def partition_text(problem: PartitionProblem, part: Partition, model: str) -> str:
+def partition_text(
+    problem: PartitionProblem, part: Partition, model: str, built: Mapping[int, BuiltBoard]
+) -> str:
     link = problem.link
     lines = [
         f"{model}: {len(problem.ops)} operators over {problem.n_boards} boards, partition "
@@ -106,11 +131,11 @@ def partition_text(problem: PartitionProblem, part: Partition, model: str) -> st
         f"{'board':<22} {'operators':<24} {'MACs':>12} {'compute':>12} {'arena B':>12} "
         f"{'flash B':>12}",
     ]
-    for row in board_rows(problem, part):
+    for row in board_rows(problem, part, built):
         lines.append(
             f"{row['board']} {row['name']:<20} {_ranges(row['operators']):<24} "
-            f"{row['macs']:>12,} {_ms(row['compute_seconds']):>12} {row['arena']:>12,} "
-            f"{row['flash']:>12,}"
+            f"{row['macs']:>12,} {_ms(row['compute_seconds']):>12} {row['arena_bytes']:>12,} "
+            f"{row['flash_bytes']:>12,}"
         )
     lines += ["", f"{'link':<10} {'bytes':>10} {'on wire':>10} {'modelled':>12}  tensors"]
     for row in link_rows(problem, part):
@@ -124,7 +149,8 @@ def partition_text(problem: PartitionProblem, part: Partition, model: str) -> st
         "",
         f"latency {_ms(part.latency)} modelled, one board {_ms(part.single_latency)}: "
         f"speed-up {part.speedup:.2f}x; lower bound {_ms(part.lower_bound)} ({gap:.1%} above it)",
-        "arena: peak live bytes of each board's operators in order (whole tensors, no in-place "
-        "sharing or kernel scratch); per-board firmware and links are not built yet",
+        "arena and flash: each board's firmware for its part, planned and linked as "
+        "`run --boards` builds it; the partition was chosen on estimates (arena: whole tensors, "
+        "no sharing or scratch; flash: weights only)",
     ]
     return "\n".join(lines)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from support import EXAMPLE, ROOT, SHARED_MODELS
+from mcugen.model.tflite_write import write_model
+from support import EXAMPLE, ROOT, SHARED_MODELS, conv_chain
 
 
 def _same_figures():  # type: ignore[no-untyped-def]
@@ -79,3 +81,44 @@ def test_the_comparison_can_fail() -> None:
         "measure flash 3 != plan 1",
         "report (board) runtime_state 2 != plan (board) 1",
     ]
+
+
+def test_plan_and_run_give_each_board_the_same_figures(tmp_path: Path) -> None:
+    """`plan --boards` and `run --boards` on the twins: each board's arena and linked flash."""
+    same = _same_figures()
+    lcp = ROOT / "examples" / "lcp_k4_int8.tflite"
+    found = same.boards_figures(lcp, "nucleo-f767,nucleo-f767", tmp_path)
+    assert same.boards_differences(found) == []
+    assert all(found["plan"][f"{k} {b}"] > 0 for k in same.PER_BOARD for b in (0, 1))
+    found["run"]["flash 1"] += 4
+    assert same.boards_differences(found) == [
+        f"run flash 1 {found['run']['flash 1']:,} != plan {found['plan']['flash 1']:,}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "on",
+    [
+        ("--board", "host", "--ram-budget", "23155"),  # recomputes operator 0
+        ("--board", "disco-f746ng", "--emulate", "--ram-budget", "16000"),  # pages to the SDRAM
+    ],
+    ids=["host-recompute", "disco-paged"],
+)
+def test_plan_and_train_give_the_same_figures_under_a_budget(
+    on: tuple[str, ...], tmp_path: Path
+) -> None:
+    """`plan --trainable` plans what `train` builds under --ram-budget: the same schedule,
+    arena, model state, paged bytes and (on a board) RAM."""
+    same = _same_figures()
+    model, data = tmp_path / "chain.tflite", tmp_path / "d.npz"
+    model.write_bytes(write_model(conv_chain()))
+    rng = np.random.default_rng(4)
+    np.savez(data, x=rng.normal(0, 1, (4, 12, 12, 4)).astype(np.float32), y=np.arange(4) % 5)
+    found = same.training_figures(model, data, on, tmp_path)
+    assert same.pair_differences(found, "plan", "train") == []
+    if "host" in on:
+        assert found["plan"]["recomputed"] == 1 and found["plan"]["arena"] <= 23155
+    else:
+        assert found["plan"]["paged_out"] > 0 and found["plan"]["slow"] > 0
+    found["train"]["arena"] += 16
+    assert len(same.pair_differences(found, "plan", "train")) == 1

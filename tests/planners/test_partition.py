@@ -127,7 +127,8 @@ def test_wide_two_tower_fits_two_boards_not_one(
     code, out, _ = run_cli(capsys, str(model), *two)
     report = json.loads(out)
     assert code == 0 and [b["operators"] != [] for b in report["boards"]] == [True, True]
-    assert all(b["arena"] <= b["ram"] for b in report["boards"])
+    assert all(0 < b["arena_bytes"] <= b["ram"] for b in report["boards"])
+    assert all(b["arena_estimate"] <= b["ram"] for b in report["boards"])
     between = [row["bytes"] for row in report["links"] if "host" not in row["link"]]
     assert between == [48, 48]  # the towers' summaries
 

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from mcugen.cli import main
-from support import EXAMPLE
+from mcugen.model.tflite_write import write_model
+from support import EXAMPLE, mobilenet_stem
 
 #: Keys each manifest must have: PlatformIO library.json (docs.platformio.org, "library.json"),
 #: Arduino library.properties (arduino.github.io/arduino-cli, "Library specification"), Zephyr
@@ -84,3 +85,32 @@ def test_a_non_empty_output_directory_is_left_alone(tmp_path: Path, capsys) -> N
         and len(err.strip().splitlines()) == 1
     )
     assert sorted(p.name for p in out.iterdir()) == ["mine.c"]
+
+
+def test_board_verdict_and_a_library_that_does_not_fit(tmp_path: Path, capsys) -> None:
+    """`--board`: the library's arena and weights against the board's RAM (less its stack) and
+    flash, printed when they fit; exit 3, one error line and nothing written when not."""
+    code, out = export(tmp_path, "--board", "nucleo-f767")
+    text = capsys.readouterr().out
+    assert code == 0 and "fits nucleo-f767: RAM 5,472 of 516,096 bytes (arena 5,472;" in text
+    big = tmp_path / "big.tflite"
+    big.write_bytes(write_model(mobilenet_stem(0, hw=128, width=8)))
+    lib = tmp_path / "big_lib"
+    code = main(["export", str(big), "-o", str(lib), "--board", "netduinoplus2"])
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert code == 3 and len(err) == 1 and "does not fit netduinoplus2" in err[0], err
+    assert "does NOT fit netduinoplus2: RAM" in captured.out and "over by" in captured.out
+    assert not lib.exists() and not list(tmp_path.glob(".big_lib*"))
+    assert main(["export", str(big), "-o", str(lib), "--cpu", "cortex-m4"]) == 0  # no board
+
+
+def test_the_library_arena_is_the_plans(tmp_path: Path, capsys) -> None:
+    """`export` prints the arena `plan` gives for the same model and options (neither keeps the
+    input for a runner, as the firmware `build` makes does: its arena differs by that)."""
+    for options in ((), ("--kernels", "reference"), ("--order", "stored")):
+        assert main(["plan", str(EXAMPLE), "--json", "--no-strategies", *options]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        arena = (plan.get("paging") or {}).get("fast_bytes", plan["arena_bytes"])
+        code, out = export(tmp_path / "-".join(options or ("default",)), *options)
+        assert code == 0 and f"arena:    {arena} bytes" in capsys.readouterr().out
