@@ -6,8 +6,12 @@ firmware byte-identical, except where it fixes a listed inconsistency).
 Each command runs as a user runs it, the real `mcugen` binary in a scratch folder. The version
 banner of generated files is kept (same version on both sides); the model path is the same.
 
-Run: python benchmarks/snapshot.py --save before.json [--models a b ...]
+Run: python benchmarks/snapshot.py --save before.json [--models a b ...] [--keep-plans DIR]
      python benchmarks/snapshot.py --compare before.json   (exit 1 on any difference)
+     python benchmarks/snapshot.py --diff-plans OLD_DIR NEW_DIR
+`--keep-plans` also writes every `plan --json` whole; `--diff-plans` lists, field by field, what
+differs between two such folders (a JSON path with its model/case count and one example), so a
+digest difference can be told apart: a fixed inconsistency, linked code bytes, or a real change.
 """
 
 from __future__ import annotations
@@ -46,12 +50,15 @@ def _run(argv: list[str], cwd: Path) -> tuple[int, bytes]:
     return done.returncode, done.stdout if done.returncode == 0 else done.stderr
 
 
-def snapshot(model: Path, flags: list[str]) -> dict[str, str]:
-    """File -> digest: 'plan' (plan --json, or its error), then every exported file."""
+def snapshot(model: Path, flags: list[str], keep: Path | None = None) -> dict[str, str]:
+    """File -> digest: 'plan' (plan --json, or its error), then every exported file. `keep`: the
+    file to write the plan's JSON (or error) to."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         code, out = _run(["plan", str(model), "--json", *flags], work)
         found = {"plan": f"exit {code} {_digest(out)}"}
+        if keep is not None:
+            keep.write_bytes(out if code == 0 else json.dumps({"exit": code}).encode())
         code, out = _run(["export", str(model), "-o", "lib", "-q", *flags], work)
         if code != 0:
             found["export"] = f"exit {code} {_digest(out)}"
@@ -60,6 +67,45 @@ def snapshot(model: Path, flags: list[str]) -> dict[str, str]:
             if path.is_file():
                 found[str(path.relative_to(work / "lib"))] = _digest(path.read_bytes())
     return found
+
+
+def json_paths(value: object, prefix: str = "") -> dict[str, object]:
+    """Every leaf of a JSON value by its path ("fit.ram.arena", "order[3]")."""
+    if isinstance(value, dict):
+        found: dict[str, object] = {}
+        for k, v in value.items():
+            found |= json_paths(v, f"{prefix}.{k}" if prefix else k)
+        return found
+    if isinstance(value, list):
+        found = {}
+        for i, v in enumerate(value):
+            found |= json_paths(v, f"{prefix}[{i}]")
+        return found
+    return {prefix: value}
+
+
+def diff_plans(old: Path, new: Path) -> int:
+    """Per JSON path (list indices folded to []), how many plans differ there, and one example."""
+    import re
+
+    fields: dict[str, list[str]] = {}
+    files = sorted({p.name for p in old.glob("*.json")} | {p.name for p in new.glob("*.json")})
+    for name in files:
+        a, b = (
+            json_paths(json.loads((d / name).read_text())) if (d / name).exists() else {}
+            for d in (old, new)
+        )
+        for path in sorted(set(a) | set(b)):
+            if a.get(path) != b.get(path):
+                key = re.sub(r"\[\d+\]", "[]", path)
+                fields.setdefault(key, [])
+                example = f"{name[:-5]}: {path} {a.get(path, '-')} -> {b.get(path, '-')}"
+                if not fields[key] or fields[key][-1].split(":")[0] != name[:-5]:
+                    fields[key].append(example)
+    print(f"{len(files)} plans compared\n| field | plans differing | example |\n|---|---|---|")
+    for key, examples in sorted(fields.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"| {key} | {len(examples)} | {examples[0][:150]} |")
+    return 1 if fields else 0
 
 
 def models(names: list[str] | None) -> list[Path]:
@@ -75,11 +121,18 @@ def main() -> int:
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--save", type=Path, help="write the snapshot here")
     what.add_argument("--compare", type=Path, help="compare with this snapshot")
+    what.add_argument("--diff-plans", nargs=2, type=Path, metavar=("OLD", "NEW"))
     parser.add_argument("--models", nargs="*", help="model stems (default: all shared models)")
     parser.add_argument("--cases", nargs="*", choices=sorted(CASES), help="default: all")
+    parser.add_argument("--keep-plans", type=Path, help="also write each plan's JSON here")
     args = parser.parse_args()
+    if args.diff_plans:
+        return diff_plans(*args.diff_plans)
+    keep = args.keep_plans
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     now = {
-        f"{m.stem} {case}": snapshot(m, flags)
+        f"{m.stem} {case}": snapshot(m, flags, keep / f"{m.stem} {case}.json" if keep else None)
         for m in models(args.models)
         for case, flags in CASES.items()
         if not args.cases or case in args.cases
