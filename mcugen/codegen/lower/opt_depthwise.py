@@ -19,10 +19,11 @@ with its own scratch (`planar_bytes`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower import Array, LayerKernel, Lowered, Value
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.model.ir import Graph, Operator
@@ -132,6 +133,78 @@ def in_place_ok(
         if copied < in_h and (oy + 1) * out_w > copied * in_w:
             return False
     return True
+
+
+#: cores whose builds have the DSP extension (mcu/simd.h MCU_SIMD_DSP), which the layer
+#: assembly is written for
+DSP_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"})
+#: the largest band of the whole image a specialised layer may add to its step's scratch
+#: (4 planes of int16): the cost model's RAM side, below VWW's 6x6 and 12x12 layers'
+WHOLE_BAND_LIMIT = 2048
+
+
+def whole_band(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]
+) -> tuple[int, int]:
+    """Entries of a band row, rows of the band, when the band holds every input row (rows as
+    lines): `planar_bytes` with one chunk."""
+    pad_w, s_h, s_w = ref["pad_w"], ref["stride_h"], ref["stride_w"]
+    assert isinstance(pad_w, int) and isinstance(s_h, int) and isinstance(s_w, int)
+    bw = max(pad_w + in_hw[1], s_w * out_hw[1] + 2)
+    return bw + (bw & 1), (out_hw[0] - 1) * s_h + 3
+
+
+def layer_args(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int], ch: int
+) -> tuple[int, ...] | None:
+    """MCU_DW3_LAYER's constants (along, across, n, lines, band bytes, output step), or None
+    where the layer assembly's immediates cannot reach: LDRD offsets up to 1020 (a window's third
+    row and its last block), STRB and ADD offsets up to 4095."""
+    bw, _ = whole_band(ref, in_hw, out_hw)
+    along, across = ref["stride_w"], ref["stride_h"]
+    assert isinstance(along, int) and isinstance(across, int)
+    band = 2 * bw
+    if 2 * band + 2 * along * out_hw[1] + 16 > 1020 or 4 * ch > 4095 or across * band > 4095:
+        return None
+    return (along, across, out_hw[1], out_hw[0], band, ch)
+
+
+@variant(
+    "depthwise_conv_2d_s8_layer",
+    "DEPTHWISE_CONV_2D",
+    cores=DSP_CORES,
+    handles="what depthwise_conv_2d_s8's 3x3 path takes, rows as lines, the full int8 range, "
+    f"a whole-image band of at most {WHOLE_BAND_LIMIT} bytes: its assembly specialised per layer",
+)
+def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """The general variant's lowering with a band of the whole image (planar scratch of one
+    chunk) and the layer's own assembly (mcu/kernels/depthwise_layer.h)."""
+    general = depthwise_conv_2d_s8(graph, op, reference)
+    if general is None:
+        return None
+    ref = dict(reference.params)
+    shifts = ref["shifts"]
+    assert isinstance(shifts, Array)
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
+    k_hw = (graph.tensors[op.inputs[1]].shape[1], graph.tensors[op.inputs[1]].shape[2])
+    if not planar_fits(ref, k_hw, shifts) or by_columns(in_hw, out_hw):
+        return None
+    if ref["act_min"] != -128 or ref["act_max"] != 127:
+        return None
+    bw, ring = whole_band(ref, in_hw, out_hw)
+    scratch = 12 * out_hw[0] + 8 * ring * bw
+    args = layer_args(ref, in_hw, out_hw, y.shape[3])
+    if args is None or scratch > WHOLE_BAND_LIMIT:
+        return None
+    return replace(
+        general,
+        function="mcu_depthwise_conv_2d_s8_layer",
+        scratch_bytes=max(scratch, general.scratch_bytes),
+        variant="depthwise_conv_2d_s8_layer",
+        headers=("mcu/kernels/depthwise_layer.h",),
+        layer=LayerKernel("MCU_DW3_LAYER", args, "mcu_depthwise_conv_2d_s8_layer"),
+    )
 
 
 @variant(

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "mcu/kernels/depthwise_conv_2d.h"
+#include "mcu/kernels/depthwise_layer.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 
@@ -311,6 +312,7 @@ typedef struct {
   int32_t bw;    /* int16 entries a band line, even */
   int32_t *rows;  /* scratch: a chunk's band lines, three byte offsets an output line */
   uint32_t *band; /* then 4 planes of ring * bw int16 */
+  mcu_dw3_lines_fn lines; /* the layer's own assembly (depthwise_layer.h), or NULL */
 } dw3_job_t;
 
 /* One channel's call over a chunk's lines (the assembly's offsets: the four words LDM'd together
@@ -878,7 +880,9 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
     }
 #if MCU_SIMD_DSP
     if (full) { /* the group's channels in one call */
-      if (j->s_along == 1) {
+      if (j->lines != NULL) {
+        j->lines(&q[0]);
+      } else if (j->s_along == 1) {
         dw3_lines_s1(&q[0]);
       } else {
         dw3_lines_s2(&q[0]);
@@ -917,8 +921,9 @@ static int dw3_by_columns(const dw_job_t *g) {
 /* The planar path runs every layer that fits, lines of any length (blocks of four, two, one). */
 static int dw3_takes(const dw_job_t *g) { return dw3_fits(g->p, g->k_h, g->k_w); }
 
-/* Rows as lines, or columns when the output is taller than wide. */
-static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
+/* Rows as lines, or columns when the output is taller than wide; `lines`: the layer's own
+ * assembly, which wants one chunk of every line. */
+static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch, mcu_dw3_lines_fn lines) {
   const mcu_depthwise_conv_2d_params_t *p = g->p;
   const int32_t ch = g->ch;
   const dw3_side_t rows_in = {g->in_h, g->in_w, ch, g->in_w * ch};
@@ -943,7 +948,8 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
     j->tap_across = 3 * ch, j->tap_along = ch;
   }
   int32_t want = (MCU_DW3_OUTPUTS + j->dst.len - 1) / j->dst.len;
-  j->chunk = mcu_min_i32(j->dst.lines, want);
+  j->lines = lines;
+  j->chunk = lines != NULL ? j->dst.lines : mcu_min_i32(j->dst.lines, want);
   j->ring = (j->chunk - 1) * j->s_across + 3;
   int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
   j->bw = bw + (bw & 1);
@@ -984,7 +990,8 @@ static void run(const dw_job_t *j) {
   }
 }
 
-mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+/* The kernel; `lines` (NULL: none) runs a 3x3 layer's channels over a band of the whole image. */
+static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx, mcu_dw3_lines_fn lines) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
@@ -1027,7 +1034,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
   }
   if (dw3_takes(&j)) {
     dw3_job_t d;
-    dw3_setup(&d, &j, j.wide);
+    dw3_setup(&d, &j, j.wide, lines);
     dw3_call_t q[4];
     dw3_calls(&d, q);
     for (int32_t b = 0; b < batches; ++b) {
@@ -1045,4 +1052,13 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
     j.out += j.out_h * j.out_w * j.ch;
   }
   return MCU_OK;
+}
+
+mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+  return dw_eval(node, ctx, NULL);
+}
+
+mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_t *ctx,
+                                            mcu_dw3_lines_fn lines) {
+  return dw_eval(node, ctx, lines);
 }
