@@ -203,7 +203,6 @@ def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -
         function="mcu_depthwise_conv_2d_s8_layer",
         scratch_bytes=max(scratch, general.scratch_bytes),
         variant="depthwise_conv_2d_s8_layer",
-        headers=("mcu/kernels/depthwise_layer.h",),
         layer=LayerKernel("MCU_DW3_LAYER", args, "mcu_depthwise_conv_2d_s8_layer"),
     )
 
@@ -258,5 +257,6 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
         scratch_bytes(ref, in_hw, k_hw, out_hw, shifts),
         variant="depthwise_conv_2d_s8",
         sources=("opt/depthwise_conv_2d_s8.c",),
+        headers=("mcu/kernels/depthwise_layer.h",),  # the kernel's entry for layer kernels
         traits=traits,
     )
