@@ -385,13 +385,14 @@ def test_layer_kernel_chosen_per_layer() -> None:
 )
 @pytest.mark.parametrize("board", DSP_TWINS)
 def test_layer_kernels_on_dsp_twins(board: str, tmp_path: Path) -> None:
-    """Random layer chains (three seeds a board) and the in-place chains, each with the layer
-    kernels chosen, equal TFLM on the twin."""
+    """Random layer chains (three seeds a board) and the in-place chains, rows and columns as
+    lines, each with the layer kernels chosen, equal TFLM on the twin."""
     seeds = {"nucleo-l4r5zi": (1, 2, 3), "nucleo-f767": (4, 5, 6), "mps3-an547": (7, 8, 9)}
     for seed in seeds[board]:
         gen = assert_exact_on_twin(layer_chain(seed), board, tmp_path / f"chain{seed}")
         assert LAYER in {low.variant for low in gen.lowered.values()}, seed
-    for hw, channels, stride in (((6, 7), 10, 1), ((8, 9), 7, 2)):  # rows as lines
+    # rows as lines, then columns (a tall stride-1 layer), each in place
+    for hw, channels, stride in (((6, 7), 10, 1), ((8, 9), 7, 2), ((9, 5), 6, 1)):
         gen = assert_exact_on_twin(chain(hw, channels, stride, zp=7), board, tmp_path / "inplace")
         assert gen.lowered[len(gen.graph.operators) - 1].variant == LAYER
         assert in_place(gen), (hw, channels, stride)

@@ -144,37 +144,51 @@ DSP_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"})
 WHOLE_BAND_LIMIT = 6144
 
 
+def line_axes(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]
+) -> tuple[int, int, int, int, int, int]:
+    """The 3x3 path's lines (`dw3_setup`): (input length, output length, lines, stride along,
+    stride across, padding along): rows, or columns when `by_columns`."""
+    along = 0 if by_columns(in_hw, out_hw) else 1
+    pad = (ref["pad_h"], ref["pad_w"])[along]
+    s_along, s_across = (
+        ref[("stride_h", "stride_w")[along]],
+        ref[("stride_h", "stride_w")[1 - along]],
+    )
+    assert isinstance(pad, int) and isinstance(s_along, int) and isinstance(s_across, int)
+    return in_hw[along], out_hw[along], out_hw[1 - along], s_along, s_across, pad
+
+
 def whole_band(
     ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]
 ) -> tuple[int, int]:
-    """Entries of a band row, rows of the band, when the band holds every input row (rows as
-    lines): `planar_bytes` with one chunk."""
-    pad_w, s_h, s_w = ref["pad_w"], ref["stride_h"], ref["stride_w"]
-    assert isinstance(pad_w, int) and isinstance(s_h, int) and isinstance(s_w, int)
-    bw = max(pad_w + in_hw[1], s_w * out_hw[1] + 2)
-    return bw + (bw & 1), (out_hw[0] - 1) * s_h + 3
+    """Entries of a band line, lines of the band, when the band holds every input line:
+    `planar_bytes` with one chunk."""
+    in_len, n, lines, s_along, s_across, pad = line_axes(ref, in_hw, out_hw)
+    bw = max(pad + in_len, s_along * n + 2)
+    return bw + (bw & 1), (lines - 1) * s_across + 3
 
 
 def layer_args(
     ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int], ch: int
 ) -> tuple[int, ...] | None:
-    """MCU_DW3_LAYER's constants (along, across, n, lines, band bytes, output step), or None
-    where the layer assembly's immediates cannot reach: LDRD offsets up to 1020 (a window's third
-    row and its last block), STRB and ADD offsets up to 4095."""
+    """MCU_DW3_LAYER's constants (along, across, n, lines, band bytes, output step, skip), or
+    None where the layer assembly's immediates cannot reach: LDRD offsets up to 1020 (a window's
+    third line and its last block), STRB and ADD offsets up to 4095, MOVW up to 65535."""
     bw, _ = whole_band(ref, in_hw, out_hw)
-    along, across = ref["stride_w"], ref["stride_h"]
-    assert isinstance(along, int) and isinstance(across, int)
-    band = 2 * bw
-    if 2 * band + 2 * along * out_hw[1] + 16 > 1020 or 4 * ch > 4095 or across * band > 4095:
+    _, n, lines, along, across, _ = line_axes(ref, in_hw, out_hw)
+    step, line = (out_hw[1] * ch, ch) if by_columns(in_hw, out_hw) else (ch, out_hw[1] * ch)
+    band, skip = 2 * bw, line - n * step
+    if 2 * band + 2 * along * n + 16 > 1020 or 4 * step > 4095 or across * band > 4095:
         return None
-    return (along, across, out_hw[1], out_hw[0], band, ch)
+    return (along, across, n, lines, band, step, skip) if abs(skip) <= 65535 else None
 
 
 @variant(
     "depthwise_conv_2d_s8_layer",
     "DEPTHWISE_CONV_2D",
     cores=DSP_CORES,
-    handles="what depthwise_conv_2d_s8's 3x3 path takes, rows as lines, the full int8 range, "
+    handles="what depthwise_conv_2d_s8's 3x3 path takes in the full int8 range with "
     f"a whole-image band of at most {WHOLE_BAND_LIMIT} bytes: its assembly specialised per layer",
 )
 def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
@@ -189,12 +203,12 @@ def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
     k_hw = (graph.tensors[op.inputs[1]].shape[1], graph.tensors[op.inputs[1]].shape[2])
-    if not planar_fits(ref, k_hw, shifts) or by_columns(in_hw, out_hw):
+    if not planar_fits(ref, k_hw, shifts):
         return None
     if ref["act_min"] != -128 or ref["act_max"] != 127:
         return None
     bw, ring = whole_band(ref, in_hw, out_hw)
-    scratch = 12 * out_hw[0] + 8 * ring * bw
+    scratch = 12 * line_axes(ref, in_hw, out_hw)[2] + 8 * ring * bw
     args = layer_args(ref, in_hw, out_hw, y.shape[3])
     if args is None or scratch > WHOLE_BAND_LIMIT:
         return None

@@ -6,11 +6,13 @@
  * (kernels/opt/depthwise_conv_2d_s8.c, "3x3, strides 1 and 2") with the shape's constants as
  * immediates, and runs the layer through mcu_depthwise_conv_2d_s8_layer with it.
  *
- * MCU_DW3_LAYER(name, along, across, n, lines, band, step) defines `name`, which runs channels
- * over a band that holds every input row of the layer (the kernel's chunk is the whole image):
- * `along` and `across` the strides along and across output rows, `n` outputs a row, `lines` rows,
- * `band` bytes from a band row to the next, `step` bytes from an output to the next (the channel
- * count). The band row of output row oy starts across * oy rows on from the last, so one pointer
+ * MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip) defines `name`, which runs
+ * channels over a band that holds every input line of the layer (the kernel's chunk is the whole
+ * image; lines are rows, or columns of a tall stride-1 SAME layer): `along` and `across` the
+ * strides along and across output lines, `n` outputs a line, `lines` lines, `band` bytes from a
+ * band line to the next, `step` bytes from an output to the next along a line, `skip` bytes from
+ * after a line's last output to the next line's first (0 for rows). The band line of output line
+ * oy starts across * oy lines on from the first, so one pointer
  * and immediate offsets reach a window's three rows; the blocks of four, two and one outputs of a
  * row are unrolled by the assembler (.rept, .if), and the outputs are stored at immediate offsets.
  * Each block's sums and requantisation are the kernel's DW3_* macros' instructions. On cores
@@ -138,6 +140,13 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   ".endif\n\t"                                                                                    \
   ".if dw3_n % 2\n\t" MCU_DW3L_BLOCK(MCU_DW3L_ROW1, MCU_DW3L_REQUANT1) ".endif\n\t"               \
   "add r1, r1, #(dw3_a * dw3_b)\n\t"                                                              \
+  ".if dw3_k > 0\n\t"                                                                              \
+  "movw lr, #dw3_k\n\t"                                                                           \
+  "add r4, r4, lr\n\t"                                                                            \
+  ".elseif dw3_k < 0\n\t"                                                                          \
+  "movw lr, #(-dw3_k)\n\t"                                                                        \
+  "sub r4, r4, lr\n\t"                                                                            \
+  ".endif\n\t"                                                                                    \
   "subs r2, r2, #1\n\t"                                                                           \
   "bne 1b\n\t"                                                                                    \
   "ldr lr, [r0, #88]\n\t"                                                                         \
@@ -146,17 +155,17 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   "bne 0b\n\t"                                                                                    \
   "pop {r4-r11, pc}\n\t"
 
-#define MCU_DW3_LAYER(name, along, across, n, lines, band, step)                                  \
+#define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip)                            \
   __attribute__((naked)) static void name(void *calls) {                                          \
     (void)calls;                                                                                  \
     __asm__ volatile(".set dw3_s, " #along "\n\t.set dw3_a, " #across "\n\t.set dw3_n, " #n       \
                      "\n\t.set dw3_l, " #lines "\n\t.set dw3_b, " #band "\n\t.set dw3_os, " #step \
-                     "\n\t" MCU_DW3L_BODY);                                                       \
+                     "\n\t.set dw3_k, " #skip "\n\t" MCU_DW3L_BODY);                              \
   }
 
 #else
 
-#define MCU_DW3_LAYER(name, along, across, n, lines, band, step)                                  \
+#define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip)                            \
   static const mcu_dw3_lines_fn name = NULL;
 
 #endif
