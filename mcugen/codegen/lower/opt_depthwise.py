@@ -172,16 +172,23 @@ def whole_band(
 def layer_args(
     ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int], ch: int
 ) -> tuple[int, ...] | None:
-    """MCU_DW3_LAYER's constants (along, across, n, lines, band bytes, output step, skip), or
-    None where the layer assembly's immediates cannot reach: LDRD offsets up to 1020 (a window's
-    third line and its last block), STRB and ADD offsets up to 4095, MOVW up to 65535."""
-    bw, _ = whole_band(ref, in_hw, out_hw)
-    _, n, lines, along, across, _ = line_axes(ref, in_hw, out_hw)
-    step, line = (out_hw[1] * ch, ch) if by_columns(in_hw, out_hw) else (ch, out_hw[1] * ch)
-    band, skip = 2 * bw, line - n * step
-    if 2 * band + 2 * along * n + 16 > 1020 or 4 * step > 4095 or across * band > 4095:
+    """MCU_DW3_LAYER's constants, or None where the layer assembly's immediates cannot reach
+    (LDRD offsets up to 1020: a window's third line and its last block; LDR, STRB and ADD
+    offsets up to 4095; MOVW up to 65535). The rows': along, across, n, lines, band bytes,
+    output step, skip; the fill's: source step, pixels a line, odd padding, plane bytes, source
+    and band skips (depthwise_layer.h)."""
+    bw, ring = whole_band(ref, in_hw, out_hw)
+    in_len, n, lines, along, across, pad = line_axes(ref, in_hw, out_hw)
+    cols = by_columns(in_hw, out_hw)
+    step, line = (out_hw[1] * ch, ch) if cols else (ch, out_hw[1] * ch)
+    src_step, src_line = (in_hw[1] * ch, ch) if cols else (ch, in_hw[1] * ch)
+    band, skip, plane = 2 * bw, line - n * step, 2 * ring * bw
+    fill = (src_step, in_len, pad & 1, plane, src_line - in_len * src_step, band - 2 * in_len)
+    if 2 * band + 2 * along * n + 16 > 1020 or max(4 * step, 4 * src_step, across * band) > 4095:
         return None
-    return (along, across, n, lines, band, step, skip) if abs(skip) <= 65535 else None
+    if max(abs(skip), plane, abs(fill[4])) > 65535:
+        return None
+    return (along, across, n, lines, band, step, skip, *fill)
 
 
 @variant(

@@ -312,7 +312,7 @@ typedef struct {
   int32_t bw;    /* int16 entries a band line, even */
   int32_t *rows;  /* scratch: a chunk's band lines, three byte offsets an output line */
   uint32_t *band; /* then 4 planes of ring * bw int16 */
-  mcu_dw3_lines_fn lines; /* the layer's own assembly (depthwise_layer.h), or NULL */
+  const mcu_dw3_layer_t *layer; /* the layer's own assembly (depthwise_layer.h), or NULL */
 } dw3_job_t;
 
 /* One channel's call over a chunk's lines (the assembly's offsets: the four words LDM'd together
@@ -550,8 +550,12 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
     } else { /* the image's lines up to y1 or the ring's end, in one pass */
       run = mcu_min_i32(mcu_min_i32(y1, lines - 1) - y + 1, ring - slot);
 #if MCU_SIMD_DSP
-      dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
-      dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
+      if (j->layer != NULL && j->layer->fill != NULL) {
+        j->layer->fill(row, (int16_t *)dst + pad, run, off2);
+      } else {
+        dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
+        dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
+      }
 #else
       for (int32_t l = 0; l < run; ++l, row += step, dst += half) {
         dw3_fill_line_c(row, dst, pad, len, ch, pw, off2);
@@ -880,8 +884,8 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
     }
 #if MCU_SIMD_DSP
     if (full) { /* the group's channels in one call */
-      if (j->lines != NULL) {
-        j->lines(&q[0]);
+      if (j->layer != NULL && j->layer->lines != NULL) {
+        j->layer->lines(&q[0]);
       } else if (j->s_along == 1) {
         dw3_lines_s1(&q[0]);
       } else {
@@ -921,9 +925,10 @@ static int dw3_by_columns(const dw_job_t *g) {
 /* The planar path runs every layer that fits, lines of any length (blocks of four, two, one). */
 static int dw3_takes(const dw_job_t *g) { return dw3_fits(g->p, g->k_h, g->k_w); }
 
-/* Rows as lines, or columns when the output is taller than wide; `lines`: the layer's own
+/* Rows as lines, or columns when the output is taller than wide; `layer`: the layer's own
  * assembly, which wants one chunk of every line. */
-static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch, mcu_dw3_lines_fn lines) {
+static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch,
+                      const mcu_dw3_layer_t *layer) {
   const mcu_depthwise_conv_2d_params_t *p = g->p;
   const int32_t ch = g->ch;
   const dw3_side_t rows_in = {g->in_h, g->in_w, ch, g->in_w * ch};
@@ -948,8 +953,8 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch, mcu_dw3_li
     j->tap_across = 3 * ch, j->tap_along = ch;
   }
   int32_t want = (MCU_DW3_OUTPUTS + j->dst.len - 1) / j->dst.len;
-  j->lines = lines;
-  j->chunk = lines != NULL ? j->dst.lines : mcu_min_i32(j->dst.lines, want);
+  j->layer = layer;
+  j->chunk = layer != NULL ? j->dst.lines : mcu_min_i32(j->dst.lines, want);
   j->ring = (j->chunk - 1) * j->s_across + 3;
   int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
   j->bw = bw + (bw & 1);
@@ -990,8 +995,9 @@ static void run(const dw_job_t *j) {
   }
 }
 
-/* The kernel; `lines` (NULL: none) runs a 3x3 layer's channels over a band of the whole image. */
-static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx, mcu_dw3_lines_fn lines) {
+/* The kernel; `layer` (NULL: none) runs a 3x3 layer over a band of the whole image. */
+static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
+                            const mcu_dw3_layer_t *layer) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
@@ -1034,7 +1040,7 @@ static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx, mcu_dw3_
   }
   if (dw3_takes(&j)) {
     dw3_job_t d;
-    dw3_setup(&d, &j, j.wide, lines);
+    dw3_setup(&d, &j, j.wide, layer);
     dw3_call_t q[4];
     dw3_calls(&d, q);
     for (int32_t b = 0; b < batches; ++b) {
@@ -1059,6 +1065,6 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
 }
 
 mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_t *ctx,
-                                            mcu_dw3_lines_fn lines) {
-  return dw_eval(node, ctx, lines);
+                                            const mcu_dw3_layer_t *layer) {
+  return dw_eval(node, ctx, layer);
 }

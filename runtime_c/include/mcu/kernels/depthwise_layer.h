@@ -18,16 +18,27 @@
  * Each block's sums and requantisation are the kernel's DW3_* macros' instructions. On cores
  * without the DSP extension `name` is NULL and the kernel's own path runs. */
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "mcu/kernels/depthwise_conv_2d.h"
 #include "mcu/simd.h"
 
+/* A layer's channels over its band (the kernel's dw3_call_t array), and `lines` input lines of
+ * four channels from `src` into the band's four planes from `dst` (plane 0's first image entry). */
 typedef void (*mcu_dw3_lines_fn)(void *calls);
+typedef void (*mcu_dw3_fill_fn)(const int8_t *src, int16_t *dst, int32_t lines, uint32_t off2);
 
-/* The optimised kernel (mcu_depthwise_conv_2d_s8_opt) with a band of the whole image and, where
- * `lines` is not NULL and the activation range is the full int8 range, `lines` for the channels'
- * rows. */
+typedef struct {
+  mcu_dw3_lines_fn lines; /* NULL: the kernel's own */
+  mcu_dw3_fill_fn fill;   /* NULL: the kernel's own */
+} mcu_dw3_layer_t;
+
+/* The optimised kernel (mcu_depthwise_conv_2d_s8_opt) with a band of the whole image and the
+ * layer's own functions: `lines` where the activation range is the full int8 range, `fill` for
+ * groups of four channels. */
 mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_t *ctx,
-                                            mcu_dw3_lines_fn lines);
+                                            const mcu_dw3_layer_t *layer);
 
 #if MCU_SIMD_DSP
 
@@ -155,18 +166,103 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   "bne 0b\n\t"                                                                                    \
   "pop {r4-r11, pc}\n\t"
 
-#define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip)                            \
-  __attribute__((naked)) static void name(void *calls) {                                          \
+/* The fill (the kernel's dw3_fill_lines with the line's shape as constants): r0 the source,
+ * r1, r6, r7, r8 the four planes' entries, r2 the lines left, r5 the offset in both lanes; per
+ * line a lone pixel where the image starts mid-word, blocks of four pixels, a pair, a lone last. */
+#define MCU_DW3F_ONE                                                                              \
+  "ldr r9, [r0]\n\t"                                                                              \
+  "add r0, r0, #dw3f_s\n\t"                                                                       \
+  "sxtab16 r10, r5, r9\n\t"                                                                       \
+  "sxtab16 r11, r5, r9, ror #8\n\t"                                                               \
+  "strh r10, [r1], #2\n\t"                                                                        \
+  "strh r11, [r6], #2\n\t"                                                                        \
+  "lsr r10, r10, #16\n\t"                                                                         \
+  "lsr r11, r11, #16\n\t"                                                                         \
+  "strh r10, [r7], #2\n\t"                                                                        \
+  "strh r11, [r8], #2\n\t"
+#define MCU_DW3F_FOUR                                                                             \
+  "ldr r4, [r0]\n\t"                                                                              \
+  "ldr r9, [r0, #dw3f_s]\n\t"                                                                     \
+  "pkhtb r10, r9, r4, asr #16\n\t"                                                                \
+  "pkhbt r4, r4, r9, lsl #16\n\t"                                                                 \
+  "ldr r9, [r0, #(2 * dw3f_s)]\n\t"                                                               \
+  "ldr r11, [r0, #(3 * dw3f_s)]\n\t"                                                              \
+  "add r0, r0, #(4 * dw3f_s)\n\t"                                                                 \
+  "pkhtb r12, r11, r9, asr #16\n\t"                                                               \
+  "pkhbt r9, r9, r11, lsl #16\n\t"                                                                \
+  "sxtab16 r11, r5, r4\n\t"                                                                       \
+  "sxtab16 lr, r5, r9\n\t"                                                                        \
+  "strd r11, lr, [r1], #8\n\t"                                                                    \
+  "sxtab16 r11, r5, r4, ror #8\n\t"                                                               \
+  "sxtab16 lr, r5, r9, ror #8\n\t"                                                                \
+  "strd r11, lr, [r6], #8\n\t"                                                                    \
+  "sxtab16 r11, r5, r10\n\t"                                                                      \
+  "sxtab16 lr, r5, r12\n\t"                                                                       \
+  "strd r11, lr, [r7], #8\n\t"                                                                    \
+  "sxtab16 r11, r5, r10, ror #8\n\t"                                                              \
+  "sxtab16 lr, r5, r12, ror #8\n\t"                                                               \
+  "strd r11, lr, [r8], #8\n\t"
+#define MCU_DW3F_TWO                                                                              \
+  "ldr r4, [r0]\n\t"                                                                              \
+  "ldr r9, [r0, #dw3f_s]\n\t"                                                                     \
+  "add r0, r0, #(2 * dw3f_s)\n\t"                                                                 \
+  "pkhtb r10, r9, r4, asr #16\n\t"                                                                \
+  "pkhbt r4, r4, r9, lsl #16\n\t"                                                                 \
+  "sxtab16 r11, r5, r4\n\t"                                                                       \
+  "str r11, [r1], #4\n\t"                                                                         \
+  "sxtab16 r11, r5, r4, ror #8\n\t"                                                               \
+  "str r11, [r6], #4\n\t"                                                                         \
+  "sxtab16 r11, r5, r10\n\t"                                                                      \
+  "str r11, [r7], #4\n\t"                                                                         \
+  "sxtab16 r11, r5, r10, ror #8\n\t"                                                              \
+  "str r11, [r8], #4\n\t"
+/* A register move by a constant that may pass an ADD's immediate (MOVW into lr). */
+#define MCU_DW3F_MOVE(REG, BY)                                                                    \
+  ".if " BY " > 0\n\tmovw lr, #(" BY ")\n\tadd " REG ", " REG ", lr\n\t"                          \
+  ".elseif " BY " < 0\n\tmovw lr, #(-(" BY "))\n\tsub " REG ", " REG ", lr\n\t.endif\n\t"
+#define MCU_DW3F_BODY                                                                             \
+  "push {r4-r11, lr}\n\t"                                                                         \
+  "mov r5, r3\n\t"                                                                                 \
+  "movw lr, #dw3f_pw\n\t"                               \
+  "add r6, r1, lr\n\t"                                                                            \
+  "add r7, r6, lr\n\t"                                                                            \
+  "add r8, r7, lr\n\t"                                                                            \
+  "0:\n\t"                                                                                        \
+  ".if dw3f_odd\n\t" MCU_DW3F_ONE ".endif\n\t"                                                    \
+  ".rept (dw3f_n - dw3f_odd) / 4\n\t" MCU_DW3F_FOUR ".endr\n\t"                                   \
+  ".if (dw3f_n - dw3f_odd) % 4 >= 2\n\t" MCU_DW3F_TWO ".endif\n\t"                                \
+  ".if (dw3f_n - dw3f_odd) % 2\n\t" MCU_DW3F_ONE ".endif\n\t" MCU_DW3F_MOVE("r0", "dw3f_src")      \
+      MCU_DW3F_MOVE("r1", "dw3f_dst") MCU_DW3F_MOVE("r6", "dw3f_dst")                             \
+          MCU_DW3F_MOVE("r7", "dw3f_dst") MCU_DW3F_MOVE("r8", "dw3f_dst") "subs r2, r2, #1\n\t"  \
+                                                                          "bne 0b\n\t"            \
+                                                                          "pop {r4-r11, pc}\n\t"
+
+/* `name`: the layer's two functions; the fill's constants: `fs` source bytes from a pixel to the
+ * next along a line, `fn` pixels a line, `fodd` 1 where the image starts mid-word (an odd
+ * padding), `fpw` bytes from a plane to the next, `fsrc` source bytes from after a line to the
+ * next line, `fdst` band bytes from after a line's entries to the next line's. */
+#define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip, fs, fn, fodd, fpw, fsrc,   \
+                      fdst)                                                                       \
+  __attribute__((naked)) static void name##_lines(void *calls) {                                  \
     (void)calls;                                                                                  \
     __asm__ volatile(".set dw3_s, " #along "\n\t.set dw3_a, " #across "\n\t.set dw3_n, " #n       \
                      "\n\t.set dw3_l, " #lines "\n\t.set dw3_b, " #band "\n\t.set dw3_os, " #step \
                      "\n\t.set dw3_k, " #skip "\n\t" MCU_DW3L_BODY);                              \
-  }
+  }                                                                                               \
+  __attribute__((naked)) static void name##_fill(const int8_t *src, int16_t *dst, int32_t count,  \
+                                                 uint32_t off2) {                                 \
+    (void)src, (void)dst, (void)count, (void)off2;                                                \
+    __asm__ volatile(".set dw3f_s, " #fs "\n\t.set dw3f_n, " #fn "\n\t.set dw3f_odd, " #fodd       \
+                     "\n\t.set dw3f_pw, " #fpw "\n\t.set dw3f_src, " #fsrc                        \
+                     "\n\t.set dw3f_dst, " #fdst "\n\t" MCU_DW3F_BODY);                           \
+  }                                                                                               \
+  static const mcu_dw3_layer_t name[1] = {{name##_lines, name##_fill}};
 
 #else
 
-#define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip)                            \
-  static const mcu_dw3_lines_fn name = NULL;
+#define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip, fs, fn, fodd, fpw, fsrc,   \
+                      fdst)                                                                       \
+  static const mcu_dw3_layer_t name[1] = {{NULL, NULL}};
 
 #endif
 
