@@ -14,6 +14,15 @@ model outside it keeps the reference.
 kernel's planar path instead, whatever their size: one channel at a time over four widened int16
 planes (rows, or columns of a tall stride-1 SAME layer) in blocks of four, two and one outputs,
 with its own scratch (`planar_bytes`).
+
+On DSP cores such a layer in the full int8 range may instead get its own code
+(`depthwise_conv_2d_s8_layer`, issue 32 item 1): model.c instantiates MCU_DW3_LAYER
+(mcu/kernels/depthwise_layer.h) with the layer's shape as constants (`layer_args`), and the
+kernel runs its channels and its band fill through that assembly, over a band of the whole image
+(one chunk: no table of band lines, no line loop state, blocks unrolled by the assembler). Cost
+model: it saves instructions on every such layer (VWW on the M4 twin: 7-14 % of each layer's), so
+it is chosen wherever its whole-image band stays within WHOLE_BAND_LIMIT bytes of scratch; each
+distinct shape costs one instance of code (layers with the same constants share it).
 """
 
 from __future__ import annotations
