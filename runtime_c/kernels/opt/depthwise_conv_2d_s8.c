@@ -312,7 +312,8 @@ typedef struct {
   int32_t bw;    /* int16 entries a band line, even */
   int32_t *rows;  /* scratch: a chunk's band lines, three byte offsets an output line */
   uint32_t *band; /* then 4 planes of ring * bw int16 */
-  const mcu_dw3_layer_t *layer; /* the layer's own assembly (depthwise_layer.h), or NULL */
+  mcu_dw3_lines_fn lines; /* the channels' assembly: the layer's (depthwise_layer.h), or s1/s2 */
+  mcu_dw3_fill_fn fill;   /* the layer's fill, or NULL */
 } dw3_job_t;
 
 /* One channel's call over a chunk's lines (the assembly's offsets: the four words LDM'd together
@@ -550,8 +551,8 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
     } else { /* the image's lines up to y1 or the ring's end, in one pass */
       run = mcu_min_i32(mcu_min_i32(y1, lines - 1) - y + 1, ring - slot);
 #if MCU_SIMD_DSP
-      if (j->layer != NULL && j->layer->fill != NULL) {
-        j->layer->fill(row, (int16_t *)dst + pad, run, off2);
+      if (j->fill != NULL) {
+        j->fill(row, (int16_t *)dst + pad, run, off2);
       } else {
         dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
         dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
@@ -692,12 +693,12 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "bne 0b\n\t"                                                                                    \
   "pop {r4-r11, pc}\n\t"
 
-__attribute__((naked)) static void dw3_lines_s1(dw3_call_t *k) {
+__attribute__((naked)) static void dw3_lines_s1(void *k) {
   (void)k;
   __asm__ volatile(DW3_LINES(DW3_S1_ROW4, DW3_S1_ROW2));
 }
 
-__attribute__((naked)) static void dw3_lines_s2(dw3_call_t *k) {
+__attribute__((naked)) static void dw3_lines_s2(void *k) {
   (void)k;
   __asm__ volatile(DW3_LINES(DW3_S2_ROW4, DW3_S2_ROW2));
 }
@@ -800,37 +801,16 @@ static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
   }
 }
 
-/* The two lanes of a filter word's even (odd) bytes, doubled: SXTB16 then SXTAB16 adds them
- * again. */
-static inline uint32_t dw3_even2(uint32_t t) { return mcu_sxtab16(mcu_sxtb16(t), t); }
-static inline uint32_t dw3_odd2(uint32_t t) { return mcu_sxtab16_ror8(mcu_sxtb16_ror8(t), t); }
-
 /* Channel c + i's doubled weights (W01, W12 of each filter line) and requantisation, i < g (the
- * lanes past g are never run). Four channels read each tap's word once: its even bytes' lanes
- * give channels 0 and 2 (PKHBT, PKHTB of two taps), its odd bytes' channels 1 and 3. */
+ * lanes past g are never run), one channel at a time (a four-channel path that read each tap's
+ * word once saved about 12 instructions a channel for 128 bytes of code, which the layer kernels'
+ * hooks needed). */
 static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
   const mcu_depthwise_conv_2d_params_t *p = j->p;
   const int32_t across = j->tap_across, along = j->tap_along;
-  if (g == 4) {
-    const int8_t *f = j->filter + c;
-    for (int32_t k = 0; k < 3; ++k, f += across) {
-      uint32_t t0 = mcu_load_u32(f), t1 = mcu_load_u32(f + along);
-      uint32_t t2 = mcu_load_u32(f + 2 * along);
-      uint32_t e0 = dw3_even2(t0), e1 = dw3_even2(t1), e2 = dw3_even2(t2);
-      uint32_t o0 = dw3_odd2(t0), o1 = dw3_odd2(t1), o2 = dw3_odd2(t2);
-      q[0].w[2 * k] = mcu_pack16((int32_t)e0, (int32_t)e1);
-      q[0].w[2 * k + 1] = mcu_pack16((int32_t)e1, (int32_t)e2);
-      q[2].w[2 * k] = mcu_pack16_hi(e0, e1);
-      q[2].w[2 * k + 1] = mcu_pack16_hi(e1, e2);
-      q[1].w[2 * k] = mcu_pack16((int32_t)o0, (int32_t)o1);
-      q[1].w[2 * k + 1] = mcu_pack16((int32_t)o1, (int32_t)o2);
-      q[3].w[2 * k] = mcu_pack16_hi(o0, o1);
-      q[3].w[2 * k + 1] = mcu_pack16_hi(o1, o2);
-    }
-  }
   for (int32_t i = 0; i < g; ++i) {
     const int8_t *f = j->filter + c + i;
-    for (int32_t k = 0; k < 3 && g < 4; ++k, f += across) {
+    for (int32_t k = 0; k < 3; ++k, f += across) {
       int32_t w0 = 2 * f[0], w1 = 2 * f[along], w2 = 2 * f[2 * along];
       q[i].w[2 * k] = mcu_pack16(w0, w1);
       q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
@@ -884,13 +864,7 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
     }
 #if MCU_SIMD_DSP
     if (full) { /* the group's channels in one call */
-      if (j->layer != NULL && j->layer->lines != NULL) {
-        j->layer->lines(&q[0]);
-      } else if (j->s_along == 1) {
-        dw3_lines_s1(&q[0]);
-      } else {
-        dw3_lines_s2(&q[0]);
-      }
+      j->lines(&q[0]);
       continue;
     }
 #endif
@@ -953,8 +927,13 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch,
     j->tap_across = 3 * ch, j->tap_along = ch;
   }
   int32_t want = (MCU_DW3_OUTPUTS + j->dst.len - 1) / j->dst.len;
-  j->layer = layer;
   j->chunk = layer != NULL ? j->dst.lines : mcu_min_i32(j->dst.lines, want);
+#if MCU_SIMD_DSP
+  j->fill = layer != NULL ? layer->fill : NULL;
+  j->lines = layer != NULL && layer->lines != NULL ? layer->lines
+             : j->s_along == 1                   ? dw3_lines_s1
+                                                 : dw3_lines_s2;
+#endif
   j->ring = (j->chunk - 1) * j->s_across + 3;
   int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
   j->bw = bw + (bw & 1);
