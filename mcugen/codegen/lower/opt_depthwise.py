@@ -20,7 +20,7 @@ On DSP cores such a layer in the full int8 range may instead get its own code
 (mcu/kernels/depthwise_layer.h) with the layer's shape as constants (`layer_args`), and the
 kernel runs its channels and its band fill through that assembly, over a band of the whole image
 (one chunk: no table of band lines, no line loop state, blocks unrolled by the assembler). Cost
-model: it saves instructions on every such layer (VWW on the M4 twin: 7-14 % of each layer's), so
+model: it saves instructions on every such layer (VWW on the M4 twin: 13-23 % of each layer's), so
 it is chosen wherever its whole-image band stays within WHOLE_BAND_LIMIT bytes of scratch; each
 distinct shape costs one instance of code (layers with the same constants share it).
 """

@@ -1,22 +1,25 @@
 #ifndef MCU_KERNELS_DEPTHWISE_LAYER_H
 #define MCU_KERNELS_DEPTHWISE_LAYER_H
 
-/* 3x3 depthwise layers specialised at codegen (mcugen/codegen/lower/opt_depthwise_layer.py): the
- * generated model.c defines, per layer shape, the planar path's per-channel assembly
- * (kernels/opt/depthwise_conv_2d_s8.c, "3x3, strides 1 and 2") with the shape's constants as
- * immediates, and runs the layer through mcu_depthwise_conv_2d_s8_layer with it.
+/* 3x3 depthwise layers specialised at codegen (variant depthwise_conv_2d_s8_layer,
+ * mcugen/codegen/lower/opt_depthwise.py): the generated model.c defines, once per distinct layer
+ * shape, the planar path's per-channel assembly and its band fill (kernels/opt/
+ * depthwise_conv_2d_s8.c, "3x3, strides 1 and 2") with the shape's constants as immediates, and
+ * runs the layer through mcu_depthwise_conv_2d_s8_layer with them.
  *
- * MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip) defines `name`, which runs
- * channels over a band that holds every input line of the layer (the kernel's chunk is the whole
- * image; lines are rows, or columns of a tall stride-1 SAME layer): `along` and `across` the
- * strides along and across output lines, `n` outputs a line, `lines` lines, `band` bytes from a
- * band line to the next, `step` bytes from an output to the next along a line, `skip` bytes from
- * after a line's last output to the next line's first (0 for rows). The band line of output line
- * oy starts across * oy lines on from the first, so one pointer
- * and immediate offsets reach a window's three rows; the blocks of four, two and one outputs of a
- * row are unrolled by the assembler (.rept, .if), and the outputs are stored at immediate offsets.
- * Each block's sums and requantisation are the kernel's DW3_* macros' instructions. On cores
- * without the DSP extension `name` is NULL and the kernel's own path runs. */
+ * MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip, <the fill's six>) defines `name`,
+ * a mcu_dw3_layer_t whose `lines` runs channels over a band that holds every input line of the
+ * layer (the kernel's chunk is the whole image; lines are rows, or columns of a tall stride-1
+ * SAME layer): `along` and `across` the strides along and across output lines, `n` outputs a
+ * line, `lines` lines, `band` bytes from a band line to the next, `step` bytes from an output to
+ * the next along a line, `skip` bytes from after a line's last output to the next line's first
+ * (0 for rows). The band line of output line oy starts across * oy lines on from the first, so
+ * one pointer and immediate offsets reach a window's three lines; the blocks of four, two and one
+ * outputs of a line are unrolled by the assembler (.rept, .if), the outputs stored at immediate
+ * offsets. Each block's sums and requantisation are the kernel's DW3_* macros' instructions; the
+ * fill is dw3_fill_lines' with its tests resolved by the assembler. On cores without the DSP
+ * extension both are NULL and the kernel's own paths run. Nothing here checks the constants
+ * against the tensors at run time: the build derives both from the same model. */
 
 #include <stddef.h>
 #include <stdint.h>
