@@ -31,11 +31,17 @@
  * four channels from `src` into the band's four planes from `dst` (plane 0's first image entry). */
 typedef void (*mcu_dw3_lines_fn)(void *calls);
 typedef void (*mcu_dw3_fill_fn)(const int8_t *src, int16_t *dst, int32_t lines, uint32_t off2);
+typedef void (*mcu_dw3_weights_fn)(const int8_t *filter, int32_t across, int32_t along,
+                                   void *calls);
 
 typedef struct {
-  mcu_dw3_lines_fn lines; /* NULL: the kernel's own */
-  mcu_dw3_fill_fn fill;   /* NULL: the kernel's own */
+  mcu_dw3_lines_fn lines;      /* NULL: the kernel's own */
+  mcu_dw3_fill_fn fill;        /* NULL: the kernel's own */
+  mcu_dw3_weights_fn weights4; /* four channels' weights; NULL: the kernel's channel loop */
 } mcu_dw3_layer_t;
+
+/* The kernel's four-channel weights (depthwise_conv_2d_s8.c), linked only where a layer uses it. */
+void mcu_dw3_weights4(const int8_t *filter, int32_t across, int32_t along, void *calls);
 
 /* The optimised kernel (mcu_depthwise_conv_2d_s8_opt) with a band of the whole image and the
  * layer's own functions: `lines` where the activation range is the full int8 range, `fill` for
@@ -259,13 +265,13 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
                      "\n\t.set dw3f_pw, " #fpw "\n\t.set dw3f_src, " #fsrc                        \
                      "\n\t.set dw3f_dst, " #fdst "\n\t" MCU_DW3F_BODY);                           \
   }                                                                                               \
-  static const mcu_dw3_layer_t name[1] = {{name##_lines, name##_fill}};
+  static const mcu_dw3_layer_t name[1] = {{name##_lines, name##_fill, mcu_dw3_weights4}};
 
 #else
 
 #define MCU_DW3_LAYER(name, along, across, n, lines, band, step, skip, fs, fn, fodd, fpw, fsrc,   \
                       fdst)                                                                       \
-  static const mcu_dw3_layer_t name[1] = {{NULL, NULL}};
+  static const mcu_dw3_layer_t name[1] = {{NULL, NULL, NULL}};
 
 #endif
 
