@@ -4,9 +4,10 @@ re-laid constants the optimised kernels read instead of the model's."""
 
 from __future__ import annotations
 
-from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower import Array, LayerKernel, Lowered, Value
 from mcugen.codegen.vm_types import (
     ArrayVM,
+    LayerVM,
     NodeVM,
     ParamVM,
 )
@@ -22,7 +23,8 @@ def node_vm(
     emitted: dict[tuple[str, str], str],
 ) -> NodeVM:
     """The node of operator `index` at `position`; `emitted` maps each array parameter already
-    emitted by an earlier node (type and values) to its symbol, so that it is emitted once."""
+    emitted by an earlier node (type and values) to its symbol, so that it is emitted once, and
+    each layer kernel instance (macro and arguments) to its symbol."""
     op = graph.operators[index]
     params = []
     arrays: list[ArrayVM] = []
@@ -40,7 +42,18 @@ def node_vm(
         op.outputs,
         scratch_offset,
         low.variant,
+        layer=None if low.layer is None else layer_vm(index, low.layer, emitted),
     )
+
+
+def layer_vm(index: int, layer: LayerKernel, emitted: dict[tuple[str, str], str]) -> LayerVM:
+    """Operator `index`'s own kernel, defined here unless an earlier node defined the same
+    instance (VWW's five 6x6 depthwise layers share one)."""
+    key = (layer.macro, repr(layer.args))
+    define = key not in emitted
+    if define:
+        emitted[key] = f"g_op{index}_kernel"
+    return LayerVM(emitted[key], layer.macro, layer.args, layer.entry, define)
 
 
 def param_vm(

@@ -84,6 +84,19 @@ class StagedVM:
 
 
 @dataclass(frozen=True)
+class LayerVM:
+    """An operator's own kernel (lower.LayerKernel): `macro(symbol, args...)` defines `symbol`
+    where `define` (the first node of that macro and those args), and g_op<index>_layer runs the
+    operator through `entry(node, ctx, symbol)`."""
+
+    symbol: str
+    macro: str
+    args: tuple[int, ...]
+    entry: str
+    define: bool
+
+
+@dataclass(frozen=True)
 class NodeVM:
     position: int
     index: int
@@ -97,6 +110,7 @@ class NodeVM:
     scratch_offset: int
     variant: str = "reference"  # the kernel implementation (codegen/lower/_variants.py)
     staged: StagedVM | None = None  # its weights staged into the arena first
+    layer: LayerVM | None = None  # its own kernel, instantiated in model.c
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
+from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from mcugen.reference import tflm_outputs
 from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8, window_out_hw
@@ -298,3 +299,100 @@ def test_small_planar_lines_on_dsp_twins(board: str, tmp_path: Path) -> None:
             for o, r in zip(ours, theirs, strict=True):
                 assert np.array_equal(o, r.reshape(o.shape)), (board, hw, channels)
                 assert len(np.unique(o)) > 1
+
+
+LAYER = "depthwise_conv_2d_s8_layer"
+DSP_TWINS = ["nucleo-l4r5zi", "nucleo-f767", "mps3-an547"]
+
+
+def layer_chain(seed: int) -> bytes:
+    """ADD, then four 3x3 depthwise layers of random shapes with the full int8 range (what the
+    layer kernels take): widths 1 to 13 (every remainder of a row's blocks of four), channel
+    counts 1 to 13, strides 1 and 2 across and along rows, SAME and VALID, per-channel scales."""
+    rng = np.random.default_rng(seed)
+    hw = (int(rng.integers(3, 14)), int(rng.integers(1, 14)))
+    channels = int(rng.integers(1, 14))
+    b = GraphBuilder()
+    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=int(rng.integers(-9, 9)))
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=int(rng.integers(-9, 9)))
+    b.op("ADD", [x, x], [h])
+    hwc = (*hw, channels)
+    for _ in range(4):
+        stride = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        valid = hwc[0] >= 3 and hwc[1] >= 3 and rng.random() < 0.3
+        padding = VALID if valid else SAME
+        scales = rng.uniform(0.003, 0.03, channels)
+        w = b.const(
+            rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3
+        )
+        bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
+        out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
+        y = b.activation(
+            (1, *out_hw, channels), "int8", scale=0.2, zero_point=int(rng.integers(-9, 9))
+        )
+        b.op(
+            "DEPTHWISE_CONV_2D",
+            [h, w, bias],
+            [y],
+            padding=padding,
+            stride_h=stride[0],
+            stride_w=stride[1],
+            depth_multiplier=1,
+        )
+        h, hwc = y, (*out_hw, channels)
+    b.output(h)
+    return b.tflite()
+
+
+def assert_exact_on_twin(model: bytes, board: str, out_dir: Path) -> Generated:
+    """Lowered for the board's core, built for its twin: outputs equal TFLM's on two inputs."""
+    target = resolve_target(load_board(board), emulate=True)
+    options = PlanOptions(core=target.port_board.core)
+    gen = generate(import_model(model, source="layer chain"), options=options)
+    result = build(gen, target, out_dir)
+    samples = [random_inputs(gen.graph, s) for s in (0, 1)]
+    with open_device(target, result.executable, None) as link:
+        run = run_samples(link, gen.graph, samples, emulated=True)
+    ref = tflm_outputs(model, gen.graph, samples)
+    for ours, theirs in zip(run.outputs, ref, strict=True):
+        for o, r in zip(ours, theirs, strict=True):
+            assert np.array_equal(o, r.reshape(o.shape)), board
+            assert len(np.unique(o)) > 1
+    return gen
+
+
+def test_layer_kernel_chosen_per_layer() -> None:
+    """The layer variant only for DSP cores, 3x3 strides 1 and 2 in the full int8 range with a
+    small enough whole-image band; the generated C defines one kernel per distinct shape."""
+    model = import_model(small_chain((6, 6), 12, seed=12), source="small chain")
+    host = generate(model)
+    assert LAYER not in {low.variant for low in host.lowered.values()}
+    m4 = generate(model, options=PlanOptions(core="cortex-m4"))
+    by_op = {i: low.variant for i, low in m4.lowered.items()}
+    # the third depthwise layer clamps (ReLU6): the general variant's C rows
+    assert [by_op[i] for i in sorted(by_op)][1:] == [LAYER, LAYER, VARIANT, LAYER, LAYER]
+    c = m4.files["model.c"]
+    assert c.count("MCU_DW3_LAYER(g_op") == len({low.layer for low in m4.lowered.values()} - {None})
+    # 80x80: a whole-image band of 82 x 82 x 8 bytes, above the limit; 20x20 at the end fits
+    big = import_model(small_chain((80, 80), 8, seed=1), source="big")
+    lowered = generate(big, options=PlanOptions(core="cortex-m4")).lowered
+    assert (lowered[1].variant, lowered[5].variant) == (VARIANT, LAYER)
+
+
+@pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+@pytest.mark.parametrize("board", DSP_TWINS)
+def test_layer_kernels_on_dsp_twins(board: str, tmp_path: Path) -> None:
+    """Random layer chains (three seeds a board) and the in-place chains, rows and columns as
+    lines, each with the layer kernels chosen, equal TFLM on the twin."""
+    seeds = {"nucleo-l4r5zi": (1, 2, 3), "nucleo-f767": (4, 5, 6), "mps3-an547": (7, 8, 9)}
+    for seed in seeds[board]:
+        gen = assert_exact_on_twin(layer_chain(seed), board, tmp_path / f"chain{seed}")
+        assert LAYER in {low.variant for low in gen.lowered.values()}, seed
+    # rows as lines, then columns (a tall stride-1 layer), each in place
+    for hw, channels, stride in (((6, 7), 10, 1), ((8, 9), 7, 2), ((9, 5), 6, 1)):
+        gen = assert_exact_on_twin(chain(hw, channels, stride, zp=7), board, tmp_path / "inplace")
+        assert gen.lowered[len(gen.graph.operators) - 1].variant == LAYER
+        assert in_place(gen), (hw, channels, stride)

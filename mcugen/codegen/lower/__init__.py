@@ -39,6 +39,17 @@ Value = int | float | bool | Array
 
 
 @dataclass(frozen=True)
+class LayerKernel:
+    """A kernel specialised for one layer at codegen: the generated model.c instantiates `macro`
+    (a runtime header's, in `Lowered.headers`) with the layer's constants `args`, once for each
+    distinct (macro, args), and runs the operator through `entry(node, ctx, <the instance>)`."""
+
+    macro: str
+    args: tuple[int, ...]
+    entry: str
+
+
+@dataclass(frozen=True)
 class Lowered:
     kernel: str  # file stem: runtime_c/kernels/reference/<kernel>.c, mcu/kernels/<kernel>.h
     function: str  # C eval function, signature mcu_eval_fn
@@ -57,6 +68,8 @@ class Lowered:
     #: the sharing this implementation allows, when it differs from the operator's registered
     #: traits (an optimised kernel that runs in place with its own scratch); None: the registered
     traits: OpTraits | None = None
+    #: the layer's own code, instantiated in model.c (None: `function` runs it)
+    layer: LayerKernel | None = None
 
     @property
     def c_sources(self) -> tuple[str, ...]:

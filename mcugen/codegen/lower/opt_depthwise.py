@@ -14,15 +14,25 @@ model outside it keeps the reference.
 kernel's planar path instead, whatever their size: one channel at a time over four widened int16
 planes (rows, or columns of a tall stride-1 SAME layer) in blocks of four, two and one outputs,
 with its own scratch (`planar_bytes`).
+
+On DSP cores such a layer in the full int8 range may instead get its own code
+(`depthwise_conv_2d_s8_layer`, issue 32 item 1): model.c instantiates MCU_DW3_LAYER
+(mcu/kernels/depthwise_layer.h) with the layer's shape as constants (`layer_args`), and the
+kernel runs its channels and its band fill through that assembly, over a band of the whole image
+(one chunk: no table of band lines, no line loop state, blocks unrolled by the assembler). Cost
+model: it saves instructions on every such layer (VWW on the M4 twin: 13-23 % of each layer's), so
+it is chosen wherever its whole-image band stays within WHOLE_BAND_LIMIT bytes of scratch; each
+distinct shape costs one instance of code (layers with the same constants share it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower import Array, LayerKernel, Lowered, Value
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.model.ir import Graph, Operator
@@ -134,6 +144,99 @@ def in_place_ok(
     return True
 
 
+#: cores whose builds have the DSP extension (mcu/simd.h MCU_SIMD_DSP), which the layer
+#: assembly is written for
+DSP_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"})
+#: the largest band of the whole image a specialised layer may add to its step's scratch
+#: (4 planes of int16): the cost model's RAM side. VWW's 24x24 and smaller layers fit with no arena
+#: growth; its 48x48 layers (20 KB bands) would save 70 k instructions for 18 KB more RAM
+WHOLE_BAND_LIMIT = 6144
+
+
+def line_axes(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]
+) -> tuple[int, int, int, int, int, int]:
+    """The 3x3 path's lines (`dw3_setup`): (input length, output length, lines, stride along,
+    stride across, padding along): rows, or columns when `by_columns`."""
+    along = 0 if by_columns(in_hw, out_hw) else 1
+    pad = (ref["pad_h"], ref["pad_w"])[along]
+    s_along, s_across = (
+        ref[("stride_h", "stride_w")[along]],
+        ref[("stride_h", "stride_w")[1 - along]],
+    )
+    assert isinstance(pad, int) and isinstance(s_along, int) and isinstance(s_across, int)
+    return in_hw[along], out_hw[along], out_hw[1 - along], s_along, s_across, pad
+
+
+def whole_band(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int]
+) -> tuple[int, int]:
+    """Entries of a band line, lines of the band, when the band holds every input line:
+    `planar_bytes` with one chunk."""
+    in_len, n, lines, s_along, s_across, pad = line_axes(ref, in_hw, out_hw)
+    bw = max(pad + in_len, s_along * n + 2)
+    return bw + (bw & 1), (lines - 1) * s_across + 3
+
+
+def layer_args(
+    ref: Mapping[str, Value], in_hw: tuple[int, int], out_hw: tuple[int, int], ch: int
+) -> tuple[int, ...] | None:
+    """MCU_DW3_LAYER's constants, or None where the layer assembly's immediates cannot reach
+    (LDRD offsets up to 1020: a window's third line and its last block; LDR, STRB and ADD
+    offsets up to 4095; MOVW up to 65535). The rows': along, across, n, lines, band bytes,
+    output step, skip; the fill's: source step, pixels a line, odd padding, plane bytes, source
+    and band skips (depthwise_layer.h)."""
+    bw, ring = whole_band(ref, in_hw, out_hw)
+    in_len, n, lines, along, across, pad = line_axes(ref, in_hw, out_hw)
+    cols = by_columns(in_hw, out_hw)
+    step, line = (out_hw[1] * ch, ch) if cols else (ch, out_hw[1] * ch)
+    src_step, src_line = (in_hw[1] * ch, ch) if cols else (ch, in_hw[1] * ch)
+    band, skip, plane = 2 * bw, line - n * step, 2 * ring * bw
+    fill = (src_step, in_len, pad & 1, plane, src_line - in_len * src_step, band - 2 * in_len)
+    if 2 * band + 2 * along * n + 16 > 1020 or max(4 * step, 4 * src_step, across * band) > 4095:
+        return None
+    if max(abs(skip), plane, abs(fill[4])) > 65535:
+        return None
+    return (along, across, n, lines, band, step, skip, *fill)
+
+
+@variant(
+    "depthwise_conv_2d_s8_layer",
+    "DEPTHWISE_CONV_2D",
+    cores=DSP_CORES,
+    handles="what depthwise_conv_2d_s8's 3x3 path takes in the full int8 range with "
+    f"a whole-image band of at most {WHOLE_BAND_LIMIT} bytes: its assembly specialised per layer",
+)
+def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """The general variant's lowering with a band of the whole image (planar scratch of one
+    chunk) and the layer's own assembly (mcu/kernels/depthwise_layer.h)."""
+    general = depthwise_conv_2d_s8(graph, op, reference)
+    if general is None:
+        return None
+    ref = dict(reference.params)
+    shifts = ref["shifts"]
+    assert isinstance(shifts, Array)
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
+    k_hw = (graph.tensors[op.inputs[1]].shape[1], graph.tensors[op.inputs[1]].shape[2])
+    if not planar_fits(ref, k_hw, shifts):
+        return None
+    if ref["act_min"] != -128 or ref["act_max"] != 127:
+        return None
+    bw, ring = whole_band(ref, in_hw, out_hw)
+    scratch = 12 * line_axes(ref, in_hw, out_hw)[2] + 8 * ring * bw
+    args = layer_args(ref, in_hw, out_hw, y.shape[3])
+    if args is None or scratch > WHOLE_BAND_LIMIT:
+        return None
+    return replace(
+        general,
+        function="mcu_depthwise_conv_2d_s8_layer",
+        scratch_bytes=max(scratch, general.scratch_bytes),
+        variant="depthwise_conv_2d_s8_layer",
+        layer=LayerKernel("MCU_DW3_LAYER", args, "mcu_depthwise_conv_2d_s8_layer"),
+    )
+
+
 @variant(
     "depthwise_conv_2d_s8",
     "DEPTHWISE_CONV_2D",
@@ -184,5 +287,6 @@ def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowe
         scratch_bytes(ref, in_hw, k_hw, out_hw, shifts),
         variant="depthwise_conv_2d_s8",
         sources=("opt/depthwise_conv_2d_s8.c",),
+        headers=("mcu/kernels/depthwise_layer.h",),  # the kernel's entry for layer kernels
         traits=traits,
     )

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "mcu/kernels/depthwise_conv_2d.h"
+#include "mcu/kernels/depthwise_layer.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 
@@ -311,6 +312,9 @@ typedef struct {
   int32_t bw;    /* int16 entries a band line, even */
   int32_t *rows;  /* scratch: a chunk's band lines, three byte offsets an output line */
   uint32_t *band; /* then 4 planes of ring * bw int16 */
+  mcu_dw3_lines_fn lines; /* the channels' assembly: the layer's (depthwise_layer.h), or s1/s2 */
+  mcu_dw3_fill_fn fill;
+  mcu_dw3_weights_fn weights4; /* the layer's four-channel weights, or NULL */   /* the layer's fill, or NULL */
 } dw3_job_t;
 
 /* One channel's call over a chunk's lines (the assembly's offsets: the four words LDM'd together
@@ -548,8 +552,12 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
     } else { /* the image's lines up to y1 or the ring's end, in one pass */
       run = mcu_min_i32(mcu_min_i32(y1, lines - 1) - y + 1, ring - slot);
 #if MCU_SIMD_DSP
-      dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
-      dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
+      if (j->fill != NULL) {
+        j->fill(row, (int16_t *)dst + pad, run, off2);
+      } else {
+        dw3_fill_t f = {ch, 4 * pw, off2, run, step, 2 * j->bw};
+        dw3_fill_lines(row, (int16_t *)dst + pad, len, &f);
+      }
 #else
       for (int32_t l = 0; l < run; ++l, row += step, dst += half) {
         dw3_fill_line_c(row, dst, pad, len, ch, pw, off2);
@@ -686,12 +694,12 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "bne 0b\n\t"                                                                                    \
   "pop {r4-r11, pc}\n\t"
 
-__attribute__((naked)) static void dw3_lines_s1(dw3_call_t *k) {
+__attribute__((naked)) static void dw3_lines_s1(void *k) {
   (void)k;
   __asm__ volatile(DW3_LINES(DW3_S1_ROW4, DW3_S1_ROW2));
 }
 
-__attribute__((naked)) static void dw3_lines_s2(dw3_call_t *k) {
+__attribute__((naked)) static void dw3_lines_s2(void *k) {
   (void)k;
   __asm__ volatile(DW3_LINES(DW3_S2_ROW4, DW3_S2_ROW2));
 }
@@ -799,32 +807,42 @@ static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
 static inline uint32_t dw3_even2(uint32_t t) { return mcu_sxtab16(mcu_sxtb16(t), t); }
 static inline uint32_t dw3_odd2(uint32_t t) { return mcu_sxtab16_ror8(mcu_sxtb16_ror8(t), t); }
 
+/* Four channels' doubled weights from `filter` (their first tap; `across` bytes to the next filter
+ * line, `along` to the next tap along one) into calls[0..3].w, reading each tap's word once: its
+ * even bytes' lanes give channels 0 and 2 (PKHBT, PKHTB of two taps), its odd bytes' channels 1
+ * and 3. About 12 instructions a channel fewer than dw3_lanes' own loop; only the layer kernels
+ * link it (depthwise_layer.h), so the general kernel's code stays as small as its budget asks. */
+void mcu_dw3_weights4(const int8_t *filter, int32_t across, int32_t along, void *calls) {
+  dw3_call_t *q = calls;
+  for (int32_t k = 0; k < 3; ++k, filter += across) {
+    uint32_t t0 = mcu_load_u32(filter), t1 = mcu_load_u32(filter + along);
+    uint32_t t2 = mcu_load_u32(filter + 2 * along);
+    uint32_t e0 = dw3_even2(t0), e1 = dw3_even2(t1), e2 = dw3_even2(t2);
+    uint32_t o0 = dw3_odd2(t0), o1 = dw3_odd2(t1), o2 = dw3_odd2(t2);
+    q[0].w[2 * k] = mcu_pack16((int32_t)e0, (int32_t)e1);
+    q[0].w[2 * k + 1] = mcu_pack16((int32_t)e1, (int32_t)e2);
+    q[2].w[2 * k] = mcu_pack16_hi(e0, e1);
+    q[2].w[2 * k + 1] = mcu_pack16_hi(e1, e2);
+    q[1].w[2 * k] = mcu_pack16((int32_t)o0, (int32_t)o1);
+    q[1].w[2 * k + 1] = mcu_pack16((int32_t)o1, (int32_t)o2);
+    q[3].w[2 * k] = mcu_pack16_hi(o0, o1);
+    q[3].w[2 * k + 1] = mcu_pack16_hi(o1, o2);
+  }
+}
+
 /* Channel c + i's doubled weights (W01, W12 of each filter line) and requantisation, i < g (the
- * lanes past g are never run). Four channels read each tap's word once: its even bytes' lanes
- * give channels 0 and 2 (PKHBT, PKHTB of two taps), its odd bytes' channels 1 and 3. */
+ * lanes past g are never run), one channel at a time; four channels' weights by the layer's
+ * `weights4` where it has one. */
 static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4]) {
   const mcu_depthwise_conv_2d_params_t *p = j->p;
   const int32_t across = j->tap_across, along = j->tap_along;
-  if (g == 4) {
-    const int8_t *f = j->filter + c;
-    for (int32_t k = 0; k < 3; ++k, f += across) {
-      uint32_t t0 = mcu_load_u32(f), t1 = mcu_load_u32(f + along);
-      uint32_t t2 = mcu_load_u32(f + 2 * along);
-      uint32_t e0 = dw3_even2(t0), e1 = dw3_even2(t1), e2 = dw3_even2(t2);
-      uint32_t o0 = dw3_odd2(t0), o1 = dw3_odd2(t1), o2 = dw3_odd2(t2);
-      q[0].w[2 * k] = mcu_pack16((int32_t)e0, (int32_t)e1);
-      q[0].w[2 * k + 1] = mcu_pack16((int32_t)e1, (int32_t)e2);
-      q[2].w[2 * k] = mcu_pack16_hi(e0, e1);
-      q[2].w[2 * k + 1] = mcu_pack16_hi(e1, e2);
-      q[1].w[2 * k] = mcu_pack16((int32_t)o0, (int32_t)o1);
-      q[1].w[2 * k + 1] = mcu_pack16((int32_t)o1, (int32_t)o2);
-      q[3].w[2 * k] = mcu_pack16_hi(o0, o1);
-      q[3].w[2 * k + 1] = mcu_pack16_hi(o1, o2);
-    }
+  const int fast = g == 4 && j->weights4 != NULL;
+  if (fast) {
+    j->weights4(j->filter + c, across, along, q);
   }
   for (int32_t i = 0; i < g; ++i) {
     const int8_t *f = j->filter + c + i;
-    for (int32_t k = 0; k < 3 && g < 4; ++k, f += across) {
+    for (int32_t k = 0; k < 3 && !fast; ++k, f += across) {
       int32_t w0 = 2 * f[0], w1 = 2 * f[along], w2 = 2 * f[2 * along];
       q[i].w[2 * k] = mcu_pack16(w0, w1);
       q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
@@ -878,11 +896,7 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
     }
 #if MCU_SIMD_DSP
     if (full) { /* the group's channels in one call */
-      if (j->s_along == 1) {
-        dw3_lines_s1(&q[0]);
-      } else {
-        dw3_lines_s2(&q[0]);
-      }
+      j->lines(&q[0]);
       continue;
     }
 #endif
@@ -917,8 +931,10 @@ static int dw3_by_columns(const dw_job_t *g) {
 /* The planar path runs every layer that fits, lines of any length (blocks of four, two, one). */
 static int dw3_takes(const dw_job_t *g) { return dw3_fits(g->p, g->k_h, g->k_w); }
 
-/* Rows as lines, or columns when the output is taller than wide. */
-static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
+/* Rows as lines, or columns when the output is taller than wide; `layer`: the layer's own
+ * assembly, which wants one chunk of every line. */
+static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch,
+                      const mcu_dw3_layer_t *layer) {
   const mcu_depthwise_conv_2d_params_t *p = g->p;
   const int32_t ch = g->ch;
   const dw3_side_t rows_in = {g->in_h, g->in_w, ch, g->in_w * ch};
@@ -943,7 +959,14 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch) {
     j->tap_across = 3 * ch, j->tap_along = ch;
   }
   int32_t want = (MCU_DW3_OUTPUTS + j->dst.len - 1) / j->dst.len;
-  j->chunk = mcu_min_i32(j->dst.lines, want);
+  j->chunk = layer != NULL ? j->dst.lines : mcu_min_i32(j->dst.lines, want);
+  j->weights4 = layer != NULL ? layer->weights4 : NULL;
+#if MCU_SIMD_DSP
+  j->fill = layer != NULL ? layer->fill : NULL;
+  j->lines = layer != NULL && layer->lines != NULL ? layer->lines
+             : j->s_along == 1                   ? dw3_lines_s1
+                                                 : dw3_lines_s2;
+#endif
   j->ring = (j->chunk - 1) * j->s_across + 3;
   int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
   j->bw = bw + (bw & 1);
@@ -984,7 +1007,9 @@ static void run(const dw_job_t *j) {
   }
 }
 
-mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+/* The kernel; `layer` (NULL: none) runs a 3x3 layer over a band of the whole image. */
+static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
+                            const mcu_dw3_layer_t *layer) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
@@ -1027,7 +1052,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
   }
   if (dw3_takes(&j)) {
     dw3_job_t d;
-    dw3_setup(&d, &j, j.wide);
+    dw3_setup(&d, &j, j.wide, layer);
     dw3_call_t q[4];
     dw3_calls(&d, q);
     for (int32_t b = 0; b < batches; ++b) {
@@ -1045,4 +1070,13 @@ mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t 
     j.out += j.out_h * j.out_w * j.ch;
   }
   return MCU_OK;
+}
+
+mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+  return dw_eval(node, ctx, NULL);
+}
+
+mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_t *ctx,
+                                            const mcu_dw3_layer_t *layer) {
+  return dw_eval(node, ctx, layer);
 }
