@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.boards import load_board, resolve_target
+from mcugen.codegen.lower import opt_depthwise
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
@@ -361,6 +362,24 @@ def assert_exact_on_twin(model: bytes, board: str, out_dir: Path) -> Generated:
     return gen
 
 
+@pytest.fixture
+def both_strides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layer kernels at strides 1 and 2: by default only stride 1 is specialised (the cost
+    model's code side, opt_depthwise.LAYER_STRIDES), but the assembly takes both."""
+    monkeypatch.setattr(opt_depthwise, "LAYER_STRIDES", frozenset({1, 2}))
+
+
+def test_stride_2_layers_keep_the_general_kernel_by_default() -> None:
+    gen = generate(import_model(chain((8, 9), 7, 2, zp=7), source="s2"), options=M4)
+    assert gen.lowered[len(gen.graph.operators) - 1].variant == VARIANT
+    gen = generate(import_model(chain((6, 7), 10, 1, zp=7), source="s1"), options=M4)
+    assert gen.lowered[len(gen.graph.operators) - 1].variant == LAYER
+
+
+M4 = PlanOptions(core="cortex-m4")
+
+
+@pytest.mark.usefixtures("both_strides")
 def test_layer_kernel_chosen_per_layer() -> None:
     """The layer variant only for DSP cores, 3x3 strides 1 and 2 in the full int8 range with a
     small enough whole-image band; the generated C defines one kernel per distinct shape."""
@@ -384,6 +403,7 @@ def test_layer_kernel_chosen_per_layer() -> None:
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 @pytest.mark.parametrize("board", DSP_TWINS)
+@pytest.mark.usefixtures("both_strides")
 def test_layer_kernels_on_dsp_twins(board: str, tmp_path: Path) -> None:
     """Random layer chains (three seeds a board) and the in-place chains, rows and columns as
     lines, each with the layer kernels chosen, equal TFLM on the twin."""
