@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower import Array, Lowered, Value, fields
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.model.ir import Graph, Operator
@@ -143,7 +143,7 @@ def in_place_ok(
 def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_depthwise_conv_2d_int8":
         return None
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     w = graph.tensors[op.inputs[1]]
     if w.data is None or ref["depth_multiplier"] != 1:
         return None

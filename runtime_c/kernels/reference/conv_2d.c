@@ -52,15 +52,9 @@ static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window
     return acc;                                                                                 \
   }
 
-CONV_ACC(conv_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+CONV_ACC(conv_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
 CONV_ACC(conv_acc_int16, int16_t, int8_t, int64_t, int32_t, )
 CONV_ACC(conv_acc_f32, float, float, float, float, )
-
-static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_t oc) {
-  int32_t ch = p->num_channels > 1 ? oc : 0;
-  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
-}
 
 /* In place (the plan put the output over an input that dies here, mcugen/plan/aliasing.py step
  * 5): a 1x1 stride-1 convolution. Pixel by pixel, the input pixel is staged in the scratch,
@@ -99,7 +93,7 @@ static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const mcu_
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       int32_t acc = conv_acc_int8(p, &one, pixel, filter + oc * d->k_c, origin);
       acc += bias != NULL ? bias[oc] : 0;
-      data[k * d->out_c + oc] = conv_requantize(p, acc, oc);
+      data[k * d->out_c + oc] = (int8_t)mcu_requant_acc32(&p->rq, acc, oc);
     }
   }
   return MCU_OK;
@@ -120,7 +114,7 @@ static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const mcu_w
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       float total = conv_acc_f32(p, &one, pixel, filter + oc * d->k_c, origin);
       float bias_value = bias != NULL ? bias[oc] : 0.0f;
-      data[k * d->out_c + oc] = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+      data[k * d->out_c + oc] = mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
     }
   }
   return MCU_OK;
@@ -130,7 +124,7 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
@@ -143,7 +137,7 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
     int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
     acc += bias != NULL ? bias[oc] : 0;
-    *out++ = conv_requantize(p, acc, oc);
+    *out++ = (int8_t)mcu_requant_acc32(&p->rq, acc, oc);
   });
   return MCU_OK;
 }
@@ -153,7 +147,7 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   const mcu_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias64 = node->num_inputs > 2 && acc64 ? mcu_input(ctx, node, 2) : NULL;
@@ -163,16 +157,13 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
     int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
-    int32_t ch = p->num_channels > 1 ? oc : 0;
-    int32_t scaled;
     if (acc64) {
       acc += bias64 != NULL ? bias64[oc] : 0;
-      scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+      *out++ = (int16_t)mcu_requant_acc64(&p->rq, acc, oc);
     } else {
       uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
-      scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
+      *out++ = (int16_t)mcu_requant_acc32(&p->rq, (int32_t)acc32, oc);
     }
-    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
   });
   return MCU_OK;
 }
@@ -201,7 +192,7 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
     float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
     float bias_value = bias != NULL ? bias[oc] : 0.0f;
-    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+    *out++ = mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
   });
   return MCU_OK;
 }

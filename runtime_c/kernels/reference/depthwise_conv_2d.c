@@ -48,15 +48,9 @@ static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy
     return acc;                                                                             \
   }
 
-DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
 DW_ACC(dw_acc_int16, int16_t, int8_t, int64_t, int32_t, )
 DW_ACC(dw_acc_f32, float, float, float, float, )
-
-static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc, int32_t oc) {
-  int32_t ch = p->num_channels > 1 ? oc : 0;
-  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
-}
 
 /* In place (the plan put the output over an input that dies here, mcugen/plan/aliasing.py step
  * 5): depth multiplier 1, batch 1, no more output than input pixels. Channel by channel, the
@@ -90,7 +84,7 @@ static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p,
       for (int32_t ox = 0; ox < d->out_w; ++ox) {
         dw_window_t w = dw_window(p, oy, ox, 0, c);
         int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
-        data[(oy * d->out_w + ox) * d->out_c + c] = dw_requantize(p, acc, c);
+        data[(oy * d->out_w + ox) * d->out_c + c] = (int8_t)mcu_requant_acc32(&p->rq, acc, c);
       }
     }
   }
@@ -111,7 +105,7 @@ static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p,
         float total = dw_acc_f32(p, &one, plane, filter, w);
         float bias_value = bias != NULL ? bias[c] : 0.0f;
         data[(oy * d->out_w + ox) * d->out_c + c] =
-            mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+            mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
       }
     }
   }
@@ -122,7 +116,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
@@ -134,7 +128,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
     int32_t acc = dw_acc_int8(p, &d, in, filter, w);
     acc += bias != NULL ? bias[oc] : 0;
-    *out++ = dw_requantize(p, acc, oc);
+    *out++ = (int8_t)mcu_requant_acc32(&p->rq, acc, oc);
   });
   return MCU_OK;
 }
@@ -143,7 +137,7 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
@@ -151,9 +145,7 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
     int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
-    int32_t ch = p->num_channels > 1 ? oc : 0;
-    int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+    *out++ = (int16_t)mcu_requant_acc64(&p->rq, acc, oc);
   });
   return MCU_OK;
 }
@@ -173,7 +165,7 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
     float total = dw_acc_f32(p, &d, in, filter, w);
     float bias_value = bias != NULL ? bias[oc] : 0.0f;
-    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+    *out++ = mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
   });
   return MCU_OK;
 }

@@ -41,7 +41,7 @@ static int tc_inside(const mcu_window_dims_t *d, int32_t y, int32_t x) {
 static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                             const int8_t *in, const int8_t *filter, tc_pixel_t px, int32_t *acc) {
   for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    int32_t value = (int32_t)in[ic] + p->input_offset;
+    int32_t value = (int32_t)in[ic] + p->rq.input_offset;
     for (int32_t ky = 0; ky < d->k_h; ++ky) {
       for (int32_t kx = 0; kx < d->k_w; ++kx) {
         if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
@@ -103,9 +103,7 @@ static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const mcu_windo
   for (int32_t i = 0; i < pixels; ++i) {
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       int32_t v = acc[i * d->out_c + oc] + (bias != NULL ? bias[oc] : 0);
-      int32_t ch = p->num_channels > 1 ? oc : 0;
-      v = mcu_mbqm(v, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-      out[i * d->out_c + oc] = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);
+      out[i * d->out_c + oc] = (int8_t)mcu_requant_acc32(&p->rq, v, oc);
     }
   }
 }
@@ -114,7 +112,7 @@ mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx)
   const mcu_transpose_conv_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int32_t *acc = mcu_scratch(ctx, node);
   MCU_ENSURE_MODEL(acc != NULL, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, TC_INPUT);
@@ -149,16 +147,14 @@ static int64_t tc_bias_value(tc_bias16x8_t bias, int32_t oc) {
   return bias.narrow != NULL ? (int64_t)bias.narrow[oc] : 0;
 }
 
-/* No output offset either: TFLM's 16x8 kernel adds none. */
+/* TFLM's 16x8 kernel adds no output offset: the lowering makes it 0. */
 static void tc_finish_int16(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                             const int64_t *acc, tc_bias16x8_t bias, int16_t *out) {
   int32_t pixels = d->batches * d->out_h * d->out_w;
   for (int32_t i = 0; i < pixels; ++i) {
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       int64_t v = acc[i * d->out_c + oc] + tc_bias_value(bias, oc);
-      int32_t ch = p->num_channels > 1 ? oc : 0;
-      int32_t scaled = mcu_mbqm_i64(v, p->multipliers[ch], p->shifts[ch]);
-      out[i * d->out_c + oc] = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+      out[i * d->out_c + oc] = (int16_t)mcu_requant_acc64(&p->rq, v, oc);
     }
   }
 }
@@ -168,7 +164,7 @@ static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t
   const mcu_transpose_conv_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int64_t *acc = mcu_scratch(ctx, node);
   /* the plan aligns scratch to 16 bytes */
   MCU_ENSURE_MODEL(acc != NULL && (uintptr_t)acc % sizeof(int64_t) == 0, MCU_ERR_BAD_MODEL);
@@ -230,7 +226,7 @@ mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx) 
   }
   for (int32_t i = 0; i < d.batches * out_batch; ++i) {
     float bias_value = bias != NULL ? bias[i % d.out_c] : 0.0f;
-    out[i] = mcu_clamp_f32(out[i] + bias_value, p->act_min_f, p->act_max_f);
+    out[i] = mcu_clamp_f32(out[i] + bias_value, p->rq.act_min_f, p->rq.act_max_f);
   }
   return MCU_OK;
 }
