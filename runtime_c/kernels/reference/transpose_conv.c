@@ -37,65 +37,50 @@ static int tc_inside(const mcu_window_dims_t *d, int32_t y, int32_t x) {
   return y >= 0 && y < d->out_h && x >= 0 && x < d->out_w;
 }
 
-/* Adds one input pixel's contribution to acc (one batch of the output), TFLM's loop order. */
-static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
-                            const int8_t *in, const int8_t *filter, tc_pixel_t px, int32_t *acc) {
-  for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    int32_t value = (int32_t)in[ic] + p->rq.input_offset;
-    for (int32_t ky = 0; ky < d->k_h; ++ky) {
-      for (int32_t kx = 0; kx < d->k_w; ++kx) {
-        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
-          continue;
-        }
-        int32_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
-        const int8_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
-        for (int32_t oc = 0; oc < d->out_c; ++oc) {
-          dst[oc] += value * (int32_t)tap[oc * d->k_h * d->k_w * d->in_c];
-        }
-      }
-    }
+/* `name`: zeroes `acc` (the output's size, of `acc_t`), then adds each input pixel's contribution
+ * in TFLM's loop order: `mul_t` the products' type, `offset` what each input adds (empty:
+ * nothing). The 16x8 products are summed in int64, exact (the lowering bounds every sum below
+ * 2^47), so in any order; no input offset there: TFLM's 16x8 kernel ignores it (the lowering
+ * requires zero points of 0). float32 accumulates in the output. */
+#define TC_SCATTER(name, in_t, filt_t, acc_t, mul_t, offset)                                  \
+  static void name##_pixel(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,  \
+                           const in_t *in, const filt_t *filter, tc_pixel_t px, acc_t *acc) { \
+    (void)p;                                                                                  \
+    for (int32_t ic = 0; ic < px.in_c; ++ic) {                                                \
+      mul_t value = (mul_t)in[ic] offset;                                                     \
+      for (int32_t ky = 0; ky < d->k_h; ++ky) {                                               \
+        for (int32_t kx = 0; kx < d->k_w; ++kx) {                                             \
+          if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {                                        \
+            continue;                                                                         \
+          }                                                                                   \
+          acc_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;               \
+          const filt_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;                     \
+          for (int32_t oc = 0; oc < d->out_c; ++oc) {                                         \
+            dst[oc] += value * (mul_t)tap[oc * d->k_h * d->k_w * d->in_c];                    \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }                                                                                           \
+  static void name(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,          \
+                   const in_t *input, const filt_t *filter, acc_t *acc) {                     \
+    int32_t out_batch = d->out_h * d->out_w * d->out_c;                                       \
+    for (int32_t i = 0; i < d->batches * out_batch; ++i) {                                    \
+      acc[i] = 0;                                                                             \
+    }                                                                                         \
+    for (int32_t b = 0; b < d->batches; ++b) {                                                \
+      for (int32_t iy = 0; iy < d->in_h; ++iy) {                                              \
+        for (int32_t ix = 0; ix < d->in_w; ++ix) {                                            \
+          const in_t *in = input + ((b * d->in_h + iy) * d->in_w + ix) * d->in_c;             \
+          name##_pixel(p, d, in, filter, tc_pixel(p, d, iy, ix), acc + b * out_batch);        \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
   }
-}
 
-/* The 16x8 scatter: products summed in int64, exact (the lowering bounds every sum below 2^47),
- * so in any order. No input offset: TFLM's 16x8 kernel ignores it (the lowering requires zero
- * points of 0). */
-static void tc_scatter_int16(const mcu_window_dims_t *d, const int16_t *in, const int8_t *filter,
-                             tc_pixel_t px, int64_t *acc) {
-  for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    int32_t value = in[ic];
-    for (int32_t ky = 0; ky < d->k_h; ++ky) {
-      for (int32_t kx = 0; kx < d->k_w; ++kx) {
-        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
-          continue;
-        }
-        int64_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
-        const int8_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
-        for (int32_t oc = 0; oc < d->out_c; ++oc) {
-          dst[oc] += value * (int32_t)tap[oc * d->k_h * d->k_w * d->in_c];
-        }
-      }
-    }
-  }
-}
-
-static void tc_scatter_f32(const mcu_window_dims_t *d, const float *in, const float *filter,
-                           tc_pixel_t px, float *acc) {
-  for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    for (int32_t ky = 0; ky < d->k_h; ++ky) {
-      for (int32_t kx = 0; kx < d->k_w; ++kx) {
-        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
-          continue;
-        }
-        float *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
-        const float *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
-        for (int32_t oc = 0; oc < d->out_c; ++oc) {
-          dst[oc] += in[ic] * tap[oc * d->k_h * d->k_w * d->in_c];
-        }
-      }
-    }
-  }
-}
+TC_SCATTER(tc_scatter_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
+TC_SCATTER(tc_scatter_int16, int16_t, int8_t, int64_t, int32_t, )
+TC_SCATTER(tc_scatter_f32, float, float, float, float, )
 
 static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                            const int32_t *acc, const int32_t *bias, int8_t *out) {
@@ -118,18 +103,7 @@ mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx)
   const int8_t *input = mcu_input(ctx, node, TC_INPUT);
   const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
   const int32_t *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;
-  int32_t out_batch = d.out_h * d.out_w * d.out_c;
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
-    acc[i] = 0;
-  }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t iy = 0; iy < d.in_h; ++iy) {
-      for (int32_t ix = 0; ix < d.in_w; ++ix) {
-        const int8_t *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
-        tc_scatter_int8(p, &d, in, filter, tc_pixel(p, &d, iy, ix), acc + b * out_batch);
-      }
-    }
-  }
+  tc_scatter_int8(p, &d, input, filter, acc);
   tc_finish_int8(p, &d, acc, bias, mcu_output(ctx, node, 0));
   return MCU_OK;
 }
@@ -180,18 +154,7 @@ static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t
   }
   const int16_t *input = mcu_input(ctx, node, TC_INPUT);
   const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
-  int32_t out_batch = d.out_h * d.out_w * d.out_c;
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
-    acc[i] = 0;
-  }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t iy = 0; iy < d.in_h; ++iy) {
-      for (int32_t ix = 0; ix < d.in_w; ++ix) {
-        const int16_t *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
-        tc_scatter_int16(&d, in, filter, tc_pixel(p, &d, iy, ix), acc + b * out_batch);
-      }
-    }
-  }
+  tc_scatter_int16(p, &d, input, filter, acc);
   tc_finish_int16(p, &d, acc, bias, mcu_output(ctx, node, 0));
   return MCU_OK;
 }
@@ -212,19 +175,8 @@ mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx) 
   const float *filter = mcu_input(ctx, node, TC_FILTER);
   const float *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;
   float *out = mcu_output(ctx, node, 0);
-  int32_t out_batch = d.out_h * d.out_w * d.out_c;
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
-    out[i] = 0.0f;
-  }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t iy = 0; iy < d.in_h; ++iy) {
-      for (int32_t ix = 0; ix < d.in_w; ++ix) {
-        const float *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
-        tc_scatter_f32(&d, in, filter, tc_pixel(p, &d, iy, ix), out + b * out_batch);
-      }
-    }
-  }
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
+  tc_scatter_f32(p, &d, input, filter, out);
+  for (int32_t i = 0; i < d.batches * d.out_h * d.out_w * d.out_c; ++i) {
     float bias_value = bias != NULL ? bias[i % d.out_c] : 0.0f;
     out[i] = mcu_clamp_f32(out[i] + bias_value, p->rq.act_min_f, p->rq.act_max_f);
   }
