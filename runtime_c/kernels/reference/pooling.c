@@ -93,99 +93,40 @@ static int32_t rounded_div(int32_t acc, int32_t count) {
   return acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
 }
 
-static void avg_pixel_int8(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                           const pool_window_t *w, const void *in, void *out) {
-  const int8_t *src = in;
-  int8_t *dst = out;
-  int32_t count = window_count(w);
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t acc = 0;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        acc += src[element_index(d, y, x, c)];
-      }
-    }
-    dst[c] = (int8_t)mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max);
+/* `name`: one output pixel, each channel's taps folded into `acc` (of `acc_t`, from `init`) by
+ * `step` (of acc and the tap's value v) in row-major window order, then written as `finish` (of
+ * acc and the window's tap count). */
+#define POOL_PIXEL(name, t, acc_t, init, step, finish)                  \
+  static void name(const mcu_pooling_params_t *p, const pool_dims_t *d, \
+                   const pool_window_t *w, const void *in, void *out) { \
+    const t *src = in;                                                  \
+    t *dst = out;                                                       \
+    const int32_t count = window_count(w);                              \
+    (void)count;                                                        \
+    for (int32_t c = 0; c < d->depth; ++c) {                            \
+      acc_t acc = init;                                                 \
+      for (int32_t y = w->y0; y < w->y1; ++y) {                         \
+        for (int32_t x = w->x0; x < w->x1; ++x) {                       \
+          const acc_t v = src[element_index(d, y, x, c)];               \
+          acc = step;                                                   \
+        }                                                               \
+      }                                                                 \
+      dst[c] = finish;                                                  \
+    }                                                                   \
   }
-}
 
-static void avg_pixel_int16(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                            const pool_window_t *w, const void *in, void *out) {
-  const int16_t *src = in;
-  int16_t *dst = out;
-  int32_t count = window_count(w);
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t acc = 0;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        acc += src[element_index(d, y, x, c)];
-      }
-    }
-    dst[c] = (int16_t)mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max);
-  }
-}
+#define POOL_AVG_INT(acc) mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max)
 
-static void avg_pixel_f32(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                          const pool_window_t *w, const void *in, void *out) {
-  const float *src = in;
-  float *dst = out;
-  float count = (float)window_count(w);
-  for (int32_t c = 0; c < d->depth; ++c) {
-    float total = 0.0f;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        total += src[element_index(d, y, x, c)];
-      }
-    }
-    dst[c] = mcu_clamp_f32(total / count, p->act_min_f, p->act_max_f);
-  }
-}
-
-static void max_pixel_int8(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                           const pool_window_t *w, const void *in, void *out) {
-  const int8_t *src = in;
-  int8_t *dst = out;
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t max = INT8_MIN;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        max = mcu_max_i32(max, src[element_index(d, y, x, c)]);
-      }
-    }
-    dst[c] = (int8_t)mcu_clamp_i32(max, p->act_min, p->act_max);
-  }
-}
-
-static void max_pixel_int16(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                            const pool_window_t *w, const void *in, void *out) {
-  const int16_t *src = in;
-  int16_t *dst = out;
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t max = INT16_MIN;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        max = mcu_max_i32(max, src[element_index(d, y, x, c)]);
-      }
-    }
-    dst[c] = (int16_t)mcu_clamp_i32(max, p->act_min, p->act_max);
-  }
-}
-
-static void max_pixel_f32(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                          const pool_window_t *w, const void *in, void *out) {
-  const float *src = in;
-  float *dst = out;
-  for (int32_t c = 0; c < d->depth; ++c) {
-    float max = -FLT_MAX;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        float v = src[element_index(d, y, x, c)];
-        max = v > max ? v : max;
-      }
-    }
-    dst[c] = mcu_clamp_f32(max, p->act_min_f, p->act_max_f);
-  }
-}
+POOL_PIXEL(avg_pixel_int8, int8_t, int32_t, 0, acc + v, (int8_t)POOL_AVG_INT(acc))
+POOL_PIXEL(avg_pixel_int16, int16_t, int32_t, 0, acc + v, (int16_t)POOL_AVG_INT(acc))
+POOL_PIXEL(avg_pixel_f32, float, float, 0.0f, acc + v,
+           mcu_clamp_f32(acc / (float)count, p->act_min_f, p->act_max_f))
+POOL_PIXEL(max_pixel_int8, int8_t, int32_t, INT8_MIN, mcu_max_i32(acc, v),
+           (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
+POOL_PIXEL(max_pixel_int16, int16_t, int32_t, INT16_MIN, mcu_max_i32(acc, v),
+           (int16_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
+POOL_PIXEL(max_pixel_f32, float, float, -FLT_MAX, v > acc ? v : acc,
+           mcu_clamp_f32(acc, p->act_min_f, p->act_max_f))
 
 mcu_status_t mcu_average_pool_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   return pool_run(node, ctx, sizeof(int8_t), avg_pixel_int8);
