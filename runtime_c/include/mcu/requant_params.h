@@ -42,4 +42,18 @@ static inline int32_t mcu_requant_acc64(const mcu_requant_params_t *rq, int64_t 
   return mcu_clamp_i32(scaled, rq->act_min, rq->act_max);
 }
 
+/* One output of an int8 or float32 convolution: its sum plus the bias of channel `oc` (NULL:
+ * none), requantised or clamped. */
+static inline int8_t mcu_requant_out_int8(const mcu_requant_params_t *rq, int32_t acc,
+                                          const int32_t *bias, int32_t oc) {
+  acc += bias != NULL ? bias[oc] : 0;
+  return (int8_t)mcu_requant_acc32(rq, acc, oc);
+}
+
+static inline float mcu_requant_out_f32(const mcu_requant_params_t *rq, float total,
+                                        const float *bias, int32_t oc) {
+  float bias_value = bias != NULL ? bias[oc] : 0.0f;
+  return mcu_clamp_f32(total + bias_value, rq->act_min_f, rq->act_max_f);
+}
+
 #endif

@@ -37,15 +37,15 @@ static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy
  * accumulator, `mul_t` the products' type, `offset` what each input adds (empty: nothing). The
  * 16x8 sum is exact in int64; its input offset is ignored, as TFLM's 16x8 kernel ignores it (zero
  * points are 0). */
-#define DW_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                    \
-  static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,   \
-                    const in_t *in, const filt_t *filter, dw_window_t w) {                 \
-    acc_t acc = 0;                                                                          \
-    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                      \
-      mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                   \
-      acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                   \
-    });                                                                                     \
-    return acc;                                                                             \
+#define DW_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                 \
+  static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d, \
+                    const in_t *in, const filt_t *filter, dw_window_t w) {               \
+    acc_t acc = 0;                                                                       \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                   \
+      mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                \
+      acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                \
+    });                                                                                  \
+    return acc;                                                                          \
   }
 
 DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
@@ -72,45 +72,30 @@ static void dw_stage_plane(void *plane, const uint8_t *data, const mcu_window_di
   }
 }
 
-static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p,
-                                     const mcu_window_dims_t *d, int8_t *data,
-                                     const int8_t *filter, const int32_t *bias, int8_t *plane) {
-  MCU_TRY(dw_in_place_check(d, plane));
-  mcu_window_dims_t one = *d;
-  one.in_c = 1;
-  for (int32_t c = 0; c < d->in_c; ++c) {
-    dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(int8_t));
-    for (int32_t oy = 0; oy < d->out_h; ++oy) {
-      for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = dw_window(p, oy, ox, 0, c);
-        int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
-        data[(oy * d->out_w + ox) * d->out_c + c] = (int8_t)mcu_requant_acc32(&p->rq, acc, c);
-      }
-    }
+/* `name`: the in-place path of elements `t`: sums `acc`, outputs `finish`
+ * (mcu/requant_params.h). */
+#define DW_IN_PLACE(name, t, bias_t, acc, finish)                                \
+  static mcu_status_t name(const mcu_depthwise_conv_2d_params_t *p,              \
+                           const mcu_window_dims_t *d, t *data, const t *filter, \
+                           const bias_t *bias, t *plane) {                       \
+    MCU_TRY(dw_in_place_check(d, plane));                                        \
+    mcu_window_dims_t one = *d;                                                  \
+    one.in_c = 1;                                                                \
+    for (int32_t c = 0; c < d->in_c; ++c) {                                      \
+      dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(t));             \
+      for (int32_t oy = 0; oy < d->out_h; ++oy) {                                \
+        for (int32_t ox = 0; ox < d->out_w; ++ox) {                              \
+          dw_window_t w = dw_window(p, oy, ox, 0, c);                            \
+          data[(oy * d->out_w + ox) * d->out_c + c] =                            \
+              finish(&p->rq, acc(p, &one, plane, filter, w), bias, c);           \
+        }                                                                        \
+      }                                                                          \
+    }                                                                            \
+    return MCU_OK;                                                               \
   }
-  return MCU_OK;
-}
 
-static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p,
-                                    const mcu_window_dims_t *d, float *data, const float *filter,
-                                    const float *bias, float *plane) {
-  MCU_TRY(dw_in_place_check(d, plane));
-  mcu_window_dims_t one = *d;
-  one.in_c = 1;
-  for (int32_t c = 0; c < d->in_c; ++c) {
-    dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(float));
-    for (int32_t oy = 0; oy < d->out_h; ++oy) {
-      for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = dw_window(p, oy, ox, 0, c);
-        float total = dw_acc_f32(p, &one, plane, filter, w);
-        float bias_value = bias != NULL ? bias[c] : 0.0f;
-        data[(oy * d->out_w + ox) * d->out_c + c] =
-            mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
-      }
-    }
-  }
-  return MCU_OK;
-}
+DW_IN_PLACE(dw_int8_in_place, int8_t, int32_t, dw_acc_int8, mcu_requant_out_int8)
+DW_IN_PLACE(dw_f32_in_place, float, float, dw_acc_f32, mcu_requant_out_f32)
 
 mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
@@ -126,9 +111,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   }
   MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    int32_t acc = dw_acc_int8(p, &d, in, filter, w);
-    acc += bias != NULL ? bias[oc] : 0;
-    *out++ = (int8_t)mcu_requant_acc32(&p->rq, acc, oc);
+    *out++ = mcu_requant_out_int8(&p->rq, dw_acc_int8(p, &d, in, filter, w), bias, oc);
   });
   return MCU_OK;
 }
@@ -163,9 +146,7 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
   }
   MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    float total = dw_acc_f32(p, &d, in, filter, w);
-    float bias_value = bias != NULL ? bias[oc] : 0.0f;
-    *out++ = mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
+    *out++ = mcu_requant_out_f32(&p->rq, dw_acc_f32(p, &d, in, filter, w), bias, oc);
   });
   return MCU_OK;
 }
