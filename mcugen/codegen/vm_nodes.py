@@ -70,7 +70,7 @@ def param_vm(
         values = value.values or (0,)
         key = (value.ctype, repr(values))  # repr: -0.0 is not 0.0 (a bias's sign of zero counts)
         if key not in emitted:
-            emitted[key] = f"g_op{index}_{name}"
+            emitted[key] = f"g_op{index}_{name.replace('.', '_')}"  # "rq.shifts": g_opN_rq_shifts
             is_float = value.ctype in ("float", "double")
             arrays.append(ArrayVM(emitted[key], value.ctype, values, is_float))
         return ParamVM(name, "array", emitted[key])

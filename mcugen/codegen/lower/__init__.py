@@ -36,6 +36,19 @@ class Array:
 
 
 Value = int | float | bool | Array
+#: A kernel's parameters: (C field name, value); a name "m.f" is field f of the struct member m.
+Params = tuple[tuple[str, Value], ...]
+
+
+def member(name: str, params: Params) -> Params:
+    """`params` as the fields of the parameter struct's member `name` (a struct shared by several
+    kernels' parameters, such as mcu_requant_params_t)."""
+    return tuple((f"{name}.{field}", value) for field, value in params)
+
+
+def fields(params: Params) -> dict[str, Value]:
+    """The parameters by field name, whichever member holds them ("rq.shifts" is "shifts")."""
+    return {name.rpartition(".")[2]: value for name, value in params}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,9 @@ POINTWISE_UNARY = OpTraits(overwrites=(0,), window=POINTWISE)
 OVERWRITES_EITHER = OpTraits(overwrites=(0, 1))
 #: ... tileable too (patch stages) on the shapes `elementwise_traits` accepts.
 OVERWRITES_EITHER_TILEABLE = OpTraits(overwrites=(0, 1), window=ELEMENTWISE)
+#: The member of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED parameters that
+#: holds their offsets, activation range and multipliers (mcu/requant_params.h).
+REQUANT = "rq"
 
 
 def elementwise_traits(graph: Graph, op: Operator) -> OpTraits:

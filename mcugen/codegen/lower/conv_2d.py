@@ -9,8 +9,9 @@ PopulateConvolutionQuantizationParams computes.
 from __future__ import annotations
 
 from mcugen.codegen import quant
-from mcugen.codegen.lower import Array, Lowered, Value, register
+from mcugen.codegen.lower import Array, Lowered, Params, fields, member, register
 from mcugen.codegen.lower._common import (
+    REQUANT,
     activation_params,
     check_accumulator,
     check_dtype,
@@ -33,7 +34,6 @@ from mcugen.model.traits import NO_TRAITS, OpTraits, Window
 PARAMS = "mcu_conv_2d_params_t"
 SAME_PADDING, VALID_PADDING = 0, 1
 INT32_MAX = 2**31 - 1
-Params = tuple[tuple[str, Value], ...]
 
 #: The element types of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV activations (declared
 #: with their registrations; int16 is the 16x8 path).
@@ -195,7 +195,7 @@ def kernel_function(
         return f"mcu_{kernel}_{'f32' if dtype == 'float32' else dtype}"
     if int16_accumulator(op, bias) == "int32":
         return f"mcu_{kernel}_int16_acc32"
-    shifts = dict(params)["shifts"]
+    shifts = fields(params)["shifts"]
     assert isinstance(shifts, Array)
     check_int64_shifts(op, shifts)
     check_int64_accumulator(op, w, bias, channel_axis)
@@ -236,11 +236,11 @@ def requant_params(
 def type_params(
     op: Operator, x: Tensor, w: Tensor, y: Tensor, channel_axis: int, bias: Tensor | None = None
 ) -> Params:
-    """Activation clamp plus, for int8, the requantization parameters."""
+    """Activation clamp plus, for int8, the requantization parameters: the member REQUANT."""
     act = activation_params(op, y)
     if y.dtype == "float32":
-        return act
-    return requant_params(op, x, w, y, channel_axis, bias) + act
+        return member(REQUANT, act)
+    return member(REQUANT, requant_params(op, x, w, y, channel_axis, bias) + act)
 
 
 def check_channels(op: Operator, name: str, got: int, want: int) -> None:

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from mcugen.codegen.lower import Array, Lowered, register
+from mcugen.codegen.lower import Lowered, Params, member, register
 from mcugen.codegen.lower._common import (
+    REQUANT,
     activation_params,
     check_accumulator,
     check_dtype,
@@ -68,7 +69,7 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     if dtype == "float32":
         if bias is not None:
             check_dtype(op, bias, "float32")
-        return Lowered("fully_connected", "mcu_fully_connected_f32", PARAMS, act)
+        return Lowered("fully_connected", "mcu_fully_connected_f32", PARAMS, member(REQUANT, act))
     function = "mcu_fully_connected_int8"
     if dtype == "int16":
         check_int16_zero_points(op, x, y)
@@ -87,13 +88,13 @@ def lower_fully_connected(graph: Graph, op: Operator) -> Lowered:
     filter_offset = -qw.zero_point if not qw.per_channel else 0
     if x.dtype == "int8":
         check_accumulator(op, x, w, bias, 0, tuple(int(s) for s in shifts.values), filter_offset)
-    params: tuple[tuple[str, int | float | Array], ...] = (
+    requant: Params = (
         ("input_offset", -qx.zero_point),
-        ("filter_offset", filter_offset),
         ("output_offset", qy.zero_point),
         *act,
         ("num_channels", len(scales)),
         ("multipliers", mults),
         ("shifts", shifts),
     )
+    params = (("filter_offset", filter_offset), *member(REQUANT, requant))
     return Lowered("fully_connected", function, PARAMS, params)

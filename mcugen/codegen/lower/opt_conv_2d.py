@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower import Array, Lowered, Value, fields
 from mcugen.codegen.lower._conv_stem import (
     STRIP,
     applies,
@@ -146,7 +146,7 @@ def conv_params(
     graph: Graph, op: Operator, reference: Lowered
 ) -> tuple[tuple[tuple[str, Value], ...], tuple[tuple[int, bytes], ...]] | None:
     """The kernel's parameters and laid-out filter, None when it cannot run the operator."""
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     pad_value = -_int(ref, "input_offset")
     if not -128 <= pad_value < 128:
         return None
@@ -183,7 +183,7 @@ def conv_2d_stem(graph: Graph, op: Operator, reference: Lowered) -> Lowered | No
     16-bit columns, the weights as 16-bit pairs in its lanes (`_conv_stem`)."""
     if reference.function not in ("mcu_conv_2d_int8", "mcu_depthwise_conv_2d_int8"):
         return None
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
     depthwise = op.opcode == "DEPTHWISE_CONV_2D"
     in_c, k_w = x.shape[3], w.shape[2]
@@ -234,7 +234,7 @@ def conv_2d_stem(graph: Graph, op: Operator, reference: Lowered) -> Lowered | No
 def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_conv_2d_int8":
         return None
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
     if w.shape[3] != x.shape[3] or is_pointwise_unit(graph, op, ref):
         return None

@@ -32,7 +32,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, LayerKernel, Lowered, Value
+from mcugen.codegen.lower import Array, LayerKernel, Lowered, Value, fields
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.model.ir import Graph, Operator
@@ -221,7 +221,7 @@ def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -
     general = depthwise_conv_2d_s8(graph, op, reference)
     if general is None:
         return None
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     shifts = ref["shifts"]
     assert isinstance(shifts, Array)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -256,7 +256,7 @@ def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -
 def depthwise_conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_depthwise_conv_2d_int8":
         return None
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     w = graph.tensors[op.inputs[1]]
     if w.data is None or ref["depth_multiplier"] != 1:
         return None

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered, Value
+from mcugen.codegen.lower import Array, Lowered, Value, fields
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.codegen.quant import rdbpot, srdhm, wrap_i32
@@ -141,7 +141,7 @@ def mat_mult_params(
     graph: Graph, op: Operator, reference: Lowered
 ) -> tuple[tuple[str, Value], ...] | None:
     """The matrix product's parameters from the reference lowering's, None when it cannot run."""
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     bias = folded_bias(graph, op, int(ref["input_offset"]))  # type: ignore[arg-type]
     if bias is None or not kernel_requantizes(ref["multipliers"], ref["shifts"]):
         return None
@@ -224,7 +224,7 @@ def widened_params(
     found = dict(params)
     bias = found["bias"]
     assert isinstance(bias, Array)
-    short = short_requant(filter_rows(graph, op), bias, dict(reference.params))
+    short = short_requant(filter_rows(graph, op), bias, fields(reference.params))
     if short is None:
         return params
     found["multipliers"], found["short_shifts"], bias = short
@@ -307,7 +307,7 @@ def _variant(
 def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_fully_connected_int8":
         return None
-    if dict(reference.params).get("filter_offset") != 0:
+    if fields(reference.params).get("filter_offset") != 0:
         return None
     w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
     rows = y.num_elements // max(w.shape[0], 1)
@@ -324,7 +324,7 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
 def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_conv_2d_int8":
         return None
-    ref = dict(reference.params)
+    ref = fields(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
     pointwise = w.shape[1] == w.shape[2] == 1 and w.shape[3] == x.shape[3]
     unit = ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0

@@ -13,7 +13,7 @@ any other bias as int64, so an int32 one (read past its end there) is rejected.
 
 from __future__ import annotations
 
-from mcugen.codegen.lower import Array, Lowered, register
+from mcugen.codegen.lower import Array, Lowered, fields, register
 from mcugen.codegen.lower._common import (
     check_int64_accumulator,
     check_int64_shifts,
@@ -78,7 +78,7 @@ def lower_transpose_conv(graph: Graph, op: Operator) -> Lowered:
     scratch = y.num_elements * ACC_BYTES[dtype]
     if dtype == "int8":
         return Lowered("transpose_conv", "mcu_transpose_conv_int8", PARAMS, params, scratch)
-    shifts = dict(params)["shifts"]
+    shifts = fields(params)["shifts"]
     assert isinstance(shifts, Array)
     check_int64_shifts(op, shifts)
     check_int64_accumulator(op, w, bias, 0)

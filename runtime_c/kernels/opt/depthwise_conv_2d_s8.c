@@ -60,15 +60,15 @@ typedef struct {
 } dw_requant_t;
 
 static dw_requant_t requant_of(const dw_job_t *j, int32_t c) {
-  int32_t q = j->p->num_channels > 1 ? c : 0;
-  int32_t shift = j->p->shifts[q];
+  int32_t q = j->p->rq.num_channels > 1 ? c : 0;
+  int32_t shift = j->p->rq.shifts[q];
   dw_requant_t r;
   r.bias = j->bias != NULL ? j->bias[c] : 0;
-  r.multiplier = j->p->multipliers[q];
+  r.multiplier = j->p->rq.multipliers[q];
   r.left = (shift > 0 ? shift : 0) + 1;
   r.right = shift > 0 ? 0 : -shift;
   r.round = (r.right > 0 ? (int32_t)1 << (r.right - 1) : 0) +
-            (int32_t)((uint32_t)j->p->output_offset << r.right);
+            (int32_t)((uint32_t)j->p->rq.output_offset << r.right);
   r.sign = r.right > 0 ? -1 : 0;
   return r;
 }
@@ -212,10 +212,10 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
   for (int32_t i = 0; i < 4; ++i) {
     q[i] = requant_of(j, c + (i < g ? i : 0)); /* missing lanes: any channel, never stored */
   }
-  const uint32_t zero = repeat4(-j->p->input_offset);
-  const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
+  const uint32_t zero = repeat4(-j->p->rq.input_offset);
+  const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   const int32_t stride_h = j->p->stride_h, stride_w = j->p->stride_w, pad_h = j->p->pad_h;
-  const int32_t lo = j->p->act_min, hi = j->p->act_max;
+  const int32_t lo = j->p->rq.act_min, hi = j->p->rq.act_max;
   const int32_t out_w = j->out_w;
   const int is_3x3 = k_h == 3 && k_w == 3;
   const uint32_t *rows[MCU_DW_MAX_ROWS];
@@ -531,8 +531,8 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   const int32_t half = j->bw / 2, ring = j->ring, pw = ring * half, pad = j->pad_along;
   const int32_t len = j->src.len, ch = j->src.step, lines = j->src.lines, step = j->src.line;
   const int whole = j->chunk == j->dst.lines; /* the ring never wraps */
-  const uint32_t zero = repeat4(-j->p->input_offset);
-  const uint32_t off2 = mcu_pack16(j->p->input_offset, j->p->input_offset);
+  const uint32_t zero = repeat4(-j->p->rq.input_offset);
+  const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   const uint32_t blank = mcu_sxtab16(off2, zero); /* 0, opaque to the compiler (no memset) */
   int32_t slot = (y0 + j->pad_across) % ring;
   for (int32_t y = y0; y <= y1;) {
@@ -797,8 +797,8 @@ static void dw3_calls(const dw3_job_t *j, dw3_call_t q[4]) {
     q[i].tail = n % 4;
     q[i].out_line = j->dst.line;
     q[i].out_skip = j->dst.line - (n - n % 2) * j->dst.step; /* from the assembly's r4 */
-    q[i].lo = j->p->act_min;
-    q[i].hi = j->p->act_max;
+    q[i].lo = j->p->rq.act_min;
+    q[i].hi = j->p->rq.act_max;
   }
 }
 
@@ -847,12 +847,13 @@ static void dw3_lanes(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
       q[i].w[2 * k] = mcu_pack16(w0, w1);
       q[i].w[2 * k + 1] = mcu_pack16(w1, w2);
     }
-    int32_t qi = p->num_channels > 1 ? c + i : 0;
-    int32_t right = -p->shifts[qi];
+    int32_t qi = p->rq.num_channels > 1 ? c + i : 0;
+    int32_t right = -p->rq.shifts[qi];
     q[i].bias2 = j->bias != NULL ? 2 * j->bias[c + i] : 0;
-    q[i].multiplier = p->multipliers[qi];
+    q[i].multiplier = p->rq.multipliers[qi];
     q[i].right = right;
-    q[i].round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->output_offset << right));
+    q[i].round =
+        (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->rq.output_offset << right));
   }
 }
 
@@ -877,7 +878,7 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
   dw3_lanes(j, c, g, q);
   const mcu_depthwise_conv_2d_params_t *p = j->p;
   const int32_t s_h = j->s_across, pad_h = j->pad_across, half = j->bw / 2;
-  const int full = p->act_min == -128 && p->act_max == 127;
+  const int full = p->rq.act_min == -128 && p->rq.act_max == 127;
   int32_t next = -pad_h; /* the first input line not in the band yet */
   for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
     int32_t oy1 = mcu_min_i32(oy0 + j->chunk, j->dst.lines);
@@ -913,8 +914,8 @@ static int dw3_fits(const mcu_depthwise_conv_2d_params_t *p, int32_t k_h, int32_
       p->stride_w > 2) {
     return 0;
   }
-  for (int32_t i = 0; i < p->num_channels; ++i) {
-    if (p->shifts[i] > -1) {
+  for (int32_t i = 0; i < p->rq.num_channels; ++i) {
+    if (p->rq.shifts[i] > -1) {
       return 0;
     }
   }
@@ -1039,7 +1040,7 @@ static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
   MCU_ENSURE_MODEL(p->depth_multiplier == 1 && p->dilation_h == 1 && p->dilation_w == 1,
                    MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(j.k_h <= MCU_DW_MAX_ROWS, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == j.ch, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == j.ch, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(j.pad_w >= 0 && p->pad_h >= 0, MCU_ERR_BAD_MODEL);
   /* the band row: padding, the image, and what the last window reads past it */
   j.band_w = mcu_max_i32(j.pad_w + j.in_w, (j.out_w - 1) * p->stride_w + j.k_w);

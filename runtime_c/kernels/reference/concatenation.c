@@ -6,30 +6,10 @@
 
 #include <string.h>
 
-typedef struct {
-  int32_t outer;       /* product of the output dims before the axis */
-  int32_t inner_bytes; /* bytes of one step along the axis */
-} concat_dims_t;
-
-static int32_t product(const int32_t *dims, int from, int to) {
-  int32_t n = 1;
-  for (int i = from; i < to; ++i) {
-    n *= dims[i];
-  }
-  return n;
-}
-
-static mcu_status_t check_input(const mcu_tensor_t *t, const mcu_tensor_t *output, int axis) {
-  MCU_ENSURE_MODEL(t != NULL && t->ndims == output->ndims && t->type == output->type,
-                   MCU_ERR_BAD_MODEL);
-  for (int j = 0; j < t->ndims; ++j) {
-    MCU_ENSURE_MODEL(j == axis || t->dims[j] == output->dims[j], MCU_ERR_BAD_MODEL);
-  }
-  return MCU_OK;
-}
+#include "mcu/axis.h"
 
 static mcu_status_t concat_dims(const mcu_node_t *node, const mcu_context_t *ctx,
-                                concat_dims_t *d) {
+                                mcu_axis_t *d) {
   const mcu_concatenation_params_t *p = node->params;
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
   int axis = (int)p->axis;
@@ -37,25 +17,24 @@ static mcu_status_t concat_dims(const mcu_node_t *node, const mcu_context_t *ctx
   int32_t total = 0;
   for (int i = 0; i < node->num_inputs; ++i) {
     const mcu_tensor_t *t = mcu_input_tensor(ctx, node, i);
-    MCU_TRY(check_input(t, output, axis));
+    MCU_TRY(mcu_axis_check_part(t, output, axis));
     total += t->dims[axis];
   }
   MCU_ENSURE_MODEL(total == output->dims[axis], MCU_ERR_BAD_MODEL);
-  d->outer = product(output->dims, 0, axis);
-  d->inner_bytes = product(output->dims, axis + 1, output->ndims) * p->elem_bytes;
+  *d = mcu_axis_of(output, axis, p->elem_bytes);
   return MCU_OK;
 }
 
 mcu_status_t mcu_concatenation(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_concatenation_params_t *p = node->params;
-  concat_dims_t d;
+  mcu_axis_t d;
   MCU_TRY(concat_dims(node, ctx, &d));
   uint8_t *out = mcu_output(ctx, node, 0);
   for (int32_t k = 0; k < d.outer; ++k) {
     for (int i = 0; i < node->num_inputs; ++i) {
       const uint8_t *in = mcu_input(ctx, node, i);
       size_t copy = (size_t)mcu_dim(mcu_input_tensor(ctx, node, i), (int)p->axis) *
-                    (size_t)d.inner_bytes;
+                    (size_t)d.inner;
       const uint8_t *src = in + (size_t)k * copy;
       if (copy > 0 && src != out) {
         memcpy(out, src, copy);

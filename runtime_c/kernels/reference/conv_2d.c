@@ -38,29 +38,23 @@ static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window
  * 16x8 sum is exact in int64; TFLM sums in the accumulator type (the bias type), so an int32 one
  * is this sum modulo 2^32. Its input offset is ignored, as TFLM's 16x8 kernel ignores it (the
  * lowering requires zero points of 0). */
-#define CONV_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                      \
+#define CONV_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                     \
   static acc_t name(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d, const in_t *in, \
-                    const filt_t *filt, conv_window_t w) {                                      \
-    acc_t acc = 0;                                                                              \
-    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                          \
-      const in_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;                                \
-      const filt_t *tap = filt + (ky * d->k_w + kx) * d->k_c;                                   \
-      for (int32_t ic = 0; ic < d->k_c; ++ic) {                                                 \
-        acc += (mul_t)tap[ic] * ((mul_t)pix[ic] offset);                                        \
-      }                                                                                         \
-    });                                                                                         \
-    return acc;                                                                                 \
+                    const filt_t *filt, conv_window_t w) {                                     \
+    acc_t acc = 0;                                                                             \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                         \
+      const in_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;                               \
+      const filt_t *tap = filt + (ky * d->k_w + kx) * d->k_c;                                  \
+      for (int32_t ic = 0; ic < d->k_c; ++ic) {                                                \
+        acc += (mul_t)tap[ic] * ((mul_t)pix[ic] offset);                                       \
+      }                                                                                        \
+    });                                                                                        \
+    return acc;                                                                                \
   }
 
-CONV_ACC(conv_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+CONV_ACC(conv_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
 CONV_ACC(conv_acc_int16, int16_t, int8_t, int64_t, int32_t, )
 CONV_ACC(conv_acc_f32, float, float, float, float, )
-
-static int8_t conv_requantize(const mcu_conv_2d_params_t *p, int32_t acc, int32_t oc) {
-  int32_t ch = p->num_channels > 1 ? oc : 0;
-  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
-}
 
 /* In place (the plan put the output over an input that dies here, mcugen/plan/aliasing.py step
  * 5): a 1x1 stride-1 convolution. Pixel by pixel, the input pixel is staged in the scratch,
@@ -84,53 +78,36 @@ static int32_t conv_in_place_pixel(const mcu_window_dims_t *d, int32_t pixels, i
   return d->out_c <= d->in_c ? i : pixels - 1 - i;
 }
 
-static mcu_status_t conv_int8_in_place(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                                       int8_t *data, const int8_t *filter, const int32_t *bias,
-                                       int8_t *pixel) {
-  MCU_TRY(conv_in_place_check(p, d, pixel));
-  mcu_window_dims_t one = *d;
-  one.in_h = 1;
-  one.in_w = 1;
-  const conv_window_t origin = {0, 0, 0};
-  int32_t pixels = d->batches * d->in_h * d->in_w;
-  for (int32_t i = 0; i < pixels; ++i) {
-    int32_t k = conv_in_place_pixel(d, pixels, i);
-    memcpy(pixel, data + k * d->in_c, (size_t)d->in_c);
-    for (int32_t oc = 0; oc < d->out_c; ++oc) {
-      int32_t acc = conv_acc_int8(p, &one, pixel, filter + oc * d->k_c, origin);
-      acc += bias != NULL ? bias[oc] : 0;
-      data[k * d->out_c + oc] = conv_requantize(p, acc, oc);
-    }
+/* `name`: the in-place path of elements `t`: sums `acc`, outputs `finish`
+ * (mcu/requant_params.h). */
+#define CONV_IN_PLACE(name, t, bias_t, acc, finish)                                            \
+  static mcu_status_t name(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d, t *data, \
+                           const t *filter, const bias_t *bias, t *pixel) {                    \
+    MCU_TRY(conv_in_place_check(p, d, pixel));                                                 \
+    mcu_window_dims_t one = *d;                                                                \
+    one.in_h = 1;                                                                              \
+    one.in_w = 1;                                                                              \
+    const conv_window_t origin = {0, 0, 0};                                                    \
+    int32_t pixels = d->batches * d->in_h * d->in_w;                                           \
+    for (int32_t i = 0; i < pixels; ++i) {                                                     \
+      int32_t k = conv_in_place_pixel(d, pixels, i);                                           \
+      memcpy(pixel, data + k * d->in_c, (size_t)d->in_c * sizeof(t));                          \
+      for (int32_t oc = 0; oc < d->out_c; ++oc) {                                              \
+        data[k * d->out_c + oc] =                                                              \
+            finish(&p->rq, acc(p, &one, pixel, filter + oc * d->k_c, origin), bias, oc);       \
+      }                                                                                        \
+    }                                                                                          \
+    return MCU_OK;                                                                             \
   }
-  return MCU_OK;
-}
 
-static mcu_status_t conv_f32_in_place(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
-                                      float *data, const float *filter, const float *bias,
-                                      float *pixel) {
-  MCU_TRY(conv_in_place_check(p, d, pixel));
-  mcu_window_dims_t one = *d;
-  one.in_h = 1;
-  one.in_w = 1;
-  const conv_window_t origin = {0, 0, 0};
-  int32_t pixels = d->batches * d->in_h * d->in_w;
-  for (int32_t i = 0; i < pixels; ++i) {
-    int32_t k = conv_in_place_pixel(d, pixels, i);
-    memcpy(pixel, data + k * d->in_c, (size_t)d->in_c * sizeof(float));
-    for (int32_t oc = 0; oc < d->out_c; ++oc) {
-      float total = conv_acc_f32(p, &one, pixel, filter + oc * d->k_c, origin);
-      float bias_value = bias != NULL ? bias[oc] : 0.0f;
-      data[k * d->out_c + oc] = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-    }
-  }
-  return MCU_OK;
-}
+CONV_IN_PLACE(conv_int8_in_place, int8_t, int32_t, conv_acc_int8, mcu_requant_out_int8)
+CONV_IN_PLACE(conv_f32_in_place, float, float, conv_acc_f32, mcu_requant_out_f32)
 
 mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
@@ -142,8 +119,7 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
     int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
-    acc += bias != NULL ? bias[oc] : 0;
-    *out++ = conv_requantize(p, acc, oc);
+    *out++ = mcu_requant_out_int8(&p->rq, acc, bias, oc);
   });
   return MCU_OK;
 }
@@ -153,7 +129,7 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   const mcu_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias64 = node->num_inputs > 2 && acc64 ? mcu_input(ctx, node, 2) : NULL;
@@ -163,16 +139,13 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
     int64_t acc = conv_acc_int16(p, &d, in, filter + oc * filter_size, w);
-    int32_t ch = p->num_channels > 1 ? oc : 0;
-    int32_t scaled;
     if (acc64) {
       acc += bias64 != NULL ? bias64[oc] : 0;
-      scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
+      *out++ = (int16_t)mcu_requant_acc64(&p->rq, acc, oc);
     } else {
       uint32_t acc32 = (uint32_t)acc + (bias32 != NULL ? (uint32_t)bias32[oc] : 0u);
-      scaled = mcu_mbqm((int32_t)acc32, p->multipliers[ch], p->shifts[ch]);
+      *out++ = (int16_t)mcu_requant_acc32(&p->rq, (int32_t)acc32, oc);
     }
-    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
   });
   return MCU_OK;
 }
@@ -199,9 +172,8 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
   MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
-    float total = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
-    float bias_value = bias != NULL ? bias[oc] : 0.0f;
-    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+    float acc = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
+    *out++ = mcu_requant_out_f32(&p->rq, acc, bias, oc);
   });
   return MCU_OK;
 }

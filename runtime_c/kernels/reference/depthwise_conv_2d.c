@@ -37,26 +37,20 @@ static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy
  * accumulator, `mul_t` the products' type, `offset` what each input adds (empty: nothing). The
  * 16x8 sum is exact in int64; its input offset is ignored, as TFLM's 16x8 kernel ignores it (zero
  * points are 0). */
-#define DW_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                    \
-  static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,   \
-                    const in_t *in, const filt_t *filter, dw_window_t w) {                 \
-    acc_t acc = 0;                                                                          \
-    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                      \
-      mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                   \
-      acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                   \
-    });                                                                                     \
-    return acc;                                                                             \
+#define DW_ACC(name, in_t, filt_t, acc_t, mul_t, offset)                                 \
+  static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d, \
+                    const in_t *in, const filt_t *filter, dw_window_t w) {               \
+    acc_t acc = 0;                                                                       \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                   \
+      mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                \
+      acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                \
+    });                                                                                  \
+    return acc;                                                                          \
   }
 
-DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->input_offset)
+DW_ACC(dw_acc_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
 DW_ACC(dw_acc_int16, int16_t, int8_t, int64_t, int32_t, )
 DW_ACC(dw_acc_f32, float, float, float, float, )
-
-static int8_t dw_requantize(const mcu_depthwise_conv_2d_params_t *p, int32_t acc, int32_t oc) {
-  int32_t ch = p->num_channels > 1 ? oc : 0;
-  acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-  return (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
-}
 
 /* In place (the plan put the output over an input that dies here, mcugen/plan/aliasing.py step
  * 5): depth multiplier 1, batch 1, no more output than input pixels. Channel by channel, the
@@ -78,51 +72,36 @@ static void dw_stage_plane(void *plane, const uint8_t *data, const mcu_window_di
   }
 }
 
-static mcu_status_t dw_int8_in_place(const mcu_depthwise_conv_2d_params_t *p,
-                                     const mcu_window_dims_t *d, int8_t *data,
-                                     const int8_t *filter, const int32_t *bias, int8_t *plane) {
-  MCU_TRY(dw_in_place_check(d, plane));
-  mcu_window_dims_t one = *d;
-  one.in_c = 1;
-  for (int32_t c = 0; c < d->in_c; ++c) {
-    dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(int8_t));
-    for (int32_t oy = 0; oy < d->out_h; ++oy) {
-      for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = dw_window(p, oy, ox, 0, c);
-        int32_t acc = dw_acc_int8(p, &one, plane, filter, w) + (bias != NULL ? bias[c] : 0);
-        data[(oy * d->out_w + ox) * d->out_c + c] = dw_requantize(p, acc, c);
-      }
-    }
+/* `name`: the in-place path of elements `t`: sums `acc`, outputs `finish`
+ * (mcu/requant_params.h). */
+#define DW_IN_PLACE(name, t, bias_t, acc, finish)                                \
+  static mcu_status_t name(const mcu_depthwise_conv_2d_params_t *p,              \
+                           const mcu_window_dims_t *d, t *data, const t *filter, \
+                           const bias_t *bias, t *plane) {                       \
+    MCU_TRY(dw_in_place_check(d, plane));                                        \
+    mcu_window_dims_t one = *d;                                                  \
+    one.in_c = 1;                                                                \
+    for (int32_t c = 0; c < d->in_c; ++c) {                                      \
+      dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(t));             \
+      for (int32_t oy = 0; oy < d->out_h; ++oy) {                                \
+        for (int32_t ox = 0; ox < d->out_w; ++ox) {                              \
+          dw_window_t w = dw_window(p, oy, ox, 0, c);                            \
+          data[(oy * d->out_w + ox) * d->out_c + c] =                            \
+              finish(&p->rq, acc(p, &one, plane, filter, w), bias, c);           \
+        }                                                                        \
+      }                                                                          \
+    }                                                                            \
+    return MCU_OK;                                                               \
   }
-  return MCU_OK;
-}
 
-static mcu_status_t dw_f32_in_place(const mcu_depthwise_conv_2d_params_t *p,
-                                    const mcu_window_dims_t *d, float *data, const float *filter,
-                                    const float *bias, float *plane) {
-  MCU_TRY(dw_in_place_check(d, plane));
-  mcu_window_dims_t one = *d;
-  one.in_c = 1;
-  for (int32_t c = 0; c < d->in_c; ++c) {
-    dw_stage_plane(plane, (const uint8_t *)data, d, c, sizeof(float));
-    for (int32_t oy = 0; oy < d->out_h; ++oy) {
-      for (int32_t ox = 0; ox < d->out_w; ++ox) {
-        dw_window_t w = dw_window(p, oy, ox, 0, c);
-        float total = dw_acc_f32(p, &one, plane, filter, w);
-        float bias_value = bias != NULL ? bias[c] : 0.0f;
-        data[(oy * d->out_w + ox) * d->out_c + c] =
-            mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-      }
-    }
-  }
-  return MCU_OK;
-}
+DW_IN_PLACE(dw_int8_in_place, int8_t, int32_t, dw_acc_int8, mcu_requant_out_int8)
+DW_IN_PLACE(dw_f32_in_place, float, float, dw_acc_f32, mcu_requant_out_f32)
 
 mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
@@ -132,9 +111,7 @@ mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *c
   }
   MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    int32_t acc = dw_acc_int8(p, &d, in, filter, w);
-    acc += bias != NULL ? bias[oc] : 0;
-    *out++ = dw_requantize(p, acc, oc);
+    *out++ = mcu_requant_out_int8(&p->rq, dw_acc_int8(p, &d, in, filter, w), bias, oc);
   });
   return MCU_OK;
 }
@@ -143,7 +120,7 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
@@ -151,9 +128,7 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
     int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
-    int32_t ch = p->num_channels > 1 ? oc : 0;
-    int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-    *out++ = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+    *out++ = (int16_t)mcu_requant_acc64(&p->rq, acc, oc);
   });
   return MCU_OK;
 }
@@ -171,9 +146,7 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
   }
   MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    float total = dw_acc_f32(p, &d, in, filter, w);
-    float bias_value = bias != NULL ? bias[oc] : 0.0f;
-    *out++ = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
+    *out++ = mcu_requant_out_f32(&p->rq, dw_acc_f32(p, &d, in, filter, w), bias, oc);
   });
   return MCU_OK;
 }

@@ -23,107 +23,65 @@ static mcu_status_t fc_dims(const mcu_node_t *node, const mcu_context_t *ctx, fc
   return MCU_OK;
 }
 
-mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_fully_connected_params_t *p = node->params;
-  fc_dims_t d;
-  MCU_TRY(fc_dims(node, ctx, &d));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int8_t *output = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t c = 0; c < d.out_depth; ++c) {
-      int32_t acc = 0;
-      const int8_t *in_row = input + b * d.accum_depth;
-      const int8_t *w_row = filter + c * d.accum_depth;
-      for (int32_t k = 0; k < d.accum_depth; ++k) {
-        acc += (w_row[k] + p->filter_offset) * (in_row[k] + p->input_offset);
-      }
-      if (bias != NULL) {
-        acc += bias[c];
-      }
-      int32_t ch = p->num_channels > 1 ? c : 0;
-      acc = mcu_mbqm(acc, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-      output[b * d.out_depth + c] = (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max);
-    }
+/* The dot product of an input row and a filter row, offsets added, summed in `acc_t`. The C++
+ * sums the int32 products in the accumulator type: the 16x8 kernels' int64 one is exact, and their
+ * int32 one (the bias type) is this sum modulo 2^32. */
+#define FC_DOT(name, in_t, acc_t)                                                           \
+  static acc_t name(const mcu_fully_connected_params_t *p, const in_t *in, const int8_t *w, \
+                    int32_t depth) {                                                        \
+    acc_t acc = 0;                                                                          \
+    for (int32_t k = 0; k < depth; ++k) {                                                   \
+      acc += (int32_t)(w[k] + p->filter_offset) * (int32_t)(in[k] + p->rq.input_offset);    \
+    }                                                                                       \
+    return acc;                                                                             \
   }
-  return MCU_OK;
-}
 
-/* Exact dot product of an int16 input row and an int8 filter row. The C++ sums int32 products
- * in the accumulator type: an int64 one is exact, an int32 one is this sum modulo 2^32. */
-static int64_t dot_16x8(const mcu_fully_connected_params_t *p, const int16_t *in, const int8_t *w,
-                        int32_t depth) {
-  int64_t acc = 0;
-  for (int32_t k = 0; k < depth; ++k) {
-    acc += (int32_t)(w[k] + p->filter_offset) * (int32_t)(in[k] + p->input_offset);
+FC_DOT(fc_dot_int8, int8_t, int32_t)
+FC_DOT(fc_dot_16x8, int16_t, int64_t)
+
+/* The kernel `fn`: runs the statement given last for each output (row b, channel c) in order,
+ * with `in_row` and `w_row` the input and filter rows it reads, `bias` the bias (or NULL) and
+ * `out` the next output. */
+#define FC_KERNEL(fn, in_t, w_t, bias_t, out_t, ...)                            \
+  mcu_status_t fn(const mcu_node_t *node, mcu_context_t *ctx) {                 \
+    const mcu_fully_connected_params_t *p = node->params;                       \
+    fc_dims_t d;                                                                \
+    MCU_TRY(fc_dims(node, ctx, &d));                                            \
+    const in_t *input = mcu_input(ctx, node, 0);                                \
+    const w_t *filter = mcu_input(ctx, node, 1);                                \
+    const bias_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL; \
+    out_t *out = mcu_output(ctx, node, 0);                                      \
+    for (int32_t b = 0; b < d.batches; ++b) {                                   \
+      const in_t *in_row = input + b * d.accum_depth;                           \
+      for (int32_t c = 0; c < d.out_depth; ++c) {                               \
+        const w_t *w_row = filter + c * d.accum_depth;                          \
+        __VA_ARGS__;                                                            \
+      }                                                                         \
+    }                                                                           \
+    return MCU_OK;                                                              \
   }
-  return acc;
-}
 
-static int16_t requantize_16(const mcu_fully_connected_params_t *p, int32_t scaled) {
-  return (int16_t)mcu_clamp_i32(scaled + p->output_offset, p->act_min, p->act_max);
-}
+FC_KERNEL(mcu_fully_connected_int8, int8_t, int8_t, int32_t, int8_t, {
+  int32_t acc = fc_dot_int8(p, in_row, w_row, d.accum_depth) + (bias != NULL ? bias[c] : 0);
+  *out++ = (int8_t)mcu_requant_acc32(&p->rq, acc, c);
+})
 
-mcu_status_t mcu_fully_connected_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_fully_connected_params_t *p = node->params;
-  fc_dims_t d;
-  MCU_TRY(fc_dims(node, ctx, &d));
-  const int16_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int16_t *output = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t c = 0; c < d.out_depth; ++c) {
-      int64_t acc = dot_16x8(p, input + b * d.accum_depth, filter + c * d.accum_depth,
-                             d.accum_depth);
-      acc += bias != NULL ? bias[c] : 0;
-      int32_t ch = p->num_channels > 1 ? c : 0;
-      int32_t scaled = mcu_mbqm_i64(acc, p->multipliers[ch], p->shifts[ch]);
-      output[b * d.out_depth + c] = requantize_16(p, scaled);
-    }
+FC_KERNEL(mcu_fully_connected_int16, int16_t, int8_t, int64_t, int16_t, {
+  int64_t acc = fc_dot_16x8(p, in_row, w_row, d.accum_depth) + (bias != NULL ? bias[c] : 0);
+  *out++ = (int16_t)mcu_requant_acc64(&p->rq, acc, c);
+})
+
+FC_KERNEL(mcu_fully_connected_int16_acc32, int16_t, int8_t, int32_t, int16_t, {
+  uint32_t acc = (uint32_t)fc_dot_16x8(p, in_row, w_row, d.accum_depth);
+  acc += bias != NULL ? (uint32_t)bias[c] : 0u;
+  *out++ = (int16_t)mcu_requant_acc32(&p->rq, (int32_t)acc, c);
+})
+
+FC_KERNEL(mcu_fully_connected_f32, float, float, float, float, {
+  float total = 0.0f;
+  for (int32_t k = 0; k < d.accum_depth; ++k) {
+    total += in_row[k] * w_row[k];
   }
-  return MCU_OK;
-}
-
-mcu_status_t mcu_fully_connected_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_fully_connected_params_t *p = node->params;
-  fc_dims_t d;
-  MCU_TRY(fc_dims(node, ctx, &d));
-  const int16_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int16_t *output = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t c = 0; c < d.out_depth; ++c) {
-      uint32_t acc = (uint32_t)dot_16x8(p, input + b * d.accum_depth, filter + c * d.accum_depth,
-                                        d.accum_depth);
-      acc += bias != NULL ? (uint32_t)bias[c] : 0u;
-      int32_t ch = p->num_channels > 1 ? c : 0;
-      int32_t scaled = mcu_mbqm((int32_t)acc, p->multipliers[ch], p->shifts[ch]);
-      output[b * d.out_depth + c] = requantize_16(p, scaled);
-    }
-  }
-  return MCU_OK;
-}
-
-mcu_status_t mcu_fully_connected_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_fully_connected_params_t *p = node->params;
-  fc_dims_t d;
-  MCU_TRY(fc_dims(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  const float *filter = mcu_input(ctx, node, 1);
-  const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  float *output = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t c = 0; c < d.out_depth; ++c) {
-      float total = 0.0f;
-      for (int32_t k = 0; k < d.accum_depth; ++k) {
-        total += input[b * d.accum_depth + k] * filter[c * d.accum_depth + k];
-      }
-      float bias_value = bias != NULL ? bias[c] : 0.0f;
-      output[b * d.out_depth + c] = mcu_clamp_f32(total + bias_value, p->act_min_f, p->act_max_f);
-    }
-  }
-  return MCU_OK;
-}
+  float bias_value = bias != NULL ? bias[c] : 0.0f;
+  *out++ = mcu_clamp_f32(total + bias_value, p->rq.act_min_f, p->rq.act_max_f);
+})

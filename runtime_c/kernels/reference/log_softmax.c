@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "mcu/axis.h"
 #include "mcu/quant.h"
 
 enum {
@@ -14,23 +15,6 @@ enum {
   OUTPUT_INTEGER_BITS = 4,  /* output: Q4.27 before the final shift */
   LOG_ACCUM_INTEGER_BITS = 6 /* the log's accumulator: one bit above its Q5.26 result */
 };
-
-typedef struct {
-  int32_t outer;
-  int32_t depth;
-} log_softmax_dims_t;
-
-static mcu_status_t log_softmax_dims(const mcu_node_t *node, const mcu_context_t *ctx,
-                                     log_softmax_dims_t *d) {
-  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(input != NULL && input->ndims >= 1, MCU_ERR_BAD_MODEL);
-  d->depth = mcu_dim(input, -1);
-  MCU_ENSURE_MODEL(d->depth > 0 && mcu_num_elements(output) == mcu_num_elements(input),
-                   MCU_ERR_BAD_MODEL);
-  d->outer = mcu_num_elements(input) / d->depth;
-  return MCU_OK;
-}
 
 /* gemmlowp::SaturatingRoundingMultiplyByPOT with a run-time exponent of either sign. */
 static int32_t sat_round_mul_pot(int32_t x, int exponent) {
@@ -111,13 +95,13 @@ static void log_softmax_row_int8(const mcu_log_softmax_params_t *p, const int8_t
 }
 
 mcu_status_t mcu_log_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  log_softmax_dims_t d;
-  MCU_TRY(log_softmax_dims(node, ctx, &d));
+  mcu_axis_t d;
+  MCU_TRY(mcu_axis_rows(node, ctx, &d));
   const int8_t *input = mcu_input(ctx, node, 0);
   int8_t *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < d.outer; ++i) {
-    size_t row = (size_t)i * (size_t)d.depth;
-    log_softmax_row_int8(node->params, input + row, d.depth, output + row);
+    size_t row = (size_t)i * (size_t)d.inner;
+    log_softmax_row_int8(node->params, input + row, d.inner, output + row);
   }
   return MCU_OK;
 }
@@ -138,13 +122,13 @@ static void log_softmax_row_f32(const float *in, int32_t depth, float *out) {
 }
 
 mcu_status_t mcu_log_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  log_softmax_dims_t d;
-  MCU_TRY(log_softmax_dims(node, ctx, &d));
+  mcu_axis_t d;
+  MCU_TRY(mcu_axis_rows(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   float *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < d.outer; ++i) {
-    size_t row = (size_t)i * (size_t)d.depth;
-    log_softmax_row_f32(input + row, d.depth, output + row);
+    size_t row = (size_t)i * (size_t)d.inner;
+    log_softmax_row_f32(input + row, d.inner, output + row);
   }
   return MCU_OK;
 }

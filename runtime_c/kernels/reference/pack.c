@@ -3,43 +3,31 @@
 
 #include <string.h>
 
-typedef struct {
-  int32_t outer;      /* product of the output dims before the axis */
-  int32_t copy_bytes; /* bytes of one input slab: product of the output dims after the axis */
-} pack_dims_t;
+#include "mcu/axis.h"
 
-static int32_t product(const int32_t *dims, int from, int to) {
-  int32_t n = 1;
-  for (int i = from; i < to; ++i) {
-    n *= dims[i];
-  }
-  return n;
-}
-
-static mcu_status_t pack_dims(const mcu_node_t *node, const mcu_context_t *ctx, pack_dims_t *d) {
+static mcu_status_t pack_dims(const mcu_node_t *node, const mcu_context_t *ctx, mcu_axis_t *d) {
   const mcu_pack_params_t *p = node->params;
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
   int axis = (int)p->axis;
   MCU_ENSURE_MODEL(axis >= 0 && axis < output->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(output->dims[axis] == node->num_inputs, MCU_ERR_BAD_MODEL);
-  d->outer = product(output->dims, 0, axis);
-  d->copy_bytes = product(output->dims, axis + 1, output->ndims) * p->elem_bytes;
+  *d = mcu_axis_of(output, axis, p->elem_bytes);
   for (int i = 0; i < node->num_inputs; ++i) {
     const mcu_tensor_t *t = mcu_input_tensor(ctx, node, i);
     MCU_ENSURE_MODEL(t != NULL && t->type == output->type, MCU_ERR_BAD_MODEL);
-    MCU_ENSURE_MODEL((int64_t)t->bytes == (int64_t)d->outer * d->copy_bytes, MCU_ERR_BAD_MODEL);
+    MCU_ENSURE_MODEL((int64_t)t->bytes == (int64_t)d->outer * d->inner, MCU_ERR_BAD_MODEL);
   }
   return MCU_OK;
 }
 
 mcu_status_t mcu_pack(const mcu_node_t *node, mcu_context_t *ctx) {
-  pack_dims_t d;
+  mcu_axis_t d;
   MCU_TRY(pack_dims(node, ctx, &d));
-  if (d.copy_bytes == 0) {
+  if (d.inner == 0) {
     return MCU_OK;
   }
   uint8_t *out = mcu_output(ctx, node, 0);
-  size_t copy = (size_t)d.copy_bytes;
+  size_t copy = (size_t)d.inner;
   size_t count = (size_t)node->num_inputs;
   for (int i = 0; i < node->num_inputs; ++i) {
     const uint8_t *in = mcu_input(ctx, node, i);

@@ -6,62 +6,26 @@
 
 #include <float.h>
 
+#include "mcu/pool.h"
 #include "mcu/quant.h"
-
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t depth;
-  int32_t out_h;
-  int32_t out_w;
-} pool_dims_t;
-
-/* The part of one output pixel's filter window inside the input: rows [y0,y1), columns [x0,x1). */
-typedef struct {
-  int32_t y0;
-  int32_t y1;
-  int32_t x0;
-  int32_t x1;
-} pool_window_t;
 
 /* Computes one output pixel (all channels). `in` points at the pixel's batch in the input,
  * `out` at the pixel in the output. */
-typedef void (*pool_pixel_fn)(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                              const pool_window_t *w, const void *in, void *out);
+typedef void (*pool_pixel_fn)(const mcu_pooling_params_t *p, const mcu_pool_dims_t *d,
+                              const mcu_pool_window_t *w, const void *in, void *out);
 
-static mcu_status_t pool_dims(const mcu_node_t *node, const mcu_context_t *ctx, pool_dims_t *d) {
-  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(input != NULL && input->ndims == 4 && output->ndims == 4, MCU_ERR_BAD_MODEL);
-  d->batches = input->dims[0];
-  d->in_h = input->dims[1];
-  d->in_w = input->dims[2];
-  d->depth = input->dims[3];
-  d->out_h = output->dims[1];
-  d->out_w = output->dims[2];
-  MCU_ENSURE_MODEL(output->dims[0] == d->batches && output->dims[3] == d->depth,
-                   MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
-
-static pool_window_t pool_window(const mcu_pooling_params_t *p, const pool_dims_t *d,
+static mcu_pool_window_t pool_window(const mcu_pooling_params_t *p, const mcu_pool_dims_t *d,
                                  int32_t out_y, int32_t out_x) {
-  int32_t origin_y = out_y * p->stride_h - p->pad_h;
-  int32_t origin_x = out_x * p->stride_w - p->pad_w;
-  pool_window_t w;
-  w.y0 = mcu_max_i32(origin_y, 0);
-  w.y1 = mcu_min_i32(origin_y + p->filter_h, d->in_h);
-  w.x0 = mcu_max_i32(origin_x, 0);
-  w.x1 = mcu_min_i32(origin_x + p->filter_w, d->in_w);
-  return w;
+  return mcu_pool_window(d, out_y * p->stride_h - p->pad_h, out_x * p->stride_w - p->pad_w,
+                         p->filter_h, p->filter_w);
 }
 
 static mcu_status_t pool_run(const mcu_node_t *node, mcu_context_t *ctx, size_t elem_bytes,
                              pool_pixel_fn pixel) {
   const mcu_pooling_params_t *p = node->params;
-  pool_dims_t d;
-  MCU_TRY(pool_dims(node, ctx, &d));
+  mcu_pool_dims_t d;
+  const mcu_tensor_t *input_tensor = mcu_input_tensor(ctx, node, 0);
+  MCU_TRY(mcu_pool_dims(input_tensor, mcu_output_tensor(ctx, node, 0), &d));
   const uint8_t *input = mcu_input(ctx, node, 0);
   uint8_t *output = mcu_output(ctx, node, 0);
   size_t batch_bytes = (size_t)d.in_h * (size_t)d.in_w * (size_t)d.depth * elem_bytes;
@@ -69,7 +33,7 @@ static mcu_status_t pool_run(const mcu_node_t *node, mcu_context_t *ctx, size_t 
   for (int32_t b = 0; b < d.batches; ++b) {
     for (int32_t oy = 0; oy < d.out_h; ++oy) {
       for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        pool_window_t w = pool_window(p, &d, oy, ox);
+        mcu_pool_window_t w = pool_window(p, &d, oy, ox);
         /* never empty: the lowering checked the output size against TFLM's padding */
         MCU_ENSURE_MODEL(w.y0 < w.y1 && w.x0 < w.x1, MCU_ERR_BAD_MODEL);
         size_t out_pixel = ((size_t)b * (size_t)d.out_h + (size_t)oy) * (size_t)d.out_w + (size_t)ox;
@@ -80,11 +44,11 @@ static mcu_status_t pool_run(const mcu_node_t *node, mcu_context_t *ctx, size_t 
   return MCU_OK;
 }
 
-static int32_t window_count(const pool_window_t *w) {
+static int32_t window_count(const mcu_pool_window_t *w) {
   return (w->y1 - w->y0) * (w->x1 - w->x0);
 }
 
-static int32_t element_index(const pool_dims_t *d, int32_t y, int32_t x, int32_t c) {
+static int32_t element_index(const mcu_pool_dims_t *d, int32_t y, int32_t x, int32_t c) {
   return (y * d->in_w + x) * d->depth + c;
 }
 
@@ -93,99 +57,40 @@ static int32_t rounded_div(int32_t acc, int32_t count) {
   return acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
 }
 
-static void avg_pixel_int8(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                           const pool_window_t *w, const void *in, void *out) {
-  const int8_t *src = in;
-  int8_t *dst = out;
-  int32_t count = window_count(w);
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t acc = 0;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        acc += src[element_index(d, y, x, c)];
-      }
-    }
-    dst[c] = (int8_t)mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max);
+/* `name`: one output pixel, each channel's taps folded into `acc` (of `acc_t`, from `init`) by
+ * `step` (of acc and the tap's value v) in row-major window order, then written as `finish` (of
+ * acc and the window's tap count). */
+#define POOL_PIXEL(name, t, acc_t, init, step, finish)                  \
+  static void name(const mcu_pooling_params_t *p, const mcu_pool_dims_t *d, \
+                   const mcu_pool_window_t *w, const void *in, void *out) { \
+    const t *src = in;                                                  \
+    t *dst = out;                                                       \
+    const int32_t count = window_count(w);                              \
+    (void)count;                                                        \
+    for (int32_t c = 0; c < d->depth; ++c) {                            \
+      acc_t acc = init;                                                 \
+      for (int32_t y = w->y0; y < w->y1; ++y) {                         \
+        for (int32_t x = w->x0; x < w->x1; ++x) {                       \
+          const acc_t v = src[element_index(d, y, x, c)];               \
+          acc = step;                                                   \
+        }                                                               \
+      }                                                                 \
+      dst[c] = finish;                                                  \
+    }                                                                   \
   }
-}
 
-static void avg_pixel_int16(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                            const pool_window_t *w, const void *in, void *out) {
-  const int16_t *src = in;
-  int16_t *dst = out;
-  int32_t count = window_count(w);
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t acc = 0;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        acc += src[element_index(d, y, x, c)];
-      }
-    }
-    dst[c] = (int16_t)mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max);
-  }
-}
+#define POOL_AVG_INT(acc) mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max)
 
-static void avg_pixel_f32(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                          const pool_window_t *w, const void *in, void *out) {
-  const float *src = in;
-  float *dst = out;
-  float count = (float)window_count(w);
-  for (int32_t c = 0; c < d->depth; ++c) {
-    float total = 0.0f;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        total += src[element_index(d, y, x, c)];
-      }
-    }
-    dst[c] = mcu_clamp_f32(total / count, p->act_min_f, p->act_max_f);
-  }
-}
-
-static void max_pixel_int8(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                           const pool_window_t *w, const void *in, void *out) {
-  const int8_t *src = in;
-  int8_t *dst = out;
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t max = INT8_MIN;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        max = mcu_max_i32(max, src[element_index(d, y, x, c)]);
-      }
-    }
-    dst[c] = (int8_t)mcu_clamp_i32(max, p->act_min, p->act_max);
-  }
-}
-
-static void max_pixel_int16(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                            const pool_window_t *w, const void *in, void *out) {
-  const int16_t *src = in;
-  int16_t *dst = out;
-  for (int32_t c = 0; c < d->depth; ++c) {
-    int32_t max = INT16_MIN;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        max = mcu_max_i32(max, src[element_index(d, y, x, c)]);
-      }
-    }
-    dst[c] = (int16_t)mcu_clamp_i32(max, p->act_min, p->act_max);
-  }
-}
-
-static void max_pixel_f32(const mcu_pooling_params_t *p, const pool_dims_t *d,
-                          const pool_window_t *w, const void *in, void *out) {
-  const float *src = in;
-  float *dst = out;
-  for (int32_t c = 0; c < d->depth; ++c) {
-    float max = -FLT_MAX;
-    for (int32_t y = w->y0; y < w->y1; ++y) {
-      for (int32_t x = w->x0; x < w->x1; ++x) {
-        float v = src[element_index(d, y, x, c)];
-        max = v > max ? v : max;
-      }
-    }
-    dst[c] = mcu_clamp_f32(max, p->act_min_f, p->act_max_f);
-  }
-}
+POOL_PIXEL(avg_pixel_int8, int8_t, int32_t, 0, acc + v, (int8_t)POOL_AVG_INT(acc))
+POOL_PIXEL(avg_pixel_int16, int16_t, int32_t, 0, acc + v, (int16_t)POOL_AVG_INT(acc))
+POOL_PIXEL(avg_pixel_f32, float, float, 0.0f, acc + v,
+           mcu_clamp_f32(acc / (float)count, p->act_min_f, p->act_max_f))
+POOL_PIXEL(max_pixel_int8, int8_t, int32_t, INT8_MIN, mcu_max_i32(acc, v),
+           (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
+POOL_PIXEL(max_pixel_int16, int16_t, int32_t, INT16_MIN, mcu_max_i32(acc, v),
+           (int16_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
+POOL_PIXEL(max_pixel_f32, float, float, -FLT_MAX, v > acc ? v : acc,
+           mcu_clamp_f32(acc, p->act_min_f, p->act_max_f))
 
 mcu_status_t mcu_average_pool_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   return pool_run(node, ctx, sizeof(int8_t), avg_pixel_int8);

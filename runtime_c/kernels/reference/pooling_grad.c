@@ -10,66 +10,36 @@
 
 #include <float.h>
 
+#include "mcu/pool.h"
 #include "mcu/quant.h"
-
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t depth;
-  int32_t out_h;
-  int32_t out_w;
-} grad_dims_t;
-
-/* The part of one output pixel's window inside the image: rows [y0,y1), columns [x0,x1). */
-typedef struct {
-  int32_t y0;
-  int32_t y1;
-  int32_t x0;
-  int32_t x1;
-} grad_window_t;
 
 /* Adds one output pixel's gradient (all channels) to dx. `dy` and `y` point at the pixel, `x`
  * (NULL for the average) and `dx` at the pixel's image. */
-typedef void (*grad_pixel_fn)(const mcu_pooling_grad_params_t *p, const grad_dims_t *d,
-                              const grad_window_t *w, const float *dy, const float *y,
+typedef void (*grad_pixel_fn)(const mcu_pooling_grad_params_t *p, const mcu_pool_dims_t *d,
+                              const mcu_pool_window_t *w, const float *dy, const float *y,
                               const float *x, float *dx);
 
 static mcu_status_t grad_dims(const mcu_node_t *node, const mcu_context_t *ctx, int has_x,
-                              grad_dims_t *d) {
+                              mcu_pool_dims_t *d) {
   const mcu_tensor_t *dy = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *y = mcu_input_tensor(ctx, node, 1 + has_x);
   const mcu_tensor_t *dx = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(dy != NULL && y != NULL && dy->ndims == 4 && dx->ndims == 4,
-                   MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(dy != NULL && y != NULL, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(mcu_num_elements(y) == mcu_num_elements(dy), MCU_ERR_BAD_MODEL);
   if (has_x) {
     const mcu_tensor_t *x = mcu_input_tensor(ctx, node, 1);
     MCU_ENSURE_MODEL(x != NULL && mcu_num_elements(x) == mcu_num_elements(dx), MCU_ERR_BAD_MODEL);
   }
-  d->batches = dx->dims[0];
-  d->in_h = dx->dims[1];
-  d->in_w = dx->dims[2];
-  d->depth = dx->dims[3];
-  d->out_h = dy->dims[1];
-  d->out_w = dy->dims[2];
-  MCU_ENSURE_MODEL(dy->dims[0] == d->batches && dy->dims[3] == d->depth, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
+  return mcu_pool_dims(dx, dy, d);
 }
 
-static grad_window_t grad_window(const mcu_pooling_grad_params_t *p, const grad_dims_t *d,
+static mcu_pool_window_t grad_window(const mcu_pooling_grad_params_t *p, const mcu_pool_dims_t *d,
                                  int32_t out_y, int32_t out_x) {
-  int32_t origin_y = out_y * p->stride_h - p->pad_h;
-  int32_t origin_x = out_x * p->stride_w - p->pad_w;
-  grad_window_t w;
-  w.y0 = mcu_max_i32(origin_y, 0);
-  w.y1 = mcu_min_i32(origin_y + p->filter_h, d->in_h);
-  w.x0 = mcu_max_i32(origin_x, 0);
-  w.x1 = mcu_min_i32(origin_x + p->filter_w, d->in_w);
-  return w;
+  return mcu_pool_window(d, out_y * p->stride_h - p->pad_h, out_x * p->stride_w - p->pad_w,
+                         p->filter_h, p->filter_w);
 }
 
-static int32_t tap_index(const grad_dims_t *d, int32_t y, int32_t x, int32_t c) {
+static int32_t tap_index(const mcu_pool_dims_t *d, int32_t y, int32_t x, int32_t c) {
   return (y * d->in_w + x) * d->depth + c;
 }
 
@@ -78,8 +48,8 @@ static float passed(const mcu_pooling_grad_params_t *p, float dy, float y) {
   return (y > p->act_min_f && y < p->act_max_f) ? dy : 0.0f;
 }
 
-static void avg_pixel(const mcu_pooling_grad_params_t *p, const grad_dims_t *d,
-                      const grad_window_t *w, const float *dy, const float *y, const float *x,
+static void avg_pixel(const mcu_pooling_grad_params_t *p, const mcu_pool_dims_t *d,
+                      const mcu_pool_window_t *w, const float *dy, const float *y, const float *x,
                       float *dx) {
   (void)x;
   const float count = (float)((w->y1 - w->y0) * (w->x1 - w->x0));
@@ -93,8 +63,8 @@ static void avg_pixel(const mcu_pooling_grad_params_t *p, const grad_dims_t *d,
   }
 }
 
-static void max_pixel(const mcu_pooling_grad_params_t *p, const grad_dims_t *d,
-                      const grad_window_t *w, const float *dy, const float *y, const float *x,
+static void max_pixel(const mcu_pooling_grad_params_t *p, const mcu_pool_dims_t *d,
+                      const mcu_pool_window_t *w, const float *dy, const float *y, const float *x,
                       float *dx) {
   for (int32_t c = 0; c < d->depth; ++c) {
     int32_t best = tap_index(d, w->y0, w->x0, c);
@@ -116,7 +86,7 @@ static mcu_status_t grad_run(const mcu_node_t *node, mcu_context_t *ctx, int has
                              grad_pixel_fn pixel) {
   const mcu_pooling_grad_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs == 2 + has_x && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
-  grad_dims_t d;
+  mcu_pool_dims_t d;
   MCU_TRY(grad_dims(node, ctx, has_x, &d));
   const float *dy = mcu_input(ctx, node, 0);
   const float *x = has_x ? (const float *)mcu_input(ctx, node, 1) : NULL;
@@ -129,7 +99,7 @@ static mcu_status_t grad_run(const mcu_node_t *node, mcu_context_t *ctx, int has
   for (int32_t b = 0; b < d.batches; ++b) {
     for (int32_t oy = 0; oy < d.out_h; ++oy) {
       for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        grad_window_t w = grad_window(p, &d, oy, ox);
+        mcu_pool_window_t w = grad_window(p, &d, oy, ox);
         /* never empty: the lowering checked the output size against TFLM's padding */
         MCU_ENSURE_MODEL(w.y0 < w.y1 && w.x0 < w.x1, MCU_ERR_BAD_MODEL);
         const int32_t at = ((b * d.out_h + oy) * d.out_w + ox) * d.depth;

@@ -5,48 +5,37 @@
 
 #include "mcu/quant.h"
 
+/* `name`: the bit-by-bit root of a nonzero `t` of `bits` bits (`msb` its highest set bit,
+ * 1-based), rounded up when the remainder exceeds the root unless the root is `max`. */
+#define SQRT_BITS(name, t, bits, msb, max)                     \
+  static t name(t num) {                                       \
+    t res = 0;                                                 \
+    int32_t top = (int32_t)((bits) - msb(num)) | 1;            \
+    t bit = (t)1 << ((bits) - 1 - top);                        \
+    for (int32_t k = ((bits) - 1 - top) / 2 + 1; k > 0; --k) { \
+      if (num >= res + bit) {                                  \
+        num -= res + bit;                                      \
+        res = (res >> 1) + bit;                                \
+      } else {                                                 \
+        res >>= 1;                                             \
+      }                                                        \
+      bit >>= 2;                                               \
+    }                                                          \
+    if (num > res && res != (max)) {                           \
+      ++res;                                                   \
+    }                                                          \
+    return res;                                                \
+  }
+
+SQRT_BITS(sqrt32_bits, uint32_t, 32, mcu_msb32, 0xFFFFu)
+SQRT_BITS(sqrt64_bits, uint64_t, 64, mcu_msb64, 0xFFFFFFFFu)
+
 static uint32_t sqrt32(uint32_t num) {
-  if (num == 0) {
-    return 0;
-  }
-  uint32_t res = 0;
-  int32_t top = (int32_t)(32 - mcu_msb32(num)) | 1;
-  uint32_t bit = (uint32_t)1 << (31 - top);
-  for (int32_t k = (31 - top) / 2 + 1; k > 0; --k) {
-    if (num >= res + bit) {
-      num -= res + bit;
-      res = (res >> 1) + bit;
-    } else {
-      res >>= 1;
-    }
-    bit >>= 2;
-  }
-  if (num > res && res != 0xFFFFu) {
-    ++res;
-  }
-  return (uint16_t)res;
+  return num == 0 ? 0 : (uint16_t)sqrt32_bits(num);
 }
 
 static uint32_t sqrt64(uint64_t num) {
-  if ((num >> 32) == 0) {
-    return sqrt32((uint32_t)num);
-  }
-  uint64_t res = 0;
-  int32_t top = (int32_t)(64 - mcu_msb64(num)) | 1;
-  uint64_t bit = (uint64_t)1 << (63 - top);
-  for (int32_t k = (63 - top) / 2 + 1; k > 0; --k) {
-    if (num >= res + bit) {
-      num -= res + bit;
-      res = (res >> 1) + bit;
-    } else {
-      res >>= 1;
-    }
-    bit >>= 2;
-  }
-  if (num > res && res != 0xFFFFFFFFu) {
-    ++res;
-  }
-  return (uint32_t)res;
+  return (num >> 32) == 0 ? sqrt32((uint32_t)num) : (uint32_t)sqrt64_bits(num);
 }
 
 mcu_status_t mcu_signal_filter_bank_square_root_uint64(const mcu_node_t *node,

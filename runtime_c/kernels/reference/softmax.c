@@ -6,29 +6,13 @@
 
 #include <math.h>
 
+#include "mcu/axis.h"
 #include "mcu/quant.h"
 
 enum {
   SCALED_DIFF_INTEGER_BITS = 5, /* exp input: Q5.26 */
   ACCUM_INTEGER_BITS = 12       /* sum of exps: Q12.19 */
 };
-
-typedef struct {
-  int32_t outer;
-  int32_t depth;
-} softmax_dims_t;
-
-static mcu_status_t softmax_dims(const mcu_node_t *node, const mcu_context_t *ctx,
-                                 softmax_dims_t *d) {
-  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(input != NULL && input->ndims >= 1, MCU_ERR_BAD_MODEL);
-  d->depth = mcu_dim(input, -1);
-  MCU_ENSURE_MODEL(d->depth > 0 && mcu_num_elements(output) == mcu_num_elements(input),
-                   MCU_ERR_BAD_MODEL);
-  d->outer = mcu_num_elements(input) / d->depth;
-  return MCU_OK;
-}
 
 /* exp(beta * s_in * diff) in Q0.31 for a difference to the row maximum (diff <= 0). */
 static int32_t scaled_exp(const mcu_softmax_params_t *p, int32_t diff) {
@@ -86,13 +70,13 @@ static mcu_status_t softmax_row(const mcu_softmax_params_t *p, const int8_t *in,
 }
 
 static mcu_status_t softmax_quantized(const mcu_node_t *node, mcu_context_t *ctx, int out_bits) {
-  softmax_dims_t d;
-  MCU_TRY(softmax_dims(node, ctx, &d));
+  mcu_axis_t d;
+  MCU_TRY(mcu_axis_rows(node, ctx, &d));
   const int8_t *input = mcu_input(ctx, node, 0);
   uint8_t *output = mcu_output(ctx, node, 0);
-  size_t row_bytes = (size_t)d.depth * (size_t)(out_bits / 8);
+  size_t row_bytes = (size_t)d.inner * (size_t)(out_bits / 8);
   for (int32_t i = 0; i < d.outer; ++i) {
-    MCU_TRY(softmax_row(node->params, input + (size_t)i * (size_t)d.depth, d.depth, out_bits,
+    MCU_TRY(softmax_row(node->params, input + (size_t)i * (size_t)d.inner, d.inner, out_bits,
                         output + (size_t)i * row_bytes));
   }
   return MCU_OK;
@@ -144,13 +128,13 @@ static void softmax_row_int16(const mcu_softmax_int16_params_t *p, const int16_t
 }
 
 mcu_status_t mcu_softmax_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  softmax_dims_t d;
-  MCU_TRY(softmax_dims(node, ctx, &d));
+  mcu_axis_t d;
+  MCU_TRY(mcu_axis_rows(node, ctx, &d));
   const int16_t *input = mcu_input(ctx, node, 0);
   int16_t *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < d.outer; ++i) {
-    size_t row = (size_t)i * (size_t)d.depth;
-    softmax_row_int16(node->params, input + row, d.depth, output + row);
+    size_t row = (size_t)i * (size_t)d.inner;
+    softmax_row_int16(node->params, input + row, d.inner, output + row);
   }
   return MCU_OK;
 }
@@ -172,13 +156,13 @@ static void softmax_row_f32(float beta, const float *in, int32_t depth, float *o
 
 mcu_status_t mcu_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_softmax_params_t *p = node->params;
-  softmax_dims_t d;
-  MCU_TRY(softmax_dims(node, ctx, &d));
+  mcu_axis_t d;
+  MCU_TRY(mcu_axis_rows(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   float *output = mcu_output(ctx, node, 0);
   for (int32_t i = 0; i < d.outer; ++i) {
-    softmax_row_f32(p->beta, input + (size_t)i * (size_t)d.depth, d.depth,
-                    output + (size_t)i * (size_t)d.depth);
+    softmax_row_f32(p->beta, input + (size_t)i * (size_t)d.inner, d.inner,
+                    output + (size_t)i * (size_t)d.inner);
   }
   return MCU_OK;
 }

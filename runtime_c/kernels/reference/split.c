@@ -4,28 +4,9 @@
 
 #include <string.h>
 
-typedef struct {
-  int32_t outer;       /* product of the input dims before the axis */
-  int32_t inner_bytes; /* bytes of one step along the axis */
-} split_dims_t;
+#include "mcu/axis.h"
 
-static int32_t product(const int32_t *dims, int from, int to) {
-  int32_t n = 1;
-  for (int i = from; i < to; ++i) {
-    n *= dims[i];
-  }
-  return n;
-}
-
-static mcu_status_t check_output(const mcu_tensor_t *t, const mcu_tensor_t *input, int axis) {
-  MCU_ENSURE_MODEL(t->ndims == input->ndims && t->type == input->type, MCU_ERR_BAD_MODEL);
-  for (int j = 0; j < t->ndims; ++j) {
-    MCU_ENSURE_MODEL(j == axis || t->dims[j] == input->dims[j], MCU_ERR_BAD_MODEL);
-  }
-  return MCU_OK;
-}
-
-static mcu_status_t split_dims(const mcu_node_t *node, const mcu_context_t *ctx, split_dims_t *d) {
+static mcu_status_t split_dims(const mcu_node_t *node, const mcu_context_t *ctx, mcu_axis_t *d) {
   const mcu_split_params_t *p = node->params;
   MCU_ENSURE_MODEL(p->data_input >= 0 && p->data_input < node->num_inputs, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, (int)p->data_input);
@@ -35,25 +16,24 @@ static mcu_status_t split_dims(const mcu_node_t *node, const mcu_context_t *ctx,
   int32_t total = 0;
   for (int i = 0; i < node->num_outputs; ++i) {
     const mcu_tensor_t *t = mcu_output_tensor(ctx, node, i);
-    MCU_TRY(check_output(t, input, axis));
+    MCU_TRY(mcu_axis_check_part(t, input, axis));
     total += t->dims[axis];
   }
   MCU_ENSURE_MODEL(total == input->dims[axis], MCU_ERR_BAD_MODEL);
-  d->outer = product(input->dims, 0, axis);
-  d->inner_bytes = product(input->dims, axis + 1, input->ndims) * p->elem_bytes;
+  *d = mcu_axis_of(input, axis, p->elem_bytes);
   return MCU_OK;
 }
 
 mcu_status_t mcu_split(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_split_params_t *p = node->params;
-  split_dims_t d;
+  mcu_axis_t d;
   MCU_TRY(split_dims(node, ctx, &d));
   const uint8_t *in = mcu_input(ctx, node, (int)p->data_input);
   for (int32_t k = 0; k < d.outer; ++k) {
     for (int i = 0; i < node->num_outputs; ++i) {
       uint8_t *out = mcu_output(ctx, node, i);
       size_t copy = (size_t)mcu_dim(mcu_output_tensor(ctx, node, i), (int)p->axis) *
-                    (size_t)d.inner_bytes;
+                    (size_t)d.inner;
       if (copy > 0) {
         memcpy(out + (size_t)k * copy, in, copy);
       }

@@ -37,65 +37,50 @@ static int tc_inside(const mcu_window_dims_t *d, int32_t y, int32_t x) {
   return y >= 0 && y < d->out_h && x >= 0 && x < d->out_w;
 }
 
-/* Adds one input pixel's contribution to acc (one batch of the output), TFLM's loop order. */
-static void tc_scatter_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
-                            const int8_t *in, const int8_t *filter, tc_pixel_t px, int32_t *acc) {
-  for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    int32_t value = (int32_t)in[ic] + p->input_offset;
-    for (int32_t ky = 0; ky < d->k_h; ++ky) {
-      for (int32_t kx = 0; kx < d->k_w; ++kx) {
-        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
-          continue;
-        }
-        int32_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
-        const int8_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
-        for (int32_t oc = 0; oc < d->out_c; ++oc) {
-          dst[oc] += value * (int32_t)tap[oc * d->k_h * d->k_w * d->in_c];
-        }
-      }
-    }
+/* `name`: zeroes `acc` (the output's size, of `acc_t`), then adds each input pixel's contribution
+ * in TFLM's loop order: `mul_t` the products' type, `offset` what each input adds (empty:
+ * nothing). The 16x8 products are summed in int64, exact (the lowering bounds every sum below
+ * 2^47), so in any order; no input offset there: TFLM's 16x8 kernel ignores it (the lowering
+ * requires zero points of 0). float32 accumulates in the output. */
+#define TC_SCATTER(name, in_t, filt_t, acc_t, mul_t, offset)                                  \
+  static void name##_pixel(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,  \
+                           const in_t *in, const filt_t *filter, tc_pixel_t px, acc_t *acc) { \
+    (void)p;                                                                                  \
+    for (int32_t ic = 0; ic < px.in_c; ++ic) {                                                \
+      mul_t value = (mul_t)in[ic] offset;                                                     \
+      for (int32_t ky = 0; ky < d->k_h; ++ky) {                                               \
+        for (int32_t kx = 0; kx < d->k_w; ++kx) {                                             \
+          if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {                                        \
+            continue;                                                                         \
+          }                                                                                   \
+          acc_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;               \
+          const filt_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;                     \
+          for (int32_t oc = 0; oc < d->out_c; ++oc) {                                         \
+            dst[oc] += value * (mul_t)tap[oc * d->k_h * d->k_w * d->in_c];                    \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }                                                                                           \
+  static void name(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,          \
+                   const in_t *input, const filt_t *filter, acc_t *acc) {                     \
+    int32_t out_batch = d->out_h * d->out_w * d->out_c;                                       \
+    for (int32_t i = 0; i < d->batches * out_batch; ++i) {                                    \
+      acc[i] = 0;                                                                             \
+    }                                                                                         \
+    for (int32_t b = 0; b < d->batches; ++b) {                                                \
+      for (int32_t iy = 0; iy < d->in_h; ++iy) {                                              \
+        for (int32_t ix = 0; ix < d->in_w; ++ix) {                                            \
+          const in_t *in = input + ((b * d->in_h + iy) * d->in_w + ix) * d->in_c;             \
+          name##_pixel(p, d, in, filter, tc_pixel(p, d, iy, ix), acc + b * out_batch);        \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
   }
-}
 
-/* The 16x8 scatter: products summed in int64, exact (the lowering bounds every sum below 2^47),
- * so in any order. No input offset: TFLM's 16x8 kernel ignores it (the lowering requires zero
- * points of 0). */
-static void tc_scatter_int16(const mcu_window_dims_t *d, const int16_t *in, const int8_t *filter,
-                             tc_pixel_t px, int64_t *acc) {
-  for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    int32_t value = in[ic];
-    for (int32_t ky = 0; ky < d->k_h; ++ky) {
-      for (int32_t kx = 0; kx < d->k_w; ++kx) {
-        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
-          continue;
-        }
-        int64_t *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
-        const int8_t *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
-        for (int32_t oc = 0; oc < d->out_c; ++oc) {
-          dst[oc] += value * (int32_t)tap[oc * d->k_h * d->k_w * d->in_c];
-        }
-      }
-    }
-  }
-}
-
-static void tc_scatter_f32(const mcu_window_dims_t *d, const float *in, const float *filter,
-                           tc_pixel_t px, float *acc) {
-  for (int32_t ic = 0; ic < px.in_c; ++ic) {
-    for (int32_t ky = 0; ky < d->k_h; ++ky) {
-      for (int32_t kx = 0; kx < d->k_w; ++kx) {
-        if (!tc_inside(d, px.y0 + ky, px.x0 + kx)) {
-          continue;
-        }
-        float *dst = acc + ((px.y0 + ky) * d->out_w + px.x0 + kx) * d->out_c;
-        const float *tap = filter + (ky * d->k_w + kx) * d->in_c + ic;
-        for (int32_t oc = 0; oc < d->out_c; ++oc) {
-          dst[oc] += in[ic] * tap[oc * d->k_h * d->k_w * d->in_c];
-        }
-      }
-    }
-  }
-}
+TC_SCATTER(tc_scatter_int8, int8_t, int8_t, int32_t, int32_t, +p->rq.input_offset)
+TC_SCATTER(tc_scatter_int16, int16_t, int8_t, int64_t, int32_t, )
+TC_SCATTER(tc_scatter_f32, float, float, float, float, )
 
 static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                            const int32_t *acc, const int32_t *bias, int8_t *out) {
@@ -103,9 +88,7 @@ static void tc_finish_int8(const mcu_transpose_conv_params_t *p, const mcu_windo
   for (int32_t i = 0; i < pixels; ++i) {
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       int32_t v = acc[i * d->out_c + oc] + (bias != NULL ? bias[oc] : 0);
-      int32_t ch = p->num_channels > 1 ? oc : 0;
-      v = mcu_mbqm(v, p->multipliers[ch], p->shifts[ch]) + p->output_offset;
-      out[i * d->out_c + oc] = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);
+      out[i * d->out_c + oc] = (int8_t)mcu_requant_acc32(&p->rq, v, oc);
     }
   }
 }
@@ -114,24 +97,13 @@ mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx)
   const mcu_transpose_conv_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int32_t *acc = mcu_scratch(ctx, node);
   MCU_ENSURE_MODEL(acc != NULL, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, TC_INPUT);
   const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
   const int32_t *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;
-  int32_t out_batch = d.out_h * d.out_w * d.out_c;
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
-    acc[i] = 0;
-  }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t iy = 0; iy < d.in_h; ++iy) {
-      for (int32_t ix = 0; ix < d.in_w; ++ix) {
-        const int8_t *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
-        tc_scatter_int8(p, &d, in, filter, tc_pixel(p, &d, iy, ix), acc + b * out_batch);
-      }
-    }
-  }
+  tc_scatter_int8(p, &d, input, filter, acc);
   tc_finish_int8(p, &d, acc, bias, mcu_output(ctx, node, 0));
   return MCU_OK;
 }
@@ -149,16 +121,14 @@ static int64_t tc_bias_value(tc_bias16x8_t bias, int32_t oc) {
   return bias.narrow != NULL ? (int64_t)bias.narrow[oc] : 0;
 }
 
-/* No output offset either: TFLM's 16x8 kernel adds none. */
+/* TFLM's 16x8 kernel adds no output offset: the lowering makes it 0. */
 static void tc_finish_int16(const mcu_transpose_conv_params_t *p, const mcu_window_dims_t *d,
                             const int64_t *acc, tc_bias16x8_t bias, int16_t *out) {
   int32_t pixels = d->batches * d->out_h * d->out_w;
   for (int32_t i = 0; i < pixels; ++i) {
     for (int32_t oc = 0; oc < d->out_c; ++oc) {
       int64_t v = acc[i * d->out_c + oc] + tc_bias_value(bias, oc);
-      int32_t ch = p->num_channels > 1 ? oc : 0;
-      int32_t scaled = mcu_mbqm_i64(v, p->multipliers[ch], p->shifts[ch]);
-      out[i * d->out_c + oc] = (int16_t)mcu_clamp_i32(scaled, p->act_min, p->act_max);
+      out[i * d->out_c + oc] = (int16_t)mcu_requant_acc64(&p->rq, v, oc);
     }
   }
 }
@@ -168,7 +138,7 @@ static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t
   const mcu_transpose_conv_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->num_channels == 1 || p->num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
   int64_t *acc = mcu_scratch(ctx, node);
   /* the plan aligns scratch to 16 bytes */
   MCU_ENSURE_MODEL(acc != NULL && (uintptr_t)acc % sizeof(int64_t) == 0, MCU_ERR_BAD_MODEL);
@@ -184,18 +154,7 @@ static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t
   }
   const int16_t *input = mcu_input(ctx, node, TC_INPUT);
   const int8_t *filter = mcu_input(ctx, node, TC_FILTER);
-  int32_t out_batch = d.out_h * d.out_w * d.out_c;
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
-    acc[i] = 0;
-  }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t iy = 0; iy < d.in_h; ++iy) {
-      for (int32_t ix = 0; ix < d.in_w; ++ix) {
-        const int16_t *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
-        tc_scatter_int16(&d, in, filter, tc_pixel(p, &d, iy, ix), acc + b * out_batch);
-      }
-    }
-  }
+  tc_scatter_int16(p, &d, input, filter, acc);
   tc_finish_int16(p, &d, acc, bias, mcu_output(ctx, node, 0));
   return MCU_OK;
 }
@@ -216,21 +175,10 @@ mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx) 
   const float *filter = mcu_input(ctx, node, TC_FILTER);
   const float *bias = node->num_inputs > TC_BIAS ? mcu_input(ctx, node, TC_BIAS) : NULL;
   float *out = mcu_output(ctx, node, 0);
-  int32_t out_batch = d.out_h * d.out_w * d.out_c;
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
-    out[i] = 0.0f;
-  }
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t iy = 0; iy < d.in_h; ++iy) {
-      for (int32_t ix = 0; ix < d.in_w; ++ix) {
-        const float *in = input + ((b * d.in_h + iy) * d.in_w + ix) * d.in_c;
-        tc_scatter_f32(&d, in, filter, tc_pixel(p, &d, iy, ix), out + b * out_batch);
-      }
-    }
-  }
-  for (int32_t i = 0; i < d.batches * out_batch; ++i) {
+  tc_scatter_f32(p, &d, input, filter, out);
+  for (int32_t i = 0; i < d.batches * d.out_h * d.out_w * d.out_c; ++i) {
     float bias_value = bias != NULL ? bias[i % d.out_c] : 0.0f;
-    out[i] = mcu_clamp_f32(out[i] + bias_value, p->act_min_f, p->act_max_f);
+    out[i] = mcu_clamp_f32(out[i] + bias_value, p->rq.act_min_f, p->rq.act_max_f);
   }
   return MCU_OK;
 }

@@ -1,19 +1,12 @@
 #ifndef MCU_KERNELS_FULLY_CONNECTED_H
 #define MCU_KERNELS_FULLY_CONNECTED_H
 
+#include "mcu/requant_params.h"
 #include "mcu/runtime.h"
 
 typedef struct {
-  int32_t input_offset;  /* -input zero point */
-  int32_t filter_offset; /* -filter zero point */
-  int32_t output_offset; /* output zero point */
-  int32_t act_min;
-  int32_t act_max;
-  float act_min_f;
-  float act_max_f;
-  int32_t num_channels;       /* entries of multipliers/shifts: 1 per tensor, else per output */
-  const int32_t *multipliers; /* TFLM QuantizeMultiplier significands */
-  const int32_t *shifts;      /* TFLM exponents: positive shifts left */
+  int32_t filter_offset; /* -filter zero point (0 with per-channel scales) */
+  mcu_requant_params_t rq;
 } mcu_fully_connected_params_t;
 
 mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx);

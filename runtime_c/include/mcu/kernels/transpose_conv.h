@@ -1,6 +1,7 @@
 #ifndef MCU_KERNELS_TRANSPOSE_CONV_H
 #define MCU_KERNELS_TRANSPOSE_CONV_H
 
+#include "mcu/requant_params.h"
 #include "mcu/runtime.h"
 
 /* TRANSPOSE_CONV parameters. Inputs: 0 output_shape (not read: the output tensor's shape is used,
@@ -13,15 +14,7 @@ typedef struct {
   int32_t stride_h;
   int32_t pad_w; /* ComputePaddingHeightWidth over the output size */
   int32_t pad_h;
-  int32_t input_offset;  /* -input zero point */
-  int32_t output_offset; /* output zero point */
-  int32_t act_min;
-  int32_t act_max;
-  float act_min_f;
-  float act_max_f;
-  int32_t num_channels;       /* entries of multipliers/shifts: 1 per tensor, else per output */
-  const int32_t *multipliers; /* TFLM QuantizeMultiplier significands */
-  const int32_t *shifts;      /* TFLM exponents: positive shifts left */
+  mcu_requant_params_t rq;
 } mcu_transpose_conv_params_t;
 
 mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx);
