@@ -62,7 +62,7 @@ def run_instructions(model: Path, board: Board, workdir: Path) -> int | str:
     """Twin instructions of one inference of `model` built for `board`, or why there are none."""
     target = resolve_target(board, emulate=True)
     try:
-        gen = generate_from_file(model, PlanOptions(core=target.port_board.core))
+        gen = generate_from_file(model, PlanOptions(core=target.port_board.core, kernels="opt"))
         result = build(gen, target, workdir / f"{board.name}-{model.stem}")
         with open_device(target, result.executable, None) as link:
             run = run_samples(link, gen.graph, [random_inputs(gen.graph, 0)], emulated=True)

@@ -49,7 +49,9 @@ class Measured:
 
 def measure(model: Path, board: str, stage: str, workdir: Path) -> Measured:
     target = resolve_target(load_board(board), emulate=True)
-    options = PlanOptions(core=target.port_board.core, stage_weights=stage, keep_input="auto")
+    options = PlanOptions(
+        core=target.port_board.core, stage_weights=stage, keep_input="auto", kernels="opt"
+    )
     gen = generate_from_file(model, options)
     result = build(gen, target, workdir / f"{model.stem}-{stage}")
     sample = random_inputs(gen.graph, 0)

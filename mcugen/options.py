@@ -50,9 +50,11 @@ class PlanOptions:
     objective: str = "cycles"
     copies_only: bool = False
     paged: bool = True  # False: never page (a baseline to compare a paged plan with)
-    #: Kernels: the optimised variants where one takes the operator ("opt"), or the reference
-    #: kernels only; `core` is the target's (boards' `core`), which decides the variants.
-    kernels: str = "opt"
+    #: Kernels (mcugen/kernel_choice.py): "opt" the fastest whatever their scratch; "memory"
+    #: the fastest that keep the arena at the reference kernels'; "auto" as "opt" unless the
+    #: plan does not fit the board's RAM, then as "memory"; "reference" the reference kernels
+    #: only. `core` is the target's (boards' `core`), which decides the variants.
+    kernels: str = "auto"
     core: str = "host"
     #: Where the model state (the variable tensors) lives (plan/state_memory.py): auto, ram or
     #: slow; the host keeps it in its RAM.

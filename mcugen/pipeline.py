@@ -12,6 +12,7 @@ from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
 from mcugen.codegen.vm_types import ModelVM
 from mcugen.codegen.weight_reads import weight_reads
 from mcugen.errors import McugenError, UnsupportedError
+from mcugen.kernel_choice import choose_kernels
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
@@ -94,7 +95,9 @@ def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lower
         if options.board is not None:  # a board: its RAM holds the slow array too
             check_paging_pays(g, planned_static(g, lowered, options), paged, budget)
         return g, lowered, placed_state(g, paged, options)
-    whole = planned_static(g, lowered, options)
+    lowered, whole = choose_kernels(
+        g, lowered, options, planned_static, lambda plan: _fits_board(g, plan, options)
+    )
     tiled, tiled_lowered = g, lowered
     chosen = assign_pools(g, placed_state(g, whole, options), options)
     if _patches_wanted(g, chosen, options):
@@ -120,18 +123,34 @@ def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bo
         return True
     if options.paging is not None and options.paging.slow.external:
         return False
+    return _fits_board(graph, whole, options) is False
+
+
+def _fits_board(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> bool | None:
+    """Whether `plan` fits the board's RAM (the fit verdict's count); None without a board.
+    A plan's pools are assigned here when it has none yet, as the pipeline assigns them."""
     limits = options.board
-    if limits is None or not limits.ram_size:
+    if limits is None:
+        return None
+    if plan.pools is None:
+        plan = assign_pools(graph, placed_state(graph, plan, options), options)
+    if not limits.ram_size:
         # memories without the board's totals (the library): the pools decide
-        return limits is not None and bool(limits.pool_memories()) and bool(whole.pools_error)
+        return not (bool(limits.pool_memories()) and bool(plan.pools_error))
     # the fit verdict's RAM count decides: buffers no arrangement of the memories takes still
     # fit as one arena over the RAM when it is large enough (the verdict and the linker agree)
-    return fit_of(graph, whole, dynamic.STATIC, 0, limits).ram_need > limits.ram_size
+    return fit_of(graph, plan, options.allocator, 0, limits).ram_need <= limits.ram_size
 
 
-def planned_static(g: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
+def planned_static(
+    g: Graph,
+    lowered: dict[int, Lowered],
+    options: PlanOptions,
+    order: tuple[int, ...] | None = None,
+) -> MemoryPlan:
     """The plan of `g` with its input kept or not as `options.keep_input` says (static offsets
-    keep it where the runner loaded it; the dynamic allocators never)."""
+    keep it where the runner loaded it; the dynamic allocators never); in `order` when given,
+    else in the order `options.order` searches."""
 
     def planned(keep: bool) -> MemoryPlan:
         # A kept input plans as an output too: outputs stay live to the last step.
@@ -145,6 +164,7 @@ def planned_static(g: Graph, lowered: dict[int, Lowered], options: PlanOptions) 
             traits=op_traits(g, lowered),
             time_budget=options.time_budget,
             profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move buffers
+            given_order=order,
         )
         return replace(plan, input_kept=keep and bool(g.inputs))
 

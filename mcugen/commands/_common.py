@@ -58,7 +58,7 @@ def plan_options(
     A `target` with memories gets pools (`--pools`, plan/pools), TFLM's plan included."""
     allocator = getattr(args, "allocator", dynamic.STATIC)
     pools = getattr(args, "pools", None) or pool_strategies.DEFAULT
-    kernels = getattr(args, "kernels", None) or "opt"
+    kernels = getattr(args, "kernels", None) or "auto"
     core = target.port_board.core if target is not None else "host"
     options = PlanOptions(
         target=memory_target(target, getattr(args, "ram_budget", None)),

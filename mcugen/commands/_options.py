@@ -288,10 +288,13 @@ def model_options(
     )
     p.add_argument(
         "--kernels",
-        default="opt",
+        default="auto",
         choices=KERNEL_CHOICES,
-        help="opt (default): the optimised kernel variant where one takes the operator's shape, "
-        "else the reference; reference: TFLM's reference kernels only",
+        help="auto (default): as opt, unless the plan does not fit the --board's RAM, then as "
+        "memory; opt: every layer its fastest kernel, whatever its scratch; memory: the fastest "
+        "kernels that keep the arena at or below the reference kernels', the layers at the peak "
+        "given a kernel with less scratch (slower: the plan lists them); reference: TFLM's "
+        "reference kernels only",
     )
     p.add_argument(
         "--stage-weights",

@@ -21,7 +21,13 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.bounds import arena_lower_bound
-from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
+from mcugen.plan.buffers import (
+    Buffer,
+    activation_buffers,
+    live_bytes_per_step,
+    op_working_set_bound,
+)
+from mcugen.plan.kernel_swaps import KernelChoice
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.stage_overlap import WindowOrderViolated, check_window_order
@@ -88,6 +94,9 @@ class MemoryPlan:
     staged: tuple[StagedWeights, ...] = ()
     #: "" when staging was not asked for; else "auto", or why it did not run ("paged plan").
     staging: str = ""
+    #: What choosing kernels for memory did (mcugen/kernel_choice.py); None when the policy
+    #: did not weigh them (`--kernels opt|reference`, paging, or no optimised kernel).
+    kernel_choice: KernelChoice | None = None
 
     @property
     def staged_bytes(self) -> int:
@@ -233,6 +242,7 @@ def plan_memory(
     traits: Traits | None = None,
     time_budget: float | None = None,
     profiles: bool = True,
+    given_order: tuple[int, ...] | None = None,
 ) -> MemoryPlan:
     """Choose an order and a layout by name, and return the validated plan.
 
@@ -241,6 +251,8 @@ def plan_memory(
     running in place get their staging scratch, and the plan is checked against them).
     `profiles`: a shared buffer occupies, at each step, only the bytes its live members reach
     (`Buffer.profile`; static offsets); off for the dynamic allocators, which move whole buffers.
+    `given_order`: lay out this order instead of searching one (the plan keeps the label of
+    `order`, which found it; mcugen/kernel_choice.py re-plans an order with other kernels).
     """
     if in_place and aliases is None and traits is None:
         raise ValueError("sharing storage needs the operators' traits (codegen.lower.op_traits)")
@@ -260,7 +272,11 @@ def plan_memory(
         found = lay_out(chosen, budget)
         return found.layout.arena, max(live_bytes_per_step(found.buffers, len(chosen)), default=0)
 
-    result = strategy(graph, scratch=scratch, time_budget=time_budget, evaluate=evaluate)
+    if given_order is None:
+        result = strategy(graph, scratch=scratch, time_budget=time_budget, evaluate=evaluate)
+    else:
+        peak = orders.peak_of(graph, given_order, scratch)
+        result = orders.OrderResult(given_order, peak, op_working_set_bound(graph, scratch))
     best = laid.get(result.order) or lay_out(result.order, time_budget)
     plan = MemoryPlan(
         order=result.order,

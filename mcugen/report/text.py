@@ -8,6 +8,7 @@ from typing import Any
 
 from mcugen import __version__
 from mcugen.model.ir import Graph
+from mcugen.model.macs import graph_macs
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.weight_staging import STAGE_CHOICES
@@ -52,6 +53,8 @@ def plan_json(
         "input_kept": plan.input_kept,
         "input_kept_saving": plan.input_kept_saving,
     }
+    if plan.kernel_choice is not None:
+        result["kernel_choice"] = plan.kernel_choice.as_json()
     if plan.staging:
         result["staging"] = plan.staging
         result["staged_bytes"] = plan.staged_bytes
@@ -178,6 +181,7 @@ def plan_text(
             f"input kept intact through the inference: the MLPerf runner loads it in place, "
             f"{plan.input_kept_saving} bytes less RAM than its copy"
         )
+    lines += kernel_choice_lines(graph, plan)
     if plan.staging:
         lines.append(staging_line(plan))
     if plan.pools is not None or plan.pools_error:
@@ -206,6 +210,35 @@ def plan_text(
             outs += f" (staged t{staged.tensor}@{staged.offset}: {staged.nbytes} B)"
         lines.append(f"{step:>4}  {op.index:>3} {name:<24} {live[step]:>10}  {outs}{marker}")
     return "\n".join(lines)
+
+
+#: Swapped layers listed one per line in the text report (all of them in --json).
+SWAPS_LISTED = 8
+
+
+def kernel_choice_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
+    """The layers that run a kernel with less scratch than their fastest, and what the arena
+    and the MACs moved to slower kernels are (mcugen/kernel_choice.py); nothing when none did."""
+    choice = plan.kernel_choice
+    if choice is None or not choice.swaps:
+        return []
+    macs = graph_macs(graph)
+    share = f" ({100 * choice.swapped_macs / macs:.1f} % of the model's)" if macs else ""
+    lines = [
+        f"kernels chosen for memory (--kernels {choice.policy}): {len(choice.swaps)} layers run "
+        f"a kernel with less scratch than their fastest, {choice.swapped_macs:,} MACs{share}; "
+        f"arena {choice.fastest_arena:,} -> {plan.arena_bytes:,} bytes (the reference kernels' "
+        f"{choice.bound:,}; --kernels opt keeps the fastest)"
+    ]
+    for swap in choice.swaps[:SWAPS_LISTED]:
+        lines.append(
+            f"  op {swap.op} {swap.opcode}: {swap.chosen} instead of {swap.fastest} "
+            f"(scratch {swap.fastest_scratch:,} -> {swap.chosen_scratch:,} bytes, "
+            f"{swap.macs:,} MACs)"
+        )
+    if len(choice.swaps) > SWAPS_LISTED:
+        lines.append(f"  (+{len(choice.swaps) - SWAPS_LISTED} more; --json lists them all)")
+    return lines
 
 
 def staging_line(plan: MemoryPlan) -> str:

@@ -348,7 +348,7 @@ def layer_chain(seed: int) -> bytes:
 def assert_exact_on_twin(model: bytes, board: str, out_dir: Path) -> Generated:
     """Lowered for the board's core, built for its twin: outputs equal TFLM's on two inputs."""
     target = resolve_target(load_board(board), emulate=True)
-    options = PlanOptions(core=target.port_board.core)
+    options = PlanOptions(core=target.port_board.core, kernels="opt")
     gen = generate(import_model(model, source="layer chain"), options=options)
     result = build(gen, target, out_dir)
     samples = [random_inputs(gen.graph, s) for s in (0, 1)]
@@ -376,7 +376,7 @@ def test_stride_2_layers_keep_the_general_kernel_by_default() -> None:
     assert gen.lowered[len(gen.graph.operators) - 1].variant == LAYER
 
 
-M4 = PlanOptions(core="cortex-m4")
+M4 = PlanOptions(core="cortex-m4", kernels="opt")
 
 
 @pytest.mark.usefixtures("both_strides")
@@ -386,7 +386,7 @@ def test_layer_kernel_chosen_per_layer() -> None:
     model = import_model(small_chain((6, 6), 12, seed=12), source="small chain")
     host = generate(model)
     assert LAYER not in {low.variant for low in host.lowered.values()}
-    m4 = generate(model, options=PlanOptions(core="cortex-m4"))
+    m4 = generate(model, options=PlanOptions(core="cortex-m4", kernels="opt"))
     by_op = {i: low.variant for i, low in m4.lowered.items()}
     # the third depthwise layer clamps (ReLU6): the general variant's C rows
     assert [by_op[i] for i in sorted(by_op)][1:] == [LAYER, LAYER, VARIANT, LAYER, LAYER]
@@ -394,7 +394,7 @@ def test_layer_kernel_chosen_per_layer() -> None:
     assert c.count("MCU_DW3_LAYER(g_op") == len({low.layer for low in m4.lowered.values()} - {None})
     # 80x80: a whole-image band of 82 x 82 x 8 bytes, above the limit; 20x20 at the end fits
     big = import_model(small_chain((80, 80), 8, seed=1), source="big")
-    lowered = generate(big, options=PlanOptions(core="cortex-m4")).lowered
+    lowered = generate(big, options=PlanOptions(core="cortex-m4", kernels="opt")).lowered
     assert (lowered[1].variant, lowered[5].variant) == (VARIANT, LAYER)
 
 

@@ -31,7 +31,7 @@ from mcugen.plan.weight_staging import (
 from support import EXAMPLE, SHARED_MODELS
 
 VWW = SHARED_MODELS / "mlperf_vww_mbv1_int8.tflite"
-M4 = PlanOptions(core="cortex-m4")
+M4 = PlanOptions(core="cortex-m4", kernels="opt")
 
 
 def used_at(buffers: list[Buffer], offsets: dict[int, int], step: int) -> set[int]:

@@ -46,7 +46,7 @@ def mix(instructions: int, **extra: int) -> Mix:
 @needs_tools
 def test_the_mix_of_each_operator_matches_the_profile(tmp_path: Path) -> None:
     target = resolve_target(load_board("nucleo-l4r5zi"), emulate=True)
-    gen = generate_from_file(EXAMPLE, PlanOptions(core=target.port_board.core))
+    gen = generate_from_file(EXAMPLE, PlanOptions(core=target.port_board.core, kernels="opt"))
     elf = build(gen, target, tmp_path / "fw").executable
     mixes, counts = measure_mix(target, elf, gen.graph, random_inputs(gen.graph, 0), tmp_path)
     assert len(mixes) == len(counts) == len(gen.graph.operators)
@@ -77,7 +77,7 @@ def test_the_segments_are_every_other_one_from_the_best_start() -> None:
 def test_the_estimate_grows_with_the_flash_wait_states(board: str, tmp_path: Path) -> None:
     facts = board_cycles(load_board(board))
     target = resolve_target(load_board(board), emulate=True)
-    gen = generate_from_file(EXAMPLE, PlanOptions(core=target.port_board.core))
+    gen = generate_from_file(EXAMPLE, PlanOptions(core=target.port_board.core, kernels="opt"))
     elf = build(gen, target, tmp_path / "fw").executable
     sample = random_inputs(gen.graph, 0)
     mixes, _ = measure_mix(target, elf, gen.graph, sample, tmp_path, dcache=facts.dcache)

@@ -1,0 +1,287 @@
+"""Kernels chosen for memory as well as speed (issue 34 item 1).
+
+An optimised kernel's scratch (im2col columns, widened weights, a depthwise band) lives in the
+arena while its layer runs. Where that layer is at the arena's peak, the scratch raises the arena
+above what TFLM's reference kernels would need: randwire_er24 plans 53,856 B with the fastest
+kernels against 49,408 B with the reference ones. The policy (`PlanOptions.kernels`):
+
+- "opt": every layer its fastest kernel, whatever its scratch;
+- "memory": the fastest kernels that keep the arena at or below the reference kernels' arena;
+- "auto" (default): "opt", unless a board is given and the fastest kernels' plan does not fit its
+  RAM: then "memory" (and after it, a patch stage if it still does not fit). Speed is spent for
+  memory only where it is needed to fit, as patch stages are: the only rung below most optimised
+  kernels today is the reference kernel, and on randwire_er24 the "memory" choice runs 3.3x the
+  instructions of "opt" on the F767 twin (33.3 M against 10.0 M) for 12 % less arena;
+- "reference": the reference kernels only.
+
+The search. Each layer has a ladder of kernels: the variants that take it, fastest first, then the
+reference kernel, keeping only rungs with less scratch than the rung above (a slower kernel with as
+much scratch never helps). In the fastest kernels' plan, a layer at a step above the bound takes
+the fastest rung whose scratch, added to the bytes live at its step without its own, stays within
+the bound. That guess is planned (order and layout searched again); while its arena is above the
+bound, each round moves every layer that runs at a step above the bound (or, once no step is, at
+the plan's peak) one rung down and plans again. Once at the bound, the swapped layers with the
+most MACs are tried back at their fastest kernel, one plan each (`MAX_RESTORES`), and stay fast
+where the arena stays at the bound. After `MAX_ROUNDS` rounds without reaching the bound, every
+laddered layer runs its reference kernel, which plans exactly the bound. The work is a few plans
+whatever the model, so the choice is the same on any machine."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mcugen.codegen.lower import Lowered, lower, registry_key
+from mcugen.codegen.lower._variants import variants_for
+from mcugen.model.ir import Graph
+from mcugen.model.macs import operator_macs
+from mcugen.plan.fit import input_copy_bytes
+from mcugen.plan.kernel_swaps import KernelChoice, KernelSwap
+from mcugen.plan.memory_plan import MemoryPlan
+
+if TYPE_CHECKING:
+    from mcugen.options import PlanOptions
+
+#: (graph, kernels, options, order or None: search one) -> plan, as the pipeline plans.
+PlanFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", "tuple[int, ...] | None"], MemoryPlan]
+#: (graph, kernels, options) -> plan of those kernels, in an order already searched.
+Trial = Callable[[Graph, dict[int, Lowered], "PlanOptions"], MemoryPlan]
+
+#: Rounds of moving the layers above the bound one rung down before all go to the reference.
+MAX_ROUNDS = 4
+#: Swapped layers tried back at their fastest kernel once the bound is met (one plan each).
+MAX_RESTORES = 3
+
+
+def ladder(graph: Graph, op_index: int, fastest: Lowered, core: str) -> tuple[Lowered, ...]:
+    """The kernels of one layer from the fastest down, each with less scratch than the one above;
+    the last is the reference kernel when it has less scratch than every variant."""
+    op = graph.operators[op_index]
+    reference = lower(graph, op)
+    rungs = [fastest]
+    for candidate in variants_for(registry_key(op), core):
+        found = candidate.select(graph, op, reference)
+        if found is not None and found.scratch_bytes < rungs[-1].scratch_bytes:
+            rungs.append(found)
+    if reference.scratch_bytes < rungs[-1].scratch_bytes or _traits_differ(reference, fastest):
+        rungs.append(reference)
+    return tuple(rungs)
+
+
+def _traits_differ(a: Lowered, b: Lowered) -> bool:
+    """Whether two kernels of one layer share storage differently (an optimised kernel that runs
+    in place with its own scratch): then the reference may plan smaller even with no less
+    scratch."""
+    return a.traits != b.traits
+
+
+def ram_of(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> int:
+    """What the choice compares: the arena, plus the runner's input copy where the plan decides
+    whether to keep the input (a kept input costs arena, a copy costs RAM beside it)."""
+    if options.keep_input != "auto":
+        return plan.arena_bytes
+    return plan.arena_bytes + input_copy_bytes(graph, plan, "ram")
+
+
+def choose_kernels(
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    options: PlanOptions,
+    plan_fn: PlanFn,
+    fits: Callable[[MemoryPlan], bool | None],
+) -> tuple[dict[int, Lowered], MemoryPlan]:
+    """The kernels and plan of `graph` under `options.kernels` (module docstring); `lowered` are
+    the fastest kernels, `plan_fn` plans as the pipeline does, `fits` says whether a plan fits
+    the board's RAM (None without a board)."""
+    start = time.perf_counter()
+    fastest = plan_fn(graph, lowered, options, None)
+    if options.kernels not in ("auto", "memory"):
+        return lowered, fastest
+    fastest_ram = ram_of(graph, fastest, options)
+    laddered = {i for i, low in lowered.items() if low.variant != "reference"}
+    if not laddered:
+        return lowered, fastest
+    if options.kernels == "auto" and fits(fastest) is not False:
+        return lowered, fastest  # no board, or the fastest kernels fit it
+    if not _scratch_at_peak(graph, fastest, lowered, laddered):
+        choice = KernelChoice(
+            options.kernels, fastest_ram, 0, kept_because="no layer's scratch at the peak"
+        )
+        return lowered, replace(
+            fastest, kernel_choice=choice, plan_seconds=time.perf_counter() - start
+        )
+    references = {i: lower(graph, graph.operators[i]) for i in sorted(laddered)}
+    bottom = plan_fn(graph, {**lowered, **references}, options, None)
+    bound = ram_of(graph, bottom, options)
+    if fastest_ram <= bound:
+        choice = KernelChoice(
+            options.kernels,
+            fastest_ram,
+            bound,
+            kept_because="no larger than the reference kernels'",
+        )
+        return lowered, replace(
+            fastest, kernel_choice=choice, plan_seconds=time.perf_counter() - start
+        )
+    trial = _in_known_orders(options, plan_fn, (bottom, fastest), bound)
+    found = _search(graph, lowered, options, trial, fastest, bound)
+    if found is None:
+        chosen, plan = {**lowered, **references}, bottom
+    else:
+        chosen, plan = found
+    swaps = tuple(
+        KernelSwap(
+            op=i,
+            opcode=graph.operators[i].opcode,
+            fastest=lowered[i].variant,
+            chosen=chosen[i].variant,
+            fastest_scratch=lowered[i].scratch_bytes,
+            chosen_scratch=chosen[i].scratch_bytes,
+            macs=operator_macs(graph, graph.operators[i]),
+        )
+        for i in sorted(lowered)
+        if chosen[i] is not lowered[i]
+    )
+    return chosen, replace(
+        plan,
+        kernel_choice=KernelChoice(options.kernels, fastest_ram, bound, swaps),
+        plan_seconds=time.perf_counter() - start,
+    )
+
+
+def _scratch_at_peak(
+    graph: Graph, plan: MemoryPlan, lowered: dict[int, Lowered], laddered: set[int]
+) -> bool:
+    """Whether another kernel could lower `plan`'s arena in its order: the layout is above the
+    order's live peak, or a step at the peak runs a layer whose reference kernel has less scratch
+    or shares storage otherwise. When not, the reference kernels' plan (a second order search)
+    is not made: in this order they peak at the same bytes. (Another order could still suit them
+    better; benchmarks/memory_bar.py checks every model against their own plan.)"""
+    live = plan.live_bytes
+    peak = max(live, default=0)
+    if plan.arena_bytes > peak:
+        return True
+    for step, op in enumerate(plan.order):
+        if live[step + 1] != peak or op not in laddered:
+            continue
+        reference = lower(graph, graph.operators[op])
+        if reference.scratch_bytes < lowered[op].scratch_bytes:
+            return True
+        if _traits_differ(reference, lowered[op]):
+            return True
+    return False
+
+
+def _in_known_orders(
+    options: PlanOptions, plan_fn: PlanFn, known: tuple[MemoryPlan, ...], bound: int
+) -> Trial:
+    """Plans of other kernels laid out in the orders the `known` plans searched (no new order
+    search: a trial costs a layout per order): the first at or below `bound`, else the smallest
+    (ties: the first); each keeps the label of the plan whose order it took."""
+
+    def planned(g: Graph, chosen: dict[int, Lowered], opts: PlanOptions) -> MemoryPlan:
+        best: MemoryPlan | None = None
+        for origin in known:
+            plan = plan_fn(g, chosen, opts, origin.order)
+            plan = replace(plan, order_strategy=origin.order_strategy)
+            if ram_of(g, plan, opts) <= bound:
+                return plan
+            if best is None or ram_of(g, plan, opts) < ram_of(g, best, opts):
+                best = plan
+        assert best is not None
+        return best
+
+    return planned
+
+
+def _search(
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    options: PlanOptions,
+    plan_fn: Trial,
+    fastest: MemoryPlan,
+    bound: int,
+) -> tuple[dict[int, Lowered], MemoryPlan] | None:
+    """The first guess from the `fastest` kernels' plan, then layers moved down their ladders
+    round by round until the plan is at `bound`, then the largest tried back at their fastest
+    kernel; None when `MAX_ROUNDS` do not reach the bound."""
+    ladders: dict[int, tuple[Lowered, ...]] = {}
+
+    def ladder_of(op: int) -> tuple[Lowered, ...]:
+        if op not in ladders:
+            ladders[op] = ladder(graph, op, lowered[op], options.core)
+        return ladders[op]
+
+    laddered = {i for i, low in lowered.items() if low.variant != "reference"}
+    rung = _first_guess(fastest, lowered, laddered, ladder_of, bound)
+    chosen = {**lowered, **{i: ladder_of(i)[k] for i, k in rung.items()}}
+    for _ in range(MAX_ROUNDS):
+        plan = plan_fn(graph, chosen, options)
+        if ram_of(graph, plan, options) <= bound:
+            return _restored(graph, lowered, options, plan_fn, chosen, plan, bound)
+        moved = False
+        for i in _at_peak(plan, bound):
+            if i in laddered and rung.get(i, 0) + 1 < len(ladder_of(i)):
+                rung[i] = rung.get(i, 0) + 1
+                chosen[i] = ladder_of(i)[rung[i]]
+                moved = True
+        if not moved:
+            return None
+    return None
+
+
+def _first_guess(
+    plan: MemoryPlan,
+    lowered: dict[int, Lowered],
+    laddered: set[int],
+    ladder_of: Callable[[int], tuple[Lowered, ...]],
+    bound: int,
+) -> dict[int, int]:
+    """Per layer at a step of `plan` above `bound`, the fastest rung whose scratch fits under
+    the bound there (the bytes live at its step without its own scratch)."""
+    live = plan.live_bytes
+    rung = {}
+    for step, op in enumerate(plan.order):
+        if op not in laddered or live[step + 1] <= bound:
+            continue
+        base = live[step + 1] - lowered[op].scratch_bytes
+        rungs = ladder_of(op)
+        fitting = [k for k, low in enumerate(rungs) if base + low.scratch_bytes <= bound]
+        rung[op] = fitting[0] if fitting else len(rungs) - 1
+    return {op: k for op, k in rung.items() if k}
+
+
+def _at_peak(plan: MemoryPlan, bound: int) -> list[int]:
+    """The operators running at a step whose live bytes exceed `bound`, or when none does (the
+    layout, not the live bytes, is above it), those at the plan's peak steps."""
+    live = plan.live_bytes
+    over = [op for step, op in enumerate(plan.order) if live[step + 1] > bound]
+    if over:
+        return over
+    peak = max(live, default=0)
+    return [op for step, op in enumerate(plan.order) if live[step + 1] == peak]
+
+
+def _restored(
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    options: PlanOptions,
+    plan_fn: Trial,
+    chosen: dict[int, Lowered],
+    plan: MemoryPlan,
+    bound: int,
+) -> tuple[dict[int, Lowered], MemoryPlan]:
+    """`chosen` with the swapped layers of most MACs back at their fastest kernel wherever the
+    arena stays at `bound` (at most `MAX_RESTORES` plans)."""
+    swapped = [i for i in chosen if chosen[i] is not lowered[i]]
+    if len(swapped) < 2:
+        return chosen, plan
+    swapped.sort(key=lambda i: (-operator_macs(graph, graph.operators[i]), i))
+    for i in swapped[:MAX_RESTORES]:
+        trial = {**chosen, i: lowered[i]}
+        trial_plan = plan_fn(graph, trial, options)
+        if ram_of(graph, trial_plan, options) <= bound:
+            chosen, plan = trial, trial_plan
+    return chosen, plan

@@ -1,0 +1,59 @@
+"""What the kernel choice for memory did to a plan (issue 34 item 1), as plain data the reports
+read: the arena every layer's fastest kernel would take, the arena of the reference kernels (what
+a plan chosen for memory never exceeds) and the layers given a kernel with less scratch. The
+choice itself is made in mcugen/kernel_choice.py, which lowers and plans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelSwap:
+    """One layer that runs a slower kernel with less scratch than its fastest."""
+
+    op: int
+    opcode: str
+    fastest: str  # the variant speed alone picks
+    chosen: str  # the variant it runs ("reference": TFLM's reference kernel)
+    fastest_scratch: int
+    chosen_scratch: int
+    macs: int
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """The kernel policy's outcome: `fastest_arena` with every layer's fastest kernel, `bound`
+    the arena with the reference kernels, `swaps` the layers changed (none: the fastest kernels
+    kept), and why they were kept when they were (`kept_because`)."""
+
+    policy: str
+    fastest_arena: int
+    bound: int
+    swaps: tuple[KernelSwap, ...] = ()
+    kept_because: str = ""
+
+    @property
+    def swapped_macs(self) -> int:
+        return sum(s.macs for s in self.swaps)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "policy": self.policy,
+            "fastest_arena": self.fastest_arena,
+            "reference_arena": self.bound,
+            "kept_because": self.kept_because,
+            "swapped_macs": self.swapped_macs,
+            "swaps": [
+                {
+                    "op": s.op,
+                    "opcode": s.opcode,
+                    "fastest": s.fastest,
+                    "chosen": s.chosen,
+                    "fastest_scratch": s.fastest_scratch,
+                    "chosen_scratch": s.chosen_scratch,
+                    "macs": s.macs,
+                }
+                for s in self.swaps
+            ],
+        }
