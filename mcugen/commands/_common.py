@@ -44,9 +44,17 @@ def target_for(args: argparse.Namespace) -> Target:
 
 
 def generate_for(args: argparse.Namespace, target: Target) -> Generated:
-    """The model of the arguments, planned for `target`, lowered and rendered."""
+    """The model of the arguments, planned for `target`, lowered and rendered; the layers given
+    a kernel with less scratch for memory (`--kernels memory|auto`) said in one line, as `plan`
+    lists them, unless the output is JSON (which carries them in the plan)."""
     options = plan_options(args, firmware=not target.board.is_host, target=target)
-    return generate_from_file(args.model, options)
+    gen = generate_from_file(args.model, options)
+    if not getattr(args, "json", False):
+        from mcugen.report.text import kernel_choice_lines
+
+        for line in kernel_choice_lines(gen.graph, gen.plan)[:1]:
+            print(f"mcugen: {line}")
+    return gen
 
 
 def plan_options(

@@ -11,10 +11,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mcugen.boards import Target, load_board, resolve_target
+from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.codegen.lower import Lowered
 from mcugen.commands._common import plan_options
 from mcugen.commands._options import (
+    mlperf_mode_option,
     model_options,
     partition_options,
     plan_report_options,
@@ -132,6 +133,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --board: the verdict for the board's QEMU twin, as build/run --emulate build",
     )
+    mlperf_mode_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     training_options(p, trainable=None)
     p.add_argument(
@@ -199,8 +201,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
     original = load_model(args.model)
     board = getattr(args, "board", None)
-    emulate = bool(getattr(args, "emulate", False))
-    target = resolve_target(load_board(board), emulate=emulate) if board else None
+    target = _target_of(args) if board else None
     options = plan_options(args, firmware=board not in (None, "host"), target=target)
     schedule = None
     if getattr(args, "trainable", None) is not None:
@@ -338,6 +339,14 @@ def _pareto(args: argparse.Namespace, graph: Graph, target: Target | None) -> tu
     return points, text
 
 
+def _target_of(args: argparse.Namespace) -> Target:
+    """`--board`, on its twin with `--emulate`, in the MLPerf Tiny mode of `--mlperf-mode` (the
+    energy mode's firmware links other code), as `build` resolves it."""
+    target = resolve_target(load_board(args.board), emulate=bool(getattr(args, "emulate", False)))
+    mode = getattr(args, "mlperf_mode", MLPERF_MODES[0])
+    return target if mode == MLPERF_MODES[0] else with_mlperf_mode(target, mode)
+
+
 def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) -> Fit | None:
     """The plan against `--board`'s RAM and flash, or None without `--board` (or with the
     host). A model the runtime can run is rendered and linked as `mcugen build` would (for the
@@ -348,7 +357,7 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
     from mcugen.firmware.compile import linked_sizes
     from mcugen.firmware.fits import target_fit
 
-    target = resolve_target(load_board(args.board), emulate=bool(getattr(args, "emulate", False)))
+    target = _target_of(args)
     if target.board.is_host:  # as without --board: the host has no limits to check against
         return None
     graph, plan = planned.graph, planned.plan
