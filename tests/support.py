@@ -29,11 +29,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from mcugen import reference
-from mcugen.boards import load_board, resolve_target
+from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import lower, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
 from mcugen.firmware.compile import build
+from mcugen.link.device_run import DeviceRun, open_device, run_samples
 from mcugen.link.host_run import random_inputs, run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
@@ -215,6 +216,27 @@ def assert_matches_tflm(model: bytes, **kwargs: object) -> Comparison:
 
 
 tflm_arena_head = reference.tflm_arena_head
+
+
+def run_twin_against_tflm(
+    target: Target,
+    elf: Path,
+    model: bytes,
+    graph: Graph,
+    seeds: Sequence[int],
+    varied: bool = False,
+) -> DeviceRun:
+    """Run seeded random inputs through `elf` on the emulated `target`; every output equals
+    TFLM's bit for bit (and, if `varied`, is not constant: that would hide a wrong kernel)."""
+    samples = [random_inputs(graph, s) for s in seeds]
+    with open_device(target, elf, None) as link:
+        run = run_samples(link, graph, samples, emulated=True)
+    ref = reference.tflm_outputs(model, graph, samples)
+    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
+        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
+            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
+            assert not varied or len(np.unique(o)) > 1, f"sample {k} output {j} is constant"
+    return run
 
 
 # --- One-operator models (kernels/) ------------------------------------------------------------

@@ -15,16 +15,14 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
 from mcugen.firmware.compile import BuildResult, build
 from mcugen.firmware.sizes import firmware_sizes
-from mcugen.link.device_run import DeviceRun, open_device, run_samples
-from mcugen.link.host_run import random_inputs
+from mcugen.link.device_run import DeviceRun
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
-from mcugen.reference import tflm_outputs
-from support import EXAMPLE, SHARED_MODELS
+from support import EXAMPLE, SHARED_MODELS, run_twin_against_tflm
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -58,14 +56,8 @@ def build_for(
 
 def run_and_compare(gen: Generated, board: str, workdir: Path, seeds: list[int]) -> DeviceRun:
     target, result = build_for(gen, board, True, workdir)
-    samples = [random_inputs(gen.graph, s) for s in seeds]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
-    return run
+    model = Path(gen.source).read_bytes()
+    return run_twin_against_tflm(target, result.executable, model, gen.graph, seeds)
 
 
 @pytest.mark.parametrize(
