@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -33,6 +34,7 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen.lower import lower, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
+from mcugen.errors import RunError
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import DeviceRun, open_device, run_samples
 from mcugen.link.host_run import random_inputs, run_host
@@ -237,6 +239,17 @@ def run_twin_against_tflm(
             assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
             assert not varied or len(np.unique(o)) > 1, f"sample {k} output {j} is constant"
     return run
+
+
+def one_line_error(call: Callable[[], object], bound_s: float) -> str:
+    """The RunError `call` raises within `bound_s` seconds, as its one line."""
+    start = time.monotonic()
+    with pytest.raises(RunError) as caught:
+        call()
+    assert time.monotonic() - start < bound_s
+    line = caught.value.line()
+    assert "\n" not in line
+    return line
 
 
 # --- One-operator models (kernels/) ------------------------------------------------------------
@@ -608,6 +621,43 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
     b.op("CONV_2D", inputs, [y], **c.options())
     b.output(y)
     return b.tflite()
+
+
+@st.composite
+def window_convs(
+    draw: st.DrawFn,
+    kernels: Sequence[tuple[int, int]],
+    strides: Sequence[tuple[int, int]],
+    dilations: Sequence[tuple[int, int]],
+    grow: int,
+    in_channels: st.SearchStrategy[int],
+    out_channels: int,
+    out_scales: Sequence[float] = (0.16,),
+) -> Conv:
+    """Random int8 convolutions for the general variant's tests: images up to `grow` past the
+    dilated filter, 1x1 filters strided (1x1 stride 1 is conv_2d_1x1_s8's)."""
+    kernel = draw(st.sampled_from(kernels))
+    stride = draw(st.sampled_from(strides))
+    if kernel == (1, 1) and stride == (1, 1):
+        stride = (2, 2)
+    dilation = draw(st.sampled_from(dilations))
+    padding = draw(st.sampled_from([SAME, VALID]))
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
+    h = draw(st.integers(1 if padding == SAME else eff[0], eff[0] + grow))
+    w = draw(st.integers(1 if padding == SAME else eff[1], eff[1] + grow))
+    return Conv(
+        in_hwc=(h, w, draw(in_channels)),
+        out_c=draw(st.integers(1, out_channels)),
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        padding=padding,
+        act=draw(st.sampled_from([0, 1, 3])),
+        batch=draw(st.integers(1, 2)),
+        bias=draw(st.booleans()),
+        per_channel=draw(st.booleans()),
+        out_scale=draw(st.sampled_from(out_scales)),
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -49,6 +49,14 @@ def _quant(
     return Quantization(scales=scales, zero_points=zps, axis=axis)
 
 
+class TensorQuant(TypedDict, total=False):
+    """The keywords of GraphBuilder.input as of activation."""
+
+    scale: Any
+    zero_point: Any
+    name: str | None
+
+
 class GraphBuilder:
     def __init__(self, name: str = "main") -> None:
         self.name = name
@@ -82,16 +90,9 @@ class GraphBuilder:
         )
         return index
 
-    def input(
-        self,
-        shape: Sequence[int],
-        dtype: str,
-        *,
-        scale: Any = None,
-        zero_point: Any = None,
-        name: str | None = None,
-    ) -> int:
-        t = self._add(shape, dtype, scale, zero_point, 0, None, name)
+    def input(self, shape: Sequence[int], dtype: str, **quant: Unpack[TensorQuant]) -> int:
+        """An activation the model reads as its next input."""
+        t = self.activation(shape, dtype, **quant)
         self.inputs.append(t)
         return t
 
