@@ -571,6 +571,20 @@ def window_out_hw(
     return dims[0], dims[1]
 
 
+def window_options(c: Conv | Dw, **extra: int) -> dict[str, int]:
+    """The options CONV_2D and DEPTHWISE_CONV_2D share, `extra` before the activation (the
+    order the model's bytes keep)."""
+    return {
+        "padding": c.padding,
+        "stride_h": c.stride[0],
+        "stride_w": c.stride[1],
+        "dilation_h_factor": c.dilation[0],
+        "dilation_w_factor": c.dilation[1],
+        **extra,
+        "fused_activation_function": c.act,
+    }
+
+
 @dataclass(frozen=True)
 class Conv:
     in_hwc: tuple[int, int, int] = (9, 11, 3)
@@ -591,14 +605,7 @@ class Conv:
         return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
 
     def options(self) -> dict[str, int]:
-        return {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "fused_activation_function": self.act,
-        }
+        return window_options(self)
 
     def filter_shape(self) -> tuple[int, int, int, int]:
         return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
@@ -683,15 +690,7 @@ class Dw:
 
     def options(self) -> dict[str, int]:
         mult = self.mult if self.option_mult is None else self.option_mult
-        return {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "depth_multiplier": mult,
-            "fused_activation_function": self.act,
-        }
+        return window_options(self, depth_multiplier=mult)
 
 
 def dw_int8(c: Dw, seed: int = 0) -> bytes:
