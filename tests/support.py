@@ -56,6 +56,15 @@ from mcugen.plan.target import MemoryTarget, TargetMemory
 # --- Paths -------------------------------------------------------------------------------------
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+#: The int8 MLPerf Tiny models and TFLM's person_detect, in that order: the end-to-end set.
+MLPERF_INT8 = (
+    "mlperf_kws_dscnn_int8",
+    "mlperf_vww_mbv1_int8",
+    "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8",
+    "mlperf_sww_int8",
+    "tflm_person_detect_int8",
+)
 
 
 def example_module(name: str) -> ModuleType:

@@ -22,21 +22,13 @@ from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
-from support import EXAMPLE, SHARED_MODELS, run_twin_against_tflm
+from support import EXAMPLE, MLPERF_INT8, SHARED_MODELS, run_twin_against_tflm
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-MLPERF = [
-    "mlperf_kws_dscnn_int8",
-    "mlperf_vww_mbv1_int8",
-    "mlperf_ic_resnet8_int8",
-    "mlperf_ad_toycar_int8",
-    "mlperf_sww_int8",
-    "tflm_person_detect_int8",
-]
 TWINS = ["nucleo-f767", "mps2-an386"]
 
 
@@ -77,7 +69,7 @@ def test_example_model_bit_exact_on_every_emulated_board(board: str, workdir: Pa
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
 @pytest.mark.parametrize("board", TWINS)
-@pytest.mark.parametrize("name", MLPERF)
+@pytest.mark.parametrize("name", MLPERF_INT8)
 def test_mlperf_models_bit_exact_on_twins(name: str, board: str, workdir: Path) -> None:
     gen = generate_from_file(SHARED_MODELS / f"{name}.tflite")
     run = run_and_compare(gen, board, workdir, [7, 7])
@@ -87,7 +79,7 @@ def test_mlperf_models_bit_exact_on_twins(name: str, board: str, workdir: Path) 
 
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
-@pytest.mark.parametrize("name", MLPERF)
+@pytest.mark.parametrize("name", MLPERF_INT8)
 def test_real_board_elf_at_flash_origin(name: str, workdir: Path) -> None:
     gen = generate_from_file(SHARED_MODELS / f"{name}.tflite")
     target, result = build_for(gen, "nucleo-f767", False, workdir)

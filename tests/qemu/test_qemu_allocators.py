@@ -45,7 +45,7 @@ from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.plan.fit import firmware_ram
 from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
-from support import EXAMPLE, SHARED_MODELS, sweep
+from support import EXAMPLE, MLPERF_INT8, SHARED_MODELS, sweep
 from testgraphs import benchmark_suite
 
 pytestmark = pytest.mark.skipif(
@@ -58,12 +58,7 @@ SEEDS = [3, 11]
 FLOAT_RTOL = 1e-5  # as tests/kernels/test_models.py; integer outputs must be identical
 #: (model, board, seeds): the NUCLEO-F767ZI twin and two samples unless noted in the docstring.
 SHARED = [
-    ("mlperf_kws_dscnn_int8", BOARD, SEEDS),
-    ("mlperf_vww_mbv1_int8", BOARD, SEEDS),
-    ("mlperf_ic_resnet8_int8", BOARD, SEEDS),
-    ("mlperf_ad_toycar_int8", BOARD, SEEDS),
-    ("mlperf_sww_int8", BOARD, SEEDS),
-    ("tflm_person_detect_int8", BOARD, SEEDS),
+    *((stem, BOARD, SEEDS) for stem in MLPERF_INT8),
     ("tflm_hello_world_int8", BOARD, SEEDS),
     ("tflm_hello_world_f32", BOARD, SEEDS),
     ("tflm_micro_speech_int8", BOARD, SEEDS),
