@@ -81,6 +81,19 @@ def check_operands(op: Operator, inputs: tuple[int, ...], outputs: tuple[int, ..
         )
 
 
+def same_type_operands(
+    graph: Graph, op: Operator, inputs: int, types: tuple[str, ...]
+) -> tuple[Tensor, Tensor]:
+    """Input 0 and the output of an operator of `inputs` inputs that moves data: one of `types`,
+    the output's the input's."""
+    if len(op.inputs) != inputs or len(op.outputs) != 1:
+        raise unsupported(op, f"expects {inputs} inputs and 1 output")
+    x, y = req(graph, op, 0), out(graph, op)
+    check_dtype(op, x, *types)
+    check_dtype(op, y, x.dtype)
+    return x, y
+
+
 def inp(graph: Graph, op: Operator, i: int) -> Tensor | None:
     """Input `i`, or None when it is omitted (-1) or absent."""
     if i >= len(op.inputs) or op.inputs[i] < 0:
