@@ -580,41 +580,45 @@ def window_out_hw(
     return dims[0], dims[1]
 
 
-def window_options(c: Conv | Dw, **extra: int) -> dict[str, int]:
-    """The options CONV_2D and DEPTHWISE_CONV_2D share, `extra` before the activation (the
-    order the model's bytes keep)."""
-    return {
-        "padding": c.padding,
-        "stride_h": c.stride[0],
-        "stride_w": c.stride[1],
-        "dilation_h_factor": c.dilation[0],
-        "dilation_w_factor": c.dilation[1],
-        **extra,
-        "fused_activation_function": c.act,
-    }
-
-
 @dataclass(frozen=True)
-class Conv:
+class Window:
+    """The window CONV_2D and DEPTHWISE_CONV_2D share: geometry, activation, batch, weights."""
+
     in_hwc: tuple[int, int, int] = (9, 11, 3)
-    out_c: int = 5
     kernel: tuple[int, int] = (3, 3)
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
     padding: int = SAME
     act: int = NONE
     batch: int = 1
-    groups: int = 1
-    bias: bool = True
     per_channel: bool = True
-    out_scale: float = 0.16
-    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
 
     def out_hw(self) -> tuple[int, int]:
         return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
 
+    def window_options(self, **extra: int) -> dict[str, int]:
+        """The operator's options, `extra` before the activation (the order the bytes keep)."""
+        return {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "dilation_h_factor": self.dilation[0],
+            "dilation_w_factor": self.dilation[1],
+            **extra,
+            "fused_activation_function": self.act,
+        }
+
+
+@dataclass(frozen=True)
+class Conv(Window):
+    out_c: int = 5
+    groups: int = 1
+    bias: bool = True
+    out_scale: float = 0.16
+    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
+
     def options(self) -> dict[str, int]:
-        return window_options(self)
+        return self.window_options()
 
     def filter_shape(self) -> tuple[int, int, int, int]:
         return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
@@ -677,29 +681,19 @@ def window_convs(
 
 
 @dataclass(frozen=True)
-class Dw:
+class Dw(Window):
     in_hwc: tuple[int, int, int] = (9, 11, 6)
     mult: int = 1
-    kernel: tuple[int, int] = (3, 3)
-    stride: tuple[int, int] = (1, 1)
-    dilation: tuple[int, int] = (1, 1)
-    padding: int = SAME
-    act: int = NONE
-    batch: int = 1
     bias: str = "const"  # "const"; "absent": two inputs; "omitted": third input -1
-    per_channel: bool = True
     option_mult: int | None = None  # the depth_multiplier written in the options, if not `mult`
 
     @property
     def out_c(self) -> int:
         return self.in_hwc[2] * self.mult
 
-    def out_hw(self) -> tuple[int, int]:
-        return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
-
     def options(self) -> dict[str, int]:
         mult = self.mult if self.option_mult is None else self.option_mult
-        return window_options(self, depth_multiplier=mult)
+        return self.window_options(depth_multiplier=mult)
 
 
 def dw_int8(c: Dw, seed: int = 0) -> bytes:

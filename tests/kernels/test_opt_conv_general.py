@@ -13,15 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.codegen.lower.opt_conv_2d import conv_layout, exact_bounds, scratch_bytes
-from support import (
-    SLOW,
-    VALID,
-    Conv,
-    assert_variant_exact,
-    conv_int8,
-    conv_variant,
-    window_convs,
-)
+from support import SLOW, VALID, Conv, assert_variant_exact, conv_int8, conv_variant, window_convs
 
 CONVS = window_convs(
     kernels=[(3, 3), (1, 1), (2, 2), (3, 1), (1, 2), (5, 3)],
