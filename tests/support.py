@@ -56,6 +56,14 @@ from mcugen.plan.target import MemoryTarget, TargetMemory
 # --- Paths -------------------------------------------------------------------------------------
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+#: The shared models whose operators keep state across invokes (SVDF and LSTM variables).
+STATEFUL_MODELS = (
+    "tflm_keyword_scrambled_int8",
+    "tflm_micro_speech_lstm_int8",
+    "tflm_mnist_lstm_int8",
+    "tflm_mnist_lstm_f32",
+    "tflm_dtln_int8",
+)
 #: The int8 MLPerf Tiny models and TFLM's person_detect, in that order: the end-to-end set.
 MLPERF_INT8 = (
     "mlperf_kws_dscnn_int8",
@@ -543,6 +551,18 @@ def flex_options(**options: int | bool) -> bytes:
     """A custom operator's options as the FlexBuffer map TFLM's signal library reads (keys sorted
     by the builder, values by position)."""
     return bytes(flexbuffers.Dumps(options))
+
+
+def floor_model(folder: Path) -> Path:
+    """floor.tflite in `folder`: one float32 FLOOR, an operator mcugen does not support."""
+    b = GraphBuilder()
+    x = b.input((1, 4), "float32")
+    y = b.activation((1, 4), "float32")
+    b.op("FLOOR", [x], [y])
+    b.output(y)
+    path = folder / "floor.tflite"
+    path.write_bytes(b.tflite())
+    return path
 
 
 def custom_model(

@@ -22,6 +22,7 @@ from mcugen.model.tflite_write import write_model
 from support import (
     MLPERF_INT8,
     SHARED_MODELS,
+    STATEFUL_MODELS,
     assert_matches_tflm,
     compare_with_tflm,
     sweep,
@@ -43,14 +44,7 @@ REQUIRED = {
 
 #: Models with variable tensors: SVDF (keyword) and LSTM state, the audio front end's noise
 #: estimate (spectral subtraction keeps it across invokes); required too.
-STATEFUL = (
-    "tflm_keyword_scrambled_int8",
-    "tflm_micro_speech_lstm_int8",
-    "tflm_mnist_lstm_int8",
-    "tflm_mnist_lstm_f32",
-    "tflm_dtln_int8",
-    "tflm_audio_preproc_int8",
-)
+STATEFUL = (*STATEFUL_MODELS, "tflm_audio_preproc_int8")
 REQUIRED |= set(STATEFUL)
 
 #: Models TFLM itself cannot run, so there is nothing to compare with.
