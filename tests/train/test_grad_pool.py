@@ -131,16 +131,11 @@ def pool_model(
     return net.finish(y)
 
 
+@pytest.mark.parametrize("opcode", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
 @EXAMPLES
 @given(seed=st.integers(0, 10_000), window=windows(), act=ACTS)
-def test_average_pool_matches_jax(seed: int, window: Window, act: int) -> None:
-    assert_gradients_match(pool_model("AVERAGE_POOL_2D", seed, window, act), seed)
-
-
-@EXAMPLES
-@given(seed=st.integers(0, 10_000), window=windows(), act=ACTS)
-def test_max_pool_matches_jax(seed: int, window: Window, act: int) -> None:
-    assert_gradients_match(pool_model("MAX_POOL_2D", seed, window, act), seed)
+def test_pool_matches_jax(opcode: str, seed: int, window: Window, act: int) -> None:
+    assert_gradients_match(pool_model(opcode, seed, window, act), seed)
 
 
 @EXAMPLES
