@@ -55,6 +55,12 @@ from mcugen.plan.target import MemoryTarget, TargetMemory
 
 # --- Paths -------------------------------------------------------------------------------------
 
+#: Tests that build firmware and run it on a QEMU twin.
+NEEDS_TWIN = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 #: The shared models whose operators keep state across invokes (SVDF and LSTM variables).
 STATEFUL_MODELS = (

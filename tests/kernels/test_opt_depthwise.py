@@ -8,7 +8,6 @@ copied rows allows with no scratch beyond its own)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from support import (
+    NEEDS_TWIN,
     SAME,
     SLOW,
     VALID,
@@ -35,10 +35,6 @@ from support import (
 )
 
 VARIANT = "depthwise_conv_2d_s8"
-NEEDS_TWIN = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
 
 
 @SLOW

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,20 +19,11 @@ from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
-from support import EXAMPLE, MLPERF_INT8, SHARED_MODELS, run_twin_against_tflm
+from support import EXAMPLE, MLPERF_INT8, NEEDS_TWIN, SHARED_MODELS, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 TWINS = ["nucleo-f767", "mps2-an386"]
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-qemu-") as tmp:
-        yield Path(tmp)
 
 
 def build_for(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import shutil
 import struct
 import tempfile
 import time
@@ -29,12 +28,9 @@ from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from support import FULL_SWEEP, int8_classifier, synthetic_dataset
+from support import FULL_SWEEP, NEEDS_TWIN, int8_classifier, synthetic_dataset
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 HEADER = struct.Struct("<8I")  # magic, version, sequence, bytes, tag, data crc, 0, header crc
 MAGIC = 0x504B434D
 

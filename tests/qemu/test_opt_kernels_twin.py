@@ -7,9 +7,6 @@ multiples of 4, a 1x1 convolution, a general convolution, an ADD and a fully con
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +17,9 @@ from mcugen.firmware.compile import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import SAME, VALID, run_twin_against_tflm, window_out_hw
+from support import NEEDS_TWIN, SAME, VALID, run_twin_against_tflm, window_out_hw
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 VARIANTS = {
     "depthwise_conv_2d_s8",
@@ -152,12 +146,6 @@ def stem_models() -> dict[str, bytes]:
     clamped = Chain((9, 13, 3), seed=3)
     clamped.conv(5, (3, 5), (1, 2), act=3)
     return {"three": three.dense(10), "one": one.dense(10), "clamped": clamped.dense(10)}
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-opt-") as tmp:
-        yield Path(tmp)
 
 
 @pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])

@@ -8,9 +8,6 @@ are even) and fully connected layers of batch 1 and 2."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +18,9 @@ from mcugen.firmware.compile import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import run_twin_against_tflm
+from support import NEEDS_TWIN, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 
 def chain_model(seed: int) -> bytes:
@@ -77,12 +71,6 @@ def chain_model(seed: int) -> bytes:
     b.op("FULLY_CONNECTED", [pair, w, -1], [y])
     b.output(y)
     return b.tflite()
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-mm-") as tmp:
-        yield Path(tmp)
 
 
 @pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])

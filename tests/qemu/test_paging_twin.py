@@ -5,9 +5,6 @@ board. A build for the real board refuses memories its port does not set up yet.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,18 +19,9 @@ from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan.fit import input_copy_bytes
 from mcugen.plan.target import memory_target
-from support import EXAMPLE, SHARED_MODELS, run_twin_against_tflm
+from support import EXAMPLE, NEEDS_TWIN, SHARED_MODELS, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-paging-") as tmp:
-        yield Path(tmp)
+pytestmark = NEEDS_TWIN
 
 
 def disco(emulate: bool = True) -> Target:

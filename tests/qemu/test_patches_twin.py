@@ -3,7 +3,6 @@ nucleo-f767 --emulate --patch-overhead 0.15` plans: bit-exact with TFLM, in a sm
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -16,12 +15,9 @@ from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import generate, generate_from_file
 from mcugen.plan.target import memory_target
-from support import SHARED_MODELS, mobilenet_stem, run_twin_against_tflm
+from support import NEEDS_TWIN, SHARED_MODELS, mobilenet_stem, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 TWIN = resolve_target(load_board("nucleo-f767"), emulate=True)
 FIRMWARE = PlanOptions(

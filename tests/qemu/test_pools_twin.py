@@ -3,9 +3,6 @@ bit-exact with TFLM, and each memory's use as the planner counts it is what the 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +15,11 @@ from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
-from support import EXAMPLE, SHARED_MODELS, resized, run_twin_against_tflm
+from support import EXAMPLE, NEEDS_TWIN, SHARED_MODELS, resized, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 DTCM = 131072
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-pools-") as tmp:
-        yield Path(tmp)
 
 
 def twin() -> Target:

@@ -26,9 +26,6 @@ mcugen, hence not here: the signal-op preprocessor and the hybrid KWS.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -45,13 +42,10 @@ from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.plan.fit import firmware_ram
 from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
-from support import EXAMPLE, MLPERF_INT8, SHARED_MODELS, sweep
+from support import EXAMPLE, MLPERF_INT8, NEEDS_TWIN, SHARED_MODELS, sweep
 from testgraphs import benchmark_suite
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 BOARD = "nucleo-f767"
 SEEDS = [3, 11]
@@ -90,12 +84,6 @@ DEEPLAB = "deeplabv3_f32"
 QUICK = {name for name, _ in benchmark_suite(quick=True)}
 GENERATED = sweep(benchmark_suite(), lambda case: case[0] in QUICK)
 SHARED_CASES = sweep(SHARED, lambda case: case[0] in CORE)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-qemu-alloc-") as tmp:
-        yield Path(tmp)
 
 
 def run_on_twin(

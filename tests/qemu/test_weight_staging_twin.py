@@ -5,9 +5,6 @@ steps, so it stages nothing (and is checked to run the same)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,18 +14,9 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.firmware.compile import build
 from mcugen.pipeline import PlanOptions, generate_from_file
 from mcugen.plan.target import memory_target
-from support import SHARED_MODELS, run_twin_against_tflm
+from support import NEEDS_TWIN, SHARED_MODELS, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-staging-") as tmp:
-        yield Path(tmp)
+pytestmark = NEEDS_TWIN
 
 
 def twin() -> Target:

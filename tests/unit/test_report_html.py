@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from mcugen.report.html.render import number, render_report
 from mcugen.report.html.trace import parse_trace
 from support import (
     EXAMPLE,
+    NEEDS_TWIN,
     assert_page_shows_the_json,
     floor_model,
     int8_classifier,
@@ -322,13 +322,7 @@ def test_a_model_that_does_not_fit_is_reported_and_not_run(
     assert "Does not fit netduinoplus2" in html and f"{-v['ram_free']:,}" in html
 
 
-needs_twin = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
-
-
-@needs_twin
+@NEEDS_TWIN
 def test_the_example_runs_on_the_twin_with_the_estimate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
