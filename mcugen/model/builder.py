@@ -50,7 +50,7 @@ def _quant(
 
 
 class TensorQuant(TypedDict, total=False):
-    """The keywords of GraphBuilder.input as of activation."""
+    """The keywords GraphBuilder.input and variable take as activation does."""
 
     scale: Any
     zero_point: Any
@@ -112,14 +112,14 @@ class GraphBuilder:
         shape: Sequence[int],
         dtype: str,
         *,
-        scale: Any = None,
-        zero_point: Any = None,
-        name: str | None = None,
         initial: np.ndarray | None = None,
+        **quant: Unpack[TensorQuant],
     ) -> int:
-        """A variable tensor (an operator's state, kept across invokes); `initial` is written as
-        its buffer (TFLM ignores it and starts from zero, or the int8 zero point)."""
+        """A variable tensor (an operator's state, kept across invokes), quantized as an
+        activation; `initial` is written as its buffer (TFLM ignores it and starts from zero, or
+        the int8 zero point)."""
         data = None if initial is None else np.ascontiguousarray(initial).tobytes()
+        scale, zero_point, name = quant.get("scale"), quant.get("zero_point"), quant.get("name")
         return self._add(shape, dtype, scale, zero_point, 0, data, name, is_variable=True)
 
     def const(
