@@ -41,6 +41,7 @@ from mcugen.link.host_run import random_inputs, run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
+from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate, rewritten
 from mcugen.plan.aliasing import aliases_for
@@ -799,6 +800,15 @@ def synthetic_dataset(graph: Graph, samples: int, seed: int = 0) -> tuple[np.nda
     projection = rng.normal(0, 1, (int(np.prod(x_t.shape[1:])), classes))
     y = np.argmax(x.reshape(samples, -1).astype(np.float64) @ projection, axis=1)
     return x, y.astype(np.int64)
+
+
+def classifier_file(folder: Path, samples: int, seed: int) -> tuple[Path, np.ndarray, np.ndarray]:
+    """int8_classifier(seed) written as clf.tflite in `folder`, and `samples` of its synthetic
+    dataset (seed + 1)."""
+    graph = int8_classifier(seed=seed)
+    path = folder / "clf.tflite"
+    path.write_bytes(write_model(graph))
+    return (path, *synthetic_dataset(graph, samples, seed=seed + 1))
 
 
 def mobilenet_stem(seed: int, hw: int = 40, width: int = 8) -> Graph:

@@ -11,18 +11,14 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.model.tflite_import import load_model
-from mcugen.model.tflite_write import write_model
 from mcugen.reference import tflm_outputs
-from support import int8_classifier, synthetic_dataset
+from support import classifier_file
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("train")
-    graph = int8_classifier(seed=5)
-    model = d / "clf.tflite"
-    model.write_bytes(write_model(graph))
-    x, y = synthetic_dataset(graph, 48, seed=6)
+    model, x, y = classifier_file(d, 48, seed=5)
     data = d / "data.npz"
     np.savez(data, x=x, y=y)
     return {"dir": d, "model": model, "data": data}
