@@ -241,6 +241,15 @@ def assert_matches_tflm(model: bytes, **kwargs: object) -> Comparison:
     return result
 
 
+def assert_state_carried_as_tflm(model: bytes, seed: int) -> None:
+    """The same seeded input five times through one interpreter: TFLM's outputs change (the
+    state carries over), and mcugen's outputs (and the state, if exposed) equal TFLM's each time."""
+    repeated = [random_inputs(import_model(model), seed)] * 5
+    ref = tflm_outputs(model, repeated)
+    assert any(not np.array_equal(ref[0][0], r[0]) for r in ref[1:])
+    assert_matches_tflm(model, inputs=repeated)
+
+
 tflm_arena_head = reference.tflm_arena_head
 
 
