@@ -434,8 +434,7 @@ def _quantized(g: Graph) -> list[Tensor]:
 def _quant_entry(
     g: Graph, rng: random.Random, field: str, absent: Quantization, values: Sequence[Any]
 ) -> Graph:
-    """One entry of a quantized tensor's `field` (its `absent` quantization if it has none) set
-    to one of `values`."""
+    """A quantized tensor's `field` (`absent`'s if none) with one entry set to one of `values`."""
     t = rng.choice(_quantized(g))
     q = t.quant or absent
     entries = list(getattr(q, field))

@@ -172,8 +172,7 @@ def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> Memory
 def _plan_buffers(
     graph: Graph, lowered: dict[int, Lowered], options: PlanOptions, traits: Traits, profiles: bool
 ) -> MemoryPlan:
-    """`graph`'s buffers planned with the user's order, layout, in-place choice and time budget,
-    the kernels' scratch and `traits`; `profiles`: buffers may be planned by their live bytes."""
+    """`graph`'s buffers planned as `options` say, with the kernels' scratch and `traits`."""
     return plan_memory(
         graph,
         order=options.order,

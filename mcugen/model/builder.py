@@ -115,9 +115,8 @@ class GraphBuilder:
         initial: np.ndarray | None = None,
         **quant: Unpack[TensorQuant],
     ) -> int:
-        """A variable tensor (an operator's state, kept across invokes), quantized as an
-        activation; `initial` is written as its buffer (TFLM ignores it and starts from zero, or
-        the int8 zero point)."""
+        """A variable tensor (an operator's state, kept across invokes); `initial` is written as
+        its buffer (TFLM ignores it and starts from zero, or the int8 zero point)."""
         data = None if initial is None else np.ascontiguousarray(initial).tobytes()
         scale, zero_point, name = quant.get("scale"), quant.get("zero_point"), quant.get("name")
         return self._add(shape, dtype, scale, zero_point, 0, data, name, is_variable=True)

@@ -79,11 +79,11 @@ def hw_params(spec: BlockSpec, prefix: str) -> tuple[tuple[str, int], ...]:
     )
 
 
+OutputShape = Callable[[Operator, tuple[int, ...], BlockSpec], tuple[int, ...]]
+
+
 def checked_block_spec(
-    graph: Graph,
-    op: Operator,
-    amounts: str,
-    output_shape: Callable[[Operator, tuple[int, ...], BlockSpec], tuple[int, ...]],
+    graph: Graph, op: Operator, amounts: str, output_shape: OutputShape
 ) -> tuple[BlockSpec, Tensor]:
     """The block spec (`amounts`: "paddings" or "crops") and the output, whose shape must be
     TFLite's `output_shape` of the input (TFLM writes only inside it)."""

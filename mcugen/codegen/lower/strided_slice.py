@@ -19,12 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, register
-from mcugen.codegen.lower._common import (
-    check_dtype,
-    req,
-    same_type_operands,
-    unsupported,
-)
+from mcugen.codegen.lower._common import check_dtype, req, same_type_operands, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
 
 PARAMS = "mcu_strided_slice_params_t"

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Array, Lowered, register
-from mcugen.codegen.lower._common import (
-    check_dtype,
-    req,
-    same_type_operands,
-    unsupported,
-)
+from mcugen.codegen.lower._common import check_dtype, req, same_type_operands, unsupported
 from mcugen.model.ir import Graph, Operator, element_size
 
 PARAMS = "mcu_transpose_params_t"
