@@ -14,14 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import (
-    check_dtype,
-    invalid,
-    out,
-    qparams,
-    req,
-    unsupported,
-)
+from mcugen.codegen.lower._common import check_dtype, invalid, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_space_to_batch_nd_params_t"
