@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from mcugen import reference
 from mcugen.boards import Target, load_board, resolve_target
+from mcugen.codegen import quant
 from mcugen.codegen.lower import lower, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
@@ -614,6 +615,22 @@ def window_out_hw(
         size = in_hwc[i] if padding == SAME else in_hwc[i] - eff + 1
         dims.append((size + stride[i] - 1) // stride[i])
     return dims[0], dims[1]
+
+
+def pool_window(
+    in_shape: Sequence[int], filt: Sequence[int], stride: Sequence[int], padding: int, act: int
+) -> tuple[list[int], dict[str, int]]:
+    """A 2-D pooling's output height and width (TFLite's SAME or VALID) and its options."""
+    out_hw = [quant.out_size(padding, in_shape[1 + i], filt[i], stride[i]) for i in range(2)]
+    options = {
+        "padding": padding,
+        "stride_h": stride[0],
+        "stride_w": stride[1],
+        "filter_height": filt[0],
+        "filter_width": filt[1],
+        "fused_activation_function": act,
+    }
+    return out_hw, options
 
 
 @dataclass(frozen=True)
