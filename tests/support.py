@@ -1,6 +1,7 @@
 """Helpers shared by more than one test module (test modules never import each other).
 
-Sections: paths; host C drivers; comparing with TFLM; one-operator models (kernels/);
+Sections: paths and model sets; host C drivers; comparing with TFLM (on the host and on the QEMU
+twins); one-operator models (kernels/);
 small networks planned with aliasing and rewrites (planners/); random graphs (planners/); HTML
 report pages (unit/test_report_*).
 A helper used by one test module stays in that module.
@@ -56,12 +57,6 @@ from mcugen.plan.staging import staging_scratch
 from mcugen.plan.target import MemoryTarget, TargetMemory
 
 # --- Paths -------------------------------------------------------------------------------------
-
-#: Tests that build firmware and run it on a QEMU twin.
-NEEDS_TWIN = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 #: The shared models whose operators keep state across invokes (SVDF and LSTM variables).
@@ -252,6 +247,13 @@ def assert_state_carried_as_tflm(model: bytes, seed: int) -> None:
 
 
 tflm_arena_head = reference.tflm_arena_head
+
+
+#: Tests that build firmware and run it on a QEMU twin.
+NEEDS_TWIN = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
 
 
 def run_twin_against_tflm(
