@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -431,20 +431,25 @@ def _quantized(g: Graph) -> list[Tensor]:
     return [t for t in g.tensors if t.quant is not None] or list(g.tensors)
 
 
-def m_scale(g: Graph, rng: random.Random) -> Graph:
+def _quant_entry(
+    g: Graph, rng: random.Random, field: str, absent: Quantization, values: Sequence[Any]
+) -> Graph:
+    """A quantized tensor's `field` (`absent`'s if none) with one entry set to one of `values`."""
     t = rng.choice(_quantized(g))
-    q = t.quant or Quantization((1.0,), (0,))
-    scales = list(q.scales)
-    scales[rng.randrange(len(scales))] = rng.choice(SCALES)
-    return _set_tensor(g, replace(t, quant=replace(q, scales=tuple(scales))))
+    q = t.quant or absent
+    entries = list(getattr(q, field))
+    entries[rng.randrange(len(entries))] = rng.choice(values)
+    new = tuple(entries)
+    q = replace(q, scales=new) if field == "scales" else replace(q, zero_points=new)
+    return _set_tensor(g, replace(t, quant=q))
+
+
+def m_scale(g: Graph, rng: random.Random) -> Graph:
+    return _quant_entry(g, rng, "scales", Quantization((1.0,), (0,)), SCALES)
 
 
 def m_zero_point(g: Graph, rng: random.Random) -> Graph:
-    t = rng.choice(_quantized(g))
-    q = t.quant or Quantization((0.1,), (0,))
-    zps = list(q.zero_points)
-    zps[rng.randrange(len(zps))] = rng.choice(ZERO_POINTS)
-    return _set_tensor(g, replace(t, quant=replace(q, zero_points=tuple(zps))))
+    return _quant_entry(g, rng, "zero_points", Quantization((0.1,), (0,)), ZERO_POINTS)
 
 
 def m_channels(g: Graph, rng: random.Random) -> Graph:

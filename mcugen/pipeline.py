@@ -16,6 +16,7 @@ from mcugen.kernel_choice import choose_kernels
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
+from mcugen.model.traits import Traits
 from mcugen.options import PlanOptions
 from mcugen.patching import with_patch_stage
 from mcugen.plan import dynamic
@@ -155,14 +156,11 @@ def planned_static(
     def planned(keep: bool) -> MemoryPlan:
         # A kept input plans as an output too: outputs stay live to the last step.
         kept = tuple(t for t in g.inputs[:1] if keep and t not in g.outputs)
-        plan = plan_memory(
+        plan = _plan_buffers(
             replace(g, outputs=g.outputs + kept),
-            order=options.order,
-            layout=options.layout,
-            scratch=scratch_sizes(lowered),
-            in_place=options.in_place,
-            traits=op_traits(g, lowered),
-            time_budget=options.time_budget,
+            lowered,
+            options,
+            op_traits(g, lowered),
             profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move buffers
             given_order=order,
         )
@@ -191,18 +189,25 @@ def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> Memory
     return replace(plan, persistent=replace(plan.persistent, memory=memory))
 
 
-def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
-    """The plan paging starts from: buffers that move whole (no profiles), the input not kept."""
+def _plan_buffers(
+    graph: Graph, lowered: dict[int, Lowered], options: PlanOptions, traits: Traits, profiles: bool
+) -> MemoryPlan:
+    """`graph`'s buffers planned as `options` say, with the kernels' scratch and `traits`."""
     return plan_memory(
         graph,
         order=options.order,
         layout=options.layout,
         scratch=scratch_sizes(lowered),
         in_place=options.in_place,
-        traits=op_traits(graph, lowered),
+        traits=traits,
         time_budget=options.time_budget,
-        profiles=False,
+        profiles=profiles,
     )
+
+
+def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
+    """The plan paging starts from: buffers that move whole (no profiles), the input not kept."""
+    return _plan_buffers(graph, lowered, options, op_traits(graph, lowered), profiles=False)
 
 
 def page(

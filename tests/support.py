@@ -1,6 +1,7 @@
 """Helpers shared by more than one test module (test modules never import each other).
 
-Sections: paths; host C drivers; comparing with TFLM; one-operator models (kernels/);
+Sections: paths and model sets; host C drivers; comparing with TFLM (on the host and on the QEMU
+twins); one-operator models (kernels/);
 small networks planned with aliasing and rewrites (planners/); random graphs (planners/); HTML
 report pages (unit/test_report_*).
 A helper used by one test module stays in that module.
@@ -15,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -29,15 +31,19 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from mcugen import reference
-from mcugen.boards import load_board, resolve_target
+from mcugen.boards import Target, load_board, resolve_target
+from mcugen.codegen import quant
 from mcugen.codegen.lower import lower, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
+from mcugen.errors import RunError
 from mcugen.firmware.compile import build
+from mcugen.link.device_run import DeviceRun, open_device, run_samples
 from mcugen.link.host_run import random_inputs, run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.tflite_import import import_model
+from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate, rewritten
 from mcugen.plan.aliasing import aliases_for
@@ -53,6 +59,23 @@ from mcugen.plan.target import MemoryTarget, TargetMemory
 # --- Paths -------------------------------------------------------------------------------------
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+#: The shared models whose operators keep state across invokes (SVDF and LSTM variables).
+STATEFUL_MODELS = (
+    "tflm_keyword_scrambled_int8",
+    "tflm_micro_speech_lstm_int8",
+    "tflm_mnist_lstm_int8",
+    "tflm_mnist_lstm_f32",
+    "tflm_dtln_int8",
+)
+#: The int8 MLPerf Tiny models and TFLM's person_detect, in that order: the end-to-end set.
+MLPERF_INT8 = (
+    "mlperf_kws_dscnn_int8",
+    "mlperf_vww_mbv1_int8",
+    "mlperf_ic_resnet8_int8",
+    "mlperf_ad_toycar_int8",
+    "mlperf_sww_int8",
+    "tflm_person_detect_int8",
+)
 
 
 def example_module(name: str) -> ModuleType:
@@ -214,7 +237,55 @@ def assert_matches_tflm(model: bytes, **kwargs: object) -> Comparison:
     return result
 
 
+def assert_state_carried_as_tflm(model: bytes, seed: int) -> None:
+    """The same seeded input five times through one interpreter: TFLM's outputs change (the
+    state carries over), and mcugen's outputs (and the state, if exposed) equal TFLM's each time."""
+    repeated = [random_inputs(import_model(model), seed)] * 5
+    ref = tflm_outputs(model, repeated)
+    assert any(not np.array_equal(ref[0][0], r[0]) for r in ref[1:])
+    assert_matches_tflm(model, inputs=repeated)
+
+
 tflm_arena_head = reference.tflm_arena_head
+
+
+#: Tests that build firmware and run it on a QEMU twin.
+NEEDS_TWIN = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+)
+
+
+def run_twin_against_tflm(
+    target: Target,
+    elf: Path,
+    model: bytes,
+    graph: Graph,
+    seeds: Sequence[int],
+    varied: bool = False,
+) -> DeviceRun:
+    """Run seeded random inputs through `elf` on the emulated `target`; every output equals
+    TFLM's bit for bit (and, if `varied`, is not constant: that would hide a wrong kernel)."""
+    samples = [random_inputs(graph, s) for s in seeds]
+    with open_device(target, elf, None) as link:
+        run = run_samples(link, graph, samples, emulated=True)
+    ref = reference.tflm_outputs(model, graph, samples)
+    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
+        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
+            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
+            assert not varied or len(np.unique(o)) > 1, f"sample {k} output {j} is constant"
+    return run
+
+
+def one_line_error(call: Callable[[], object], bound_s: float) -> str:
+    """The RunError `call` raises within `bound_s` seconds, as its one line."""
+    start = time.monotonic()
+    with pytest.raises(RunError) as caught:
+        call()
+    assert time.monotonic() - start < bound_s
+    line = caught.value.line()
+    assert "\n" not in line
+    return line
 
 
 # --- One-operator models (kernels/) ------------------------------------------------------------
@@ -501,6 +572,18 @@ def flex_options(**options: int | bool) -> bytes:
     return bytes(flexbuffers.Dumps(options))
 
 
+def floor_model(folder: Path) -> Path:
+    """floor.tflite in `folder`: one float32 FLOOR, an operator mcugen does not support."""
+    b = GraphBuilder()
+    x = b.input((1, 4), "float32")
+    y = b.activation((1, 4), "float32")
+    b.op("FLOOR", [x], [y])
+    b.output(y)
+    path = folder / "floor.tflite"
+    path.write_bytes(b.tflite())
+    return path
+
+
 def custom_model(
     code: str,
     inputs: Sequence[tuple[Sequence[int], str] | np.ndarray],
@@ -536,34 +619,61 @@ def window_out_hw(
     return dims[0], dims[1]
 
 
+def pool_window(
+    in_shape: Sequence[int], filt: Sequence[int], stride: Sequence[int], padding: int, act: int
+) -> tuple[list[int], dict[str, int]]:
+    """A 2-D pooling's output height and width (TFLite's SAME or VALID) and its options."""
+    out_hw = [quant.out_size(padding, in_shape[1 + i], filt[i], stride[i]) for i in range(2)]
+    options = {
+        "padding": padding,
+        "stride_h": stride[0],
+        "stride_w": stride[1],
+        "filter_height": filt[0],
+        "filter_width": filt[1],
+        "fused_activation_function": act,
+    }
+    return out_hw, options
+
+
 @dataclass(frozen=True)
-class Conv:
+class Window:
+    """The window CONV_2D and DEPTHWISE_CONV_2D share: geometry, activation, batch, weights."""
+
     in_hwc: tuple[int, int, int] = (9, 11, 3)
-    out_c: int = 5
     kernel: tuple[int, int] = (3, 3)
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
     padding: int = SAME
     act: int = NONE
     batch: int = 1
-    groups: int = 1
-    bias: bool = True
     per_channel: bool = True
-    out_scale: float = 0.16
-    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
 
     def out_hw(self) -> tuple[int, int]:
         return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
 
-    def options(self) -> dict[str, int]:
+    def window_options(self, **extra: int) -> dict[str, int]:
+        """The operator's options, `extra` before the activation (the order the bytes keep)."""
         return {
             "padding": self.padding,
             "stride_h": self.stride[0],
             "stride_w": self.stride[1],
             "dilation_h_factor": self.dilation[0],
             "dilation_w_factor": self.dilation[1],
+            **extra,
             "fused_activation_function": self.act,
         }
+
+
+@dataclass(frozen=True)
+class Conv(Window):
+    out_c: int = 5
+    groups: int = 1
+    bias: bool = True
+    out_scale: float = 0.16
+    weight_max: int = 127  # weights drawn from [-weight_max, weight_max]
+
+    def options(self) -> dict[str, int]:
+        return self.window_options()
 
     def filter_shape(self) -> tuple[int, int, int, int]:
         return (self.out_c, *self.kernel, self.in_hwc[2] // self.groups)
@@ -588,38 +698,57 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
     return b.tflite()
 
 
+@st.composite
+def window_convs(
+    draw: st.DrawFn,
+    kernels: Sequence[tuple[int, int]],
+    strides: Sequence[tuple[int, int]],
+    dilations: Sequence[tuple[int, int]],
+    grow: int,
+    in_channels: st.SearchStrategy[int],
+    out_channels: int,
+    out_scales: Sequence[float] = (0.16,),
+) -> Conv:
+    """Random int8 convolutions for the general variant's tests: images up to `grow` past the
+    dilated filter, 1x1 filters strided (1x1 stride 1 is conv_2d_1x1_s8's)."""
+    kernel = draw(st.sampled_from(kernels))
+    stride = draw(st.sampled_from(strides))
+    if kernel == (1, 1) and stride == (1, 1):
+        stride = (2, 2)
+    dilation = draw(st.sampled_from(dilations))
+    padding = draw(st.sampled_from([SAME, VALID]))
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
+    h = draw(st.integers(1 if padding == SAME else eff[0], eff[0] + grow))
+    w = draw(st.integers(1 if padding == SAME else eff[1], eff[1] + grow))
+    return Conv(
+        in_hwc=(h, w, draw(in_channels)),
+        out_c=draw(st.integers(1, out_channels)),
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        padding=padding,
+        act=draw(st.sampled_from([0, 1, 3])),
+        batch=draw(st.integers(1, 2)),
+        bias=draw(st.booleans()),
+        per_channel=draw(st.booleans()),
+        out_scale=draw(st.sampled_from(out_scales)),
+    )
+
+
 @dataclass(frozen=True)
-class Dw:
+class Dw(Window):
     in_hwc: tuple[int, int, int] = (9, 11, 6)
     mult: int = 1
-    kernel: tuple[int, int] = (3, 3)
-    stride: tuple[int, int] = (1, 1)
-    dilation: tuple[int, int] = (1, 1)
-    padding: int = SAME
-    act: int = NONE
-    batch: int = 1
     bias: str = "const"  # "const"; "absent": two inputs; "omitted": third input -1
-    per_channel: bool = True
     option_mult: int | None = None  # the depth_multiplier written in the options, if not `mult`
 
     @property
     def out_c(self) -> int:
         return self.in_hwc[2] * self.mult
 
-    def out_hw(self) -> tuple[int, int]:
-        return window_out_hw(self.in_hwc, self.kernel, self.stride, self.dilation, self.padding)
-
     def options(self) -> dict[str, int]:
         mult = self.mult if self.option_mult is None else self.option_mult
-        return {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "depth_multiplier": mult,
-            "fused_activation_function": self.act,
-        }
+        return self.window_options(depth_multiplier=mult)
 
 
 def dw_int8(c: Dw, seed: int = 0) -> bytes:
@@ -699,6 +828,15 @@ def synthetic_dataset(graph: Graph, samples: int, seed: int = 0) -> tuple[np.nda
     projection = rng.normal(0, 1, (int(np.prod(x_t.shape[1:])), classes))
     y = np.argmax(x.reshape(samples, -1).astype(np.float64) @ projection, axis=1)
     return x, y.astype(np.int64)
+
+
+def classifier_file(folder: Path, samples: int, seed: int) -> tuple[Path, np.ndarray, np.ndarray]:
+    """int8_classifier(seed) written as clf.tflite in `folder`, and `samples` of its synthetic
+    dataset (seed + 1)."""
+    graph = int8_classifier(seed=seed)
+    path = folder / "clf.tflite"
+    path.write_bytes(write_model(graph))
+    return (path, *synthetic_dataset(graph, samples, seed=seed + 1))
 
 
 def mobilenet_stem(seed: int, hw: int = 40, width: int = 8) -> Graph:

@@ -8,6 +8,7 @@ import argparse
 import math
 import tempfile
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,21 +109,16 @@ def plan_within_budget(
     unit = energy_unit(target, unit) if energy is not None else unit
     store_all_order = gen.plan.order  # the planner's: it runs each update early
     whole = replace(whole, order="stored")  # the schedule's order, copies next to their readers
+    schedule = partial(
+        schedule_training, tg.graph, cycles=cycles, page=page, order=store_all_order, energy=energy
+    )
     limit = args.ram_budget
     for attempt in range(SCHEDULE_ATTEMPTS):
         budgets = Budgets(
             ram=limit, time=args.runtime_budget, work=args.schedule_work, gap=args.schedule_gap
         )
         try:
-            scheduled = schedule_training(
-                tg.graph,
-                args.scheduler,
-                budgets,
-                cycles=cycles,
-                page=page,
-                order=store_all_order,
-                energy=energy,
-            )
+            scheduled = schedule(args.scheduler, budgets)
         except ScheduleError:
             if attempt > 0 and planning.paging is not None and not planning.paging.slow.mapped:
                 # copies only, no tighter schedule: the pager copies what the last schedule's
@@ -133,15 +129,7 @@ def plan_within_budget(
             # kernels may work on the slow memory in place, which the schedule's model does not
             # know: the pager alone may still fit the budget
             budgets = replace(budgets, ram=None)
-            scheduled = schedule_training(
-                tg.graph,
-                "store_all",
-                budgets,
-                cycles=cycles,
-                page=page,
-                order=store_all_order,
-                energy=energy,
-            )
+            scheduled = schedule("store_all", budgets)
             note = (
                 "no schedule keeps every operand in RAM within the budget; the pager runs "
                 f"kernels on {planning.paging.slow.name} in place instead"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -49,6 +49,14 @@ def _quant(
     return Quantization(scales=scales, zero_points=zps, axis=axis)
 
 
+class TensorQuant(TypedDict, total=False):
+    """The keywords GraphBuilder.input and variable take as activation does."""
+
+    scale: Any
+    zero_point: Any
+    name: str | None
+
+
 class GraphBuilder:
     def __init__(self, name: str = "main") -> None:
         self.name = name
@@ -82,16 +90,9 @@ class GraphBuilder:
         )
         return index
 
-    def input(
-        self,
-        shape: Sequence[int],
-        dtype: str,
-        *,
-        scale: Any = None,
-        zero_point: Any = None,
-        name: str | None = None,
-    ) -> int:
-        t = self._add(shape, dtype, scale, zero_point, 0, None, name)
+    def input(self, shape: Sequence[int], dtype: str, **quant: Unpack[TensorQuant]) -> int:
+        """An activation the model reads as its next input."""
+        t = self.activation(shape, dtype, **quant)
         self.inputs.append(t)
         return t
 
@@ -111,14 +112,13 @@ class GraphBuilder:
         shape: Sequence[int],
         dtype: str,
         *,
-        scale: Any = None,
-        zero_point: Any = None,
-        name: str | None = None,
         initial: np.ndarray | None = None,
+        **quant: Unpack[TensorQuant],
     ) -> int:
         """A variable tensor (an operator's state, kept across invokes); `initial` is written as
         its buffer (TFLM ignores it and starts from zero, or the int8 zero point)."""
         data = None if initial is None else np.ascontiguousarray(initial).tobytes()
+        scale, zero_point, name = quant.get("scale"), quant.get("zero_point"), quant.get("name")
         return self._add(shape, dtype, scale, zero_point, 0, data, name, is_variable=True)
 
     def const(

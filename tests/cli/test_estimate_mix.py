@@ -6,13 +6,12 @@ refuses (QEMU's own line). The estimates themselves are checked on the twins
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from mcugen.cli import main
-from support import EXAMPLE
+from support import EXAMPLE, NEEDS_TWIN
 
 
 def error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -69,10 +68,7 @@ def test_a_compiler_that_fails_gives_its_last_line(
     assert "building the QEMU instruction-mix plugin failed: fatal error: qemu-plugin.h" in line
 
 
-@pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+@NEEDS_TWIN
 def test_a_plugin_qemu_refuses_gives_qemu_s_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

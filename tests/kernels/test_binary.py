@@ -97,13 +97,6 @@ def test_int8_broadcasts(op: str, case: str) -> None:
 
 
 @pytest.mark.parametrize("op", SPECS)
-@pytest.mark.parametrize("act", ACTIVATIONS)
-def test_int8_activations(op: str, act: int) -> None:
-    a, b, out = SPECS[op].int8_act
-    assert_matches_tflm(binary_model(op, "int8", a, b, out, fused_activation_function=act))
-
-
-@pytest.mark.parametrize("op", SPECS)
 @pytest.mark.parametrize("case", sorted(INT16_BROADCASTS))
 def test_int16_broadcasts(op: str, case: str) -> None:
     a, b = INT16_BROADCASTS[case]
@@ -112,10 +105,14 @@ def test_int16_broadcasts(op: str, case: str) -> None:
 
 @pytest.mark.parametrize("op", SPECS)
 @pytest.mark.parametrize("act", ACTIVATIONS)
-def test_int16_activations(op: str, act: int) -> None:
-    a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
-    out = SPECS[op].int16_act_out
-    assert_matches_tflm(binary_model(op, "int16", a, b, out, fused_activation_function=act))
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_activations(op: str, act: int, dtype: str) -> None:
+    if dtype == "int8":
+        a, b, out = SPECS[op].int8_act
+    else:
+        a, b = Operand((1, 6, 6, 8), (2e-4, 0)), Operand((1, 1, 1, 8), (1e-4, 0), const=True)
+        out = SPECS[op].int16_act_out
+    assert_matches_tflm(binary_model(op, dtype, a, b, out, fused_activation_function=act))
 
 
 @pytest.mark.parametrize("op", SPECS)

@@ -6,11 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.tflite_import import import_model
-from support import Conv, assert_matches_tflm, conv_int8
+from support import Conv, assert_matches_tflm, conv_int8, lower_only
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU6 = 0, 1, 3
@@ -68,19 +66,14 @@ def test_conv_float32_close(name: str) -> None:
     assert_matches_tflm(conv_f32(CASES[name], seed=len(name)))
 
 
-def _lower_only(model: bytes) -> None:
-    graph = import_model(model, source="test model")
-    lower(graph, graph.operators[0])
-
-
 def test_conv_rejects_groups_not_dividing_outputs() -> None:
     with pytest.raises(UnsupportedError, match="CONV_2D"):
-        _lower_only(conv_int8(Conv(in_hwc=(6, 7, 8), out_c=5, groups=2)))
+        lower_only(conv_int8(Conv(in_hwc=(6, 7, 8), out_c=5, groups=2)))
 
 
 def test_conv_rejects_tanh_activation() -> None:
     with pytest.raises(UnsupportedError, match="CONV_2D"):
-        _lower_only(conv_int8(Conv(act=4)))
+        lower_only(conv_int8(Conv(act=4)))
 
 
 def test_conv_rejects_hybrid_weights() -> None:
@@ -91,7 +84,7 @@ def test_conv_rejects_hybrid_weights() -> None:
     b.op("CONV_2D", [x, w, -1], [y], padding=SAME, stride_h=1, stride_w=1)
     b.output(y)
     with pytest.raises(UnsupportedError, match="CONV_2D.*hybrid"):
-        _lower_only(b.tflite())
+        lower_only(b.tflite())
 
 
 # --- int16 activations, int8 weights (TFLM's 16x8 path) ----------------------------------------
@@ -138,16 +131,16 @@ def test_conv_int16_bias_types(name: str, bias: str | None) -> None:
 @pytest.mark.parametrize("zero_points", [(5, 0), (0, -1)])
 def test_conv_int16_rejects_asymmetric_activations(zero_points: tuple[int, int]) -> None:
     with pytest.raises(UnsupportedError, match="CONV_2D.*zero point"):
-        _lower_only(conv_int16(Conv(), zero_points=zero_points))
+        lower_only(conv_int16(Conv(), zero_points=zero_points))
 
 
 def test_conv_int16_rejects_a_sum_beyond_the_int64_rescale() -> None:
     """|sum| must stay under the 2^47 TFLM's int64 rescale assumes (checked for every int64 16x8
     kernel: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV)."""
     with pytest.raises(UnsupportedError, match="CONV_2D.*2\\^47"):
-        _lower_only(conv_int16(Conv(), bias_max=1 << 50))
+        lower_only(conv_int16(Conv(), bias_max=1 << 50))
 
 
 def test_conv_int16_rejects_int8_bias() -> None:
     with pytest.raises(UnsupportedError, match="CONV_2D.*int8"):
-        _lower_only(conv_int16(Conv(), bias="int8"))
+        lower_only(conv_int16(Conv(), bias="int8"))

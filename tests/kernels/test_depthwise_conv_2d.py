@@ -8,12 +8,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from mcugen.codegen.lower import lower
 from mcugen.errors import UnsupportedError
 from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from support import Dw, assert_matches_tflm, dw_int8, mcugen_outputs, tflm_outputs
+from support import Dw, assert_matches_tflm, dw_int8, lower_only, mcugen_outputs, tflm_outputs
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU6 = 0, 1, 3
@@ -71,11 +70,6 @@ def test_depthwise_float32_close(name: str) -> None:
     assert_matches_tflm(dw_f32(CASES[name], seed=len(name)))
 
 
-def _lower_only(model: bytes) -> None:
-    graph = import_model(model, source="test model")
-    lower(graph, graph.operators[0])
-
-
 @pytest.mark.parametrize("build", [dw_int8, dw_f32])
 def test_depthwise_omitted_bias_matches_two_input_form(build: Callable[[Dw], bytes]) -> None:
     """A -1 bias input crashes TFLM's depthwise Prepare (it frees the missing bias tensor), so
@@ -89,7 +83,7 @@ def test_depthwise_omitted_bias_matches_two_input_form(build: Callable[[Dw], byt
 
 def test_depthwise_rejects_wrong_depth_multiplier_option() -> None:
     with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D"):
-        _lower_only(dw_int8(Dw(in_hwc=(5, 5, 2), mult=2, option_mult=1)))
+        lower_only(dw_int8(Dw(in_hwc=(5, 5, 2), mult=2, option_mult=1)))
 
 
 def test_depthwise_rejects_int16_weights() -> None:
@@ -100,7 +94,7 @@ def test_depthwise_rejects_int16_weights() -> None:
     b.op("DEPTHWISE_CONV_2D", [x, w], [y], depth_multiplier=1)
     b.output(y)
     with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D"):
-        _lower_only(b.tflite())
+        lower_only(b.tflite())
 
 
 # --- int16 activations, int8 weights (TFLM's 16x8 path) ----------------------------------------
@@ -140,10 +134,10 @@ def test_depthwise_int16_omitted_bias_matches_two_input_form() -> None:
 @pytest.mark.parametrize("zero_points", [(5, 0), (0, -1)])
 def test_depthwise_int16_rejects_asymmetric_activations(zero_points: tuple[int, int]) -> None:
     with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D.*zero point"):
-        _lower_only(dw_int16(Dw(), zero_points=zero_points))
+        lower_only(dw_int16(Dw(), zero_points=zero_points))
 
 
 def test_depthwise_int16_rejects_int32_bias() -> None:
     """TFLM's 16x8 depthwise reads its bias as int64 whatever its type."""
     with pytest.raises(UnsupportedError, match="DEPTHWISE_CONV_2D.*int32"):
-        _lower_only(dw_int16(Dw(), bias_type="int32"))
+        lower_only(dw_int16(Dw(), bias_type="int32"))

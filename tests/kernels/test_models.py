@@ -20,7 +20,9 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from support import (
+    MLPERF_INT8,
     SHARED_MODELS,
+    STATEFUL_MODELS,
     assert_matches_tflm,
     compare_with_tflm,
     sweep,
@@ -29,12 +31,7 @@ from support import (
 
 #: Models the end-to-end issue requires; an unsupported operator in one of these is a failure.
 REQUIRED = {
-    "mlperf_kws_dscnn_int8",
-    "mlperf_vww_mbv1_int8",
-    "mlperf_ic_resnet8_int8",
-    "mlperf_ad_toycar_int8",
-    "mlperf_sww_int8",
-    "tflm_person_detect_int8",
+    *MLPERF_INT8,
     "tflm_hello_world_int8",
     "tflm_hello_world_f32",
     "tflm_micro_speech_int8",
@@ -47,14 +44,7 @@ REQUIRED = {
 
 #: Models with variable tensors: SVDF (keyword) and LSTM state, the audio front end's noise
 #: estimate (spectral subtraction keeps it across invokes); required too.
-STATEFUL = (
-    "tflm_keyword_scrambled_int8",
-    "tflm_micro_speech_lstm_int8",
-    "tflm_mnist_lstm_int8",
-    "tflm_mnist_lstm_f32",
-    "tflm_dtln_int8",
-    "tflm_audio_preproc_int8",
-)
+STATEFUL = (*STATEFUL_MODELS, "tflm_audio_preproc_int8")
 REQUIRED |= set(STATEFUL)
 
 #: Models TFLM itself cannot run, so there is nothing to compare with.

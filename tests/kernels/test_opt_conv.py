@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 from mcugen.codegen.lower import lower_for
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8, conv_variant
+from support import (
+    SAME,
+    SLOW,
+    VALID,
+    Conv,
+    assert_variant_exact,
+    conv_int8,
+    conv_variant,
+    window_convs,
+)
 
 KERNELS = [(1, 3), (3, 3), (5, 5), (10, 4), (3, 1), (1, 1)]
 
@@ -24,33 +33,13 @@ def fits(conv: Conv) -> bool:
     return min(conv.out_hw()) >= 1
 
 
-@st.composite
-def convs(draw: st.DrawFn) -> Conv:
-    kernel = draw(st.sampled_from(KERNELS))
-    stride = draw(st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]))
-    if kernel == (1, 1) and stride == (1, 1):
-        stride = (2, 2)  # 1x1 stride 1 is conv_2d_1x1_s8's
-    dilation = draw(st.sampled_from([(1, 1), (1, 1), (2, 2), (2, 1)]))
-    padding = draw(st.sampled_from([SAME, VALID]))
-    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
-    h = draw(st.integers(1 if padding == SAME else eff[0], eff[0] + 6))
-    w = draw(st.integers(1 if padding == SAME else eff[1], eff[1] + 6))
-    return Conv(
-        in_hwc=(h, w, draw(st.integers(1, 11))),
-        out_c=draw(st.integers(1, 9)),
-        kernel=kernel,
-        stride=stride,
-        dilation=dilation,
-        padding=padding,
-        act=draw(st.sampled_from([0, 1, 3])),
-        batch=draw(st.integers(1, 2)),
-        bias=draw(st.booleans()),
-        per_channel=draw(st.booleans()),
-    )
+STRIDES = [(1, 1), (2, 2), (1, 2), (2, 1)]
+DILATIONS = [(1, 1), (1, 1), (2, 2), (2, 1)]
+CONVS = window_convs(KERNELS, STRIDES, DILATIONS, 6, st.integers(1, 11), 9)
 
 
 @SLOW
-@given(conv=convs(), seed=st.integers(0, 1000))
+@given(conv=CONVS, seed=st.integers(0, 1000))
 def test_conv_variant(conv: Conv, seed: int) -> None:
     assert fits(conv), conv
     assert_variant_exact(conv_int8(conv, seed), conv_variant(conv))

@@ -13,37 +13,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.codegen.lower.opt_conv_2d import conv_layout, exact_bounds, scratch_bytes
-from support import SAME, SLOW, VALID, Conv, assert_variant_exact, conv_int8, conv_variant
+from support import SLOW, VALID, Conv, assert_variant_exact, conv_int8, conv_variant, window_convs
 
-
-@st.composite
-def convs(draw: st.DrawFn) -> Conv:
-    kernel = draw(st.sampled_from([(3, 3), (1, 1), (2, 2), (3, 1), (1, 2), (5, 3)]))
-    stride = draw(st.sampled_from([(1, 1), (2, 2), (2, 1)]))
-    if kernel == (1, 1) and stride == (1, 1):
-        stride = (2, 2)  # 1x1 stride 1 is conv_2d_1x1_s8's
-    dilation = draw(st.sampled_from([(1, 1), (1, 1), (2, 2), (1, 2)]))
-    padding = draw(st.sampled_from([SAME, VALID]))
-    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
-    h = draw(st.integers(1 if padding == SAME else eff[0], eff[0] + 5))
-    w = draw(st.integers(1 if padding == SAME else eff[1], eff[1] + 5))
-    return Conv(
-        in_hwc=(h, w, draw(st.sampled_from([1, 2, 3, 4, 5, 8, 12]))),
-        out_c=draw(st.integers(1, 7)),
-        kernel=kernel,
-        stride=stride,
-        dilation=dilation,
-        padding=padding,
-        act=draw(st.sampled_from([0, 1, 3])),
-        batch=draw(st.integers(1, 2)),
-        bias=draw(st.booleans()),
-        per_channel=draw(st.booleans()),
-        out_scale=draw(st.sampled_from([0.16, 0.5, 4.0])),
-    )
+CONVS = window_convs(
+    kernels=[(3, 3), (1, 1), (2, 2), (3, 1), (1, 2), (5, 3)],
+    strides=[(1, 1), (2, 2), (2, 1)],
+    dilations=[(1, 1), (1, 1), (2, 2), (1, 2)],
+    grow=5,
+    in_channels=st.sampled_from([1, 2, 3, 4, 5, 8, 12]),
+    out_channels=7,
+    out_scales=[0.16, 0.5, 4.0],
+)
 
 
 @SLOW
-@given(conv=convs(), seed=st.integers(0, 1000))
+@given(conv=CONVS, seed=st.integers(0, 1000))
 def test_conv_shape_classes(conv: Conv, seed: int) -> None:
     assert min(conv.out_hw()) >= 1, conv
     assert_variant_exact(conv_int8(conv, seed), conv_variant(conv))

@@ -8,7 +8,6 @@ copied rows allows with no scratch beyond its own)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +18,21 @@ from hypothesis import strategies as st
 from mcugen.boards import load_board, resolve_target
 from mcugen.codegen.lower import opt_depthwise
 from mcugen.firmware.compile import build
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
-from mcugen.reference import tflm_outputs
-from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8, window_out_hw
+from support import (
+    NEEDS_TWIN,
+    SAME,
+    SLOW,
+    VALID,
+    Dw,
+    assert_variant_exact,
+    dw_int8,
+    run_twin_against_tflm,
+    window_out_hw,
+)
 
 VARIANT = "depthwise_conv_2d_s8"
 
@@ -175,6 +181,37 @@ def test_one_input_channel_runs_as_a_convolution(
     assert_variant_exact(dw_int8(case, seed), "conv_2d_stem_s8" if stem else "depthwise_as_conv_s8")
 
 
+def dw3_layer(
+    b: GraphBuilder,
+    rng: np.random.Generator,
+    h: int,
+    hwc: tuple[int, int, int],
+    stride: tuple[int, int],
+    padding: int,
+    act: int = 0,
+) -> tuple[int, tuple[int, int, int]]:
+    """One 3x3 depthwise layer over `h` (per-channel scales, a random output zero point): its
+    output tensor and shape."""
+    channels = hwc[2]
+    scales = rng.uniform(0.003, 0.03, channels)
+    w = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3)
+    bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
+    out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
+    zp = int(rng.integers(-9, 9))
+    y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=zp)
+    b.op(
+        "DEPTHWISE_CONV_2D",
+        [h, w, bias],
+        [y],
+        padding=padding,
+        stride_h=stride[0],
+        stride_w=stride[1],
+        depth_multiplier=1,
+        fused_activation_function=act,
+    )
+    return y, (*out_hw, channels)
+
+
 def planar_chain(hw: tuple[int, int], channels: int, seed: int) -> bytes:
     """ADD, then 3x3 depthwise layers with no activation (the full int8 range, which the 3x3
     path's assembly takes): stride 1 SAME in place over the sum, stride 2 SAME, stride 1 VALID,
@@ -187,51 +224,20 @@ def planar_chain(hw: tuple[int, int], channels: int, seed: int) -> bytes:
     b.op("ADD", [x, x], [h])
     hwc = (*hw, channels)
     for stride, padding in (((1, 1), SAME), ((2, 2), SAME), ((1, 1), VALID), ((1, 2), VALID)):
-        scales = rng.uniform(0.003, 0.03, channels)
-        w = b.const(
-            rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3
-        )
-        bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
-        out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
-        y = b.activation(
-            (1, *out_hw, channels), "int8", scale=0.2, zero_point=int(rng.integers(-9, 9))
-        )
-        b.op(
-            "DEPTHWISE_CONV_2D",
-            [h, w, bias],
-            [y],
-            padding=padding,
-            stride_h=stride[0],
-            stride_w=stride[1],
-            depth_multiplier=1,
-        )
-        h, hwc = y, (*out_hw, channels)
+        h, hwc = dw3_layer(b, rng, h, hwc, stride, padding)
     b.output(h)
     return b.tflite()
 
 
-@pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+@NEEDS_TWIN
 @pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
 def test_planar_assembly_on_dsp_twins(board: str, tmp_path: Path) -> None:
     """The 3x3 path's assembly (blocks of four outputs, the last block at an odd column) runs only
     on the DSP twins: widths 13 and 10 (outputs 13, 7, 11, 5 and 10, 5, 8, 4), channels 6 and 8."""
     for hw, channels in (((9, 13), 6), ((12, 10), 8)):
         model = planar_chain(hw, channels, seed=channels)
-        gen = generate(import_model(model, source="planar chain"))
-        assert "depthwise_conv_2d_s8" in {low.variant for low in gen.lowered.values()}
-        target = resolve_target(load_board(board), emulate=True)
-        result = build(gen, target, tmp_path / f"chain{channels}")
-        samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-        with open_device(target, result.executable, None) as link:
-            run = run_samples(link, gen.graph, samples, emulated=True)
-        ref = tflm_outputs(model, gen.graph, samples)
-        for ours, theirs in zip(run.outputs, ref, strict=True):
-            for o, r in zip(ours, theirs, strict=True):
-                assert np.array_equal(o, r.reshape(o.shape))
-                assert len(np.unique(o)) > 1
+        gen = assert_exact_on_twin(model, board, tmp_path / f"chain{channels}", host_plan=True)
+        assert VARIANT in {low.variant for low in gen.lowered.values()}
 
 
 def small_chain(hw: tuple[int, int], channels: int, seed: int) -> bytes:
@@ -245,26 +251,7 @@ def small_chain(hw: tuple[int, int], channels: int, seed: int) -> bytes:
     b.op("ADD", [x, x], [h])
     hwc = (*hw, channels)
     for stride, act in ((1, 0), (2, 0), (1, 3), (2, 0), (1, 0)):
-        scales = rng.uniform(0.003, 0.03, channels)
-        w = b.const(
-            rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3
-        )
-        bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
-        out_hw = window_out_hw(hwc, (3, 3), (stride, stride), (1, 1), SAME)
-        y = b.activation(
-            (1, *out_hw, channels), "int8", scale=0.2, zero_point=int(rng.integers(-9, 9))
-        )
-        b.op(
-            "DEPTHWISE_CONV_2D",
-            [h, w, bias],
-            [y],
-            padding=SAME,
-            stride_h=stride,
-            stride_w=stride,
-            depth_multiplier=1,
-            fused_activation_function=act,
-        )
-        h, hwc = y, (*out_hw, channels)
+        h, hwc = dw3_layer(b, rng, h, hwc, (stride, stride), SAME, act)
     b.output(h)
     return b.tflite()
 
@@ -278,28 +265,16 @@ def test_small_planar_lines_on_host() -> None:
         assert_variant_exact(small_chain(hw, channels, seed=channels), VARIANT, samples=2)
 
 
-@pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+@NEEDS_TWIN
 @pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
 def test_small_planar_lines_on_dsp_twins(board: str, tmp_path: Path) -> None:
     """The same in the assembly (lines of 6, 3, 2 and 1 outputs at even and odd widths, padding
     at both ends, channel counts that are not multiples of 4, rows and columns as lines)."""
-    target = resolve_target(load_board(board), emulate=True)
     for hw, channels in SMALL_SHAPES:
         model = small_chain(hw, channels, seed=channels)
-        gen = generate(import_model(model, source="small chain"))
-        assert {low.variant for low in gen.lowered.values()} >= {VARIANT}
-        result = build(gen, target, tmp_path / f"small{hw[0]}x{hw[1]}")
-        samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-        with open_device(target, result.executable, None) as link:
-            run = run_samples(link, gen.graph, samples, emulated=True)
-        ref = tflm_outputs(model, gen.graph, samples)
-        for ours, theirs in zip(run.outputs, ref, strict=True):
-            for o, r in zip(ours, theirs, strict=True):
-                assert np.array_equal(o, r.reshape(o.shape)), (board, hw, channels)
-                assert len(np.unique(o)) > 1
+        out_dir = tmp_path / f"small{hw[0]}x{hw[1]}"
+        gen = assert_exact_on_twin(model, board, out_dir, host_plan=True)
+        assert VARIANT in {low.variant for low in gen.lowered.values()}, (hw, channels)
 
 
 LAYER = "depthwise_conv_2d_s8_layer"
@@ -321,44 +296,22 @@ def layer_chain(seed: int) -> bytes:
     for _ in range(4):
         stride = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
         valid = hwc[0] >= 3 and hwc[1] >= 3 and rng.random() < 0.3
-        padding = VALID if valid else SAME
-        scales = rng.uniform(0.003, 0.03, channels)
-        w = b.const(
-            rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3
-        )
-        bias = b.const(rng.integers(-3000, 3000, channels, dtype=np.int32), scale=0.1 * scales)
-        out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
-        y = b.activation(
-            (1, *out_hw, channels), "int8", scale=0.2, zero_point=int(rng.integers(-9, 9))
-        )
-        b.op(
-            "DEPTHWISE_CONV_2D",
-            [h, w, bias],
-            [y],
-            padding=padding,
-            stride_h=stride[0],
-            stride_w=stride[1],
-            depth_multiplier=1,
-        )
-        h, hwc = y, (*out_hw, channels)
+        h, hwc = dw3_layer(b, rng, h, hwc, stride, VALID if valid else SAME)
     b.output(h)
     return b.tflite()
 
 
-def assert_exact_on_twin(model: bytes, board: str, out_dir: Path) -> Generated:
-    """Lowered for the board's core, built for its twin: outputs equal TFLM's on two inputs."""
+def assert_exact_on_twin(
+    model: bytes, board: str, out_dir: Path, *, host_plan: bool = False
+) -> Generated:
+    """Lowered for the board's core (the host's with `host_plan`), built for its twin: outputs
+    equal TFLM's on two inputs."""
     target = resolve_target(load_board(board), emulate=True)
-    options = PlanOptions(core=target.port_board.core, kernels="opt")
-    gen = generate(import_model(model, source="layer chain"), options=options)
+    core = "host" if host_plan else target.port_board.core
+    options = PlanOptions(core=core, kernels="opt")
+    gen = generate(import_model(model, source="depthwise chain"), options=options)
     result = build(gen, target, out_dir)
-    samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(model, gen.graph, samples)
-    for ours, theirs in zip(run.outputs, ref, strict=True):
-        for o, r in zip(ours, theirs, strict=True):
-            assert np.array_equal(o, r.reshape(o.shape)), board
-            assert len(np.unique(o)) > 1
+    run_twin_against_tflm(target, result.executable, model, gen.graph, (0, 1), varied=True)
     return gen
 
 
@@ -398,10 +351,7 @@ def test_layer_kernel_chosen_per_layer() -> None:
     assert (lowered[1].variant, lowered[5].variant) == (VARIANT, LAYER)
 
 
-@pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+@NEEDS_TWIN
 @pytest.mark.parametrize("board", DSP_TWINS)
 @pytest.mark.usefixtures("both_strides")
 def test_layer_kernels_on_dsp_twins(board: str, tmp_path: Path) -> None:

@@ -4,12 +4,11 @@ activations and its largest window), float32 close."""
 import numpy as np
 import pytest
 
-from mcugen.codegen import quant
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import assert_matches_tflm
+from support import assert_matches_tflm, pool_window
 
 SAME, VALID = 0, 1
 QUANT = {"int8": (0.07, -5), "int16": (0.002, 0), "float32": (None, None)}
@@ -28,21 +27,11 @@ def pool_model(
 ) -> bytes:
     scale, zp = in_quant or QUANT[dtype]
     oscale, ozp = out_quant or (scale, zp)
-    out_hw = [quant.out_size(padding, shape[1 + i], filt[i], stride[i]) for i in range(2)]
+    out_hw, options = pool_window(shape, filt, stride, padding, act)
     b = GraphBuilder()
     x = b.input(shape, dtype, scale=scale, zero_point=zp)
     y = b.activation((shape[0], *out_hw, shape[3]), dtype, scale=oscale, zero_point=ozp)
-    b.op(
-        opcode,
-        [x],
-        [y],
-        padding=padding,
-        stride_h=stride[0],
-        stride_w=stride[1],
-        filter_height=filt[0],
-        filter_width=filt[1],
-        fused_activation_function=act,
-    )
+    b.op(opcode, [x], [y], **options)
     b.output(y)
     return b.tflite()
 

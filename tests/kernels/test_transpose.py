@@ -55,33 +55,28 @@ def _lower(model: GraphBuilder) -> None:
     lower(g, g.operators[0])
 
 
-def test_transpose_rejects_six_dims_and_int32() -> None:
-    """TFLM's Transpose handles ranks 1 to 5 and float32/int8/int16."""
+@pytest.mark.parametrize(
+    ("in_shape", "out_shape", "dtype", "perm", "match"),
+    [
+        # TFLM's Transpose handles ranks 1 to 5 and float32/int8/int16
+        ((1, 2, 1, 2, 1, 2), (2, 1, 2, 1, 2, 1), "int8", [5, 4, 3, 2, 1, 0], "rank 6"),
+        ((2, 3), (3, 2), "int32", [1, 0], "int32"),
+        ((2, 3), (3, 2), "float32", None, "non-constant"),  # the permutation a model input
+        ((2, 2), (2, 2), "float32", [1, 1], "not a permutation"),
+    ],
+)
+def test_transpose_rejects(
+    in_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    dtype: str,
+    perm: list[int] | None,
+    match: str,
+) -> None:
+    quant: dict[str, Any] = {"scale": 0.1} if dtype == "int8" else {}
     b = GraphBuilder()
-    x = b.input((1, 2, 1, 2, 1, 2), "int8", scale=0.1)
-    y = b.activation((2, 1, 2, 1, 2, 1), "int8", scale=0.1)
-    b.op("TRANSPOSE", [x, b.const(np.arange(6, dtype=np.int32)[::-1].copy())], [y])
-    with pytest.raises(UnsupportedError, match=r"operator 0 \(TRANSPOSE\).*rank 6"):
-        _lower(b)
-    b = GraphBuilder()
-    x = b.input((2, 3), "int32")
-    y = b.activation((3, 2), "int32")
-    b.op("TRANSPOSE", [x, b.const(np.array([1, 0], np.int32))], [y])
-    with pytest.raises(UnsupportedError, match=r"operator 0 \(TRANSPOSE\).*int32"):
-        _lower(b)
-
-
-def test_transpose_rejects_non_constant_or_bad_perm() -> None:
-    b = GraphBuilder()
-    x = b.input((2, 3), "float32")
-    perm = b.input((2,), "int32")
-    y = b.activation((3, 2), "float32")
-    b.op("TRANSPOSE", [x, perm], [y])
-    with pytest.raises(UnsupportedError, match=r"operator 0 \(TRANSPOSE\).*non-constant"):
-        _lower(b)
-    b = GraphBuilder()
-    x = b.input((2, 2), "float32")
-    y = b.activation((2, 2), "float32")
-    b.op("TRANSPOSE", [x, b.const(np.array([1, 1], np.int32))], [y])
-    with pytest.raises(UnsupportedError, match=r"operator 0 \(TRANSPOSE\).*not a permutation"):
+    x = b.input(in_shape, dtype, **quant)
+    p = b.input((2,), "int32") if perm is None else b.const(np.array(perm, np.int32))
+    y = b.activation(out_shape, dtype, **quant)
+    b.op("TRANSPOSE", [x, p], [y])
+    with pytest.raises(UnsupportedError, match=r"operator 0 \(TRANSPOSE\).*" + match):
         _lower(b)

@@ -25,14 +25,13 @@ from mcugen.plan.dynamic import (
     plan_dynamic,
 )
 from mcugen.plan.memory_plan import plan_memory
-from support import SHARED_MODELS, assert_matches_tflm, random_dags, sweep
+from support import MLPERF_INT8, SHARED_MODELS, assert_matches_tflm, random_dags, sweep
 from testgraphs import benchmark_suite
 
 SUITE = benchmark_suite(quick=False)
 #: Every shared model mcugen builds (LSTM/SVDF/signal-op models and the hybrid KWS are not built).
 REAL = (
-    "mlperf_kws_dscnn_int8", "mlperf_vww_mbv1_int8", "mlperf_ic_resnet8_int8",
-    "mlperf_ad_toycar_int8", "mlperf_sww_int8", "tflm_person_detect_int8",
+    *MLPERF_INT8,
     "tflm_hello_world_int8", "tflm_hello_world_f32", "tflm_micro_speech_int8",
     "mcunet_vww_mixed", "st_miniresnetv2_aed_int8", "st_yamnet_aed_int8",
     "mlperf_vww_mbv1_f32", "mlperf_ic_resnet8_f32", "tflm_magic_wand_f32",

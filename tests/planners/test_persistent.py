@@ -18,7 +18,7 @@ from mcugen.plan.fit import fit_of
 from mcugen.plan.persistent import ALIGN, PersistentInvalid, persistent_layout, reset_byte
 from mcugen.plan.target import MemoryTarget
 from mcugen.report.text import plan_json, plan_text
-from support import SHARED_MODELS
+from support import SHARED_MODELS, STATEFUL_MODELS
 
 
 def two_svdfs() -> Graph:
@@ -85,17 +85,8 @@ def test_reset_byte_is_tflms_memset_value() -> None:
     assert [reset_byte(graph, t) for t in (s8, s16, f32)] == [206, 0, 0]
 
 
-STATEFUL = (
-    "tflm_keyword_scrambled_int8",
-    "tflm_micro_speech_lstm_int8",
-    "tflm_mnist_lstm_int8",
-    "tflm_mnist_lstm_f32",
-    "tflm_dtln_int8",
-)
-
-
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
-@pytest.mark.parametrize("name", STATEFUL)
+@pytest.mark.parametrize("name", STATEFUL_MODELS)
 def test_shared_models_state_is_planned_apart(name: str) -> None:
     graph = load_model(SHARED_MODELS / f"{name}.tflite")
     plan = generate(graph).plan

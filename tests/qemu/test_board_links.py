@@ -7,7 +7,6 @@ naming the link, well within its deadlines; the CLI's mode switch and its errors
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,12 +27,9 @@ from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, partition_problem
 from mcugen.plan.partition.segments import Segment, board_programs, segments
-from support import ROOT
+from support import NEEDS_TWIN, ROOT
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
 F767 = "nucleo-f767"

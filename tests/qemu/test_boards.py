@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,37 +12,18 @@ from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import BuildError
 from mcugen.firmware.compile import BuildResult, build
 from mcugen.firmware.sizes import firmware_sizes
-from mcugen.link.device_run import DeviceRun, open_device, run_samples
-from mcugen.link.host_run import random_inputs
+from mcugen.link.device_run import DeviceRun
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
-from mcugen.reference import tflm_outputs
-from support import EXAMPLE, SHARED_MODELS
+from support import EXAMPLE, MLPERF_INT8, NEEDS_TWIN, SHARED_MODELS, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
-MLPERF = [
-    "mlperf_kws_dscnn_int8",
-    "mlperf_vww_mbv1_int8",
-    "mlperf_ic_resnet8_int8",
-    "mlperf_ad_toycar_int8",
-    "mlperf_sww_int8",
-    "tflm_person_detect_int8",
-]
 TWINS = ["nucleo-f767", "mps2-an386"]
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-qemu-") as tmp:
-        yield Path(tmp)
 
 
 def build_for(
@@ -58,14 +36,8 @@ def build_for(
 
 def run_and_compare(gen: Generated, board: str, workdir: Path, seeds: list[int]) -> DeviceRun:
     target, result = build_for(gen, board, True, workdir)
-    samples = [random_inputs(gen.graph, s) for s in seeds]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
-    return run
+    model = Path(gen.source).read_bytes()
+    return run_twin_against_tflm(target, result.executable, model, gen.graph, seeds)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +57,7 @@ def test_example_model_bit_exact_on_every_emulated_board(board: str, workdir: Pa
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
 @pytest.mark.parametrize("board", TWINS)
-@pytest.mark.parametrize("name", MLPERF)
+@pytest.mark.parametrize("name", MLPERF_INT8)
 def test_mlperf_models_bit_exact_on_twins(name: str, board: str, workdir: Path) -> None:
     gen = generate_from_file(SHARED_MODELS / f"{name}.tflite")
     run = run_and_compare(gen, board, workdir, [7, 7])
@@ -95,7 +67,7 @@ def test_mlperf_models_bit_exact_on_twins(name: str, board: str, workdir: Path) 
 
 
 @pytest.mark.skipif(not SHARED_MODELS.is_dir(), reason="../shared/models not present")
-@pytest.mark.parametrize("name", MLPERF)
+@pytest.mark.parametrize("name", MLPERF_INT8)
 def test_real_board_elf_at_flash_origin(name: str, workdir: Path) -> None:
     gen = generate_from_file(SHARED_MODELS / f"{name}.tflite")
     target, result = build_for(gen, "nucleo-f767", False, workdir)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import shutil
 import struct
 import tempfile
 import time
@@ -24,17 +23,13 @@ from mcugen.errors import RunError
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device
 from mcugen.link.protocol import CMD_CHECKPOINT, DeviceLink, encode_frame
-from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from support import FULL_SWEEP, int8_classifier, synthetic_dataset
+from support import FULL_SWEEP, NEEDS_TWIN, classifier_file, int8_classifier
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 HEADER = struct.Struct("<8I")  # magic, version, sequence, bytes, tag, data crc, 0, header crc
 MAGIC = 0x504B434D
 
@@ -193,10 +188,7 @@ def test_a_corrupt_slot_falls_back_to_the_older_one(
 def test_train_resumes_from_its_checkpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = int8_classifier(seed=5)
-    path = tmp_path / "clf.tflite"
-    path.write_bytes(write_model(model))
-    x, y = synthetic_dataset(model, 16, seed=6)
+    path, x, y = classifier_file(tmp_path, 16, seed=5)
     np.savez(tmp_path / "data.npz", x=x, y=y)
     argv = [
         "train",

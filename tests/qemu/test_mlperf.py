@@ -5,12 +5,9 @@ replies; a dead or silent link; `mcugen measure` on the command line."""
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,12 +29,8 @@ from mcugen.model.ir import DTYPES
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import EXAMPLE, SHARED_MODELS
+from support import EXAMPLE, NEEDS_TWIN, SHARED_MODELS
 
-needs_qemu = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
 KWS = SHARED_MODELS / "mlperf_kws_dscnn_int8.tflite"
 BOARD = "nucleo-f767"
 PROFILE = "ULPMark for tinyML Firmware V0.0.1"
@@ -72,12 +65,6 @@ class Firmware:
         model = Path(self.gen.source).read_bytes()
         out = tflm_outputs(model, self.gen.graph, [self.sample(seed)])[0][0]
         return dequantized(self.gen.graph, out)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-mlperf-") as tmp:
-        yield Path(tmp)
 
 
 #: Keyed by workdir too: pytest-xdist may run other modules' tests between two of this module's on
@@ -119,7 +106,7 @@ class RecordingPort:
 # --- the full exchange ---------------------------------------------------------------------
 
 
-@needs_qemu
+@NEEDS_TWIN
 @pytest.mark.parametrize(("model", "model_id"), MODELS)
 def test_runner_exchange_agrees_with_tflm(model: Path, model_id: str, workdir: Path) -> None:
     fw = firmware_for(model, workdir)
@@ -152,7 +139,7 @@ def test_runner_exchange_agrees_with_tflm(model: Path, model_id: str, workdir: P
     assert abs(from_laps - exact) <= 1000, (from_laps, exact)
 
 
-@needs_qemu
+@NEEDS_TWIN
 @pytest.mark.parametrize("keep_input", ["yes", "no"])
 def test_every_inference_uses_the_loaded_sample(keep_input: str, workdir: Path) -> None:
     """Kept: `db` writes into the input tensor, which no operator overwrites, and there is no
@@ -191,7 +178,7 @@ ERRORS = [
 ]
 
 
-@needs_qemu
+@NEEDS_TWIN
 @pytest.mark.parametrize(("commands", "error"), ERRORS, ids=[e[1][3:20] for e in ERRORS])
 def test_error_reply_then_still_responsive(commands: list[str], error: str, tiny: Firmware) -> None:
     n = _input_size(tiny)
@@ -211,7 +198,7 @@ def test_error_reply_then_still_responsive(commands: list[str], error: str, tiny
         assert compare_results(runner.results(), tiny.tflm_dequantized()).agree
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_overlong_command_is_rejected_whole(tiny: Firmware) -> None:
     with qemu_console(tiny.target.machine, tiny.elf) as port:
         runner = MlperfRunner(port, name="QEMU")
@@ -256,7 +243,7 @@ def test_lost_link_names_the_port() -> None:
         runner.boot()
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_qemu_gone_is_a_run_error(tiny: Firmware) -> None:
     with qemu_console(tiny.target.machine, tiny.elf) as port:
         runner = MlperfRunner(port, name="QEMU mps2-an500", timeout=5)
@@ -282,7 +269,7 @@ def test_compare_results_to_three_decimals() -> None:
 # --- the command line ------------------------------------------------------------------------
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_cli_measure_mlperf(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["measure", str(EXAMPLE), "--board", BOARD, "--emulate", "--mlperf"]
     assert cli.main([*argv, "--count", "2", "--warmup", "1", "--json"]) == 0
@@ -306,7 +293,7 @@ def test_cli_measure_mlperf(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"ESTIMATE for {BOARD}" in out and "not a measurement" in out
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_cli_measure_profile(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["measure", str(EXAMPLE), "--board", BOARD, "--emulate", "--json"]
     assert cli.main(argv) == 0
@@ -332,7 +319,7 @@ def _wait_listening(tcp_port: int, timeout: float = 10.0) -> None:
             time.sleep(0.05)
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_cli_measure_mlperf_on_a_port(tiny: Firmware, capsys: pytest.CaptureFixture[str]) -> None:
     """The --port path (a board that booted before the host attached): here the twin's console
     on a socket stands in for /dev/ttyACM0."""

@@ -9,9 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +32,8 @@ from mcugen.model.ir import DTYPES
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import EXAMPLE, int8_classifier
+from support import EXAMPLE, NEEDS_TWIN, int8_classifier
 
-needs_qemu = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
 BOARD = "nucleo-f767"
 #: QEMU trace events: the timestamp pin's register, the timer that times its hold, the console.
 TRACE = ("mps2_fpgaio_write", "cmsdk_apb_timer_read", "cmsdk_apb_uart_write")
@@ -119,12 +113,6 @@ class Builds:
 
 
 @pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-energy-") as tmp:
-        yield Path(tmp)
-
-
-@pytest.fixture(scope="module")
 def builds(workdir: Path) -> Builds:
     model = workdir / "int8_classifier.tflite"
     model.write_bytes(write_model(int8_classifier(seed=3, depth=64, hidden=48, classes=10)))
@@ -135,7 +123,7 @@ def builds(workdir: Path) -> Builds:
     return Builds(gen, energy, performance, target)
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_energy_mode_marks_the_timed_loop(builds: Builds, workdir: Path) -> None:
     energy = builds.run(builds.energy, workdir)
     perf = builds.run(builds.performance, workdir)
@@ -183,7 +171,7 @@ def test_energy_mode_marks_the_timed_loop(builds: Builds, workdir: Path) -> None
     assert compare_results(energy.results, dequantized(builds.gen.graph, reference)).agree
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_cli_measure_energy_mode(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["measure", str(EXAMPLE), "--board", BOARD, "--emulate", "--mlperf"]
     assert cli.main([*argv, "--mlperf-mode", "energy", "--count", "2", "--json"]) == 0
@@ -215,7 +203,7 @@ def twin_on_a_socket(elf: Path) -> Iterator[str]:
         proc.wait(timeout=5)
 
 
-@needs_qemu
+@NEEDS_TWIN
 def test_cli_measure_energy_mode_on_a_port(
     builds: Builds, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,9 +8,7 @@ Ctrl-C; the CLI's report on mixed boards and its errors."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,13 +36,10 @@ from mcugen.options import PlanOptions
 from mcugen.plan.partition import HOST, PARTITIONERS, LinkModel, Partition, partition_problem
 from mcugen.plan.partition.segments import BoardProgram, Segment, board_programs, segments
 from mcugen.reference import tflm_outputs
-from support import ROOT, example_module, sweep
+from support import NEEDS_TWIN, ROOT, example_module, sweep
 from testgraphs import inception
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 LCP = ROOT / "examples" / "lcp_k4_int8.tflite"
 F767 = "nucleo-f767"
@@ -98,12 +93,6 @@ class Twins:
             assert ours.tobytes() == single.tobytes()
             np.testing.assert_array_equal(ours, tflm)
         assert multiboard.outputs_equal(run.outputs, self.single.outputs)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-multiboard-") as tmp:
-        yield Path(tmp)
 
 
 @pytest.fixture(scope="module")

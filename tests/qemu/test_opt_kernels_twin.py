@@ -7,9 +7,6 @@ multiples of 4, a 1x1 convolution, a general convolution, an ADD and a fully con
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +14,12 @@ import pytest
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.compile import build
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from mcugen.reference import tflm_outputs
-from support import SAME, VALID, window_out_hw
+from support import NEEDS_TWIN, SAME, VALID, run_twin_against_tflm, window_out_hw
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 VARIANTS = {
     "depthwise_conv_2d_s8",
@@ -50,8 +41,15 @@ class Chain:
         self.hwc = (*hw, c)
         return self.b.activation((1, *hw, c), "int8", scale=0.1, zero_point=zp)
 
-    def dw(self, kernel: tuple[int, int], stride: tuple[int, int], padding: int, act: int) -> None:
-        c = self.hwc[2]
+    def dw(
+        self,
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        padding: int,
+        act: int,
+        mult: int = 1,
+    ) -> None:
+        c = self.hwc[2] * mult
         scales = self.rng.uniform(0.002, 0.02, c)
         w = self.b.const(
             self.rng.integers(-127, 128, (1, *kernel, c), dtype=np.int8), scale=scales, axis=3
@@ -66,7 +64,7 @@ class Chain:
             padding=padding,
             stride_h=stride[0],
             stride_w=stride[1],
-            depth_multiplier=1,
+            depth_multiplier=mult,
             fused_activation_function=act,
         )
         self.x = y
@@ -97,26 +95,8 @@ class Chain:
 
     def spread(self, mult: int, stride: tuple[int, int], act: int) -> None:
         """A 3x3 SAME depthwise layer of one input channel and `mult` outputs."""
-        scales = self.rng.uniform(0.002, 0.02, mult)
-        w = self.b.const(
-            self.rng.integers(-127, 128, (1, 3, 3, mult), dtype=np.int8), scale=scales, axis=3
-        )
-        bias = self.b.const(
-            self.rng.integers(-3000, 3000, mult, dtype=np.int32), scale=0.05 * scales
-        )
-        hw = window_out_hw(self.hwc, (3, 3), stride, (1, 1), SAME)
-        y = self._next(hw, mult, int(self.rng.integers(-20, 20)))
-        self.b.op(
-            "DEPTHWISE_CONV_2D",
-            [self.x, w, bias],
-            [y],
-            padding=SAME,
-            stride_h=stride[0],
-            stride_w=stride[1],
-            depth_multiplier=mult,
-            fused_activation_function=act,
-        )
-        self.x = y
+        assert self.hwc[2] == 1
+        self.dw((3, 3), stride, SAME, act, mult)
 
     def add(self) -> None:
         y = self._next(self.hwc[:2], self.hwc[2], -3)
@@ -168,12 +148,6 @@ def stem_models() -> dict[str, bytes]:
     return {"three": three.dense(10), "one": one.dense(10), "clamped": clamped.dense(10)}
 
 
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-opt-") as tmp:
-        yield Path(tmp)
-
-
 @pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
 @pytest.mark.parametrize("channels", [8, 10, 5])
 def test_opt_kernels_bit_exact_on_dsp_twins(board: str, channels: int, workdir: Path) -> None:
@@ -182,14 +156,7 @@ def test_opt_kernels_bit_exact_on_dsp_twins(board: str, channels: int, workdir: 
     assert VARIANTS <= {low.variant for low in gen.lowered.values()}
     target = resolve_target(load_board(board), emulate=True)
     result = build(gen, target, workdir / f"chain{channels}-{board}")
-    samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(model, gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for o, r in zip(ours, theirs, strict=True):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} differs"
-            assert len(np.unique(o)) > 1, "a constant output would hide a wrong kernel"
+    run_twin_against_tflm(target, result.executable, model, gen.graph, (0, 1), varied=True)
 
 
 @pytest.mark.parametrize("board", ["nucleo-f767", "mps2-an386", "mps3-an547"])
@@ -199,11 +166,4 @@ def test_stem_kernel_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
         gen = generate(import_model(model, source=f"stem-{name}"))
         assert "conv_2d_stem_s8" in {low.variant for low in gen.lowered.values()}, name
         result = build(gen, target, workdir / f"stem-{name}-{board}")
-        samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-        with open_device(target, result.executable, None) as link:
-            run = run_samples(link, gen.graph, samples, emulated=True)
-        ref = tflm_outputs(model, gen.graph, samples)
-        for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-            for o, r in zip(ours, theirs, strict=True):
-                assert np.array_equal(o, r.reshape(o.shape)), f"{name}: sample {k} differs"
-                assert len(np.unique(o)) > 1, "a constant output would hide a wrong kernel"
+        run_twin_against_tflm(target, result.executable, model, gen.graph, (0, 1), varied=True)

@@ -5,12 +5,8 @@ board. A build for the real board refuses memories its port does not set up yet.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
@@ -19,25 +15,13 @@ from mcugen.firmware.compile import build
 from mcugen.firmware.fits import target_fit
 from mcugen.firmware.project import model_weights
 from mcugen.firmware.sizes import firmware_sizes, section_sizes
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan.fit import input_copy_bytes
 from mcugen.plan.target import memory_target
-from mcugen.reference import tflm_outputs
-from support import EXAMPLE, SHARED_MODELS
+from support import EXAMPLE, NEEDS_TWIN, SHARED_MODELS, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-paging-") as tmp:
-        yield Path(tmp)
+pytestmark = NEEDS_TWIN
 
 
 def disco(emulate: bool = True) -> Target:
@@ -67,13 +51,9 @@ def run_paged(gen: Generated, workdir: Path) -> int:
         0 if gen.plan.input_kept else -(-gen.graph.tensors[gen.graph.inputs[0]].nbytes // 16) * 16
     )
     assert sections.get(".mcu_slow", 0) == paging.slow_bytes + copy
-    samples = [random_inputs(gen.graph, 0)]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
+    model = Path(gen.source).read_bytes()
+    run = run_twin_against_tflm(target, result.executable, model, gen.graph, [0])
     assert run.moved_bytes == paging.schedule.bytes_in + paging.schedule.bytes_out
-    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
-    for o, r in zip(run.outputs[0], ref[0], strict=True):
-        assert np.array_equal(o, r.reshape(o.shape))
     return run.instructions(run.ticks_per_inference[0])
 
 

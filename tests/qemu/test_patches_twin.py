@@ -3,29 +3,21 @@ nucleo-f767 --emulate --patch-overhead 0.15` plans: bit-exact with TFLM, in a sm
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.compile import build
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
 from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import generate, generate_from_file
 from mcugen.plan.target import memory_target
-from mcugen.reference import tflm_outputs
-from support import SHARED_MODELS, mobilenet_stem
+from support import NEEDS_TWIN, SHARED_MODELS, mobilenet_stem, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 TWIN = resolve_target(load_board("nucleo-f767"), emulate=True)
 FIRMWARE = PlanOptions(
@@ -35,15 +27,9 @@ FIRMWARE = PlanOptions(
 
 def run_on_twin(gen, model: bytes, seeds: list[int]) -> int:  # type: ignore[no-untyped-def]
     """Build `gen` for the twin, run `seeds`, compare with TFLM; instructions per inference."""
-    samples = [random_inputs(gen.graph, s) for s in seeds]
     with tempfile.TemporaryDirectory(prefix="mcugen-patches-") as tmp:
         result = build(gen, TWIN, Path(tmp) / "proj")
-        with open_device(TWIN, result.executable, None) as link:
-            run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(model, gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
+        run = run_twin_against_tflm(TWIN, result.executable, model, gen.graph, seeds)
     return run.instructions(run.ticks_per_inference[0])
 
 

@@ -3,39 +3,23 @@ bit-exact with TFLM, and each memory's use as the planner counts it is what the 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import UnsupportedError
 from mcugen.firmware.compile import build
 from mcugen.firmware.sizes import firmware_sizes, section_sizes
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.plan.fit import fit_of
 from mcugen.plan.target import memory_target
-from mcugen.reference import tflm_outputs
-from support import EXAMPLE, SHARED_MODELS, resized
+from support import EXAMPLE, NEEDS_TWIN, SHARED_MODELS, resized, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 DTCM = 131072
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-pools-") as tmp:
-        yield Path(tmp)
 
 
 def twin() -> Target:
@@ -66,13 +50,8 @@ def run_split(gen: Generated, workdir: Path, seeds: list[int]) -> list[int]:
         if use.firmware:
             placed += sum(sections.get(s, 0) for s in (".data", ".bss", ".stack"))
         assert use.used == placed, use
-    samples = [random_inputs(gen.graph, s) for s in seeds]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(Path(gen.source).read_bytes(), gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"
+    model = Path(gen.source).read_bytes()
+    run = run_twin_against_tflm(target, result.executable, model, gen.graph, seeds)
     return [run.instructions(t) for t in run.ticks_per_inference]
 
 

@@ -26,9 +26,6 @@ mcugen, hence not here: the signal-op preprocessor and the hybrid KWS.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -45,25 +42,17 @@ from mcugen.plan.dynamic import COMPACTING, PLANNED, STATIC
 from mcugen.plan.fit import firmware_ram
 from mcugen.plan.target import memory_target
 from mcugen.reference import first_difference, tflm_outputs
-from support import EXAMPLE, SHARED_MODELS, sweep
+from support import EXAMPLE, MLPERF_INT8, NEEDS_TWIN, SHARED_MODELS, sweep
 from testgraphs import benchmark_suite
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 BOARD = "nucleo-f767"
 SEEDS = [3, 11]
 FLOAT_RTOL = 1e-5  # as tests/kernels/test_models.py; integer outputs must be identical
 #: (model, board, seeds): the NUCLEO-F767ZI twin and two samples unless noted in the docstring.
 SHARED = [
-    ("mlperf_kws_dscnn_int8", BOARD, SEEDS),
-    ("mlperf_vww_mbv1_int8", BOARD, SEEDS),
-    ("mlperf_ic_resnet8_int8", BOARD, SEEDS),
-    ("mlperf_ad_toycar_int8", BOARD, SEEDS),
-    ("mlperf_sww_int8", BOARD, SEEDS),
-    ("tflm_person_detect_int8", BOARD, SEEDS),
+    *((stem, BOARD, SEEDS) for stem in MLPERF_INT8),
     ("tflm_hello_world_int8", BOARD, SEEDS),
     ("tflm_hello_world_f32", BOARD, SEEDS),
     ("tflm_micro_speech_int8", BOARD, SEEDS),
@@ -95,12 +84,6 @@ DEEPLAB = "deeplabv3_f32"
 QUICK = {name for name, _ in benchmark_suite(quick=True)}
 GENERATED = sweep(benchmark_suite(), lambda case: case[0] in QUICK)
 SHARED_CASES = sweep(SHARED, lambda case: case[0] in CORE)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-qemu-alloc-") as tmp:
-        yield Path(tmp)
 
 
 def run_on_twin(

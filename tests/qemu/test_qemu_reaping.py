@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,12 +23,9 @@ from mcugen.firmware.compile import build
 from mcugen.link import protocol, qemu
 from mcugen.link.qemu import qemu_console
 from mcugen.pipeline import generate_from_file
-from support import EXAMPLE, ROOT
+from support import EXAMPLE, NEEDS_TWIN, ROOT
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 BOARD = "nucleo-f767"
 
 

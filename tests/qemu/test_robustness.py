@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 import struct
 import time
 from collections.abc import Iterator
@@ -57,12 +56,9 @@ from mcugen.link.qemu import qemu_console
 from mcugen.model.ir import DTYPES
 from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import EXAMPLE
+from support import EXAMPLE, NEEDS_TWIN
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 BOARD = "nucleo-f767"
 #: Corrupted frames per kind; together more than 1,000.
 COUNTS = {

@@ -4,17 +4,13 @@ order and buffers on the twin and reports the instruction overhead of the moves 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from mcugen import cli
-from support import EXAMPLE
+from support import EXAMPLE, NEEDS_TWIN
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 RUN = ["run", str(EXAMPLE), "--board", "nucleo-f767", "--emulate"]
 

@@ -5,7 +5,6 @@ with the arena under the budget. The MLPerf case needs ../shared/models."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +17,9 @@ from mcugen.options import PlanOptions
 from mcugen.pipeline import generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from support import SHARED_MODELS, conv_chain, synthetic_dataset
+from support import NEEDS_TWIN, SHARED_MODELS, conv_chain, synthetic_dataset
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 
 def train(capsys: pytest.CaptureFixture[str], argv: list[str], output: Path, *extra: str) -> dict:

@@ -7,7 +7,6 @@ firmware in the board's 320 KB) needs ../shared/models."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +14,13 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.model.tflite_import import load_model
-from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import generate
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from support import SHARED_MODELS, int8_classifier, synthetic_dataset
+from support import NEEDS_TWIN, SHARED_MODELS, classifier_file, synthetic_dataset
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 
 
 def train(capsys: pytest.CaptureFixture[str], argv: list[str], output: Path) -> dict:
@@ -38,10 +33,7 @@ def test_state_in_sdram_trains_as_the_state_in_ram(
 ) -> None:
     """Two FULLY_CONNECTED layers with momentum and accumulation (weights, sums and momenta in the
     state), two epochs, forced to SDRAM and to RAM on the disco twin."""
-    model = int8_classifier(seed=7)
-    path = tmp_path / "clf.tflite"
-    path.write_bytes(write_model(model))
-    x, y = synthetic_dataset(model, 6, seed=8)
+    path, x, y = classifier_file(tmp_path, 6, seed=7)
     np.savez(tmp_path / "d.npz", x=x, y=y)
     argv = ["train", str(path), "--data", str(tmp_path / "d.npz"), "--trainable", "last:2"]
     argv += ["--momentum", "0.5", "--accumulate", "3", "--epochs", "2"]

@@ -5,9 +5,6 @@ The MLPerf Tiny models train their last layers when ../shared/models is there.""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,19 +23,10 @@ from mcugen.train.export import float_model
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
 from mcugen.train.steps import Dataset, steps
-from support import SHARED_MODELS, int8_classifier, synthetic_dataset
+from support import NEEDS_TWIN, SHARED_MODELS, int8_classifier, synthetic_dataset
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
+pytestmark = NEEDS_TWIN
 BOARD = "nucleo-f767"
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-train-twin-") as tmp:
-        yield Path(tmp)
 
 
 def both(

@@ -5,34 +5,18 @@ steps, so it stages nothing (and is checked to run the same)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.firmware.compile import build
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
 from mcugen.pipeline import PlanOptions, generate_from_file
 from mcugen.plan.target import memory_target
-from mcugen.reference import tflm_outputs
-from support import SHARED_MODELS
+from support import NEEDS_TWIN, SHARED_MODELS, run_twin_against_tflm
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-staging-") as tmp:
-        yield Path(tmp)
+pytestmark = NEEDS_TWIN
 
 
 def twin() -> Target:
@@ -55,11 +39,5 @@ def test_staged_weights_run_bit_exact_in_the_same_arena(
     assert bool(gen.plan.staged) == stages
     assert gen.plan.arena_bytes == generate_from_file(path, off).plan.arena_bytes
     result = build(gen, target, workdir / model)
-    samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
+    run = run_twin_against_tflm(target, result.executable, path.read_bytes(), gen.graph, (0, 1))
     assert run.arena_bytes == gen.plan.arena_bytes
-    ref = tflm_outputs(path.read_bytes(), gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for j, (o, r) in enumerate(zip(ours, theirs, strict=True)):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} output {j} differs"

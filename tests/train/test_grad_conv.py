@@ -183,23 +183,14 @@ images = st.tuples(st.sampled_from([7, 8, 9, 11]), st.sampled_from([7, 9, 10, 11
 KINDS = ("CONV_2D", "DEPTHWISE_CONV_2D")
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @EXAMPLES
 @given(data=st.data(), seed=st.integers(0, 10_000), hw=images, depth=st.integers(1, 7))
-def test_conv_2d_matches_jax(
-    data: st.DataObject, seed: int, hw: tuple[int, int], depth: int
+def test_one_layer_matches_jax(
+    kind: str, data: st.DataObject, seed: int, hw: tuple[int, int], depth: int
 ) -> None:
     in_hwc = (*hw, depth)
-    layer = data.draw(layers("CONV_2D", in_hwc))
-    run_case(seed, in_hwc, [layer], fc=data.draw(st.booleans()))
-
-
-@EXAMPLES
-@given(data=st.data(), seed=st.integers(0, 10_000), hw=images, depth=st.integers(1, 7))
-def test_depthwise_conv_2d_matches_jax(
-    data: st.DataObject, seed: int, hw: tuple[int, int], depth: int
-) -> None:
-    in_hwc = (*hw, depth)
-    layer = data.draw(layers("DEPTHWISE_CONV_2D", in_hwc))
+    layer = data.draw(layers(kind, in_hwc))
     run_case(seed, in_hwc, [layer], fc=data.draw(st.booleans()))
 
 

@@ -19,13 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax_reference import assert_host_matches_jax
 
-from mcugen.codegen import quant
 from mcugen.errors import UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.train.graph import build_training_graph
 from mcugen.train.options import TrainOptions
-from support import FULL_SWEEP
+from support import FULL_SWEEP, pool_window
 
 #: each example builds and runs the host training code: 9 under MCUGEN_FULL_SWEEP=1
 EXAMPLES = settings(max_examples=9 if FULL_SWEEP else 5, deadline=None)
@@ -116,31 +115,16 @@ def pool_model(
     shape, filt, stride, padding = window
     net = Net(seed)
     h = net.trained(shape)
-    out_hw = [quant.out_size(padding, shape[1 + i], filt[i], stride[i]) for i in range(2)]
-    y = net.op(
-        opcode,
-        [h],
-        (1, out_hw[0], out_hw[1], shape[3]),
-        padding=padding,
-        stride_h=stride[0],
-        stride_w=stride[1],
-        filter_height=filt[0],
-        filter_width=filt[1],
-        fused_activation_function=act,
-    )
+    out_hw, options = pool_window(shape, filt, stride, padding, act)
+    y = net.op(opcode, [h], (1, out_hw[0], out_hw[1], shape[3]), **options)
     return net.finish(y)
 
 
+@pytest.mark.parametrize("opcode", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
 @EXAMPLES
 @given(seed=st.integers(0, 10_000), window=windows(), act=ACTS)
-def test_average_pool_matches_jax(seed: int, window: Window, act: int) -> None:
-    assert_gradients_match(pool_model("AVERAGE_POOL_2D", seed, window, act), seed)
-
-
-@EXAMPLES
-@given(seed=st.integers(0, 10_000), window=windows(), act=ACTS)
-def test_max_pool_matches_jax(seed: int, window: Window, act: int) -> None:
-    assert_gradients_match(pool_model("MAX_POOL_2D", seed, window, act), seed)
+def test_pool_matches_jax(opcode: str, seed: int, window: Window, act: int) -> None:
+    assert_gradients_match(pool_model(opcode, seed, window, act), seed)
 
 
 @EXAMPLES

@@ -11,18 +11,14 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.model.tflite_import import load_model
-from mcugen.model.tflite_write import write_model
 from mcugen.reference import tflm_outputs
-from support import int8_classifier, synthetic_dataset
+from support import classifier_file
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("train")
-    graph = int8_classifier(seed=5)
-    model = d / "clf.tflite"
-    model.write_bytes(write_model(graph))
-    x, y = synthetic_dataset(graph, 48, seed=6)
+    model, x, y = classifier_file(d, 48, seed=5)
     data = d / "data.npz"
     np.savez(data, x=x, y=y)
     return {"dir": d, "model": model, "data": data}
@@ -56,26 +52,10 @@ def test_training_lowers_the_loss_and_tflm_runs_the_result(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     tuned = files["dir"] / "tuned.tflite"
-    argv = host_argv(files)
-    report = run_json(
-        capsys,
-        [
-            *argv,
-            "--epochs",
-            "6",
-            "--trainable",
-            "last:2",
-            "--lr",
-            "0.02",
-            "--momentum",
-            "0.5",
-            "--accumulate",
-            "2",
-            "-o",
-            str(tuned),
-            "--json",
-        ],
-    )
+    # six epochs of the last two layers, momentum, gradients accumulated over two samples
+    argv = [*host_argv(files), *"--epochs 6 --trainable last:2 --lr 0.02 --momentum 0.5".split()]
+    argv += ["--accumulate", "2"]
+    report = run_json(capsys, [*argv, "-o", str(tuned), "--json"])
     epochs = report["epoch_loss"]
     assert len(report["loss"]) == 6 * 48 and len(epochs) == 6
     assert epochs[-1] < 0.6 * epochs[0], epochs
@@ -85,26 +65,7 @@ def test_training_lowers_the_loss_and_tflm_runs_the_result(
     assert after > before + 0.2, (before, after)
     # int8 throughout: TFLM runs it, and it keeps most of what was learnt
     quant = files["dir"] / "tuned_int8.tflite"
-    run_json(
-        capsys,
-        [
-            *argv,
-            "--epochs",
-            "6",
-            "--trainable",
-            "last:2",
-            "--lr",
-            "0.02",
-            "--momentum",
-            "0.5",
-            "--accumulate",
-            "2",
-            "-o",
-            str(quant),
-            "--requantize",
-            "--json",
-        ],
-    )
+    run_json(capsys, [*argv, "-o", str(quant), "--requantize", "--json"])
     assert load_model(quant).tensors[load_model(quant).inputs[0]].dtype == "int8"
     assert accuracy(quant, x, y) > before + 0.15
 

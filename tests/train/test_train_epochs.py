@@ -15,16 +15,13 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.reference import tflm_outputs
-from support import int8_classifier, synthetic_dataset
+from support import classifier_file
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("epochs")
-    graph = int8_classifier(seed=5)
-    model = d / "clf.tflite"
-    model.write_bytes(write_model(graph))
-    x, y = synthetic_dataset(graph, 48, seed=6)
+    model, x, y = classifier_file(d, 48, seed=5)
     np.savez(d / "train.npz", x=x[:36], y=y[:36])
     np.savez(d / "val.npz", x=x[36:], y=y[36:])
     return {"dir": d, "model": model, "train": d / "train.npz", "val": d / "val.npz"}

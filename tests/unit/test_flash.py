@@ -98,6 +98,17 @@ def test_tool_order(monkeypatch: pytest.MonkeyPatch) -> None:
         flash.choose_tool(f767, None)
 
 
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No pyOCD; on PATH, a folder for fake flash tools, the ARM toolchain and the system's."""
+    monkeypatch.setitem(sys.modules, "pyocd", None)
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    gcc_dir = str(Path(shutil.which("arm-none-eabi-gcc") or "").parent)
+    monkeypatch.setenv("PATH", f"{directory}:{gcc_dir}:/usr/bin:/bin")
+    return directory
+
+
 def _fake_tool(directory: Path, name: str, output: str, status: int) -> None:
     script = directory / name
     script.write_text(f"#!/bin/sh\ncat >&2 <<'END'\n{output}\nEND\nexit {status}\n")
@@ -105,16 +116,9 @@ def _fake_tool(directory: Path, name: str, output: str, status: int) -> None:
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
-def test_no_probe_found(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_no_probe_found(tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A real build for the board, then st-flash (a fake one here) finds no ST-LINK."""
-    monkeypatch.setitem(sys.modules, "pyocd", None)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     _fake_tool(bin_dir, "st-flash", "WARN usb.c: Couldn't find any ST-Link devices", 255)
-    gcc_dir = str(Path(shutil.which("arm-none-eabi-gcc") or "").parent)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{gcc_dir}:/usr/bin:/bin")
     argv = ["flash", str(EXAMPLE), "--board", "nucleo-f767", "-o", str(tmp_path / "proj")]
     assert cli.main(argv) == 4
     err = capsys.readouterr().err
@@ -124,14 +128,7 @@ def test_no_probe_found(
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
-def test_flash_success_and_failure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "pyocd", None)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    gcc_dir = str(Path(shutil.which("arm-none-eabi-gcc") or "").parent)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{gcc_dir}:/usr/bin:/bin")
+def test_flash_success_and_failure(bin_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["flash", str(EXAMPLE), "--board", "nucleo-f767", "--probe", "openocd"]
     _fake_tool(bin_dir, "openocd", "** Programming Finished **", 0)
     assert cli.main(argv) == 0

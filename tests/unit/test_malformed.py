@@ -9,7 +9,7 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.model.builder import GraphBuilder
-from support import SHARED_MODELS
+from support import SHARED_MODELS, floor_model
 
 
 def small_model() -> bytes:
@@ -106,13 +106,7 @@ def test_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unsupported_operator_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    b = GraphBuilder()
-    x = b.input((1, 4), "float32")
-    y = b.activation((1, 4), "float32")
-    b.op("FLOOR", [x], [y])
-    b.output(y)
-    path = tmp_path / "floor.tflite"
-    path.write_bytes(b.tflite())
+    path = floor_model(tmp_path)
     code, _, err = run_cli(["build", str(path), "-o", str(tmp_path / "out")], capsys)
     assert code == 2
     assert "operator 0 (FLOOR)" in err and "not supported" in err

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from mcugen import cli
 from mcugen.boards import load_board, resolve_target
 from mcugen.commands.plan import plan_model, strategy_runs
 from mcugen.firmware.fits import target_fit
-from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
@@ -28,7 +26,14 @@ from mcugen.report.html.charts import nice_ticks, timeline_chart
 from mcugen.report.html.figures import TRACE_POINTS, ReportInputs, report_figures
 from mcugen.report.html.render import number, render_report
 from mcugen.report.html.trace import parse_trace
-from support import EXAMPLE, assert_page_shows_the_json, int8_classifier, parse_page
+from support import (
+    EXAMPLE,
+    NEEDS_TWIN,
+    assert_page_shows_the_json,
+    floor_model,
+    int8_classifier,
+    parse_page,
+)
 
 BOARD = "nucleo-f767"
 
@@ -234,17 +239,6 @@ def test_a_bad_trace_is_one_error_line(
     assert not out.exists()
 
 
-def _floor_model(tmp_path: Path) -> Path:
-    b = GraphBuilder()
-    x = b.input((1, 4), "float32")
-    y = b.activation((1, 4), "float32")
-    b.op("FLOOR", [x], [y])
-    b.output(y)
-    path = tmp_path / "floor.tflite"
-    path.write_bytes(b.tflite())
-    return path
-
-
 @pytest.mark.parametrize(
     ("case", "message"),
     [
@@ -267,7 +261,7 @@ def test_bad_input_is_one_error_line_and_no_file(
     elif case == "host board":
         board = "host"
     elif case == "unsupported model":
-        model = str(_floor_model(tmp_path))
+        model = str(floor_model(tmp_path))
     elif case == "not a model":
         (tmp_path / "not-a-model.tflite").write_bytes(b"hello")
         model = str(tmp_path / "not-a-model.tflite")
@@ -328,13 +322,7 @@ def test_a_model_that_does_not_fit_is_reported_and_not_run(
     assert "Does not fit netduinoplus2" in html and f"{-v['ram_free']:,}" in html
 
 
-needs_twin = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
-)
-
-
-@needs_twin
+@NEEDS_TWIN
 def test_the_example_runs_on_the_twin_with_the_estimate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

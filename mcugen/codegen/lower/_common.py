@@ -81,6 +81,41 @@ def check_operands(op: Operator, inputs: tuple[int, ...], outputs: tuple[int, ..
         )
 
 
+def same_type_operands(
+    graph: Graph, op: Operator, inputs: int, types: tuple[str, ...]
+) -> tuple[Tensor, Tensor]:
+    """Input 0 and the output of an operator of `inputs` inputs that moves data: one of `types`,
+    the output's the input's."""
+    if len(op.inputs) != inputs or len(op.outputs) != 1:
+        raise unsupported(op, f"expects {inputs} inputs and 1 output")
+    x, y = req(graph, op, 0), out(graph, op)
+    check_dtype(op, x, *types)
+    check_dtype(op, y, x.dtype)
+    return x, y
+
+
+def check_parts(
+    op: Operator, parts: list[Tensor], whole: Tensor, axis: int, part: str, dtype: str | None = None
+) -> None:
+    """The `part` tensors ("input" or "output") of a concatenation or split: each of `dtype`
+    (when given) and of `whole`'s shape but along `axis`, where their sizes add up to its."""
+    other = "output" if part == "input" else "input"
+    for t in parts:
+        if dtype is not None:
+            check_dtype(op, t, dtype)
+        same = len(t.shape) == len(whole.shape) and all(
+            a == b for i, (a, b) in enumerate(zip(t.shape, whole.shape, strict=True)) if i != axis
+        )
+        if not same:
+            raise unsupported(
+                op, f"{part} shape {t.shape} does not fit {other} shape {whole.shape}"
+            )
+    if sum(t.shape[axis] for t in parts) != whole.shape[axis]:
+        raise unsupported(
+            op, f"{part} sizes along axis {axis} do not add up to {whole.shape[axis]}"
+        )
+
+
 def inp(graph: Graph, op: Operator, i: int) -> Tensor | None:
     """Input `i`, or None when it is omitted (-1) or absent."""
     if i >= len(op.inputs) or op.inputs[i] < 0:

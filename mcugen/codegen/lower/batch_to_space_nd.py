@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import out, req, unsupported
-from mcugen.codegen.lower.space_to_batch_nd import BlockSpec, block_spec, hw_params
+from mcugen.codegen.lower._common import unsupported
+from mcugen.codegen.lower.space_to_batch_nd import BlockSpec, checked_block_spec, hw_params
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_batch_to_space_nd_params_t"
@@ -30,9 +30,5 @@ def batch_to_space_shape(op: Operator, shape: tuple[int, ...], spec: BlockSpec) 
 @register("BATCH_TO_SPACE_ND", types=tuple(FUNCTIONS))
 def lower_batch_to_space_nd(graph: Graph, op: Operator) -> Lowered:
     """Block and leading crops; the output shape must be TFLite's (TFLM writes only inside it)."""
-    spec = block_spec(graph, op, "crops")
-    x, y = req(graph, op, 0), out(graph, op)
-    expected = batch_to_space_shape(op, x.shape, spec)
-    if tuple(y.shape) != expected:
-        raise unsupported(op, f"output shape {y.shape} differs from the computed {expected}")
+    spec, _ = checked_block_spec(graph, op, "crops", batch_to_space_shape)
     return Lowered("batch_to_space_nd", FUNCTIONS[spec.dtype], PARAMS, hw_params(spec, "crop"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import (
     check_dtype,
+    check_parts,
     fused_activation,
     invalid,
     out,
@@ -41,18 +42,6 @@ def check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
         )
     if y.dtype == "int16" and scale_and_zero_point(x)[1] != 0:
         raise unsupported(op, f"int16 input {x.index} has a non-zero zero point")
-
-
-def check_shapes(op: Operator, inputs: list[Tensor], y: Tensor, axis: int) -> None:
-    """All inputs match the output except along the axis, where their sizes add up."""
-    for x in inputs:
-        same = len(x.shape) == len(y.shape) and all(
-            a == b for i, (a, b) in enumerate(zip(x.shape, y.shape, strict=True)) if i != axis
-        )
-        if not same:
-            raise unsupported(op, f"input shape {x.shape} does not fit output shape {y.shape}")
-    if sum(x.shape[axis] for x in inputs) != y.shape[axis]:
-        raise unsupported(op, f"input sizes along axis {axis} do not add up to {y.shape[axis]}")
 
 
 def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
@@ -106,6 +95,6 @@ def lower_concatenation(graph: Graph, op: Operator) -> Lowered:
     axis = raw_axis + len(y.shape) if raw_axis < 0 else raw_axis
     if not 0 <= axis < len(y.shape):
         raise unsupported(op, f"axis {raw_axis} is out of range for rank {len(y.shape)}")
-    check_shapes(op, inputs, y, axis)
+    check_parts(op, inputs, y, axis, "input")
     params = (("axis", axis), ("elem_bytes", element_size(y.dtype)))
     return Lowered("concatenation", "mcu_concatenation", PARAMS, params)

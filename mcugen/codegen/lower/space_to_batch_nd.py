@@ -8,19 +8,13 @@ BATCH_TO_SPACE_ND.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import (
-    check_dtype,
-    invalid,
-    out,
-    qparams,
-    req,
-    unsupported,
-)
+from mcugen.codegen.lower._common import check_dtype, invalid, out, qparams, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor
 
 PARAMS = "mcu_space_to_batch_nd_params_t"
@@ -78,6 +72,22 @@ def hw_params(spec: BlockSpec, prefix: str) -> tuple[tuple[str, int], ...]:
     )
 
 
+OutputShape = Callable[[Operator, tuple[int, ...], BlockSpec], tuple[int, ...]]
+
+
+def checked_block_spec(
+    graph: Graph, op: Operator, amounts: str, output_shape: OutputShape
+) -> tuple[BlockSpec, Tensor]:
+    """The block spec (`amounts`: "paddings" or "crops") and the output, whose shape must be
+    TFLite's `output_shape` of the input (TFLM writes only inside it)."""
+    spec = block_spec(graph, op, amounts)
+    x, y = req(graph, op, 0), out(graph, op)
+    expected = output_shape(op, x.shape, spec)
+    if tuple(y.shape) != expected:
+        raise unsupported(op, f"output shape {y.shape} differs from the computed {expected}")
+    return spec, y
+
+
 def space_to_batch_shape(op: Operator, shape: tuple[int, ...], spec: BlockSpec) -> tuple[int, ...]:
     """TFLite's output shape: batch times the block volume, padded spatial dims divided by block."""
     dims = [shape[0] * int(np.prod(spec.block))]
@@ -92,11 +102,7 @@ def space_to_batch_shape(op: Operator, shape: tuple[int, ...], spec: BlockSpec) 
 @register("SPACE_TO_BATCH_ND", types=tuple(FUNCTIONS))
 def lower_space_to_batch_nd(graph: Graph, op: Operator) -> Lowered:
     """Block, leading paddings and the pad value; the output shape must be TFLite's."""
-    spec = block_spec(graph, op, "paddings")
-    x, y = req(graph, op, 0), out(graph, op)
-    expected = space_to_batch_shape(op, x.shape, spec)
-    if tuple(y.shape) != expected:
-        raise unsupported(op, f"output shape {y.shape} differs from the computed {expected}")
+    spec, y = checked_block_spec(graph, op, "paddings", space_to_batch_shape)
     pad_value = qparams(op, y).zero_point if spec.dtype == "int8" else 0
     params = (*hw_params(spec, "pad"), ("pad_value", pad_value))
     return Lowered("space_to_batch_nd", FUNCTIONS[spec.dtype], PARAMS, params)

@@ -8,7 +8,7 @@ output 0, so SPLIT requires equal parts.
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, check_parts, out, req, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
 
 PARAMS = "mcu_split_params_t"
@@ -29,19 +29,6 @@ def constant_axis(op: Operator, axis_tensor: Tensor, rank: int) -> int:
     return axis
 
 
-def check_outputs(op: Operator, x: Tensor, outputs: list[Tensor], axis: int) -> None:
-    """Outputs have the input's type and shape except along the axis, where sizes add up."""
-    for y in outputs:
-        check_dtype(op, y, x.dtype)
-        same = len(y.shape) == len(x.shape) and all(
-            a == b for i, (a, b) in enumerate(zip(y.shape, x.shape, strict=True)) if i != axis
-        )
-        if not same:
-            raise unsupported(op, f"output shape {y.shape} does not fit input shape {x.shape}")
-    if sum(y.shape[axis] for y in outputs) != x.shape[axis]:
-        raise unsupported(op, f"output sizes along axis {axis} do not add up to {x.shape[axis]}")
-
-
 def lower_split_common(
     graph: Graph, op: Operator, data: int, axis_input: int, equal_parts: bool
 ) -> Lowered:
@@ -52,7 +39,7 @@ def lower_split_common(
     if not outputs:
         raise unsupported(op, "has no outputs")
     axis = constant_axis(op, req(graph, op, axis_input), len(x.shape))
-    check_outputs(op, x, outputs, axis)
+    check_parts(op, outputs, x, axis, "output", x.dtype)
     widths = sorted({y.shape[axis] for y in outputs})
     if equal_parts and len(widths) != 1:
         raise unsupported(op, f"outputs have unequal sizes {widths} along the axis")

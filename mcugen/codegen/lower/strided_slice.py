@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, req, same_type_operands, unsupported
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
 
 PARAMS = "mcu_strided_slice_params_t"
@@ -159,11 +159,7 @@ def walk(spec: SliceSpec, shape: tuple[int, ...]) -> tuple[list[int], list[int]]
 @register("STRIDED_SLICE", types=TYPES)
 def lower_strided_slice(graph: Graph, op: Operator) -> Lowered:
     """Check as TFLM's Prepare, then pass Eval's per-axis walk to the kernel."""
-    if len(op.inputs) != 4 or len(op.outputs) != 1:
-        raise unsupported(op, "expects 4 inputs and 1 output")
-    x, y = req(graph, op, 0), out(graph, op)
-    check_dtype(op, x, *TYPES)
-    check_dtype(op, y, x.dtype)
+    x, y = same_type_operands(graph, op, 4, TYPES)
     rank = len(x.shape)
     if rank > MAX_DIMS:
         raise unsupported(op, f"input rank {rank} exceeds {MAX_DIMS} (TFLM's limit)")

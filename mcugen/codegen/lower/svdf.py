@@ -17,6 +17,8 @@ order, and needs none.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from mcugen.codegen import quant
@@ -41,7 +43,8 @@ def lower_svdf(graph: Graph, op: Operator) -> Lowered:
         raise unsupported(op, "SVDF takes 5 inputs and 1 output")
     if bias is None:
         raise unsupported(op, "SVDF without a bias is not supported (TFLM cannot run it either)")
-    _check_shapes(op, x, feature, time, bias, state, y)
+    operands = _Operands(x, feature, time, bias, state, y)
+    _check_shapes(op, operands)
     if not state.is_variable:
         raise unsupported(op, f"state tensor {state.index} is not a variable")
     for w in (feature, time):
@@ -57,19 +60,21 @@ def lower_svdf(graph: Graph, op: Operator) -> Lowered:
             raise unsupported(op, f"fused activation {act} is not supported")
         params = (("rank", rank), ("activation", act))
         return Lowered("svdf", "mcu_svdf_f32", PARAMS, params)
-    return _lower_int8(op, x, feature, time, bias, state, y, rank)
+    return _lower_int8(op, operands, rank)
 
 
-def _check_shapes(
-    op: Operator,
-    x: Tensor,
-    feature: Tensor,
-    time: Tensor,
-    bias: Tensor,
-    state: Tensor,
-    y: Tensor,
-) -> None:
+class _Operands(NamedTuple):
+    x: Tensor
+    feature: Tensor
+    time: Tensor
+    bias: Tensor
+    state: Tensor
+    y: Tensor
+
+
+def _check_shapes(op: Operator, operands: _Operands) -> None:
     """SvdfPrepare's shape checks."""
+    x, feature, time, bias, state, y = operands
     rank = int(op.options.get("rank", 0))
     for t in (x, feature, time, state, y):
         if len(t.shape) != 2:
@@ -87,16 +92,8 @@ def _check_shapes(
         raise unsupported(op, "a dimension is zero")
 
 
-def _lower_int8(
-    op: Operator,
-    x: Tensor,
-    feature: Tensor,
-    time: Tensor,
-    bias: Tensor,
-    state: Tensor,
-    y: Tensor,
-    rank: int,
-) -> Lowered:
+def _lower_int8(op: Operator, operands: _Operands, rank: int) -> Lowered:
+    x, feature, time, bias, state, y = operands
     check_dtype(op, feature, "int8")
     check_dtype(op, y, "int8")
     wide = check_dtype(op, time, "int8", "int16") == "int16"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcugen.codegen.lower import Array, Lowered, register
-from mcugen.codegen.lower._common import check_dtype, out, req, unsupported
+from mcugen.codegen.lower._common import check_dtype, req, same_type_operands, unsupported
 from mcugen.model.ir import Graph, Operator, element_size
 
 PARAMS = "mcu_transpose_params_t"
@@ -28,11 +28,7 @@ def constant_perm(graph: Graph, op: Operator, rank: int) -> tuple[int, ...]:
 @register("TRANSPOSE", types=TYPES)
 def lower_transpose(graph: Graph, op: Operator) -> Lowered:
     """Output axis d is input axis perm[d]."""
-    if len(op.inputs) != 2 or len(op.outputs) != 1:
-        raise unsupported(op, "expects 2 inputs and 1 output")
-    x, y = req(graph, op, 0), out(graph, op)
-    check_dtype(op, x, *TYPES)
-    check_dtype(op, y, x.dtype)
+    x, y = same_type_operands(graph, op, 2, TYPES)
     rank = len(x.shape)
     if not 1 <= rank <= MAX_DIMS:
         raise unsupported(op, f"input rank {rank} is not supported (TFLM: 1 to {MAX_DIMS})")
