@@ -339,6 +339,25 @@ static void dot_pair(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t
   acc[1][1] = a11;
 }
 
+/* Half a block of dot_quad's assembly: two words of the window against one word of each of
+ * the four channels' (k0, k2) or (k1, k3) pairs. */
+#define DOT_QUAD_HALF_ASM                 \
+  "ldrd %[x0], %[x1], [%[xp]], #8\n\t"    \
+  "ldr %[wd], [%[wp]], #4\n\t"            \
+  "sxtb16 %[e], %[wd]\n\t"                \
+  "smlad %[a00], %[e], %[x0], %[a00]\n\t" \
+  "smlad %[a01], %[e], %[x1], %[a01]\n\t" \
+  "sxtb16 %[e], %[wd], ror #8\n\t"        \
+  "smlad %[a10], %[e], %[x0], %[a10]\n\t" \
+  "smlad %[a11], %[e], %[x1], %[a11]\n\t" \
+  "ldr %[wd], [%[wp]], #4\n\t"            \
+  "sxtb16 %[e], %[wd]\n\t"                \
+  "smlad %[a20], %[e], %[x0], %[a20]\n\t" \
+  "smlad %[a21], %[e], %[x1], %[a21]\n\t" \
+  "sxtb16 %[e], %[wd], ror #8\n\t"        \
+  "smlad %[a30], %[e], %[x0], %[a30]\n\t" \
+  "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+
 /* Two pixels against four channels, sums s[2 * channel + pixel]. The filter's block j of a
  * group of four channels is the first pair's word (k0, k2), the second pair's, then their
  * words (k1, k3): each load of the window's words serves four channels, 32 multiply-adds in
@@ -354,37 +373,7 @@ static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, co
   if (blocks > 0) {
     uint32_t x0, x1, word, e;
     __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[x0], %[x1], [%[xp]], #8\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a00], %[e], %[x0], %[a00]\n\t"
-        "smlad %[a01], %[e], %[x1], %[a01]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a10], %[e], %[x0], %[a10]\n\t"
-        "smlad %[a11], %[e], %[x1], %[a11]\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a20], %[e], %[x0], %[a20]\n\t"
-        "smlad %[a21], %[e], %[x1], %[a21]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a30], %[e], %[x0], %[a30]\n\t"
-        "smlad %[a31], %[e], %[x1], %[a31]\n\t"
-        "ldrd %[x0], %[x1], [%[xp]], #8\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a00], %[e], %[x0], %[a00]\n\t"
-        "smlad %[a01], %[e], %[x1], %[a01]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a10], %[e], %[x0], %[a10]\n\t"
-        "smlad %[a11], %[e], %[x1], %[a11]\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a20], %[e], %[x0], %[a20]\n\t"
-        "smlad %[a21], %[e], %[x1], %[a21]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a30], %[e], %[x0], %[a30]\n\t"
-        "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+        "1:\n\t" DOT_QUAD_HALF_ASM DOT_QUAD_HALF_ASM
         "ldr %[wd], %[end]\n\t"
         "cmp %[xp], %[wd]\n\t"
         "bne 1b"
