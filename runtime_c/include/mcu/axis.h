@@ -119,4 +119,19 @@ static inline mcu_status_t mcu_axis_rows(const mcu_node_t *node, const mcu_conte
   return MCU_OK;
 }
 
+/* Defines the eval function `name` of a kernel that maps node input 0 to its output row by row
+ * along the last axis (mcu_axis_rows), elements `t`: `row(node->params, in, length, out)` each. */
+#define MCU_AXIS_ROWS_KERNEL(name, t, row)                        \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) { \
+    mcu_axis_t d;                                                 \
+    MCU_TRY(mcu_axis_rows(node, ctx, &d));                        \
+    const t *input = mcu_input(ctx, node, 0);                     \
+    t *output = mcu_output(ctx, node, 0);                         \
+    for (int32_t i = 0; i < d.outer; ++i) {                       \
+      size_t at = (size_t)i * (size_t)d.inner;                    \
+      row(node->params, input + at, d.inner, output + at);        \
+    }                                                             \
+    return MCU_OK;                                                \
+  }
+
 #endif
