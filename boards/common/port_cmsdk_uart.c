@@ -17,9 +17,6 @@
 #ifndef MCU_UART_BASE
 #error "MCU_UART_BASE must be defined by the board"
 #endif
-#ifndef MCU_CLOCK_HZ
-#error "MCU_CLOCK_HZ must be defined by the board"
-#endif
 
 #define UART_DATA (*(volatile uint32_t *)(MCU_UART_BASE + 0x0u))
 #define UART_STATE (*(volatile uint32_t *)(MCU_UART_BASE + 0x4u))

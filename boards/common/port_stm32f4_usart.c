@@ -9,9 +9,6 @@
 #ifndef MCU_UART_BASE
 #error "MCU_UART_BASE must be defined by the board"
 #endif
-#ifndef MCU_CLOCK_HZ
-#error "MCU_CLOCK_HZ must be defined by the board"
-#endif
 #ifndef MCU_BAUD
 #define MCU_BAUD 115200u
 #endif

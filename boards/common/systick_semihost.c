@@ -6,10 +6,6 @@
 #include "mcu/port.h"
 #include "mcu/port_systick.h"
 
-#ifndef MCU_CLOCK_HZ
-#error "MCU_CLOCK_HZ must be defined by the board"
-#endif
-
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define SYST_CVR (*(volatile uint32_t *)0xE000E018u)

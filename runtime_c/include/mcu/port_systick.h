@@ -6,6 +6,11 @@
 
 #include <stdint.h>
 
+/* The core clock, which the counter counts: a compile definition of the board. */
+#ifndef MCU_CLOCK_HZ
+#error "MCU_CLOCK_HZ must be defined by the board"
+#endif
+
 /* Start SysTick at the core clock with the wrap interrupt. */
 void mcu_systick_start(void);
 
