@@ -92,15 +92,15 @@ static inline mcu_status_t mcu_axis_stack(const mcu_node_t *node, const mcu_cont
     return MCU_OK;
   }
   /* part i's slab k is slab k * parts + i of whole */
-  const size_t slab = (size_t)d.inner, whole_step = (size_t)parts * slab;
+  const size_t slab = (size_t)d.inner, count = (size_t)parts;
+  const uint8_t *whole_in = mcu_input(ctx, node, 0);
+  uint8_t *whole_out = mcu_output(ctx, node, 0);
   for (int i = 0; i < parts; ++i) {
-    const uint8_t *src = mcu_input(ctx, node, outputs ? 0 : i);
-    uint8_t *dst = mcu_output(ctx, node, outputs ? i : 0);
-    const size_t src_step = outputs ? whole_step : slab, dst_step = outputs ? slab : whole_step;
-    src += outputs ? (size_t)i * slab : 0;
-    dst += outputs ? 0 : (size_t)i * slab;
+    const uint8_t *src = outputs ? whole_in : (const uint8_t *)mcu_input(ctx, node, i);
+    uint8_t *dst = outputs ? (uint8_t *)mcu_output(ctx, node, i) : whole_out;
     for (int32_t k = 0; k < d.outer; ++k) {
-      memcpy(dst + (size_t)k * dst_step, src + (size_t)k * src_step, slab);
+      const size_t part_at = (size_t)k * slab, whole_at = ((size_t)k * count + (size_t)i) * slab;
+      memcpy(dst + (outputs ? part_at : whole_at), src + (outputs ? whole_at : part_at), slab);
     }
   }
   return MCU_OK;
