@@ -593,13 +593,7 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
  * after them; the first line's sums start from the bias in r9. */
 #define DW3_S1_ROW4(P, W, S0, S1, S2, S3)                                                         \
   "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
-  "ldrd r12, lr, [" P "], #8\n\t"                                                                 \
-  "smlatb r6, r12, r10, " S1 "\n\t"                                                               \
-  "smlad r5, r12, r10, " S0 "\n\t"                                                                \
-  "smlad r7, lr, r10, " S2 "\n\t"                                                                 \
-  "smlatb r8, lr, r10, " S3 "\n\t"                                                                \
-  "smlabt r5, lr, r11, r5\n\t"                                                                    \
-  "smlad r6, lr, r11, r6\n\t"                                                                     \
+  "ldrd r12, lr, [" P "], #8\n\t" MCU_DW3_S1_AB4(S0, S1, S2, S3)                                \
   "ldr r12, [" P "]\n\t"                                                                          \
   "smlabt r7, r12, r11, r7\n\t"                                                                   \
   "smlad r8, r12, r11, r8\n\t"

@@ -72,16 +72,20 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
 /* Band word at byte `O` of window row K (0, 1, 2): r1 + dw3_o + K * dw3_b + O. */
 #define MCU_DW3L_AT(K, O) "[r1, #(dw3_o + " K " * dw3_b + " O ")]"
 
-/* Stride 1, four outputs, filter row K with weights at W (the kernel's DW3_S1_ROW4). */
-#define MCU_DW3L_S1_ROW4(K, W, S0, S1, S2, S3)                                                    \
-  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
-  "ldrd r12, lr, " MCU_DW3L_AT(K, "0") "\n\t"                                                     \
+/* Stride 1, four outputs: words A (r12) and B (lr) of a row against its weights (r10, r11) into
+ * the sums S0..S3 (this macro's and the kernel's DW3_S1_ROW4). */
+#define MCU_DW3_S1_AB4(S0, S1, S2, S3)                                                            \
   "smlatb r6, r12, r10, " S1 "\n\t"                                                               \
   "smlad r5, r12, r10, " S0 "\n\t"                                                                \
   "smlad r7, lr, r10, " S2 "\n\t"                                                                 \
   "smlatb r8, lr, r10, " S3 "\n\t"                                                                \
   "smlabt r5, lr, r11, r5\n\t"                                                                    \
-  "smlad r6, lr, r11, r6\n\t"                                                                     \
+  "smlad r6, lr, r11, r6\n\t"
+
+/* Stride 1, four outputs, filter row K with weights at W (the kernel's DW3_S1_ROW4). */
+#define MCU_DW3L_S1_ROW4(K, W, S0, S1, S2, S3)                                                    \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, " MCU_DW3L_AT(K, "0") "\n\t" MCU_DW3_S1_AB4(S0, S1, S2, S3)                      \
   "ldr r12, " MCU_DW3L_AT(K, "8") "\n\t"                                                          \
   "smlabt r7, r12, r11, r7\n\t"                                                                   \
   "smlad r8, r12, r11, r8\n\t"
