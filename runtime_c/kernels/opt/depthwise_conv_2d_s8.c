@@ -681,12 +681,7 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "ldr lr, [r0, #72]\n\t"                                                                         \
   "subs lr, lr, #1\n\t"                                                                           \
   "str lr, [r0, #72]\n\t"                                                                         \
-  "bne 1b\n\t"                                                                                    \
-  "ldr lr, [r0, #88]\n\t"                                                                         \
-  "add r0, r0, #92\n\t"                                                                           \
-  "cmp lr, #0\n\t"                                                                                \
-  "bne 0b\n\t"                                                                                    \
-  "pop {r4-r11, pc}\n\t"
+  MCU_DW3_LINES_END
 
 __attribute__((naked)) static void dw3_lines_s1(void *k) {
   (void)k;

@@ -138,6 +138,17 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   "ldr r9, [r0, #16]\n\t" ROW("0", "24", "r9", "r9") ROW("1", "32", "r5", "r6")                   \
       ROW("2", "40", "r5", "r6") REQUANT
 
+/* The end of a channel's lines (flags from the count's SUBS): the next line, else, while the
+ * call's `more` (at 88), the next call (dw3_call_t, 92 bytes), else the return. Shared with the
+ * kernel's DW3_LINES. */
+#define MCU_DW3_LINES_END \
+  "bne 1b\n\t"           \
+  "ldr lr, [r0, #88]\n\t" \
+  "add r0, r0, #92\n\t"   \
+  "cmp lr, #0\n\t"        \
+  "bne 0b\n\t"            \
+  "pop {r4-r11, pc}\n\t"
+
 /* The calls (the kernel's dw3_call_t: 16 bias2, 24.. weights, 52 plane, 56 out, 88 more, 92 in
  * all), channel after channel while `more`; per channel `lines` rows of blocks, r1 the window's
  * first band row, r2 the rows left. */
@@ -172,12 +183,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   "sub r4, r4, lr\n\t"                                                                            \
   ".endif\n\t"                                                                                    \
   "subs r2, r2, #1\n\t"                                                                           \
-  "bne 1b\n\t"                                                                                    \
-  "ldr lr, [r0, #88]\n\t"                                                                         \
-  "add r0, r0, #92\n\t"                                                                           \
-  "cmp lr, #0\n\t"                                                                                \
-  "bne 0b\n\t"                                                                                    \
-  "pop {r4-r11, pc}\n\t"
+  MCU_DW3_LINES_END
 
 /* The fill (the kernel's dw3_fill_lines with the line's shape as constants): r0 the source,
  * r1, r6, r7, r8 the four planes' entries, r2 the lines left, r5 the offset in both lanes; per
