@@ -17,9 +17,6 @@
 #ifndef MCU_UART_BASE
 #error "MCU_UART_BASE must be defined by the board"
 #endif
-#ifndef MCU_CLOCK_HZ
-#error "MCU_CLOCK_HZ must be defined by the board"
-#endif
 
 #define UART_DATA (*(volatile uint32_t *)(MCU_UART_BASE + 0x0u))
 #define UART_STATE (*(volatile uint32_t *)(MCU_UART_BASE + 0x4u))
@@ -61,15 +58,8 @@ static const uint32_t g_link_base[] = {MCU_LINK_UART1, MCU_LINK_UART2, MCU_LINK_
 uint32_t mcu_port_links(void) { return (uint32_t)(sizeof g_link_base / sizeof g_link_base[0]); }
 
 int mcu_port_link_getc(uint32_t link, uint32_t timeout_ms) {
-  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
-  uint64_t waited = 0u;
-  uint32_t last = mcu_systick_now();
-  while ((LINK_REG(link, 0x4u) & 2u) == 0u) {
-    if (timeout_ms == 0u) {
-      mcu_systick_pause();
-    } else if (mcu_systick_wait_step(&last, &waited, limit)) {
-      return -1;
-    }
+  if (mcu_systick_wait_bits(&LINK_REG(link, 0x4u), 2u, timeout_ms) != 0) {
+    return -1;
   }
   return (int)(LINK_REG(link, 0x0u) & 0xFFu);
 }
@@ -97,15 +87,8 @@ void mcu_port_init(void) {
 }
 
 int mcu_port_getc(uint32_t timeout_ms) {
-  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
-  uint64_t waited = 0u;
-  uint32_t last = mcu_systick_now();
-  while ((UART_STATE & 2u) == 0u) {
-    if (timeout_ms == 0u) {
-      mcu_systick_pause();
-    } else if (mcu_systick_wait_step(&last, &waited, limit)) {
-      return -1;
-    }
+  if (mcu_systick_wait_bits(&UART_STATE, 2u, timeout_ms) != 0) {
+    return -1;
   }
   return (int)(UART_DATA & 0xFFu);
 }

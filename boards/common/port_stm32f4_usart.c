@@ -9,9 +9,6 @@
 #ifndef MCU_UART_BASE
 #error "MCU_UART_BASE must be defined by the board"
 #endif
-#ifndef MCU_CLOCK_HZ
-#error "MCU_CLOCK_HZ must be defined by the board"
-#endif
 #ifndef MCU_BAUD
 #define MCU_BAUD 115200u
 #endif
@@ -37,15 +34,8 @@ void mcu_port_init(void) {
 }
 
 int mcu_port_getc(uint32_t timeout_ms) {
-  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
-  uint64_t waited = 0u;
-  uint32_t last = mcu_systick_now();
-  while ((USART_SR & (1u << 5)) == 0u) {
-    if (timeout_ms == 0u) {
-      mcu_systick_pause();
-    } else if (mcu_systick_wait_step(&last, &waited, limit)) {
-      return -1;
-    }
+  if (mcu_systick_wait_bits(&USART_SR, 1u << 5, timeout_ms) != 0) {
+    return -1;
   }
   return (int)(USART_DR & 0xFFu);
 }

@@ -3,9 +3,9 @@
  * the ART accelerator and flash prefetch, the Cortex-M7's instruction and data caches (what makes
  * an M7 run near one instruction per cycle from flash; the QEMU twin models none of them, nor
  * wait states or dual issue, so its counts are instructions, not cycles);
- * the console on the USART wired to the ST-LINK virtual COM port; DWT cycle counter. Registers from
- * RM0410 (F76x/F77x) and RM0385 (F74x/F75x), identical for what is used here. Each board's
- * board.toml sets:
+ * the console on the USART wired to the ST-LINK virtual COM port; DWT cycle counter (both driven
+ * by port_stm32_dwt.c). Registers from RM0410 (F76x/F77x) and RM0385 (F74x/F75x), identical for
+ * what is used here. Each board's board.toml sets:
  *   MCU_HSE_BYPASS        1: external clock (NUCLEO: the ST-LINK's 8 MHz MCO); 0: a crystal
  *   MCU_PLL_M             HSE MHz / 2 (NUCLEO 4) or HSE MHz (DISCO's 25 MHz crystal: 25)
  *   MCU_PLL_N             216 with M = HSE/2, 432 with M = HSE (VCO input 2 or 1 MHz)
@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "mcu/port.h"
+#include "mcu/port_stm32.h"
 
 #define REG(addr) (*(volatile uint32_t *)(addr))
 #define RCC_CR REG(0x40023800u)
@@ -54,14 +55,7 @@
 #endif
 #define USART_CR1 REG(USART_BASE + 0x00u)
 #define USART_BRR REG(USART_BASE + 0x0Cu)
-#define USART_ISR REG(USART_BASE + 0x1Cu)
-#define USART_ICR REG(USART_BASE + 0x20u)
-#define USART_RDR REG(USART_BASE + 0x24u)
-#define USART_TDR REG(USART_BASE + 0x28u)
-#define DEMCR REG(0xE000EDFCu)
-#define DWT_CTRL REG(0xE0001000u)
 #define DWT_CYCCNT REG(0xE0001004u)
-#define DWT_LAR REG(0xE0001FB0u)
 
 #define CORE_HZ 216000000u
 /* The clock tree below sets 216 MHz; a board.toml whose clock_hz (MCU_CLOCK_HZ) says otherwise
@@ -75,9 +69,6 @@ _Static_assert(MCU_CLOCK_HZ == CORE_HZ, "board.toml's MCU_CLOCK_HZ differs from 
 #define BAUD 115200u
 #endif
 #define SPIN_LIMIT 10000000u
-
-static uint32_t g_cycles_high;
-static uint32_t g_cycles_last;
 
 static void wait_set(volatile uint32_t *reg, uint32_t mask) {
   for (uint32_t i = 0; i < SPIN_LIMIT && (*reg & mask) != mask; ++i) {
@@ -186,56 +177,16 @@ void mcu_port_init(void) {
   clock_init();
   caches_init();
   console_init();
-  DEMCR |= 1u << 24;
-  DWT_LAR = 0xC5ACCE55u;
-  DWT_CYCCNT = 0u;
-  DWT_CTRL |= 1u;
+  mcu_stm32_dwt_start();
 #if MCU_MLPERF_ENERGY
   timestamp_pin_init();
 #endif
 }
 
-/* 64-bit extension of CYCCNT: correct while called at least once per 2^32 cycles (19.8 s). */
-uint64_t mcu_port_cycles(void) {
-  uint32_t now = DWT_CYCCNT;
-  if (now < g_cycles_last) {
-    g_cycles_high++;
-  }
-  g_cycles_last = now;
-  return ((uint64_t)g_cycles_high << 32) | now;
-}
-
 uint32_t mcu_port_cycle_hz(void) { return CORE_HZ; }
 
-void mcu_port_cycles_restart(void) {
-  DWT_CYCCNT = 0u;
-  g_cycles_high = 0u;
-  g_cycles_last = 0u;
-}
-
 int mcu_port_getc(uint32_t timeout_ms) {
-  uint64_t limit = (uint64_t)timeout_ms * (CORE_HZ / 1000u);
-  uint64_t start = mcu_port_cycles();
-  while ((USART_ISR & (1u << 5)) == 0u) {
-    if ((USART_ISR & (1u << 3)) != 0u) {
-      USART_ICR = 1u << 3; /* clear ORE */
-    }
-    if (timeout_ms != 0u && mcu_port_cycles() - start > limit) {
-      return -1;
-    }
-  }
-  return (int)(USART_RDR & 0xFFu);
+  return mcu_stm32_usart_getc(USART_BASE, (uint64_t)timeout_ms * (CORE_HZ / 1000u));
 }
 
-void mcu_port_putc(uint8_t c) {
-  while ((USART_ISR & (1u << 7)) == 0u) {
-  }
-  USART_TDR = c;
-}
-
-void mcu_port_exit(int code) {
-  (void)code;
-  for (;;) {
-    __asm volatile("wfi");
-  }
-}
+void mcu_port_putc(uint8_t c) { mcu_stm32_usart_putc(USART_BASE, c); }

@@ -6,10 +6,6 @@
 #include "mcu/port.h"
 #include "mcu/port_systick.h"
 
-#ifndef MCU_CLOCK_HZ
-#error "MCU_CLOCK_HZ must be defined by the board"
-#endif
-
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
@@ -56,8 +52,6 @@ void mcu_port_cycles_restart(void) {
   }
 }
 
-uint32_t mcu_systick_now(void) { return SYST_CVR; }
-
 /* About 260 instructions between two polls of the console: about 10 us at 25 MHz, well inside
  * the 87 us a byte takes at 115200 baud. Under QEMU -icount a register read costs some 20 times
  * its virtual time in wall time, and the pause's plain instructions almost nothing: with it a
@@ -71,12 +65,22 @@ void mcu_systick_pause(void) {
   }
 }
 
-int mcu_systick_wait_step(uint32_t *last, uint64_t *waited, uint64_t limit) {
-  mcu_systick_pause();
-  uint32_t now = SYST_CVR;
-  *waited += (*last - now) & SYST_RELOAD;
-  *last = now;
-  return *waited > limit;
+int mcu_systick_wait_bits(const volatile uint32_t *status, uint32_t mask, uint32_t timeout_ms) {
+  uint64_t limit = (uint64_t)timeout_ms * (MCU_CLOCK_HZ / 1000u);
+  uint64_t waited = 0u;
+  uint32_t last = SYST_CVR;
+  while ((*status & mask) == 0u) {
+    mcu_systick_pause();
+    if (timeout_ms != 0u) {
+      uint32_t now = SYST_CVR;
+      waited += (last - now) & SYST_RELOAD;
+      last = now;
+      if (waited > limit) {
+        return -1;
+      }
+    }
+  }
+  return 0;
 }
 
 void mcu_port_exit(int code) {

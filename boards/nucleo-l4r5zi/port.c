@@ -1,10 +1,12 @@
 /* NUCLEO-L4R5ZI (the MLPerf Tiny reference board): 120 MHz from MSI 4 MHz (PLL N=60 R=2, range 1
  * boost, 5 flash wait states), console on LPUART1 (PG7 TX, PG8 RX, AF8; PG needs VDDIO2) = the
- * ST-LINK virtual COM port, DWT cycle counter. Registers from RM0432.
+ * ST-LINK virtual COM port, DWT cycle counter (both driven by ../common/port_stm32_dwt.c).
+ * Registers from RM0432.
  * Not yet run on hardware: built and size-checked only. */
 #include <stdint.h>
 
 #include "mcu/port.h"
+#include "mcu/port_stm32.h"
 
 #define REG(addr) (*(volatile uint32_t *)(addr))
 #define RCC_CR REG(0x40021000u)
@@ -19,15 +21,9 @@
 #define GPIOG_MODER REG(0x48001800u)
 #define GPIOG_AFRL REG(0x48001820u)
 #define GPIOG_AFRH REG(0x48001824u)
-#define LPUART_CR1 REG(0x40008000u)
-#define LPUART_BRR REG(0x4000800Cu)
-#define LPUART_ISR REG(0x4000801Cu)
-#define LPUART_ICR REG(0x40008020u)
-#define LPUART_RDR REG(0x40008024u)
-#define LPUART_TDR REG(0x40008028u)
-#define DEMCR REG(0xE000EDFCu)
-#define DWT_CTRL REG(0xE0001000u)
-#define DWT_CYCCNT REG(0xE0001004u)
+#define LPUART_BASE 0x40008000u
+#define LPUART_CR1 REG(LPUART_BASE + 0x00u)
+#define LPUART_BRR REG(LPUART_BASE + 0x0Cu)
 
 #define CORE_HZ 120000000u
 /* The clock tree below sets 120 MHz; a board.toml whose clock_hz (MCU_CLOCK_HZ) says otherwise
@@ -37,9 +33,6 @@ _Static_assert(MCU_CLOCK_HZ == CORE_HZ, "board.toml's MCU_CLOCK_HZ differs from 
 #endif
 #define BAUD 115200u
 #define SPIN_LIMIT 10000000u
-
-static uint32_t g_cycles_high;
-static uint32_t g_cycles_last;
 
 static void clock_init(void) {
   RCC_APB1ENR1 |= 1u << 28;                                     /* PWR */
@@ -64,51 +57,13 @@ void mcu_port_init(void) {
   GPIOG_AFRH = (GPIOG_AFRH & ~0xFu) | 8u;
   LPUART_BRR = (uint32_t)(((uint64_t)CORE_HZ * 256u + BAUD / 2u) / BAUD);
   LPUART_CR1 = (1u << 3) | (1u << 2) | 1u;                       /* TE, RE, UE */
-  DEMCR |= 1u << 24;
-  DWT_CYCCNT = 0u;
-  DWT_CTRL |= 1u;
-}
-
-uint64_t mcu_port_cycles(void) {
-  uint32_t now = DWT_CYCCNT;
-  if (now < g_cycles_last) {
-    g_cycles_high++;
-  }
-  g_cycles_last = now;
-  return ((uint64_t)g_cycles_high << 32) | now;
+  mcu_stm32_dwt_start();
 }
 
 uint32_t mcu_port_cycle_hz(void) { return CORE_HZ; }
 
-void mcu_port_cycles_restart(void) {
-  DWT_CYCCNT = 0u;
-  g_cycles_high = 0u;
-  g_cycles_last = 0u;
-}
-
 int mcu_port_getc(uint32_t timeout_ms) {
-  uint64_t limit = (uint64_t)timeout_ms * (CORE_HZ / 1000u);
-  uint64_t start = mcu_port_cycles();
-  while ((LPUART_ISR & (1u << 5)) == 0u) {
-    if ((LPUART_ISR & (1u << 3)) != 0u) {
-      LPUART_ICR = 1u << 3;
-    }
-    if (timeout_ms != 0u && mcu_port_cycles() - start > limit) {
-      return -1;
-    }
-  }
-  return (int)(LPUART_RDR & 0xFFu);
+  return mcu_stm32_usart_getc(LPUART_BASE, (uint64_t)timeout_ms * (CORE_HZ / 1000u));
 }
 
-void mcu_port_putc(uint8_t c) {
-  while ((LPUART_ISR & (1u << 7)) == 0u) {
-  }
-  LPUART_TDR = c;
-}
-
-void mcu_port_exit(int code) {
-  (void)code;
-  for (;;) {
-    __asm volatile("wfi");
-  }
-}
+void mcu_port_putc(uint8_t c) { mcu_stm32_usart_putc(LPUART_BASE, c); }

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax_reference import assert_host_matches_jax, float_part_grads, host_state
 
-from mcugen.codegen.lower import lower
+from mcugen.codegen.lower import fields, lower
 from mcugen.codegen.quant import FLOAT_MAX, out_size
 from mcugen.errors import McugenError
 from mcugen.model.builder import GraphBuilder
@@ -317,7 +317,7 @@ def backward_operator(kind: str, **changes: object) -> tuple[Graph, Operator]:
 @pytest.mark.parametrize("kind", KINDS)
 def test_backward_operator_takes_the_forward_window(kind: str) -> None:
     graph, op = backward_operator(kind)
-    params = dict(lower(graph, op).params)
+    params = fields(lower(graph, op).params)
     # SAME over 9 x 7 with a 3 x 2 filter, strides (2, 1), dilations (1, 2): padding (1, 1)
     window = {"stride_h": 2, "stride_w": 1, "dilation_h": 1, "dilation_w": 2}
     assert {k: params[k] for k in window} == window

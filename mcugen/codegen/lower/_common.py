@@ -31,6 +31,9 @@ OVERWRITES_EITHER_TILEABLE = OpTraits(overwrites=(0, 1), window=ELEMENTWISE)
 #: The member of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED parameters that
 #: holds their offsets, activation range and multipliers (mcu/requant_params.h).
 REQUANT = "rq"
+#: The member of CONV_2D and DEPTHWISE_CONV_2D parameters (their gradients' and optimised
+#: variants' too) that holds strides, dilations and padding (mcu_window_params_t, mcu/window.h).
+WINDOW_PARAMS = "win"
 
 
 def elementwise_traits(graph: Graph, op: Operator) -> OpTraits:

@@ -12,6 +12,7 @@ from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered, Params, fields, member, register
 from mcugen.codegen.lower._common import (
     REQUANT,
+    WINDOW_PARAMS,
     activation_params,
     check_accumulator,
     check_dtype,
@@ -348,7 +349,7 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_channels(op, "output batch", y.shape[0], x.shape[0])
     check_bias(op, bias, out_c)
     in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
-    window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
+    window = member(WINDOW_PARAMS, window_params(op, in_hw, (k_h, k_w), out_hw=out_hw))
     params = window + type_params(op, x, w, y, 0, bias)
     function = kernel_function(op, "conv_2d", dtype, w, bias, 0, params)
     return Lowered("conv_2d", function, PARAMS, params)

@@ -12,8 +12,14 @@ them. `grad_operands`, `check_grad_shapes` and `grad_params` serve the depthwise
 from __future__ import annotations
 
 from mcugen.codegen import quant
-from mcugen.codegen.lower import Lowered, Value, register
-from mcugen.codegen.lower._common import check_dtype, fused_activation, invalid, req
+from mcugen.codegen.lower import Lowered, Value, member, register
+from mcugen.codegen.lower._common import (
+    WINDOW_PARAMS,
+    check_dtype,
+    fused_activation,
+    invalid,
+    req,
+)
 from mcugen.codegen.lower.conv_2d import check_4d, window_params
 from mcugen.codegen.lower.fully_connected_grad import weight_update
 from mcugen.model.ir import Graph, Operator, Tensor
@@ -63,7 +69,7 @@ def grad_params(
     )
     lo, hi = quant.activation_range_float(fused_activation(op))
     values = tuple((k, int(bool(op.options.get(k, False)))) for k in flags)
-    return window + (("act_min_f", lo), ("act_max_f", hi)) + values
+    return member(WINDOW_PARAMS, window) + (("act_min_f", lo), ("act_max_f", hi)) + values
 
 
 @register(f"CUSTOM:{CODE}", types=("float32",))

@@ -3,8 +3,8 @@ bias: TFLM reads a 16x8 depthwise bias as int64 only) and float32."""
 
 from __future__ import annotations
 
-from mcugen.codegen.lower import Lowered, register
-from mcugen.codegen.lower._common import inp, out, req, unsupported
+from mcugen.codegen.lower import Lowered, member, register
+from mcugen.codegen.lower._common import WINDOW_PARAMS, inp, out, req, unsupported
 from mcugen.codegen.lower.conv_2d import (
     CONV_TYPES,
     check_4d,
@@ -52,8 +52,10 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
     check_channels(op, "output batch", y.shape[0], x.shape[0])
     check_bias(op, bias, out_c)
     mult = depth_multiplier(op, x.shape[3], out_c)
+    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
+    window = window_params(op, in_hw, (k_h, k_w), out_hw=out_hw)
     params = (
-        window_params(op, (x.shape[1], x.shape[2]), (k_h, k_w), out_hw=(y.shape[1], y.shape[2]))
+        member(WINDOW_PARAMS, window)
         + (("depth_multiplier", mult),)
         + type_params(op, x, w, y, 3, bias)
     )

@@ -23,7 +23,8 @@ import functools
 
 import numpy as np
 
-from mcugen.codegen.lower import Array, Lowered, Value, fields
+from mcugen.codegen.lower import Array, Lowered, Value, fields, member
+from mcugen.codegen.lower._common import WINDOW_PARAMS
 from mcugen.codegen.lower._conv_stem import (
     STRIP,
     applies,
@@ -155,7 +156,7 @@ def conv_params(
     if records is None or weights is None:
         return None
     flat = Array("int32_t", tuple(v for r in records for v in r))
-    params = tuple((k, ref[k]) for k in WINDOW) + (
+    params = member(WINDOW_PARAMS, tuple((k, ref[k]) for k in WINDOW)) + (
         ("pad_value", pad_value),
         ("act_min", ref["act_min"]),
         ("act_max", ref["act_max"]),

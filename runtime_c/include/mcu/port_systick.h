@@ -6,17 +6,20 @@
 
 #include <stdint.h>
 
+/* The core clock, which the counter counts: a compile definition of the board. */
+#ifndef MCU_CLOCK_HZ
+#error "MCU_CLOCK_HZ must be defined by the board"
+#endif
+
 /* Start SysTick at the core clock with the wrap interrupt. */
 void mcu_systick_start(void);
 
 /* About 260 instructions of pause between two polls of the console. */
 void mcu_systick_pause(void);
 
-/* A console-polling wait: pauses (mcu_systick_pause), then adds the counter's steps since
- * *last to *waited. Returns 1 once *waited exceeds `limit` ticks. Needs no interrupt. */
-int mcu_systick_wait_step(uint32_t *last, uint64_t *waited, uint64_t limit);
-
-/* The counter's raw value, to start a wait. */
-uint32_t mcu_systick_now(void);
+/* A console wait: polls until a bit of `mask` is set in the register at `status`, pausing
+ * (mcu_systick_pause) between polls and summing the counter's steps; needs no interrupt.
+ * 0 once a bit is set, -1 after `timeout_ms` (0: no timeout). */
+int mcu_systick_wait_bits(const volatile uint32_t *status, uint32_t mask, uint32_t timeout_ms);
 
 #endif

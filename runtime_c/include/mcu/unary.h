@@ -68,4 +68,12 @@ static inline int8_t mcu_unary_fixed_int8(int8_t q, const mcu_unary_fixed_params
   return (int8_t)mcu_clamp_i32(out, INT8_MIN, INT8_MAX);
 }
 
+/* One int16 element of LOGISTIC or TANH: `q15` (mcu_sigmoid_q15, mcu_tanh_q15) of the input
+ * rescaled to the table's steps. */
+static inline int16_t mcu_unary_table_int16(int16_t x, const mcu_unary_table_params_t *p,
+                                            int16_t (*q15)(int32_t, const uint16_t *)) {
+  return q15(mcu_sigmoid_table_input(x, p->input_multiplier, p->input_left_shift),
+             p->sigmoid_table);
+}
+
 #endif

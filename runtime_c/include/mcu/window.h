@@ -23,6 +23,17 @@ typedef struct {
   int32_t per_group; /* output channels per group: set by mcu_window_groups only */
 } mcu_window_dims_t;
 
+/* The window of CONV_2D, DEPTHWISE_CONV_2D, their gradients and optimised variants, computed at
+ * build time as TFLM's Prepare does: the member `win` of their parameters. */
+typedef struct {
+  int32_t stride_w;
+  int32_t stride_h;
+  int32_t dilation_w;
+  int32_t dilation_h;
+  int32_t pad_w; /* ComputePaddingHeightWidth: padding before, extra after is implicit */
+  int32_t pad_h;
+} mcu_window_params_t;
+
 static inline mcu_status_t mcu_window_dims(const mcu_tensor_t *in, const mcu_tensor_t *filter,
                                            const mcu_tensor_t *out, mcu_window_dims_t *d) {
   MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);

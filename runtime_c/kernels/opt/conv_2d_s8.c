@@ -99,8 +99,8 @@ static void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
 
 /* The first tap's column and whether the window's rows are contiguous runs inside the image. */
 static int contiguous_rows(const mcu_conv_2d_s8_params_t *p, const dims_t *d, int32_t x0) {
-  int32_t x_last = x0 + (d->s.k_w - 1) * p->dilation_w;
-  return x0 >= 0 && x_last < d->s.in_w && (p->dilation_w == 1 || d->s.k_w == 1);
+  int32_t x_last = x0 + (d->s.k_w - 1) * p->win.dilation_w;
+  return x0 >= 0 && x_last < d->s.in_w && (p->win.dilation_w == 1 || d->s.k_w == 1);
 }
 
 /* Window rows straight from the image into the words (in_c a multiple of 4). */
@@ -110,7 +110,7 @@ static void expand_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, con
   int32_t tap_blocks = d->s.in_c / 4;
   int contiguous = contiguous_rows(p, d, x0);
   for (int32_t ky = 0; ky < d->s.k_h; ++ky, x += 4 * d->s.k_w * tap_blocks) {
-    int32_t y = y0 + ky * p->dilation_h;
+    int32_t y = y0 + ky * p->win.dilation_h;
     if (y < 0 || y >= d->s.in_h) {
       fill(x, pad2, d->s.k_w * tap_blocks);
       continue;
@@ -121,7 +121,7 @@ static void expand_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, con
       continue;
     }
     for (int32_t kx = 0; kx < d->s.k_w; ++kx) {
-      int32_t xx = x0 + kx * p->dilation_w;
+      int32_t xx = x0 + kx * p->win.dilation_w;
       uint32_t *dst = x + 4 * kx * tap_blocks;
       if (xx >= 0 && xx < d->s.in_w) {
         expand(dst, row + xx * d->s.in_c, tap_blocks);
@@ -139,7 +139,7 @@ static void gather_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, con
   int32_t row_bytes = d->s.k_w * d->s.in_c;
   int contiguous = contiguous_rows(p, d, x0);
   for (int32_t ky = 0; ky < d->s.k_h; ++ky, col += row_bytes) {
-    int32_t y = y0 + ky * p->dilation_h;
+    int32_t y = y0 + ky * p->win.dilation_h;
     if (y < 0 || y >= d->s.in_h) {
       memset(col, p->pad_value, (size_t)row_bytes);
       continue;
@@ -150,7 +150,7 @@ static void gather_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, con
       continue;
     }
     for (int32_t kx = 0; kx < d->s.k_w; ++kx) {
-      int32_t xx = x0 + kx * p->dilation_w;
+      int32_t xx = x0 + kx * p->win.dilation_w;
       if (xx >= 0 && xx < d->s.in_w) {
         copy_bytes(col + kx * d->s.in_c, row + xx * d->s.in_c, d->s.in_c);
       } else {
@@ -183,8 +183,8 @@ static __attribute__((noinline)) void pixel_window(const mcu_conv_2d_s8_params_t
                                                    const dims_t *d, const int8_t *input,
                                                    pixel_t q, uint32_t *x, int8_t *col) {
   const int8_t *in = input + q.b * d->s.in_h * d->s.in_w * d->s.in_c;
-  int32_t y0 = q.oy * p->stride_h - p->pad_h;
-  int32_t x0 = q.ox * p->stride_w - p->pad_w;
+  int32_t y0 = q.oy * p->win.stride_h - p->win.pad_h;
+  int32_t x0 = q.ox * p->win.stride_w - p->win.pad_w;
   if (d->s.in_c % 4 == 0) {
     expand_window(p, d, in, y0, x0, x);
     return;
@@ -206,11 +206,11 @@ typedef struct {
 
 static fast_t fast_geometry(const mcu_conv_2d_s8_params_t *p, const dims_t *d) {
   fast_t g;
-  g.y_max = d->s.in_h - 1 - (d->s.k_h - 1) * p->dilation_h;
-  int contiguous = p->dilation_w == 1 || d->s.k_w == 1;
-  g.x_max = contiguous ? d->s.in_w - 1 - (d->s.k_w - 1) * p->dilation_w : -1;
+  g.y_max = d->s.in_h - 1 - (d->s.k_h - 1) * p->win.dilation_h;
+  int contiguous = p->win.dilation_w == 1 || d->s.k_w == 1;
+  g.x_max = contiguous ? d->s.in_w - 1 - (d->s.k_w - 1) * p->win.dilation_w : -1;
   g.run = d->s.k_w * d->s.in_c;
-  g.step = p->dilation_h * d->s.in_w * d->s.in_c;
+  g.step = p->win.dilation_h * d->s.in_w * d->s.in_c;
   g.image = d->s.in_h * d->s.in_w * d->s.in_c;
   return g;
 }
@@ -222,8 +222,8 @@ static inline __attribute__((always_inline)) int fast_window(const mcu_conv_2d_s
                                                              const dims_t *d, const fast_t *g,
                                                              const int8_t *input, pixel_t q,
                                                              uint32_t *x, int8_t *col) {
-  int32_t y0 = q.oy * p->stride_h - p->pad_h;
-  int32_t x0 = q.ox * p->stride_w - p->pad_w;
+  int32_t y0 = q.oy * p->win.stride_h - p->win.pad_h;
+  int32_t x0 = q.ox * p->win.stride_w - p->win.pad_w;
   if (y0 < 0 || y0 > g->y_max || x0 < 0 || x0 > g->x_max) {
     return 0;
   }
@@ -339,6 +339,25 @@ static void dot_pair(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t
   acc[1][1] = a11;
 }
 
+/* Half a block of dot_quad's assembly: two words of the window against one word of each of
+ * the four channels' (k0, k2) or (k1, k3) pairs. */
+#define DOT_QUAD_HALF_ASM                 \
+  "ldrd %[x0], %[x1], [%[xp]], #8\n\t"    \
+  "ldr %[wd], [%[wp]], #4\n\t"            \
+  "sxtb16 %[e], %[wd]\n\t"                \
+  "smlad %[a00], %[e], %[x0], %[a00]\n\t" \
+  "smlad %[a01], %[e], %[x1], %[a01]\n\t" \
+  "sxtb16 %[e], %[wd], ror #8\n\t"        \
+  "smlad %[a10], %[e], %[x0], %[a10]\n\t" \
+  "smlad %[a11], %[e], %[x1], %[a11]\n\t" \
+  "ldr %[wd], [%[wp]], #4\n\t"            \
+  "sxtb16 %[e], %[wd]\n\t"                \
+  "smlad %[a20], %[e], %[x0], %[a20]\n\t" \
+  "smlad %[a21], %[e], %[x1], %[a21]\n\t" \
+  "sxtb16 %[e], %[wd], ror #8\n\t"        \
+  "smlad %[a30], %[e], %[x0], %[a30]\n\t" \
+  "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+
 /* Two pixels against four channels, sums s[2 * channel + pixel]. The filter's block j of a
  * group of four channels is the first pair's word (k0, k2), the second pair's, then their
  * words (k1, k3): each load of the window's words serves four channels, 32 multiply-adds in
@@ -354,37 +373,7 @@ static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, co
   if (blocks > 0) {
     uint32_t x0, x1, word, e;
     __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[x0], %[x1], [%[xp]], #8\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a00], %[e], %[x0], %[a00]\n\t"
-        "smlad %[a01], %[e], %[x1], %[a01]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a10], %[e], %[x0], %[a10]\n\t"
-        "smlad %[a11], %[e], %[x1], %[a11]\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a20], %[e], %[x0], %[a20]\n\t"
-        "smlad %[a21], %[e], %[x1], %[a21]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a30], %[e], %[x0], %[a30]\n\t"
-        "smlad %[a31], %[e], %[x1], %[a31]\n\t"
-        "ldrd %[x0], %[x1], [%[xp]], #8\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a00], %[e], %[x0], %[a00]\n\t"
-        "smlad %[a01], %[e], %[x1], %[a01]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a10], %[e], %[x0], %[a10]\n\t"
-        "smlad %[a11], %[e], %[x1], %[a11]\n\t"
-        "ldr %[wd], [%[wp]], #4\n\t"
-        "sxtb16 %[e], %[wd]\n\t"
-        "smlad %[a20], %[e], %[x0], %[a20]\n\t"
-        "smlad %[a21], %[e], %[x1], %[a21]\n\t"
-        "sxtb16 %[e], %[wd], ror #8\n\t"
-        "smlad %[a30], %[e], %[x0], %[a30]\n\t"
-        "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+        "1:\n\t" DOT_QUAD_HALF_ASM DOT_QUAD_HALF_ASM
         "ldr %[wd], %[end]\n\t"
         "cmp %[xp], %[wd]\n\t"
         "bne 1b"

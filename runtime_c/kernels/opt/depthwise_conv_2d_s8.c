@@ -214,7 +214,7 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
   }
   const uint32_t zero = repeat4(-j->p->rq.input_offset);
   const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
-  const int32_t stride_h = j->p->stride_h, stride_w = j->p->stride_w, pad_h = j->p->pad_h;
+  const int32_t stride_h = j->p->win.stride_h, stride_w = j->p->win.stride_w, pad_h = j->p->win.pad_h;
   const int32_t lo = j->p->rq.act_min, hi = j->p->rq.act_max;
   const int32_t out_w = j->out_w;
   const int is_3x3 = k_h == 3 && k_w == 3;
@@ -593,13 +593,7 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
  * after them; the first line's sums start from the bias in r9. */
 #define DW3_S1_ROW4(P, W, S0, S1, S2, S3)                                                         \
   "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
-  "ldrd r12, lr, [" P "], #8\n\t"                                                                 \
-  "smlatb r6, r12, r10, " S1 "\n\t"                                                               \
-  "smlad r5, r12, r10, " S0 "\n\t"                                                                \
-  "smlad r7, lr, r10, " S2 "\n\t"                                                                 \
-  "smlatb r8, lr, r10, " S3 "\n\t"                                                                \
-  "smlabt r5, lr, r11, r5\n\t"                                                                    \
-  "smlad r6, lr, r11, r6\n\t"                                                                     \
+  "ldrd r12, lr, [" P "], #8\n\t" MCU_DW3_S1_AB4(S0, S1, S2, S3)                                \
   "ldr r12, [" P "]\n\t"                                                                          \
   "smlabt r7, r12, r11, r7\n\t"                                                                   \
   "smlad r8, r12, r11, r8\n\t"
@@ -687,12 +681,7 @@ __attribute__((noinline)) static void dw3_fill(const dw3_job_t *j, int32_t y0, i
   "ldr lr, [r0, #72]\n\t"                                                                         \
   "subs lr, lr, #1\n\t"                                                                           \
   "str lr, [r0, #72]\n\t"                                                                         \
-  "bne 1b\n\t"                                                                                    \
-  "ldr lr, [r0, #88]\n\t"                                                                         \
-  "add r0, r0, #92\n\t"                                                                           \
-  "cmp lr, #0\n\t"                                                                                \
-  "bne 0b\n\t"                                                                                    \
-  "pop {r4-r11, pc}\n\t"
+  MCU_DW3_LINES_END
 
 __attribute__((naked)) static void dw3_lines_s1(void *k) {
   (void)k;
@@ -910,8 +899,8 @@ static void dw3_group(const dw3_job_t *j, int32_t c, int32_t g, dw3_call_t q[4])
 /* The layers this path takes (dw3_fits in opt_depthwise.py): 3x3, strides 1 or 2, every right
  * shift at least 1. */
 static int dw3_fits(const mcu_depthwise_conv_2d_params_t *p, int32_t k_h, int32_t k_w) {
-  if (k_h != 3 || k_w != 3 || p->stride_h < 1 || p->stride_h > 2 || p->stride_w < 1 ||
-      p->stride_w > 2) {
+  if (k_h != 3 || k_w != 3 || p->win.stride_h < 1 || p->win.stride_h > 2 || p->win.stride_w < 1 ||
+      p->win.stride_w > 2) {
     return 0;
   }
   for (int32_t i = 0; i < p->rq.num_channels; ++i) {
@@ -950,13 +939,13 @@ static void dw3_setup(dw3_job_t *j, const dw_job_t *g, void *scratch,
   j->ch = ch;
   if (dw3_by_columns(g)) {
     j->src = cols_in, j->dst = cols_out;
-    j->s_across = p->stride_w, j->s_along = p->stride_h;
-    j->pad_across = p->pad_w, j->pad_along = p->pad_h;
+    j->s_across = p->win.stride_w, j->s_along = p->win.stride_h;
+    j->pad_across = p->win.pad_w, j->pad_along = p->win.pad_h;
     j->tap_across = ch, j->tap_along = 3 * ch;
   } else {
     j->src = rows_in, j->dst = rows_out;
-    j->s_across = p->stride_h, j->s_along = p->stride_w;
-    j->pad_across = p->pad_h, j->pad_along = p->pad_w;
+    j->s_across = p->win.stride_h, j->s_along = p->win.stride_w;
+    j->pad_across = p->win.pad_h, j->pad_along = p->win.pad_w;
     j->tap_across = 3 * ch, j->tap_along = ch;
   }
   int32_t want = (MCU_DW3_OUTPUTS + j->dst.len - 1) / j->dst.len;
@@ -986,7 +975,7 @@ static int in_place_ok(const dw_job_t *j) {
     /* the 3x3 path by columns: output column ox over input column ox, copied while columns
      * below ox * stride_w - pad_w + 3 are */
     for (int32_t ox = 0; ox < j->out_w; ++ox) {
-      int32_t copied = ox * j->p->stride_w - j->p->pad_w + 3;
+      int32_t copied = ox * j->p->win.stride_w - j->p->win.pad_w + 3;
       if (copied < j->in_w && ox >= copied) {
         return 0;
       }
@@ -994,7 +983,7 @@ static int in_place_ok(const dw_job_t *j) {
     return 1;
   }
   for (int32_t oy = 0; oy < j->out_h; ++oy) {
-    int32_t copied = oy * j->p->stride_h - j->p->pad_h + j->k_h; /* rows below are in the band */
+    int32_t copied = oy * j->p->win.stride_h - j->p->win.pad_h + j->k_h; /* rows below are in the band */
     if (copied < j->in_h && (oy + 1) * j->out_w > copied * j->in_w) {
       return 0;
     }
@@ -1030,20 +1019,20 @@ static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
                 filter->dims[2],
                 out->dims[1],
                 out->dims[2],
-                p->pad_w,
+                p->win.pad_w,
                 0,
                 NULL,
                 NULL};
   int32_t batches = in->dims[0];
   MCU_ENSURE_MODEL(out->dims[0] == batches && out->dims[3] == j.ch && filter->dims[3] == j.ch,
                    MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->depth_multiplier == 1 && p->dilation_h == 1 && p->dilation_w == 1,
+  MCU_ENSURE_MODEL(p->depth_multiplier == 1 && p->win.dilation_h == 1 && p->win.dilation_w == 1,
                    MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(j.k_h <= MCU_DW_MAX_ROWS, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == j.ch, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(j.pad_w >= 0 && p->pad_h >= 0, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(j.pad_w >= 0 && p->win.pad_h >= 0, MCU_ERR_BAD_MODEL);
   /* the band row: padding, the image, and what the last window reads past it */
-  j.band_w = mcu_max_i32(j.pad_w + j.in_w, (j.out_w - 1) * p->stride_w + j.k_w);
+  j.band_w = mcu_max_i32(j.pad_w + j.in_w, (j.out_w - 1) * p->win.stride_w + j.k_w);
   j.wide = mcu_scratch(ctx, node);
   MCU_ENSURE(j.wide != NULL, MCU_ERR_BAD_MODEL);
   j.band = j.wide + 2 * j.k_h * j.k_w;

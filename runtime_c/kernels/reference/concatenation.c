@@ -8,27 +8,11 @@
 
 #include "mcu/axis.h"
 
-static mcu_status_t concat_dims(const mcu_node_t *node, const mcu_context_t *ctx,
-                                mcu_axis_t *d) {
-  const mcu_concatenation_params_t *p = node->params;
-  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
-  int axis = (int)p->axis;
-  MCU_ENSURE_MODEL(axis >= 0 && axis < output->ndims && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
-  int32_t total = 0;
-  for (int i = 0; i < node->num_inputs; ++i) {
-    const mcu_tensor_t *t = mcu_input_tensor(ctx, node, i);
-    MCU_TRY(mcu_axis_check_part(t, output, axis));
-    total += t->dims[axis];
-  }
-  MCU_ENSURE_MODEL(total == output->dims[axis], MCU_ERR_BAD_MODEL);
-  *d = mcu_axis_of(output, axis, p->elem_bytes);
-  return MCU_OK;
-}
-
 mcu_status_t mcu_concatenation(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_concatenation_params_t *p = node->params;
   mcu_axis_t d;
-  MCU_TRY(concat_dims(node, ctx, &d));
+  const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
+  MCU_TRY(mcu_axis_cut(node, ctx, output, 0, (int)p->axis, p->elem_bytes, &d));
   uint8_t *out = mcu_output(ctx, node, 0);
   for (int32_t k = 0; k < d.outer; ++k) {
     for (int i = 0; i < node->num_inputs; ++i) {

@@ -28,7 +28,7 @@ typedef struct {
 
 static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d,
                                  int32_t oy, int32_t ox, int32_t oc) {
-  conv_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w,
+  conv_window_t w = {oy * p->win.stride_h - p->win.pad_h, ox * p->win.stride_w - p->win.pad_w,
                      (oc / d->per_group) * d->k_c};
   return w;
 }
@@ -42,7 +42,7 @@ static conv_window_t conv_window(const mcu_conv_2d_params_t *p, const mcu_window
   static acc_t name(const mcu_conv_2d_params_t *p, const mcu_window_dims_t *d, const in_t *in, \
                     const filt_t *filt, conv_window_t w) {                                     \
     acc_t acc = 0;                                                                             \
-    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                         \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->win.dilation_h, p->win.dilation_w, {                         \
       const in_t *pix = in + (y * d->in_w + x) * d->in_c + w.c0;                               \
       const filt_t *tap = filt + (ky * d->k_w + kx) * d->k_c;                                  \
       for (int32_t ic = 0; ic < d->k_c; ++ic) {                                                \
@@ -67,7 +67,7 @@ static mcu_status_t conv_in_place_check(const mcu_conv_2d_params_t *p, const mcu
   /* always checked: the path is chosen at run time, by the addresses the allocator gave */
   MCU_ENSURE(scratch != NULL && d->k_h == 1 && d->k_w == 1 && d->k_c == d->in_c,
              MCU_ERR_BAD_MODEL);
-  MCU_ENSURE(p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 && p->pad_w == 0,
+  MCU_ENSURE(p->win.stride_h == 1 && p->win.stride_w == 1 && p->win.pad_h == 0 && p->win.pad_w == 0,
              MCU_ERR_BAD_MODEL);
   MCU_ENSURE(d->out_h == d->in_h && d->out_w == d->in_w, MCU_ERR_BAD_MODEL);
   return MCU_OK;

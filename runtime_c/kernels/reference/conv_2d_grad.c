@@ -58,10 +58,10 @@ typedef struct {
 
 static void conv_grad_window(const mcu_conv_2d_grad_params_t *p, const mcu_window_dims_t *d,
                              int32_t oy, int32_t ox, conv_grad_window_t *win) {
-  win->y0 = oy * p->stride_h - p->pad_h;
-  win->x0 = ox * p->stride_w - p->pad_w;
-  conv_grad_taps(win->y0, p->dilation_h, d->in_h, d->k_h, &win->ky_lo, &win->ky_hi);
-  conv_grad_taps(win->x0, p->dilation_w, d->in_w, d->k_w, &win->kx_lo, &win->kx_hi);
+  win->y0 = oy * p->win.stride_h - p->win.pad_h;
+  win->x0 = ox * p->win.stride_w - p->win.pad_w;
+  conv_grad_taps(win->y0, p->win.dilation_h, d->in_h, d->k_h, &win->ky_lo, &win->ky_hi);
+  conv_grad_taps(win->x0, p->win.dilation_w, d->in_w, d->k_w, &win->kx_lo, &win->kx_hi);
 }
 
 /* db and dx: one pass over the output gradient in the order (n, oy, ox, o). */
@@ -93,9 +93,9 @@ static void conv_grad_input(const mcu_conv_2d_grad_params_t *p, const mcu_window
           }
           const int32_t c0 = (o / d->per_group) * d->k_c;
           for (int32_t ky = win.ky_lo; ky < win.ky_hi; ++ky) {
-            const int32_t iy = win.y0 + p->dilation_h * ky;
+            const int32_t iy = win.y0 + p->win.dilation_h * ky;
             for (int32_t kx = win.kx_lo; kx < win.kx_hi; ++kx) {
-              const int32_t ix = win.x0 + p->dilation_w * kx;
+              const int32_t ix = win.x0 + p->win.dilation_w * kx;
               float *to = dx_b + (iy * d->in_w + ix) * d->in_c + c0;
               const float *from = w + o * filter_size + (ky * d->k_w + kx) * d->k_c;
               for (int32_t i = 0; i < d->k_c; ++i) {
@@ -128,9 +128,9 @@ static void conv_grad_weights(const mcu_conv_2d_grad_params_t *p, const mcu_wind
         conv_grad_window_t win;
         conv_grad_window(p, d, oy, ox, &win);
         for (int32_t ky = win.ky_lo; ky < win.ky_hi; ++ky) {
-          const int32_t iy = win.y0 + p->dilation_h * ky;
+          const int32_t iy = win.y0 + p->win.dilation_h * ky;
           for (int32_t kx = win.kx_lo; kx < win.kx_hi; ++kx) {
-            const int32_t ix = win.x0 + p->dilation_w * kx;
+            const int32_t ix = win.x0 + p->win.dilation_w * kx;
             const float *from = x_b + (iy * d->in_w + ix) * d->in_c + c0;
             float *to = row + (ky * d->k_w + kx) * d->k_c;
             for (int32_t i = 0; i < d->k_c; ++i) {

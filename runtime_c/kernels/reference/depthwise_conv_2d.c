@@ -29,7 +29,7 @@ typedef struct {
 
 static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy, int32_t ox,
                              int32_t ic, int32_t oc) {
-  dw_window_t w = {oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, ic, oc};
+  dw_window_t w = {oy * p->win.stride_h - p->win.pad_h, ox * p->win.stride_w - p->win.pad_w, ic, oc};
   return w;
 }
 
@@ -41,7 +41,7 @@ static dw_window_t dw_window(const mcu_depthwise_conv_2d_params_t *p, int32_t oy
   static acc_t name(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d, \
                     const in_t *in, const filt_t *filter, dw_window_t w) {               \
     acc_t acc = 0;                                                                       \
-    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->dilation_h, p->dilation_w, {                   \
+    MCU_WINDOW_EACH_TAP(d, w.y0, w.x0, p->win.dilation_h, p->win.dilation_w, {                   \
       mul_t value = (mul_t)in[(y * d->in_w + x) * d->in_c + w.ic] offset;                \
       acc += (mul_t)filter[(ky * d->k_w + kx) * d->out_c + w.oc] * value;                \
     });                                                                                  \

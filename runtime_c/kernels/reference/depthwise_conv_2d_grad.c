@@ -51,12 +51,12 @@ static void dw_grad_taps(const mcu_depthwise_conv_2d_grad_params_t *p, const mcu
                          const dw_grad_io_t *io, float dz, int32_t y0, int32_t x0, int32_t o) {
   const int32_t c = o / p->depth_multiplier;
   for (int32_t ky = 0; ky < d->k_h; ++ky) {
-    const int32_t iy = y0 + p->dilation_h * ky;
+    const int32_t iy = y0 + p->win.dilation_h * ky;
     if (iy < 0 || iy >= d->in_h) {
       continue;
     }
     for (int32_t kx = 0; kx < d->k_w; ++kx) {
-      const int32_t ix = x0 + p->dilation_w * kx;
+      const int32_t ix = x0 + p->win.dilation_w * kx;
       if (ix < 0 || ix >= d->in_w) {
         continue;
       }
@@ -99,7 +99,7 @@ mcu_status_t mcu_depthwise_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_
           if (db != NULL) {
             db[o] += dz;
           }
-          const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+          const int32_t y0 = oy * p->win.stride_h - p->win.pad_h, x0 = ox * p->win.stride_w - p->win.pad_w;
           dw_grad_taps(p, &d, &io, dz, y0, x0, o);
         }
       }

@@ -94,19 +94,10 @@ static void log_softmax_row_int8(const mcu_log_softmax_params_t *p, const int8_t
   }
 }
 
-mcu_status_t mcu_log_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  mcu_axis_t d;
-  MCU_TRY(mcu_axis_rows(node, ctx, &d));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  int8_t *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < d.outer; ++i) {
-    size_t row = (size_t)i * (size_t)d.inner;
-    log_softmax_row_int8(node->params, input + row, d.inner, output + row);
-  }
-  return MCU_OK;
-}
+MCU_AXIS_ROWS_KERNEL(mcu_log_softmax_int8, int8_t, log_softmax_row_int8)
 
-static void log_softmax_row_f32(const float *in, int32_t depth, float *out) {
+static void log_softmax_row_f32(const void *params, const float *in, int32_t depth, float *out) {
+  (void)params; /* float32 has none */
   float max = -FLT_MAX;
   for (int32_t c = 0; c < depth; ++c) {
     max = in[c] > max ? in[c] : max;
@@ -121,14 +112,4 @@ static void log_softmax_row_f32(const float *in, int32_t depth, float *out) {
   }
 }
 
-mcu_status_t mcu_log_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  mcu_axis_t d;
-  MCU_TRY(mcu_axis_rows(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  float *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < d.outer; ++i) {
-    size_t row = (size_t)i * (size_t)d.inner;
-    log_softmax_row_f32(input + row, d.inner, output + row);
-  }
-  return MCU_OK;
-}
+MCU_AXIS_ROWS_KERNEL(mcu_log_softmax_f32, float, log_softmax_row_f32)

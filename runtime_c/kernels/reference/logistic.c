@@ -34,9 +34,6 @@ mcu_status_t mcu_logistic_int8(const mcu_node_t *node, mcu_context_t *ctx) {
 
 mcu_status_t mcu_logistic_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_logistic_int16_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, {
-    int32_t v = mcu_sigmoid_table_input(x, p->input_multiplier, p->input_left_shift);
-    *y = mcu_sigmoid_q15(v, p->sigmoid_table);
-  });
+  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, *y = mcu_unary_table_int16(x, p, mcu_sigmoid_q15));
   return MCU_OK;
 }

@@ -57,61 +57,42 @@ static int32_t rounded_div(int32_t acc, int32_t count) {
   return acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
 }
 
-/* `name`: one output pixel, each channel's taps folded into `acc` (of `acc_t`, from `init`) by
- * `step` (of acc and the tap's value v) in row-major window order, then written as `finish` (of
- * acc and the window's tap count). */
-#define POOL_PIXEL(name, t, acc_t, init, step, finish)                  \
-  static void name(const mcu_pooling_params_t *p, const mcu_pool_dims_t *d, \
-                   const mcu_pool_window_t *w, const void *in, void *out) { \
-    const t *src = in;                                                  \
-    t *dst = out;                                                       \
-    const int32_t count = window_count(w);                              \
-    (void)count;                                                        \
-    for (int32_t c = 0; c < d->depth; ++c) {                            \
-      acc_t acc = init;                                                 \
-      for (int32_t y = w->y0; y < w->y1; ++y) {                         \
-        for (int32_t x = w->x0; x < w->x1; ++x) {                       \
-          const acc_t v = src[element_index(d, y, x, c)];               \
-          acc = step;                                                   \
-        }                                                               \
-      }                                                                 \
-      dst[c] = finish;                                                  \
-    }                                                                   \
+/* The eval function `kernel` of elements `t`, and its `pixel`: one output pixel, each channel's
+ * taps folded into `acc` (of `acc_t`, from `init`) by `step` (of acc and the tap's value v) in
+ * row-major window order, then written as `finish` (of acc and the window's tap count). */
+#define POOL_KERNEL(kernel, pixel, t, acc_t, init, step, finish)             \
+  static void pixel(const mcu_pooling_params_t *p, const mcu_pool_dims_t *d, \
+                    const mcu_pool_window_t *w, const void *in, void *out) { \
+    const t *src = in;                                                       \
+    t *dst = out;                                                            \
+    const int32_t count = window_count(w);                                   \
+    (void)count;                                                             \
+    for (int32_t c = 0; c < d->depth; ++c) {                                 \
+      acc_t acc = init;                                                      \
+      for (int32_t y = w->y0; y < w->y1; ++y) {                              \
+        for (int32_t x = w->x0; x < w->x1; ++x) {                            \
+          const acc_t v = src[element_index(d, y, x, c)];                    \
+          acc = step;                                                        \
+        }                                                                    \
+      }                                                                      \
+      dst[c] = finish;                                                       \
+    }                                                                        \
+  }                                                                          \
+  mcu_status_t kernel(const mcu_node_t *node, mcu_context_t *ctx) {          \
+    return pool_run(node, ctx, sizeof(t), pixel);                            \
   }
 
 #define POOL_AVG_INT(acc) mcu_clamp_i32(rounded_div(acc, count), p->act_min, p->act_max)
 
-POOL_PIXEL(avg_pixel_int8, int8_t, int32_t, 0, acc + v, (int8_t)POOL_AVG_INT(acc))
-POOL_PIXEL(avg_pixel_int16, int16_t, int32_t, 0, acc + v, (int16_t)POOL_AVG_INT(acc))
-POOL_PIXEL(avg_pixel_f32, float, float, 0.0f, acc + v,
-           mcu_clamp_f32(acc / (float)count, p->act_min_f, p->act_max_f))
-POOL_PIXEL(max_pixel_int8, int8_t, int32_t, INT8_MIN, mcu_max_i32(acc, v),
-           (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
-POOL_PIXEL(max_pixel_int16, int16_t, int32_t, INT16_MIN, mcu_max_i32(acc, v),
-           (int16_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
-POOL_PIXEL(max_pixel_f32, float, float, -FLT_MAX, v > acc ? v : acc,
-           mcu_clamp_f32(acc, p->act_min_f, p->act_max_f))
-
-mcu_status_t mcu_average_pool_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  return pool_run(node, ctx, sizeof(int8_t), avg_pixel_int8);
-}
-
-mcu_status_t mcu_average_pool_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  return pool_run(node, ctx, sizeof(int16_t), avg_pixel_int16);
-}
-
-mcu_status_t mcu_average_pool_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  return pool_run(node, ctx, sizeof(float), avg_pixel_f32);
-}
-
-mcu_status_t mcu_max_pool_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  return pool_run(node, ctx, sizeof(int8_t), max_pixel_int8);
-}
-
-mcu_status_t mcu_max_pool_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  return pool_run(node, ctx, sizeof(int16_t), max_pixel_int16);
-}
-
-mcu_status_t mcu_max_pool_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  return pool_run(node, ctx, sizeof(float), max_pixel_f32);
-}
+POOL_KERNEL(mcu_average_pool_2d_int8, avg_pixel_int8, int8_t, int32_t, 0, acc + v,
+            (int8_t)POOL_AVG_INT(acc))
+POOL_KERNEL(mcu_average_pool_2d_int16, avg_pixel_int16, int16_t, int32_t, 0, acc + v,
+            (int16_t)POOL_AVG_INT(acc))
+POOL_KERNEL(mcu_average_pool_2d_f32, avg_pixel_f32, float, float, 0.0f, acc + v,
+            mcu_clamp_f32(acc / (float)count, p->act_min_f, p->act_max_f))
+POOL_KERNEL(mcu_max_pool_2d_int8, max_pixel_int8, int8_t, int32_t, INT8_MIN, mcu_max_i32(acc, v),
+            (int8_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
+POOL_KERNEL(mcu_max_pool_2d_int16, max_pixel_int16, int16_t, int32_t, INT16_MIN,
+            mcu_max_i32(acc, v), (int16_t)mcu_clamp_i32(acc, p->act_min, p->act_max))
+POOL_KERNEL(mcu_max_pool_2d_f32, max_pixel_f32, float, float, -FLT_MAX, v > acc ? v : acc,
+            mcu_clamp_f32(acc, p->act_min_f, p->act_max_f))

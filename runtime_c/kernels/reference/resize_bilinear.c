@@ -7,17 +7,9 @@
 #include <math.h>
 
 #include "mcu/quant.h"
+#include "mcu/resize.h"
 
 #define BL_ONE_Q10 1024 /* 1 << 10 */
-
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t depth;
-} bl_dims_t;
 
 /* A source coordinate and the two input rows (or columns) it falls between. */
 typedef struct {
@@ -31,21 +23,6 @@ typedef struct {
   int32_t lo;
   int32_t hi;
 } bl_coord_q10_t;
-
-static mcu_status_t bl_dims(const mcu_node_t *node, const mcu_context_t *ctx, bl_dims_t *d) {
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->depth = in->dims[3];
-  return MCU_OK;
-}
 
 /* ComputeInterpolationValues: float32 throughout. */
 static bl_coord_f32_t bl_coord_f32(int32_t x, float scale, int32_t half_pixel, int32_t in_size) {
@@ -66,13 +43,13 @@ static bl_coord_q10_t bl_coord_q10(int32_t x, int32_t scale_10, int32_t half_pix
   return c;
 }
 
-static size_t bl_offset(const bl_dims_t *d, int32_t b, int32_t y, int32_t x) {
+static size_t bl_offset(const mcu_resize_dims_t *d, int32_t b, int32_t y, int32_t x) {
   return (((size_t)b * (size_t)d->in_h + (size_t)y) * (size_t)d->in_w + (size_t)x) *
          (size_t)d->depth;
 }
 
-static void bl_pixel_f32(const float *in, const bl_dims_t *d, int32_t b, const bl_coord_f32_t *cy,
-                         const bl_coord_f32_t *cx, float *out) {
+static void bl_pixel_f32(const float *in, const mcu_resize_dims_t *d, int32_t b,
+                         const bl_coord_f32_t *cy, const bl_coord_f32_t *cx, float *out) {
   const float *p00 = in + bl_offset(d, b, cy->lo, cx->lo);
   const float *p10 = in + bl_offset(d, b, cy->hi, cx->lo);
   const float *p01 = in + bl_offset(d, b, cy->lo, cx->hi);
@@ -85,8 +62,8 @@ static void bl_pixel_f32(const float *in, const bl_dims_t *d, int32_t b, const b
   }
 }
 
-static void bl_pixel_int8(const int8_t *in, const bl_dims_t *d, int32_t b, const bl_coord_q10_t *cy,
-                          const bl_coord_q10_t *cx, int8_t *out) {
+static void bl_pixel_int8(const int8_t *in, const mcu_resize_dims_t *d, int32_t b,
+                          const bl_coord_q10_t *cy, const bl_coord_q10_t *cx, int8_t *out) {
   const int8_t *p00 = in + bl_offset(d, b, cy->lo, cx->lo);
   const int8_t *p10 = in + bl_offset(d, b, cy->hi, cx->lo);
   const int8_t *p01 = in + bl_offset(d, b, cy->lo, cx->hi);
@@ -105,8 +82,8 @@ static void bl_pixel_int8(const int8_t *in, const bl_dims_t *d, int32_t b, const
 
 mcu_status_t mcu_resize_bilinear_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_resize_bilinear_params_t *p = node->params;
-  bl_dims_t d;
-  MCU_TRY(bl_dims(node, ctx, &d));
+  mcu_resize_dims_t d;
+  MCU_TRY(mcu_resize_dims(node, ctx, &d));
   const float *input = mcu_input(ctx, node, 0);
   float *output = mcu_output(ctx, node, 0);
   for (int32_t b = 0; b < d.batches; ++b) {
@@ -127,8 +104,8 @@ mcu_status_t mcu_resize_bilinear_f32(const mcu_node_t *node, mcu_context_t *ctx)
 
 mcu_status_t mcu_resize_bilinear_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_resize_bilinear_params_t *p = node->params;
-  bl_dims_t d;
-  MCU_TRY(bl_dims(node, ctx, &d));
+  mcu_resize_dims_t d;
+  MCU_TRY(mcu_resize_dims(node, ctx, &d));
   const int8_t *input = mcu_input(ctx, node, 0);
   int8_t *output = mcu_output(ctx, node, 0);
   for (int32_t b = 0; b < d.batches; ++b) {

@@ -7,30 +7,7 @@
 #include <string.h>
 
 #include "mcu/quant.h"
-
-typedef struct {
-  int32_t batches;
-  int32_t in_h;
-  int32_t in_w;
-  int32_t out_h;
-  int32_t out_w;
-  int32_t depth;
-} nn_dims_t;
-
-static mcu_status_t nn_dims(const mcu_node_t *node, const mcu_context_t *ctx, nn_dims_t *d) {
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in != NULL && in->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->dims[1] > 0 && in->dims[2] > 0, MCU_ERR_BAD_MODEL);
-  d->batches = in->dims[0];
-  d->in_h = in->dims[1];
-  d->in_w = in->dims[2];
-  d->out_h = out->dims[1];
-  d->out_w = out->dims[2];
-  d->depth = in->dims[3];
-  return MCU_OK;
-}
+#include "mcu/resize.h"
 
 /* GetNearestNeighbor: (x + offset) * scale in float32, rounded (align_corners) or floored. */
 static int32_t nn_source(int32_t x, int32_t in_size, float scale,
@@ -43,8 +20,8 @@ static int32_t nn_source(int32_t x, int32_t in_size, float scale,
 
 static mcu_status_t nn_resize(const mcu_node_t *node, mcu_context_t *ctx, size_t elem_bytes) {
   const mcu_resize_nearest_neighbor_params_t *p = node->params;
-  nn_dims_t d;
-  MCU_TRY(nn_dims(node, ctx, &d));
+  mcu_resize_dims_t d;
+  MCU_TRY(mcu_resize_dims(node, ctx, &d));
   const uint8_t *input = mcu_input(ctx, node, 0);
   uint8_t *output = mcu_output(ctx, node, 0);
   const size_t pixel = (size_t)d.depth * elem_bytes;

@@ -127,26 +127,17 @@ static void softmax_row_int16(const mcu_softmax_int16_params_t *p, const int16_t
   }
 }
 
-mcu_status_t mcu_softmax_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  mcu_axis_t d;
-  MCU_TRY(mcu_axis_rows(node, ctx, &d));
-  const int16_t *input = mcu_input(ctx, node, 0);
-  int16_t *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < d.outer; ++i) {
-    size_t row = (size_t)i * (size_t)d.inner;
-    softmax_row_int16(node->params, input + row, d.inner, output + row);
-  }
-  return MCU_OK;
-}
+MCU_AXIS_ROWS_KERNEL(mcu_softmax_int16, int16_t, softmax_row_int16)
 
-static void softmax_row_f32(float beta, const float *in, int32_t depth, float *out) {
+static void softmax_row_f32(const mcu_softmax_params_t *p, const float *in, int32_t depth,
+                            float *out) {
   float max = in[0];
   for (int32_t c = 1; c < depth; ++c) {
     max = in[c] > max ? in[c] : max;
   }
   float sum = 0.0f;
   for (int32_t c = 0; c < depth; ++c) {
-    out[c] = expf((in[c] - max) * beta);
+    out[c] = expf((in[c] - max) * p->beta);
     sum += out[c];
   }
   for (int32_t c = 0; c < depth; ++c) {
@@ -154,15 +145,4 @@ static void softmax_row_f32(float beta, const float *in, int32_t depth, float *o
   }
 }
 
-mcu_status_t mcu_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_softmax_params_t *p = node->params;
-  mcu_axis_t d;
-  MCU_TRY(mcu_axis_rows(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  float *output = mcu_output(ctx, node, 0);
-  for (int32_t i = 0; i < d.outer; ++i) {
-    softmax_row_f32(p->beta, input + (size_t)i * (size_t)d.inner, d.inner,
-                    output + (size_t)i * (size_t)d.inner);
-  }
-  return MCU_OK;
-}
+MCU_AXIS_ROWS_KERNEL(mcu_softmax_f32, float, softmax_row_f32)

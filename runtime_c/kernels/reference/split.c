@@ -6,28 +6,12 @@
 
 #include "mcu/axis.h"
 
-static mcu_status_t split_dims(const mcu_node_t *node, const mcu_context_t *ctx, mcu_axis_t *d) {
-  const mcu_split_params_t *p = node->params;
-  MCU_ENSURE_MODEL(p->data_input >= 0 && p->data_input < node->num_inputs, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, (int)p->data_input);
-  MCU_ENSURE_MODEL(input != NULL && p->elem_bytes > 0, MCU_ERR_BAD_MODEL);
-  int axis = (int)p->axis;
-  MCU_ENSURE_MODEL(axis >= 0 && axis < input->ndims, MCU_ERR_BAD_MODEL);
-  int32_t total = 0;
-  for (int i = 0; i < node->num_outputs; ++i) {
-    const mcu_tensor_t *t = mcu_output_tensor(ctx, node, i);
-    MCU_TRY(mcu_axis_check_part(t, input, axis));
-    total += t->dims[axis];
-  }
-  MCU_ENSURE_MODEL(total == input->dims[axis], MCU_ERR_BAD_MODEL);
-  *d = mcu_axis_of(input, axis, p->elem_bytes);
-  return MCU_OK;
-}
-
 mcu_status_t mcu_split(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_split_params_t *p = node->params;
   mcu_axis_t d;
-  MCU_TRY(split_dims(node, ctx, &d));
+  MCU_ENSURE_MODEL(p->data_input >= 0 && p->data_input < node->num_inputs, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *input = mcu_input_tensor(ctx, node, (int)p->data_input);
+  MCU_TRY(mcu_axis_cut(node, ctx, input, 1, (int)p->axis, p->elem_bytes, &d));
   const uint8_t *in = mcu_input(ctx, node, (int)p->data_input);
   for (int32_t k = 0; k < d.outer; ++k) {
     for (int i = 0; i < node->num_outputs; ++i) {

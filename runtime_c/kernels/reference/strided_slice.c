@@ -3,15 +3,7 @@
  * strided_slice logic) into starts, strides and counts; this kernel only checks and walks them. */
 #include "mcu/kernels/strided_slice.h"
 
-#include <string.h>
-
-typedef struct {
-  int ndims;
-  int32_t counts[MCU_MAX_DIMS]; /* output extent per input axis */
-  int32_t steps[MCU_MAX_DIMS];  /* input element step per output index */
-  int32_t base;                 /* input element index of the first output element */
-  int32_t total;                /* output elements */
-} slice_walk_t;
+#include "mcu/gather.h"
 
 /* The taken indices of axis `d` lie inside the input dimension. */
 static int axis_in_range(const mcu_strided_slice_params_t *p, int d, int32_t size) {
@@ -24,7 +16,7 @@ static int axis_in_range(const mcu_strided_slice_params_t *p, int d, int32_t siz
   return count > 0 && first >= 0 && first < size && last >= 0 && last < size;
 }
 
-static mcu_status_t slice_walk(const mcu_node_t *node, const mcu_context_t *ctx, slice_walk_t *w) {
+static mcu_status_t slice_walk(const mcu_node_t *node, const mcu_context_t *ctx, mcu_gather_t *w) {
   const mcu_strided_slice_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
@@ -48,23 +40,8 @@ static mcu_status_t slice_walk(const mcu_node_t *node, const mcu_context_t *ctx,
 
 mcu_status_t mcu_strided_slice(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_strided_slice_params_t *p = node->params;
-  slice_walk_t w;
+  mcu_gather_t w;
   MCU_TRY(slice_walk(node, ctx, &w));
-  const uint8_t *in = mcu_input(ctx, node, 0);
-  uint8_t *out = mcu_output(ctx, node, 0);
-  size_t size = (size_t)p->elem_bytes;
-  int32_t index[MCU_MAX_DIMS] = {0};
-  int32_t src = w.base;
-  for (int32_t n = 0; n < w.total; ++n) {
-    memcpy(out + (size_t)n * size, in + (size_t)src * size, size);
-    for (int d = w.ndims - 1; d >= 0; --d) {
-      src += w.steps[d];
-      if (++index[d] < w.counts[d]) {
-        break;
-      }
-      src -= w.steps[d] * w.counts[d];
-      index[d] = 0;
-    }
-  }
+  mcu_gather(&w, mcu_input(ctx, node, 0), mcu_output(ctx, node, 0), (size_t)p->elem_bytes);
   return MCU_OK;
 }

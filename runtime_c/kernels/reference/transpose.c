@@ -2,17 +2,10 @@
  * whose axis perm[d] has index i_d. Element type does not matter, only its size. */
 #include "mcu/kernels/transpose.h"
 
-#include <string.h>
-
-typedef struct {
-  int ndims;
-  int32_t counts[MCU_MAX_DIMS]; /* output dims */
-  int32_t steps[MCU_MAX_DIMS];  /* input element step per output index on each output axis */
-  int32_t total;                /* output elements */
-} transpose_walk_t;
+#include "mcu/gather.h"
 
 static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *ctx,
-                                   transpose_walk_t *w) {
+                                   mcu_gather_t *w) {
   const mcu_transpose_params_t *p = node->params;
   const mcu_tensor_t *input = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *output = mcu_output_tensor(ctx, node, 0);
@@ -25,6 +18,7 @@ static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *
     stride *= input->dims[d];
   }
   w->ndims = output->ndims;
+  w->base = 0;
   w->total = 1;
   uint32_t seen = 0;
   for (int d = 0; d < w->ndims; ++d) {
@@ -43,23 +37,8 @@ static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *
 
 mcu_status_t mcu_transpose(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_transpose_params_t *p = node->params;
-  transpose_walk_t w;
+  mcu_gather_t w;
   MCU_TRY(transpose_walk(node, ctx, &w));
-  const uint8_t *in = mcu_input(ctx, node, 0);
-  uint8_t *out = mcu_output(ctx, node, 0);
-  size_t size = (size_t)p->elem_bytes;
-  int32_t index[MCU_MAX_DIMS] = {0};
-  int32_t src = 0;
-  for (int32_t n = 0; n < w.total; ++n) {
-    memcpy(out + (size_t)n * size, in + (size_t)src * size, size);
-    for (int d = w.ndims - 1; d >= 0; --d) {
-      src += w.steps[d];
-      if (++index[d] < w.counts[d]) {
-        break;
-      }
-      src -= w.steps[d] * w.counts[d];
-      index[d] = 0;
-    }
-  }
+  mcu_gather(&w, mcu_input(ctx, node, 0), mcu_output(ctx, node, 0), (size_t)p->elem_bytes);
   return MCU_OK;
 }

@@ -3,17 +3,13 @@
 
 #include "mcu/requant_params.h"
 #include "mcu/runtime.h"
+#include "mcu/window.h"
 
 /* CONV_2D parameters. Tensors: input [N,H,W,C], filter [O,KH,KW,C/groups], optional bias [O],
  * output [N,OH,OW,O]. Shapes are read from the tensor table; everything else is computed at build
  * time as TFLM's Prepare does. */
 typedef struct {
-  int32_t stride_w;
-  int32_t stride_h;
-  int32_t dilation_w;
-  int32_t dilation_h;
-  int32_t pad_w; /* ComputePaddingHeightWidth: padding before, extra after is implicit */
-  int32_t pad_h;
+  mcu_window_params_t win;
   mcu_requant_params_t rq;
 } mcu_conv_2d_params_t;
 
@@ -46,12 +42,7 @@ enum {
 };
 
 typedef struct {
-  int32_t stride_w;
-  int32_t stride_h;
-  int32_t dilation_w;
-  int32_t dilation_h;
-  int32_t pad_w;
-  int32_t pad_h;
+  mcu_window_params_t win;
   int32_t pad_value; /* input zero point */
   int32_t act_min;
   int32_t act_max;

@@ -3,6 +3,7 @@
 
 #include "mcu/kernels/sgd.h"
 #include "mcu/runtime.h"
+#include "mcu/window.h"
 
 /* The backward pass of a float32 CONV_2D y = act(conv(x, W) + b) (mcugen/train/), with the
  * update of W folded in. Inputs: dy (y's shape), x [N,H,W,C], W [O,KH,KW,C/groups],
@@ -15,12 +16,7 @@
  * were), then each output channel's dW, in a scratch of KH*KW*C/groups floats, goes through the
  * SGD step of mcu/kernels/sgd.h: no whole dW exists. */
 typedef struct {
-  int32_t stride_w;
-  int32_t stride_h;
-  int32_t dilation_w;
-  int32_t dilation_h;
-  int32_t pad_w;
-  int32_t pad_h;
+  mcu_window_params_t win;
   float act_min_f;
   float act_max_f;
   int32_t update_w;

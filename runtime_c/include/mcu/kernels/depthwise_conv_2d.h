@@ -3,16 +3,12 @@
 
 #include "mcu/requant_params.h"
 #include "mcu/runtime.h"
+#include "mcu/window.h"
 
 /* DEPTHWISE_CONV_2D parameters. Tensors: input [N,H,W,C], filter [1,KH,KW,C*M], optional bias
  * [C*M], output [N,OH,OW,C*M] with M = depth_multiplier; output channel c*M+m reads input c. */
 typedef struct {
-  int32_t stride_w;
-  int32_t stride_h;
-  int32_t dilation_w;
-  int32_t dilation_h;
-  int32_t pad_w; /* ComputePaddingHeightWidth: padding before, extra after is implicit */
-  int32_t pad_h;
+  mcu_window_params_t win;
   int32_t depth_multiplier;
   mcu_requant_params_t rq;
 } mcu_depthwise_conv_2d_params_t;

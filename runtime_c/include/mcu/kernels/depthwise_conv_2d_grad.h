@@ -2,6 +2,7 @@
 #define MCU_KERNELS_DEPTHWISE_CONV_2D_GRAD_H
 
 #include "mcu/runtime.h"
+#include "mcu/window.h"
 
 /* The backward pass of a float32 DEPTHWISE_CONV_2D y = act(dwconv(x, W) + b) (mcugen/train/).
  * Inputs: dy (y's shape), x [N,H,W,C], W [1,KH,KW,C*M], y [N,OH,OW,C*M] with M the depth
@@ -10,12 +11,7 @@
  * as mcu_depthwise_conv_2d_params_t holds it. The fused activation's gradient is taken from y:
  * dy passes where act_min_f < y < act_max_f. */
 typedef struct {
-  int32_t stride_w;
-  int32_t stride_h;
-  int32_t dilation_w;
-  int32_t dilation_h;
-  int32_t pad_w;
-  int32_t pad_h;
+  mcu_window_params_t win;
   int32_t depth_multiplier;
   float act_min_f;
   float act_max_f;

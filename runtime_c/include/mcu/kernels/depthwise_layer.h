@@ -72,16 +72,20 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
 /* Band word at byte `O` of window row K (0, 1, 2): r1 + dw3_o + K * dw3_b + O. */
 #define MCU_DW3L_AT(K, O) "[r1, #(dw3_o + " K " * dw3_b + " O ")]"
 
-/* Stride 1, four outputs, filter row K with weights at W (the kernel's DW3_S1_ROW4). */
-#define MCU_DW3L_S1_ROW4(K, W, S0, S1, S2, S3)                                                    \
-  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
-  "ldrd r12, lr, " MCU_DW3L_AT(K, "0") "\n\t"                                                     \
+/* Stride 1, four outputs: words A (r12) and B (lr) of a row against its weights (r10, r11) into
+ * the sums S0..S3 (this macro's and the kernel's DW3_S1_ROW4). */
+#define MCU_DW3_S1_AB4(S0, S1, S2, S3)                                                            \
   "smlatb r6, r12, r10, " S1 "\n\t"                                                               \
   "smlad r5, r12, r10, " S0 "\n\t"                                                                \
   "smlad r7, lr, r10, " S2 "\n\t"                                                                 \
   "smlatb r8, lr, r10, " S3 "\n\t"                                                                \
   "smlabt r5, lr, r11, r5\n\t"                                                                    \
-  "smlad r6, lr, r11, r6\n\t"                                                                     \
+  "smlad r6, lr, r11, r6\n\t"
+
+/* Stride 1, four outputs, filter row K with weights at W (the kernel's DW3_S1_ROW4). */
+#define MCU_DW3L_S1_ROW4(K, W, S0, S1, S2, S3)                                                    \
+  "ldrd r10, r11, [r0, #" W "]\n\t"                                                               \
+  "ldrd r12, lr, " MCU_DW3L_AT(K, "0") "\n\t" MCU_DW3_S1_AB4(S0, S1, S2, S3)                      \
   "ldr r12, " MCU_DW3L_AT(K, "8") "\n\t"                                                          \
   "smlabt r7, r12, r11, r7\n\t"                                                                   \
   "smlad r8, r12, r11, r8\n\t"
@@ -134,6 +138,17 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   "ldr r9, [r0, #16]\n\t" ROW("0", "24", "r9", "r9") ROW("1", "32", "r5", "r6")                   \
       ROW("2", "40", "r5", "r6") REQUANT
 
+/* The end of a channel's lines (flags from the count's SUBS): the next line, else, while the
+ * call's `more` (at 88), the next call (dw3_call_t, 92 bytes), else the return. Shared with the
+ * kernel's DW3_LINES. */
+#define MCU_DW3_LINES_END \
+  "bne 1b\n\t"           \
+  "ldr lr, [r0, #88]\n\t" \
+  "add r0, r0, #92\n\t"   \
+  "cmp lr, #0\n\t"        \
+  "bne 0b\n\t"            \
+  "pop {r4-r11, pc}\n\t"
+
 /* The calls (the kernel's dw3_call_t: 16 bias2, 24.. weights, 52 plane, 56 out, 88 more, 92 in
  * all), channel after channel while `more`; per channel `lines` rows of blocks, r1 the window's
  * first band row, r2 the rows left. */
@@ -168,12 +183,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_
   "sub r4, r4, lr\n\t"                                                                            \
   ".endif\n\t"                                                                                    \
   "subs r2, r2, #1\n\t"                                                                           \
-  "bne 1b\n\t"                                                                                    \
-  "ldr lr, [r0, #88]\n\t"                                                                         \
-  "add r0, r0, #92\n\t"                                                                           \
-  "cmp lr, #0\n\t"                                                                                \
-  "bne 0b\n\t"                                                                                    \
-  "pop {r4-r11, pc}\n\t"
+  MCU_DW3_LINES_END
 
 /* The fill (the kernel's dw3_fill_lines with the line's shape as constants): r0 the source,
  * r1, r6, r7, r8 the four planes' entries, r2 the lines left, r5 the offset in both lanes; per

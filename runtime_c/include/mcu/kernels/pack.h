@@ -1,13 +1,10 @@
 #ifndef MCU_KERNELS_PACK_H
 #define MCU_KERNELS_PACK_H
 
-#include "mcu/runtime.h"
+#include "mcu/axis.h"
 
 /* PACK: stacks N inputs of identical shape along a new output axis. */
-typedef struct {
-  int32_t axis;       /* non-negative axis of the output */
-  int32_t elem_bytes; /* bytes per element */
-} mcu_pack_params_t;
+typedef mcu_axis_params_t mcu_pack_params_t;
 
 mcu_status_t mcu_pack(const mcu_node_t *node, mcu_context_t *ctx);
 

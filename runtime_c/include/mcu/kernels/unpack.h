@@ -1,13 +1,10 @@
 #ifndef MCU_KERNELS_UNPACK_H
 #define MCU_KERNELS_UNPACK_H
 
-#include "mcu/runtime.h"
+#include "mcu/axis.h"
 
 /* UNPACK: splits the input along an axis into N outputs with that axis removed. */
-typedef struct {
-  int32_t axis;       /* non-negative axis of the input */
-  int32_t elem_bytes; /* bytes per element */
-} mcu_unpack_params_t;
+typedef mcu_axis_params_t mcu_unpack_params_t;
 
 mcu_status_t mcu_unpack(const mcu_node_t *node, mcu_context_t *ctx);
 
