@@ -13,8 +13,8 @@ kernel.
   (mat_mult_s8.c `mcu_mat_mult_s8_row`), where the fast one widens two pixels into its scratch.
 
 Both keep the operator's registered traits: in place they get the reference kernel's staging as
-scratch (conv_2d.py `conv_staging_bytes`). The depthwise variant then runs the reference kernel
-(which it links), the 1x1 one copies each pixel into the staging before writing its outputs.
+scratch (conv_2d.py `conv_staging_bytes`): the depthwise variant then copies one channel plane at
+a time into it, the 1x1 one one pixel at a time, before writing their outputs.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ FAST = (depthwise_conv_2d_s8, conv_2d_1x1_s8)
     "depthwise_conv_2d_s8_lean",
     "DEPTHWISE_CONV_2D",
     handles="int8, depth multiplier 1, any filter size, stride, dilation and padding; no scratch "
-    "(in place: the reference kernel)",
+    "(in place: a channel plane at a time in the staging)",
 )
 def depthwise_conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     if reference.function != "mcu_depthwise_conv_2d_int8":
@@ -56,7 +56,7 @@ def depthwise_conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) ->
         reference.params,
         0,
         variant="depthwise_conv_2d_s8_lean",
-        sources=("opt/depthwise_conv_2d_s8_lean.c", "reference/depthwise_conv_2d.c"),
+        sources=("opt/depthwise_conv_2d_s8_lean.c",),
         headers=(LEAN_HEADER,),
     )
 

@@ -9,9 +9,11 @@
  * order and the build checked that no sum leaves int32. The requantisation is mcu_requant
  * (mcu/requant.h), exact for the multipliers and shifts the build passes.
  *
- * In place (the plan put the output over the input, with the reference kernel's staging of one
- * channel plane as scratch: the operator's registered traits) it runs the reference kernel, which
- * stages each channel's plane before writing that channel's outputs. */
+ * In place (the plan put the output over the input, batch 1, no more output than input pixels,
+ * with the reference kernel's staging of one channel plane as scratch: the operator's registered
+ * traits), channel by channel as the reference: the channel's input plane is copied into the
+ * scratch, then its outputs are written, which land on that channel's own (copied) input
+ * positions; the window over the contiguous plane is a plain multiply-add per tap. */
 #include "mcu/kernels/depthwise_conv_2d.h"
 #include "mcu/kernels/lean.h"
 #include "mcu/requant.h"
@@ -34,6 +36,47 @@ static inline void tap_range(int32_t o, int32_t dilation, int32_t taps, int32_t 
   *end = k1 < taps ? k1 : taps;
 }
 
+/* In place, channel by channel through the staged plane (the top of the file). */
+static mcu_status_t in_place(const mcu_depthwise_conv_2d_params_t *p, const mcu_window_dims_t *d,
+                             int8_t *data, const int8_t *filter, const int32_t *bias,
+                             int8_t *plane) {
+  /* always checked: the path is chosen at run time, by the addresses the allocator gave */
+  MCU_ENSURE(plane != NULL && d->batches == 1, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE(d->out_h * d->out_w <= d->in_h * d->in_w, MCU_ERR_BAD_MODEL);
+  int32_t ch = d->in_c;
+  int32_t in_off = p->rq.input_offset;
+  int32_t pixels = d->in_h * d->in_w;
+  int32_t dil_w = p->dilation_w;
+  for (int32_t c = 0; c < ch; ++c) {
+    for (int32_t i = 0; i < pixels; ++i) {
+      plane[i] = data[i * ch + c];
+    }
+    const int8_t *wc = filter + c;
+    int8_t *out = data + c;
+    int32_t b = bias != NULL ? bias[c] : 0;
+    for (int32_t oy = 0; oy < d->out_h; ++oy) {
+      int32_t y0 = oy * p->stride_h - p->pad_h;
+      int32_t ky0, ky1;
+      tap_range(y0, p->dilation_h, d->k_h, d->in_h, &ky0, &ky1);
+      for (int32_t ox = 0; ox < d->out_w; ++ox, out += ch) {
+        int32_t x0 = ox * p->stride_w - p->pad_w;
+        int32_t kx0, kx1;
+        tap_range(x0, p->dilation_w, d->k_w, d->in_w, &kx0, &kx1);
+        int32_t acc = b;
+        for (int32_t ky = ky0; ky < ky1; ++ky) {
+          const int8_t *x = plane + (y0 + ky * p->dilation_h) * d->in_w + x0 + kx0 * dil_w;
+          const int8_t *w = wc + (ky * d->k_w + kx0) * ch;
+          for (int32_t kx = 0; kx < kx1 - kx0; ++kx) {
+            acc += ((int32_t)x[kx * dil_w] + in_off) * w[kx * ch];
+          }
+        }
+        *out = lean_out(&p->rq, acc, c);
+      }
+    }
+  }
+  return MCU_OK;
+}
+
 mcu_status_t mcu_depthwise_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
@@ -46,7 +89,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t
   const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
   int8_t *out = mcu_output(ctx, node, 0);
   if ((const void *)out == (const void *)input) {
-    return mcu_depthwise_conv_2d_int8(node, ctx);
+    return in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
   int32_t ch = d.in_c;
   int32_t groups = ch >> 2;
@@ -64,7 +107,8 @@ mcu_status_t mcu_depthwise_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t
         int32_t kx0, kx1;
         tap_range(x0, p->dilation_w, d.k_w, d.in_w, &kx0, &kx1);
         /* the first tap inside the image; row ky's taps start ky * dilation_h rows below */
-        const int8_t *win = in + ((y0 + ky0 * p->dilation_h) * d.in_w + x0 + kx0 * p->dilation_w) * ch;
+        int32_t first = (y0 + ky0 * p->dilation_h) * d.in_w + x0 + kx0 * p->dilation_w;
+        const int8_t *win = in + first * ch;
         const int8_t *wf = filter + (ky0 * d.k_w + kx0) * ch;
         int32_t x_step = p->dilation_w * ch;
         int32_t y_step = p->dilation_h * row_step;
