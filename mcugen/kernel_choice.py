@@ -65,7 +65,7 @@ def ladder(graph: Graph, op_index: int, fastest: Lowered, core: str) -> tuple[Lo
         found = candidate.select(graph, op, reference)
         if found is not None and found.scratch_bytes < rungs[-1].scratch_bytes:
             rungs.append(found)
-    if reference.scratch_bytes < rungs[-1].scratch_bytes or _traits_differ(reference, fastest):
+    if reference.scratch_bytes < rungs[-1].scratch_bytes or _traits_differ(reference, rungs[-1]):
         rungs.append(reference)
     return tuple(rungs)
 

@@ -1,0 +1,189 @@
+"""The lean variants (mcugen/codegen/lower/opt_lean.py: depthwise_conv_2d_s8_lean,
+conv_2d_1x1_s8_lean) against the reference kernel and TFLM on random shapes. Speed first never
+picks them where a fast variant takes the layer, so each test removes the fast variants of the
+opcode from the registry (`lean_only`), checks that the lean variant was selected, then that its
+outputs equal the reference kernel's and TFLM's bit for bit: odd widths, channel counts not
+multiples of 4, strides, SAME and VALID padding, dilation, batches, activations, per-tensor and
+per-channel weights, and in place (the plan puts the output over a dying input, with the
+reference kernel's staging as scratch)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcugen.codegen.lower import _variants
+from mcugen.kernel_choice import ladder
+from mcugen.model.builder import GraphBuilder
+from mcugen.model.tflite_import import import_model
+from mcugen.pipeline import Generated, generate
+from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8
+
+FAST = {"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer", "conv_2d_1x1_s8"}
+
+
+@contextmanager
+def lean_only() -> Iterator[None]:
+    """The registry without the fast variants the lean ones follow."""
+    saved = list(_variants.VARIANTS)
+    _variants.VARIANTS[:] = [v for v in saved if v.name not in FAST]
+    try:
+        yield
+    finally:
+        _variants.VARIANTS[:] = saved
+
+
+def in_place(gen: Generated, op: int) -> bool:
+    offsets = gen.plan.tensor_offsets()
+    o = gen.graph.operators[op]
+    return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
+
+
+@SLOW
+@given(
+    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    channels=st.integers(1, 13),
+    kernel=st.sampled_from([(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
+    stride=st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]),
+    dilation=st.sampled_from([(1, 1), (1, 1), (2, 2), (1, 3)]),
+    padding=st.sampled_from([SAME, VALID]),
+    batch=st.integers(1, 2),
+    act=st.sampled_from([0, 1, 3]),
+    per_channel=st.booleans(),
+    bias=st.sampled_from(["const", "absent"]),
+    seed=st.integers(0, 1000),
+)
+def test_depthwise_lean(
+    hw: tuple[int, int],
+    channels: int,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    padding: int,
+    batch: int,
+    act: int,
+    per_channel: bool,
+    bias: str,
+    seed: int,
+) -> None:
+    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel, strict=True))
+    if padding == VALID:  # VALID needs the image to hold one window
+        hw = (max(hw[0], reach[0]), max(hw[1], reach[1]))
+    case = Dw(
+        in_hwc=(*hw, channels),
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        padding=padding,
+        act=act,
+        batch=batch,
+        bias=bias,
+        per_channel=per_channel,
+    )
+    with lean_only():
+        assert_variant_exact(dw_int8(case, seed), "depthwise_conv_2d_s8_lean")
+
+
+def dw_chain(hw: tuple[int, int], channels: int, stride: int) -> bytes:
+    """x -> ADD(x, x) -> 3x3 depthwise, which may run in place over the dying sum."""
+    rng = np.random.default_rng(channels * 10 + stride)
+    b = GraphBuilder()
+    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=7)
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=7)
+    b.op("ADD", [x, x], [h])
+    w_scales = rng.uniform(0.003, 0.03, channels)
+    w = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=w_scales, axis=3)
+    bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
+    out_hw = tuple((n + stride - 1) // stride for n in hw)
+    y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
+    b.op(
+        "DEPTHWISE_CONV_2D",
+        [h, w, bias],
+        [y],
+        padding=SAME,
+        stride_h=stride,
+        stride_w=stride,
+        depth_multiplier=1,
+    )
+    b.output(y)
+    return b.tflite()
+
+
+def test_depthwise_lean_in_place() -> None:
+    for hw, channels, stride in (((7, 6), 10, 1), ((8, 9), 8, 2), ((3, 3), 9, 1)):
+        with lean_only():
+            gen = assert_variant_exact(dw_chain(hw, channels, stride), "depthwise_conv_2d_s8_lean")
+        assert in_place(gen, 1), (hw, channels, stride)
+
+
+def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: int) -> bytes:
+    """x -> 1x1 conv (in_c -> out_c) -> 1x1 conv back to in_c, which may run in place over the
+    first's output (more or fewer outputs than inputs)."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((1, *hw, in_c), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
+    prev, prev_c = x, in_c
+    for c in (out_c, in_c):
+        scales = rng.uniform(0.002, 0.02, c)
+        w = b.const(rng.integers(-127, 128, (c, 1, 1, prev_c), dtype=np.int8), scale=scales, axis=0)
+        bias = b.const(rng.integers(-3000, 3000, c, dtype=np.int32), scale=0.05 * scales)
+        y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
+        b.op(
+            "CONV_2D",
+            [prev, w, bias],
+            [y],
+            padding=VALID,
+            stride_h=1,
+            stride_w=1,
+            fused_activation_function=act,
+        )
+        prev, prev_c = y, c
+    b.output(prev)
+    return b.tflite()
+
+
+@SLOW
+@given(
+    hw=st.tuples(st.integers(1, 5), st.integers(1, 5)),
+    in_c=st.integers(1, 21),
+    out_c=st.integers(1, 13),
+    act=st.sampled_from([0, 0, 1, 3]),
+    seed=st.integers(0, 1000),
+)
+def test_pointwise_lean(hw: tuple[int, int], in_c: int, out_c: int, act: int, seed: int) -> None:
+    """Full-range activations take the short requantisation, clamped ones the long one; the
+    second layer may run in place."""
+    with lean_only():
+        gen = assert_variant_exact(
+            pointwise_chain(hw, in_c, out_c, seed, act), "conv_2d_1x1_s8_lean"
+        )
+    assert all(low.scratch_bytes == 0 for low in gen.lowered.values())
+
+
+def test_pointwise_lean_in_place() -> None:
+    for hw, in_c, out_c in (((3, 5), 8, 5), ((4, 3), 6, 11), ((1, 1), 3, 3)):
+        with lean_only():
+            gen = assert_variant_exact(
+                pointwise_chain(hw, in_c, out_c, 1, 0), "conv_2d_1x1_s8_lean"
+            )
+        assert in_place(gen, 1), (hw, in_c, out_c)
+
+
+def test_lean_rungs_on_the_ladder() -> None:
+    """Speed first keeps the fast variants; the ladder of kernels chosen for memory has the lean
+    variant below each fast one, and no reference rung under it (same scratch, same sharing)."""
+    for model, fast, lean in (
+        (dw_chain((7, 6), 10, 1), "depthwise_conv_2d_s8", "depthwise_conv_2d_s8_lean"),
+        (pointwise_chain((3, 5), 8, 5, 1, 0), "conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"),
+    ):
+        gen = generate(import_model(model, source="ladder"))
+        op = 1
+        fastest = gen.lowered[op]
+        assert fastest.variant == fast
+        rungs = ladder(gen.graph, op, fastest, "cortex-m7")
+        assert [r.variant for r in rungs] == [fast, lean]
+        assert rungs[1].scratch_bytes == 0 < fastest.scratch_bytes
