@@ -190,9 +190,15 @@ def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> Memory
 
 
 def _plan_buffers(
-    graph: Graph, lowered: dict[int, Lowered], options: PlanOptions, traits: Traits, profiles: bool
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    options: PlanOptions,
+    traits: Traits,
+    profiles: bool,
+    given_order: tuple[int, ...] | None = None,
 ) -> MemoryPlan:
-    """`graph`'s buffers planned as `options` say, with the kernels' scratch and `traits`."""
+    """`graph`'s buffers planned as `options` say, with the kernels' scratch and `traits` (in
+    `given_order` when given, else in the order `options.order` searches)."""
     return plan_memory(
         graph,
         order=options.order,
@@ -202,6 +208,7 @@ def _plan_buffers(
         traits=traits,
         time_budget=options.time_budget,
         profiles=profiles,
+        given_order=given_order,
     )
 
 

@@ -46,7 +46,7 @@ static mcu_status_t in_place(const mcu_depthwise_conv_2d_params_t *p, const mcu_
   int32_t ch = d->in_c;
   int32_t in_off = p->rq.input_offset;
   int32_t pixels = d->in_h * d->in_w;
-  int32_t dil_w = p->dilation_w;
+  int32_t dil_w = p->win.dilation_w;
   for (int32_t c = 0; c < ch; ++c) {
     for (int32_t i = 0; i < pixels; ++i) {
       plane[i] = data[i * ch + c];
@@ -55,16 +55,16 @@ static mcu_status_t in_place(const mcu_depthwise_conv_2d_params_t *p, const mcu_
     int8_t *out = data + c;
     int32_t b = bias != NULL ? bias[c] : 0;
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
-      int32_t y0 = oy * p->stride_h - p->pad_h;
+      int32_t y0 = oy * p->win.stride_h - p->win.pad_h;
       int32_t ky0, ky1;
-      tap_range(y0, p->dilation_h, d->k_h, d->in_h, &ky0, &ky1);
+      tap_range(y0, p->win.dilation_h, d->k_h, d->in_h, &ky0, &ky1);
       for (int32_t ox = 0; ox < d->out_w; ++ox, out += ch) {
-        int32_t x0 = ox * p->stride_w - p->pad_w;
+        int32_t x0 = ox * p->win.stride_w - p->win.pad_w;
         int32_t kx0, kx1;
-        tap_range(x0, p->dilation_w, d->k_w, d->in_w, &kx0, &kx1);
+        tap_range(x0, p->win.dilation_w, d->k_w, d->in_w, &kx0, &kx1);
         int32_t acc = b;
         for (int32_t ky = ky0; ky < ky1; ++ky) {
-          const int8_t *x = plane + (y0 + ky * p->dilation_h) * d->in_w + x0 + kx0 * dil_w;
+          const int8_t *x = plane + (y0 + ky * p->win.dilation_h) * d->in_w + x0 + kx0 * dil_w;
           const int8_t *w = wc + (ky * d->k_w + kx0) * ch;
           for (int32_t kx = 0; kx < kx1 - kx0; ++kx) {
             acc += ((int32_t)x[kx * dil_w] + in_off) * w[kx * ch];
@@ -99,19 +99,19 @@ mcu_status_t mcu_depthwise_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t
   for (int32_t b = 0; b < d.batches; ++b) {
     const int8_t *in = input + b * d.in_h * row_step;
     for (int32_t oy = 0; oy < d.out_h; ++oy) {
-      int32_t y0 = oy * p->stride_h - p->pad_h;
+      int32_t y0 = oy * p->win.stride_h - p->win.pad_h;
       int32_t ky0, ky1;
-      tap_range(y0, p->dilation_h, d.k_h, d.in_h, &ky0, &ky1);
+      tap_range(y0, p->win.dilation_h, d.k_h, d.in_h, &ky0, &ky1);
       for (int32_t ox = 0; ox < d.out_w; ++ox) {
-        int32_t x0 = ox * p->stride_w - p->pad_w;
+        int32_t x0 = ox * p->win.stride_w - p->win.pad_w;
         int32_t kx0, kx1;
-        tap_range(x0, p->dilation_w, d.k_w, d.in_w, &kx0, &kx1);
+        tap_range(x0, p->win.dilation_w, d.k_w, d.in_w, &kx0, &kx1);
         /* the first tap inside the image; row ky's taps start ky * dilation_h rows below */
-        int32_t first = (y0 + ky0 * p->dilation_h) * d.in_w + x0 + kx0 * p->dilation_w;
+        int32_t first = (y0 + ky0 * p->win.dilation_h) * d.in_w + x0 + kx0 * p->win.dilation_w;
         const int8_t *win = in + first * ch;
         const int8_t *wf = filter + (ky0 * d.k_w + kx0) * ch;
-        int32_t x_step = p->dilation_w * ch;
-        int32_t y_step = p->dilation_h * row_step;
+        int32_t x_step = p->win.dilation_w * ch;
+        int32_t y_step = p->win.dilation_h * row_step;
         int32_t taps_w = kx1 - kx0;
         int32_t c = 0;
         for (int32_t g = 0; g < groups; ++g, c += 4) {
