@@ -17,7 +17,8 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -33,7 +34,7 @@ from hypothesis import strategies as st
 from mcugen import reference
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.codegen import quant
-from mcugen.codegen.lower import lower, op_traits
+from mcugen.codegen.lower import _variants, lower, op_traits
 from mcugen.codegen.render import render_model
 from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
 from mcugen.errors import RunError
@@ -1011,3 +1012,44 @@ def conv_variant(conv: Conv) -> str:
 
     stem = conv.groups == 1 and applies(conv.in_hwc[2], conv.kernel[0], conv.dilation)
     return "conv_2d_stem_s8" if stem else "conv_2d_s8"
+
+
+#: The fast variants the lean ones (codegen/lower/opt_lean.py) follow in a layer's ladder.
+FAST_VARIANTS = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer", "conv_2d_1x1_s8"})
+
+
+@contextmanager
+def lean_only() -> Iterator[None]:
+    """The variant registry without the fast variants the lean ones follow."""
+    saved = list(_variants.VARIANTS)
+    _variants.VARIANTS[:] = [v for v in saved if v.name not in FAST_VARIANTS]
+    try:
+        yield
+    finally:
+        _variants.VARIANTS[:] = saved
+
+
+def dw_after_add(hw: tuple[int, int], channels: int, stride: int, zp: int) -> bytes:
+    """x -> ADD(x, x) -> 3x3 depthwise: the depthwise may run in place over the sum, which dies
+    there (the model input itself is never overwritten)."""
+    rng = np.random.default_rng(channels * 10 + stride)
+    b = GraphBuilder()
+    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=zp)
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=zp)
+    b.op("ADD", [x, x], [h])
+    w_scales = rng.uniform(0.003, 0.03, channels)
+    w = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=w_scales, axis=3)
+    bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
+    out_hw = tuple((n + stride - 1) // stride for n in hw)
+    y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
+    b.op(
+        "DEPTHWISE_CONV_2D",
+        [h, w, bias],
+        [y],
+        padding=SAME,
+        stride_h=stride,
+        stride_w=stride,
+        depth_multiplier=1,
+    )
+    b.output(y)
+    return b.tflite()

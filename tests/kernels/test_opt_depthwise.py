@@ -29,6 +29,7 @@ from support import (
     VALID,
     Dw,
     assert_variant_exact,
+    dw_after_add,
     dw_int8,
     run_twin_against_tflm,
     window_out_hw,
@@ -77,32 +78,6 @@ def test_depthwise_variant(
     assert_variant_exact(dw_int8(case, seed), VARIANT)
 
 
-def chain(hw: tuple[int, int], channels: int, stride: int, zp: int) -> bytes:
-    """x -> ADD(x, x) -> 3x3 depthwise: the depthwise may run in place over the sum, which dies
-    there (the model input itself is never overwritten)."""
-    rng = np.random.default_rng(channels * 10 + stride)
-    b = GraphBuilder()
-    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=zp)
-    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=zp)
-    b.op("ADD", [x, x], [h])
-    w_scales = rng.uniform(0.003, 0.03, channels)
-    w = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=w_scales, axis=3)
-    bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
-    out_hw = tuple((n + stride - 1) // stride for n in hw)
-    y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
-    b.op(
-        "DEPTHWISE_CONV_2D",
-        [h, w, bias],
-        [y],
-        padding=SAME,
-        stride_h=stride,
-        stride_w=stride,
-        depth_multiplier=1,
-    )
-    b.output(y)
-    return b.tflite()
-
-
 def in_place(gen: Generated) -> bool:
     offsets = gen.plan.tensor_offsets()
     last = gen.graph.operators[-1]
@@ -113,7 +88,7 @@ def test_depthwise_variant_in_place() -> None:
     """Stride 1 and 2, channel counts not multiples of 4, images down to 2x5 (every window
     crosses the border)."""
     for hw, channels, stride in (((7, 6), 10, 1), ((8, 9), 8, 2), ((3, 3), 9, 1), ((2, 5), 5, 2)):
-        gen = assert_variant_exact(chain(hw, channels, stride, zp=7), VARIANT, samples=2)
+        gen = assert_variant_exact(dw_after_add(hw, channels, stride, zp=7), VARIANT, samples=2)
         assert in_place(gen), (hw, channels, stride)
 
 
@@ -327,9 +302,9 @@ def both_strides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_stride_2_layers_keep_the_general_kernel_by_default() -> None:
-    gen = generate(import_model(chain((8, 9), 7, 2, zp=7), source="s2"), options=M4)
+    gen = generate(import_model(dw_after_add((8, 9), 7, 2, zp=7), source="s2"), options=M4)
     assert gen.lowered[len(gen.graph.operators) - 1].variant == VARIANT
-    gen = generate(import_model(chain((6, 7), 10, 1, zp=7), source="s1"), options=M4)
+    gen = generate(import_model(dw_after_add((6, 7), 10, 1, zp=7), source="s1"), options=M4)
     assert gen.lowered[len(gen.graph.operators) - 1].variant == LAYER
 
 
@@ -367,6 +342,7 @@ def test_layer_kernels_on_dsp_twins(board: str, tmp_path: Path) -> None:
         assert LAYER in {low.variant for low in gen.lowered.values()}, seed
     # rows as lines, then columns (a tall stride-1 layer), each in place
     for hw, channels, stride in (((6, 7), 10, 1), ((8, 9), 7, 2), ((9, 5), 6, 1)):
-        gen = assert_exact_on_twin(chain(hw, channels, stride, zp=7), board, tmp_path / "inplace")
+        model = dw_after_add(hw, channels, stride, zp=7)
+        gen = assert_exact_on_twin(model, board, tmp_path / "inplace")
         assert gen.lowered[len(gen.graph.operators) - 1].variant == LAYER
         assert in_place(gen), (hw, channels, stride)

@@ -9,32 +9,24 @@ reference kernel's staging as scratch)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcugen.codegen.lower import _variants
 from mcugen.kernel_choice import ladder
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate
-from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_int8
-
-FAST = {"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer", "conv_2d_1x1_s8"}
-
-
-@contextmanager
-def lean_only() -> Iterator[None]:
-    """The registry without the fast variants the lean ones follow."""
-    saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in FAST]
-    try:
-        yield
-    finally:
-        _variants.VARIANTS[:] = saved
+from support import (
+    SAME,
+    SLOW,
+    VALID,
+    Dw,
+    assert_variant_exact,
+    dw_after_add,
+    dw_int8,
+    lean_only,
+)
 
 
 def in_place(gen: Generated, op: int) -> bool:
@@ -88,35 +80,11 @@ def test_depthwise_lean(
         assert_variant_exact(dw_int8(case, seed), "depthwise_conv_2d_s8_lean")
 
 
-def dw_chain(hw: tuple[int, int], channels: int, stride: int) -> bytes:
-    """x -> ADD(x, x) -> 3x3 depthwise, which may run in place over the dying sum."""
-    rng = np.random.default_rng(channels * 10 + stride)
-    b = GraphBuilder()
-    x = b.input((1, *hw, channels), "int8", scale=0.05, zero_point=7)
-    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=7)
-    b.op("ADD", [x, x], [h])
-    w_scales = rng.uniform(0.003, 0.03, channels)
-    w = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=w_scales, axis=3)
-    bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
-    out_hw = tuple((n + stride - 1) // stride for n in hw)
-    y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
-    b.op(
-        "DEPTHWISE_CONV_2D",
-        [h, w, bias],
-        [y],
-        padding=SAME,
-        stride_h=stride,
-        stride_w=stride,
-        depth_multiplier=1,
-    )
-    b.output(y)
-    return b.tflite()
-
-
 def test_depthwise_lean_in_place() -> None:
     for hw, channels, stride in (((7, 6), 10, 1), ((8, 9), 8, 2), ((3, 3), 9, 1)):
         with lean_only():
-            gen = assert_variant_exact(dw_chain(hw, channels, stride), "depthwise_conv_2d_s8_lean")
+            model = dw_after_add(hw, channels, stride, zp=7)
+            gen = assert_variant_exact(model, "depthwise_conv_2d_s8_lean")
         assert in_place(gen, 1), (hw, channels, stride)
 
 
@@ -177,7 +145,7 @@ def test_lean_rungs_on_the_ladder() -> None:
     """Speed first keeps the fast variants; the ladder of kernels chosen for memory has the lean
     variant below each fast one, and no reference rung under it (same scratch, same sharing)."""
     for model, fast, lean in (
-        (dw_chain((7, 6), 10, 1), "depthwise_conv_2d_s8", "depthwise_conv_2d_s8_lean"),
+        (dw_after_add((7, 6), 10, 1, zp=7), "depthwise_conv_2d_s8", "depthwise_conv_2d_s8_lean"),
         (pointwise_chain((3, 5), 8, 5, 1, 0), "conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"),
     ):
         gen = generate(import_model(model, source="ladder"))

@@ -11,14 +11,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.codegen.lower import _variants
 from mcugen.firmware.compile import build
 from mcugen.link.device_run import open_device, run_samples
 from mcugen.link.host_run import random_inputs
@@ -26,25 +24,14 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from mcugen.reference import tflm_outputs
-from support import SAME, VALID, window_out_hw
+from support import FAST_VARIANTS, SAME, VALID, lean_only, window_out_hw
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-FAST = {"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer", "conv_2d_1x1_s8"}
 LEAN = {"depthwise_conv_2d_s8_lean", "conv_2d_1x1_s8_lean"}
-
-
-@contextmanager
-def lean_only() -> Iterator[None]:
-    saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in FAST]
-    try:
-        yield
-    finally:
-        _variants.VARIANTS[:] = saved
 
 
 def lean_model(channels: int, seed: int) -> bytes:
@@ -131,7 +118,7 @@ def test_lean_kernels_bit_exact_on_dsp_twins(board: str, channels: int, workdir:
     with lean_only():
         gen = generate(import_model(model, source=f"lean{channels}"))
     chosen = {low.variant for low in gen.lowered.values()}
-    assert LEAN <= chosen and not FAST & chosen, chosen
+    assert LEAN <= chosen and not FAST_VARIANTS & chosen, chosen
     offsets = gen.plan.tensor_offsets()
     shared = [
         low.variant
