@@ -1,5 +1,6 @@
 """One model, one board, every command: the RAM and flash figures of `plan --json`, `build`,
-`run --json`, `verify --json`, `measure --json` and `report --json` side by side (issues 31 and
+`run --json`, `verify --json`, `measure --json` and `report --json` side by side, and `export`'s
+library arena against `plan`'s with the library's terms (issues 31 and
 33: the same arena, model state, runtime state, stack, total RAM, external RAM and flash, under
 the same names, from every command, for the same options).
 
@@ -82,6 +83,7 @@ def figures(
     board_plan = json.loads(_mcugen(*mine, cwd=workdir, ok=(0, 3)))
     on_board = json.loads((workdir / "r.json").read_text())["verdict"]
     return {
+        **library_figures(model, board, workdir, options),
         "plan": _pick(plan["fit"]["ram"], plan["fit"]["flash_need"]),
         "build": build,
         "run": _pick(run["ram"], run["sizes"]["flash_bytes"]),
@@ -90,6 +92,36 @@ def figures(
         "report (board)": _pick(on_board["ram"], on_board.get("flash_need")),
         "plan (board)": _pick(board_plan["fit"]["ram"], board_plan["fit"]["flash_need"]),
     }
+
+
+#: What `export --board` and `plan --board --keep-input no --pools single` (the library's
+#: one arena, the input written by your firmware) must agree on; the other keys are not given.
+LIBRARY_KEYS = ("arena", "slow")
+
+
+def library_figures(
+    model: Path, board: str, workdir: Path, options: tuple[str, ...] = ()
+) -> dict[str, dict[str, int]]:
+    """`export --board` (for the board itself) and `plan` with the library's terms: the arena
+    (its fast part when paged) and the paged buffers; empty when the options include a flag
+    export does not take (--pools: a library has one arena)."""
+    if "--pools" in options:
+        return {}
+    on = ("--board", board, *options)
+    text = _mcugen("export", str(model), *on, "-o", "lib", cwd=workdir, ok=(0, 3))
+    arena = re.search(r"^  arena: +(\d+) bytes|\(arena ([\d,]+)", text, re.M)
+    assert arena is not None, text
+    slow = re.search(r"^  slow: +(\d+) bytes", text, re.M)
+    exported = {"arena": _number(arena[1] or arena[2]), "slow": _number(slow[1]) if slow else 0}
+    library = ("--keep-input", "no", "--pools", "single", "--json", "--no-strategies")
+    plan = json.loads(_mcugen("plan", str(model), *on, *library, cwd=workdir, ok=(0, 3)))
+    paging = plan.get("paging") or {}
+    planned = {
+        "arena": int(paging.get("fast_bytes", plan["arena_bytes"])),
+        "slow": int(paging.get("slow_bytes", 0)),
+    }
+    unset = dict.fromkeys(KEYS, -1)
+    return {"plan (library)": unset | planned, "export": unset | exported}
 
 
 def boards_figures(
@@ -181,7 +213,10 @@ def differences(found: dict[str, dict[str, int]]) -> list[str]:
     itself (the board's port and the twin's differ by a few bytes of runtime state)."""
     bad = []
     twin = ("plan", "build", "run", "verify", "measure")
-    for group in (twin, ("plan (board)", "report (board)")):
+    library = ("plan (library)", "export") if "export" in found else ()
+    for group in (twin, ("plan (board)", "report (board)"), library):
+        if not group:
+            continue
         first = found[group[0]]
         for name in group[1:]:
             for k in KEYS:
@@ -212,7 +247,7 @@ def main() -> int:
                     print(f"| {stem} | {board} | not built: {str(exc).splitlines()[-1][:120]} |")
                     continue
             for name, row in found.items():
-                cells = " | ".join(f"{row[k]:,}" for k in KEYS)
+                cells = " | ".join("-" if row[k] == -1 else f"{row[k]:,}" for k in KEYS)
                 print(f"| {stem} | {board} | {name} | {cells} |")
             for line in differences(found):
                 failed += 1

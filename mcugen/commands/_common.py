@@ -84,7 +84,7 @@ def plan_options(
         rewrites=not args.no_rewrite,
         time_budget=args.time_budget,
         allocator=allocator,
-        keep_input="auto" if firmware else "no",
+        keep_input=getattr(args, "keep_input", None) or ("auto" if firmware else "no"),
         patcher=getattr(args, "patcher", None) or patch_strategies.DEFAULT,
         **patch_choice(getattr(args, "patch_overhead", "auto")),
     )

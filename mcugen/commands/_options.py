@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mcugen.boards import MLPERF_MODES
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
+from mcugen.options import KEEP_INPUT
 from mcugen.plan import dynamic, paging, patches, pools, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
@@ -285,6 +286,15 @@ def model_options(
         help="where the model state (variable tensors: a training graph's weights, sums and "
         "momenta) lives: ram, slow (the board's external RAM, e.g. SDRAM), or auto (default: "
         "the external RAM when the board has one and its RAM cannot hold the state)",
+    )
+    p.add_argument(
+        "--keep-input",
+        default=None,
+        choices=KEEP_INPUT,
+        help="whether the input stays intact in the arena through the inference: yes; no (the "
+        "operators may write over it; a board's runner keeps its own copy beside the arena); "
+        "auto (default on a board: whichever needs less RAM). A library (export) and the host "
+        "default to no",
     )
     p.add_argument(
         "--kernels",

@@ -18,6 +18,7 @@ from mcugen.firmware.export import (
     library_fit,
 )
 from mcugen.model.tflite_import import load_model
+from mcugen.options import PlanOptions
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
 from mcugen.pipeline import Generated, check_paging_pays, generate_from_file, prepare
 from mcugen.plan.target import memory_target
@@ -52,7 +53,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.output)
     check_output_dir(out)
     core = export_core(args)
-    options = replace(plan_options(args), core=core)
+    options = library_options(args, core)
     gen = generate_from_file(args.model, options)
     paging = gen.plan.paging
     budget = options.ram_budget
@@ -82,6 +83,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     if fit is not None:
         print(f"  {fit.summary()}")
     return 0
+
+
+def library_options(args: argparse.Namespace, core: str) -> PlanOptions:
+    """The plan of the library: for `--board`, against that board's memories as `plan --board`
+    plans (its RAM for the kernel choice and patch stage, its external RAM for paging), in one
+    arena (`--pools single`: the library has one) and, by default, with the input not kept
+    (your firmware writes it before each inference; there is no runner's copy to save)."""
+    target = resolve_target(load_board(args.board), emulate=False) if args.board else None
+    options = plan_options(args, target=target)
+    return replace(options, core=core, pools="single")
 
 
 def board_fit(board: str | None, gen: Generated) -> LibraryFit | None:

@@ -1,6 +1,7 @@
 """Every model command gives the same RAM and flash figures under the same names for the same
 options (issues 31 and 33): `plan --json`, `build`, `run --json`, `verify --json` and
-`measure --json` on a board's twin, and `report --json` against `plan` for the board itself.
+`measure --json` on a board's twin, `report --json` against `plan` for the board itself, and
+`export --board`'s library arena and paged bytes against `plan --keep-input no --pools single`.
 benchmarks/same_figures.py does the comparison (and runs every shared model); here the bundled
 example on both F7 boards, with the reference kernels, with kernels chosen for memory, and paged
 under `--ram-budget`, and plan against build in MLPerf Tiny's energy mode; and when
@@ -59,7 +60,9 @@ def test_every_command_gives_the_same_figures(
     same = _same_figures()
     found = same.figures(model, board, tmp_path, options)
     assert same.differences(found) == []
-    assert all(row["flash"] > 0 for name, row in found.items() if name != "verify")
+    linked = set(found) - {"verify", "plan (library)", "export"}
+    assert all(found[name]["flash"] > 0 for name in linked)
+    assert found["export"]["arena"] > 0
     plan = found["plan"]
     assert plan["total"] == sum(plan[k] for k in ("arena", "model_state", "runtime_state", "stack"))
     if model.stem == "tflm_mobilenet_v2_int8":  # paged: the buffers and the input copy in SDRAM
@@ -96,9 +99,12 @@ def test_the_comparison_can_fail() -> None:
     found["report (board)"] = {**row, "runtime_state": 2}
     found["measure"]["flash"] = 3
     found["verify"]["flash"] = -1  # not given: not compared
+    found["plan (library)"] = dict.fromkeys(same.KEYS, -1) | {"arena": 5, "slow": 0}
+    found["export"] = found["plan (library)"] | {"arena": 6}
     assert same.differences(found) == [
         "measure flash 3 != plan 1",
         "report (board) runtime_state 2 != plan (board) 1",
+        "export arena 6 != plan (library) 5",
     ]
 
 

@@ -96,13 +96,23 @@ def test_board_verdict_and_a_library_that_does_not_fit(tmp_path: Path, capsys) -
     big = tmp_path / "big.tflite"
     big.write_bytes(write_model(mobilenet_stem(0, hw=128, width=8)))
     lib = tmp_path / "big_lib"
-    code = main(["export", str(big), "-o", str(lib), "--board", "netduinoplus2"])
+    code = main(["export", str(big), "-o", str(lib), "--board", "netduinoplus2", *NO_PATCH])
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
     assert code == 3 and len(err) == 1 and "does not fit netduinoplus2" in err[0], err
     assert "does NOT fit netduinoplus2: RAM" in captured.out and "over by" in captured.out
     assert not lib.exists() and not list(tmp_path.glob(".big_lib*"))
     assert main(["export", str(big), "-o", str(lib), "--cpu", "cortex-m4"]) == 0  # no board
+    capsys.readouterr()
+    # planned for the board, as `plan --board` plans it: a patch stage makes it fit
+    assert (
+        main(["export", str(big), "-o", str(tmp_path / "patched"), "--board", "netduinoplus2"]) == 0
+    )
+    assert "fits netduinoplus2" in capsys.readouterr().out
+
+
+#: no patch stage (by default one is planned when the model would not fit the --board otherwise)
+NO_PATCH = ("--patch-overhead", "0")
 
 
 def test_the_library_arena_is_the_plans(tmp_path: Path, capsys) -> None:
@@ -114,3 +124,28 @@ def test_the_library_arena_is_the_plans(tmp_path: Path, capsys) -> None:
         arena = (plan.get("paging") or {}).get("fast_bytes", plan["arena_bytes"])
         code, out = export(tmp_path / "-".join(options or ("default",)), *options)
         assert code == 0 and f"arena:    {arena} bytes" in capsys.readouterr().out
+
+
+def test_the_library_is_planned_for_the_boards_memories(tmp_path: Path, capsys) -> None:
+    """`export --board` plans against the board as `plan --board` does: `--ram-budget` pages to
+    disco-f746ng's SDRAM (it was refused: export planned for no board, so with no external RAM),
+    with the arena `plan --keep-input no --pools single` gives; `--keep-input yes` keeps the
+    input's bytes in the arena."""
+    on = ("--board", "disco-f746ng", "--ram-budget", "4000")
+    # exit 3: disco-f746ng's own port does not set up its SDRAM yet (the library's user does)
+    assert (
+        main(["plan", str(EXAMPLE), *on, "--keep-input", "no", "--pools", "single", "--json"]) == 3
+    )
+    paging = json.loads(capsys.readouterr().out)["paging"]
+    code, _ = export(tmp_path / "paged", *on)
+    out = capsys.readouterr().out
+    assert code == 0 and paging["fast_bytes"] <= 4000 and paging["slow_bytes"] > 0
+    assert f"arena:    {paging['fast_bytes']} bytes" in out
+    assert f"slow:     {paging['slow_bytes']} bytes" in out
+    arenas = []
+    for keep in ("no", "yes"):
+        code, _ = export(tmp_path / keep, "--board", "nucleo-f767", "--keep-input", keep)
+        found = capsys.readouterr().out
+        assert code == 0
+        arenas.append(int(found.split("arena:")[1].split()[0]))
+    assert arenas[1] > arenas[0]
