@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 PlanFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", "tuple[int, ...] | None"], MemoryPlan]
 #: (graph, kernels, options) -> plan of those kernels, in an order already searched.
 Trial = Callable[[Graph, dict[int, Lowered], "PlanOptions"], MemoryPlan]
+#: (graph, kernels, options, order) -> no plan in that order needs less than this of `ram_of`.
+FloorFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", tuple[int, ...]], int]
 
 #: Rounds of moving the layers above the bound one rung down before all go to the reference.
 MAX_ROUNDS = 4
@@ -91,10 +93,12 @@ def choose_kernels(
     options: PlanOptions,
     plan_fn: PlanFn,
     fits: Callable[[MemoryPlan], bool | None],
+    floor_fn: FloorFn,
 ) -> tuple[dict[int, Lowered], MemoryPlan]:
     """The kernels and plan of `graph` under `options.kernels` (module docstring); `lowered` are
     the fastest kernels, `plan_fn` plans as the pipeline does, `fits` says whether a plan fits
-    the board's RAM (None without a board)."""
+    the board's RAM (None without a board), `floor_fn` bounds a plan from below without laying
+    it out (trials above the bound are rejected on it)."""
     start = time.perf_counter()
     fastest = plan_fn(graph, lowered, options, None)
     if options.kernels not in ("auto", "memory"):
@@ -125,7 +129,7 @@ def choose_kernels(
         return lowered, replace(
             fastest, kernel_choice=choice, plan_seconds=time.perf_counter() - start
         )
-    trial = _in_known_orders(options, plan_fn, (bottom, fastest), bound)
+    trial = _in_known_orders(plan_fn, floor_fn, (bottom, fastest), bound)
     found = _search(graph, lowered, options, trial, fastest, bound)
     if found is None:
         chosen, plan = {**lowered, **references}, bottom
@@ -175,22 +179,36 @@ def _scratch_at_peak(
 
 
 def _in_known_orders(
-    options: PlanOptions, plan_fn: PlanFn, known: tuple[MemoryPlan, ...], bound: int
+    plan_fn: PlanFn,
+    floor_fn: FloorFn,
+    known: tuple[MemoryPlan, ...],
+    bound: int,
 ) -> Trial:
     """Plans of other kernels laid out in the orders the `known` plans searched (no new order
-    search: a trial costs a layout per order): the first at or below `bound`, else the smallest
-    (ties: the first); each keeps the label of the plan whose order it took."""
+    search): the first at or below `bound`, else the smallest laid out (ties: the first), else,
+    when every order's floor (peak live bytes) is above `bound`, the order with the lowest floor
+    laid out (a layout each: the rest are rejected on their floors); each keeps the label of
+    the plan whose order it took."""
+
+    def laid_out(
+        g: Graph, chosen: dict[int, Lowered], opts: PlanOptions, origin: MemoryPlan
+    ) -> MemoryPlan:
+        plan = plan_fn(g, chosen, opts, origin.order)
+        return replace(plan, order_strategy=origin.order_strategy)
 
     def planned(g: Graph, chosen: dict[int, Lowered], opts: PlanOptions) -> MemoryPlan:
+        floors = [floor_fn(g, chosen, opts, origin.order) for origin in known]
         best: MemoryPlan | None = None
-        for origin in known:
-            plan = plan_fn(g, chosen, opts, origin.order)
-            plan = replace(plan, order_strategy=origin.order_strategy)
+        for origin, floor in zip(known, floors, strict=True):
+            if floor > bound:
+                continue
+            plan = laid_out(g, chosen, opts, origin)
             if ram_of(g, plan, opts) <= bound:
                 return plan
             if best is None or ram_of(g, plan, opts) < ram_of(g, best, opts):
                 best = plan
-        assert best is not None
+        if best is None:
+            best = laid_out(g, chosen, opts, known[floors.index(min(floors))])
         return best
 
     return planned

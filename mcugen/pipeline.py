@@ -8,7 +8,7 @@ from pathlib import Path
 from mcugen import progress
 from mcugen.codegen.lower import Lowered, op_traits
 from mcugen.codegen.render import render_model
-from mcugen.codegen.viewmodel import build_view_model, lower_all, scratch_sizes
+from mcugen.codegen.viewmodel import build_view_model, lower_all
 from mcugen.codegen.vm_types import ModelVM
 from mcugen.codegen.weight_reads import weight_reads
 from mcugen.errors import McugenError, UnsupportedError
@@ -16,7 +16,6 @@ from mcugen.kernel_choice import choose_kernels
 from mcugen.model.ir import Graph
 from mcugen.model.rewrite import rewrite
 from mcugen.model.tflite_import import load_model
-from mcugen.model.traits import Traits
 from mcugen.options import PlanOptions
 from mcugen.patching import with_patch_stage
 from mcugen.plan import dynamic
@@ -24,14 +23,15 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan import pools as pool_strategies
 from mcugen.plan.aliasing import shared_peak
-from mcugen.plan.buffers import ARENA_ALIGNMENT, align_up
+from mcugen.plan.buffers import ARENA_ALIGNMENT
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.fit import allocator_arena, firmware_ram, fit_of, input_copy_bytes
-from mcugen.plan.memory_plan import MemoryPlan, plan_memory
+from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import paged_dynamic, plan_paging
 from mcugen.plan.state_memory import place_state
 from mcugen.plan.weight_staging import stage_weights
+from mcugen.planned import planned_static, ram_floor, whole_buffers
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,17 @@ def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lower
     paging = options.paging
     budget = options.ram_budget
     if paging is not None and budget is not None:
-        paged = page(g, lowered, _whole_buffers(g, lowered, options), options)
+        paged = page(g, lowered, whole_buffers(g, lowered, options), options)
         if options.board is not None:  # a board: its RAM holds the slow array too
             check_paging_pays(g, planned_static(g, lowered, options), paged, budget)
         return g, lowered, placed_state(g, paged, options)
     lowered, whole = choose_kernels(
-        g, lowered, options, planned_static, lambda plan: _fits_board(g, plan, options)
+        g,
+        lowered,
+        options,
+        planned_static,
+        lambda plan: _fits_board(g, plan, options),
+        ram_floor,
     )
     tiled, tiled_lowered = g, lowered
     chosen = assign_pools(g, placed_state(g, whole, options), options)
@@ -107,7 +112,7 @@ def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lower
     if paging is not None and paging.slow.external and chosen.pools_error:
         # paging runs the graph whole (patch stages are not paged yet)
         state = placed_state(g, whole, options).persistent
-        whole = replace(_whole_buffers(g, lowered, options), persistent=state)
+        whole = replace(whole_buffers(g, lowered, options), persistent=state)
         return g, lowered, page(g, lowered, whole, options)
     return tiled, tiled_lowered, chosen
 
@@ -143,38 +148,6 @@ def _fits_board(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> bool | 
     return fit_of(graph, plan, options.allocator, 0, limits).ram_need <= limits.ram_size
 
 
-def planned_static(
-    g: Graph,
-    lowered: dict[int, Lowered],
-    options: PlanOptions,
-    order: tuple[int, ...] | None = None,
-) -> MemoryPlan:
-    """The plan of `g` with its input kept or not as `options.keep_input` says (static offsets
-    keep it where the runner loaded it; the dynamic allocators never); in `order` when given,
-    else in the order `options.order` searches."""
-
-    def planned(keep: bool) -> MemoryPlan:
-        # A kept input plans as an output too: outputs stay live to the last step.
-        kept = tuple(t for t in g.inputs[:1] if keep and t not in g.outputs)
-        plan = _plan_buffers(
-            replace(g, outputs=g.outputs + kept),
-            lowered,
-            options,
-            op_traits(g, lowered),
-            profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move buffers
-            given_order=order,
-        )
-        return replace(plan, input_kept=keep and bool(g.inputs))
-
-    keep = options.keep_input if options.allocator == Allocator.STATIC else "no"
-    if keep != "auto":
-        return planned(keep == "yes")
-    copy, kept = planned(False), planned(True)
-    copy_bytes = align_up(g.tensors[g.inputs[0]].nbytes, 16) if g.inputs else 0
-    saving = copy.arena_bytes + copy_bytes - kept.arena_bytes
-    return replace(kept, input_kept_saving=saving) if saving > 0 else copy
-
-
 def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> MemoryPlan:
     """`plan` with its model state in the memory `place_state` picks: the RAM while the RAM holds
     it next to the arena (one arena, or paging's fast part), the stack and the firmware's RAM,
@@ -187,34 +160,6 @@ def placed_state(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> Memory
     rest += firmware_ram(graph, plan, allocator, target)
     memory = place_state(plan.persistent.bytes, rest, target, options.state_memory)
     return replace(plan, persistent=replace(plan.persistent, memory=memory))
-
-
-def _plan_buffers(
-    graph: Graph,
-    lowered: dict[int, Lowered],
-    options: PlanOptions,
-    traits: Traits,
-    profiles: bool,
-    given_order: tuple[int, ...] | None = None,
-) -> MemoryPlan:
-    """`graph`'s buffers planned as `options` say, with the kernels' scratch and `traits` (in
-    `given_order` when given, else in the order `options.order` searches)."""
-    return plan_memory(
-        graph,
-        order=options.order,
-        layout=options.layout,
-        scratch=scratch_sizes(lowered),
-        in_place=options.in_place,
-        traits=traits,
-        time_budget=options.time_budget,
-        profiles=profiles,
-        given_order=given_order,
-    )
-
-
-def _whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
-    """The plan paging starts from: buffers that move whole (no profiles), the input not kept."""
-    return _plan_buffers(graph, lowered, options, op_traits(graph, lowered), profiles=False)
 
 
 def page(
@@ -284,7 +229,7 @@ def _paging_order(
     seen: set[tuple[int, ...]] = set()
     failure: PagingError | None = None
     for k, name in enumerate(orders.AUTO_CANDIDATES):
-        candidate = _whole_buffers(graph, lowered, replace(options, order=name))
+        candidate = whole_buffers(graph, lowered, replace(options, order=name))
         if candidate.order in seen:
             continue
         seen.add(candidate.order)

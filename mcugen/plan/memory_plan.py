@@ -337,6 +337,45 @@ def _lay_out(
     (ties: the earlier, more shared). Each distinct choice is laid out once, by increasing peak live
     bytes, and none whose peak cannot beat the best arena so far is laid out at all (a layout never
     goes below its buffers' peak: the same answer, often for one layout instead of three)."""
+    candidates, tries = _candidates(graph, order, scratch, aliases, in_place, traits, profiles)
+    best: tuple[int, _Laid] | None = None
+    for peak, k, buffers in sorted(candidates, key=lambda c: c[:2]):
+        if best is not None and (peak, k) > (best[1].layout.arena, best[0]):
+            break  # this and every later choice lays out at its peak or above: no better
+        found = layout(buffers, time_budget=budget / tries if budget else None)
+        if best is None or (found.arena, k) < (best[1].layout.arena, best[0]):
+            best = (k, _Laid(buffers, found))
+    assert best is not None
+    return best[1]
+
+
+def peak_in_order(
+    graph: Graph,
+    order: tuple[int, ...],
+    *,
+    scratch: Mapping[int, int] | None,
+    in_place: bool,
+    traits: Traits,
+    profiles: bool,
+) -> int:
+    """The smallest peak live bytes of the sharing choices `plan_memory(given_order=order)` lays
+    out: no layout of them is smaller, so a plan whose peak is above a bound is above it laid
+    out too (mcugen/kernel_choice.py rejects kernel trials with this before laying them out)."""
+    candidates, _ = _candidates(graph, order, scratch, None, in_place, traits, profiles)
+    return min(peak for peak, _, _ in candidates)
+
+
+def _candidates(
+    graph: Graph,
+    order: tuple[int, ...],
+    scratch: Mapping[int, int] | None,
+    aliases: Aliases | None,
+    in_place: bool,
+    traits: Traits,
+    profiles: bool,
+) -> tuple[list[tuple[int, int, tuple[Buffer, ...]]], int]:
+    """(peak live bytes, choice, buffers) of each distinct sharing choice `_lay_out` tries, and
+    how many choices there were (the layout budget is split among them)."""
     choices: list[Aliases | None] = [aliases]
     if aliases is None and in_place:
         choices = [
@@ -352,12 +391,4 @@ def _lay_out(
         with_staging = staging_scratch(graph, choice, scratch, traits) if choice else scratch
         buffers = activation_buffers(graph, order, with_staging, choice, profiles=profiles)
         candidates.append((max(live_bytes_per_step(buffers, len(order)), default=0), k, buffers))
-    best: tuple[int, _Laid] | None = None
-    for peak, k, buffers in sorted(candidates, key=lambda c: c[:2]):
-        if best is not None and (peak, k) > (best[1].layout.arena, best[0]):
-            break  # this and every later choice lays out at its peak or above: no better
-        found = layout(buffers, time_budget=budget / len(choices) if budget else None)
-        if best is None or (found.arena, k) < (best[1].layout.arena, best[0]):
-            best = (k, _Laid(buffers, found))
-    assert best is not None
-    return best[1]
+    return candidates, len(choices)

@@ -44,6 +44,7 @@ FORBIDDEN = {
     # the stages pipeline.py runs import neither it nor what sits above it (no cycles)
     "patching.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
     "kernel_choice.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
+    "planned.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
     "options.py": ("mcugen.pipeline", "mcugen.patching", "mcugen.codegen.render", "mcugen.link"),
     "report": ("mcugen.commands", "mcugen.cli"),
 }

@@ -47,6 +47,19 @@ class ScheduleModel:
     start_resident: int  # graph inputs still needed after step 0
     end_extra: int  # graph outputs no operator writes: live at the last step only
     outputs_bytes: int  # all graph outputs: live at the last step
+    # filled in __post_init__: operator -> born + scratch; mask of the operators that can be
+    # free (`moves`): those that may free at least the bytes they keep
+    step_base: tuple[int, ...] = ()
+    may_free: int = 0
+
+    def __post_init__(self) -> None:
+        base = tuple(b + s for b, s in zip(self.born, self.scratch, strict=True))
+        object.__setattr__(self, "step_base", base)
+        may_free = 0
+        for v in range(self.n):
+            if self.kept[v] <= sum(size for _, size, _ in self.frees[v]):
+                may_free |= 1 << v
+        object.__setattr__(self, "may_free", may_free)
 
     @property
     def lower_bound(self) -> int:
@@ -70,8 +83,12 @@ class ScheduleModel:
 
     def freed(self, done: int, v: int) -> int:
         """Bytes whose last use is `v` when it runs after the operators in `done`."""
-        now = done | (1 << v)
-        return sum(size for _, size, users in self.frees[v] if users & ~now == 0)
+        later = ~(done | (1 << v))
+        total = 0
+        for _, size, users in self.frees[v]:
+            if not users & later:
+                total += size
+        return total
 
     def after(self, done: int, resident: int, v: int) -> int:
         """resident(done | v), from resident(done). O(inputs of v)."""
@@ -94,13 +111,21 @@ class ScheduleModel:
         grows with the executed set; so some optimal completion starts with it. Not applied when
         outputs nobody writes add bytes to the last step (moving an operator off the end could
         then raise it)."""
-        if self.end_extra == 0:
-            for v in iter_bits(ready):
-                if resident + self.born[v] + self.scratch[v] > bound:
-                    continue
-                if self.kept[v] <= self.freed(done, v):
+        if not self.end_extra:
+            mask = ready & self.may_free
+            while mask:  # iter_bits, inlined: this is the search's innermost loop
+                low = mask & -mask
+                v = low.bit_length() - 1
+                mask ^= low
+                if resident + self.step_base[v] <= bound and self.kept[v] <= self.freed(done, v):
                     return (v,)
-        return iter_bits(ready)
+        found = []
+        mask = ready
+        while mask:
+            low = mask & -mask
+            found.append(low.bit_length() - 1)
+            mask ^= low
+        return found
 
     def peak(self, order: Sequence[int], start: int = 0, resident: int | None = None) -> int:
         """Peak live bytes of the operators `order` run after the set `start` (0: the whole
