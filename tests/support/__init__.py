@@ -1,17 +1,19 @@
 """Helpers shared by more than one test module (test modules never import each other), one
 module per job; every name is re-exported here, so tests import them as `from support import X`.
 
-- paths: paths, the shared model sets, the full-sweep switch
+- paths: paths, the shared model sets, the full-sweep switch, benchmark scripts as modules
 - c_builds: host C drivers (tests/c/) and library exports (mcugen export)
 - tflm: comparing with TFLM on the host and on the QEMU twins
 - op_models: one-operator models (kernels/)
 - nets: small networks planned with aliasing and rewrites, random graphs (planners/)
 - convs: convolution models and the optimised variants' check (kernels/, qemu/)
-- classifiers: trainable and convolutional networks (train/, planners/)
+- classifiers: trainable and convolutional networks, float convolution chains (train/, planners/)
 - pages: HTML report pages (unit/test_report_*)
 - targets: memory targets built by hand (pools, paging, patches)
+- workspace: the real `mcugen` binary run in a user's folder (cli/test_untrusted_*)
+- hostile_link: raw frames on a QEMU twin's link (qemu/test_robustness.py)
 
-A helper used by one test module stays in that module.
+A helper used by one test module stays in that module, unless the module would pass 400 lines.
 """
 
 from mcugen.link.host_run import random_inputs
@@ -24,8 +26,10 @@ from support.c_builds import (
     export_library,
 )
 from support.classifiers import (
+    ConvLayer,
     classifier_file,
     conv_chain,
+    float_conv_model,
     int8_classifier,
     mobilenet_stem,
     synthetic_dataset,
@@ -47,7 +51,27 @@ from support.convs import (
     window_convs,
     window_out_hw,
 )
-from support.nets import Net, arenas, generate_optimized, random_dags
+from support.hostile_link import (
+    REPLY_SECONDS,
+    Device,
+    argument_payload,
+    assert_responsive,
+    exchange,
+    expect_error,
+    infer,
+    no_a5,
+    raw_frame,
+    seeded_sample,
+    started_device,
+)
+from support.nets import (
+    Net,
+    aliased_tensors,
+    arenas,
+    generate_optimized,
+    highest_ready_first,
+    random_dags,
+)
 from support.op_models import (
     BROADCASTS,
     FLOAT_BROADCASTS,
@@ -78,6 +102,7 @@ from support.paths import (
     ROOT,
     SHARED_MODELS,
     STATEFUL_MODELS,
+    benchmark_module,
     example_module,
     sweep,
 )
@@ -94,18 +119,22 @@ from support.tflm import (
     tflm_arena_head,
     tflm_outputs,
 )
+from support.workspace import MCUGEN, Result, Workspace, snapshot
 
 __all__ = [
     "BROADCASTS",
     "CORTEX_M7",
     "Comparison",
     "Conv",
+    "ConvLayer",
+    "Device",
     "Dw",
     "EXAMPLE",
     "FAST_VARIANTS",
     "FLOAT_BROADCASTS",
     "FULL_SWEEP",
     "INT16_BROADCASTS",
+    "MCUGEN",
     "MLPERF_INT8",
     "NEEDS_TWIN",
     "NONE",
@@ -117,7 +146,9 @@ __all__ = [
     "RELU",
     "RELU6",
     "RELU_N1_TO_1",
+    "REPLY_SECONDS",
     "ROOT",
+    "Result",
     "SAME",
     "SANITIZED_FLAGS",
     "SHARED_MODELS",
@@ -127,12 +158,17 @@ __all__ = [
     "TANH",
     "VALID",
     "Window",
+    "Workspace",
+    "aliased_tensors",
     "arenas",
+    "argument_payload",
     "assert_matches_tflm",
     "assert_page_shows_the_json",
+    "assert_responsive",
     "assert_state_carried_as_tflm",
     "assert_variant_exact",
     "at",
+    "benchmark_module",
     "binary_model",
     "build_allocator_driver",
     "classifier_file",
@@ -145,24 +181,34 @@ __all__ = [
     "dw_after_add",
     "dw_int8",
     "example_module",
+    "exchange",
+    "expect_error",
     "export_library",
     "flex_options",
+    "float_conv_model",
     "floor_model",
     "generate_optimized",
+    "highest_ready_first",
+    "infer",
     "int8_classifier",
     "lean_only",
     "lower_only",
     "mcugen_outputs",
     "mobilenet_stem",
+    "no_a5",
     "one_line_error",
     "parse_page",
     "pool_target",
     "pool_window",
     "random_dags",
     "random_inputs",
+    "raw_frame",
     "reference_kernels",
     "resized",
     "run_twin_against_tflm",
+    "seeded_sample",
+    "snapshot",
+    "started_device",
     "sweep",
     "symmetric",
     "synthetic_dataset",

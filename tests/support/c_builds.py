@@ -29,12 +29,13 @@ SANITIZED_FLAGS = [
 ]
 
 
-def build_allocator_driver(driver_source: str, exe: Path) -> Path:
-    """Compile tests/c/`driver_source` with runtime_c/src/allocator.c under the sanitizers;
-    skips the test when the machine has no gcc."""
+def build_allocator_driver(driver_source: str, exe: Path, helpers: Sequence[str] = ()) -> Path:
+    """Compile tests/c/`driver_source` and tests/c/`helpers` with runtime_c/src/allocator.c under
+    the sanitizers; skips the test when the machine has no gcc."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc not installed")
-    sources = [ROOT / "tests/c" / driver_source, ROOT / "runtime_c/src/allocator.c"]
+    drivers = [ROOT / "tests/c" / name for name in (driver_source, *helpers)]
+    sources = [*drivers, ROOT / "runtime_c/src/allocator.c"]
     include = f"-I{ROOT / 'runtime_c/include'}"
     cmd = ["gcc", *SANITIZED_FLAGS, include, *map(str, sources), "-o", str(exe)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from mcugen.codegen.quant import out_size
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
@@ -117,3 +119,82 @@ def conv_chain(seed: int = 3) -> Graph:
     b.op("SOFTMAX", [logits], [probs], beta=1.0)
     b.output(probs)
     return b.graph()
+
+
+# --- float convolution chains (train/test_grad_conv*) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvLayer:
+    """One convolution: CONV_2D (`channels` outputs in `groups` groups) or DEPTHWISE_CONV_2D
+    (`channels` is the depth multiplier)."""
+
+    kind: str
+    channels: int
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    padding: int
+    act: int
+    bias: bool
+    groups: int = 1
+
+    def out_hwc(self, in_hwc: tuple[int, int, int]) -> tuple[int, int, int]:
+        hw = [
+            out_size(self.padding, in_hwc[i], self.kernel[i], self.stride[i], self.dilation[i])
+            for i in (0, 1)
+        ]
+        depth = self.channels * (in_hwc[2] if self.kind == "DEPTHWISE_CONV_2D" else 1)
+        return hw[0], hw[1], depth
+
+    def filter_shape(self, in_c: int) -> tuple[int, int, int, int]:
+        if self.kind == "DEPTHWISE_CONV_2D":
+            return (1, *self.kernel, in_c * self.channels)
+        return (self.channels, *self.kernel, in_c // self.groups)
+
+    def options(self) -> dict[str, int]:
+        options = {
+            "padding": self.padding,
+            "stride_h": self.stride[0],
+            "stride_w": self.stride[1],
+            "dilation_h_factor": self.dilation[0],
+            "dilation_w_factor": self.dilation[1],
+            "fused_activation_function": self.act,
+        }
+        if self.kind == "DEPTHWISE_CONV_2D":
+            options["depth_multiplier"] = self.channels
+        return options
+
+
+def float_conv_model(
+    seed: int, in_hwc: tuple[int, int, int], convs: list[ConvLayer], classes: int | None
+) -> tuple[Graph, tuple[int, ...]]:
+    """A float32 model: the convolutions in a chain, then FULLY_CONNECTED to `classes` and
+    SOFTMAX, or (`classes` None) SOFTMAX over the last convolution's channels at every pixel.
+    Returns the model and its softmax input's shape."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    h = b.input((1, *in_hwc), "float32")
+    shape = in_hwc
+    for layer in convs:
+        filt = layer.filter_shape(shape[2])
+        fan_in = filt[1] * filt[2] * (1 if layer.kind == "DEPTHWISE_CONV_2D" else filt[3])
+        w = b.const(rng.normal(0, 1.5 / fan_in**0.5, filt).astype(np.float32))
+        shape = layer.out_hwc(shape)
+        bias = b.const(rng.normal(0, 0.3, shape[2]).astype(np.float32)) if layer.bias else -1
+        y = b.activation((1, *shape), "float32")
+        b.op(layer.kind, [h, w, bias], [y], **layer.options())
+        h = y
+    logits_shape: tuple[int, ...] = (1, *shape)
+    if classes is not None:
+        depth = int(np.prod(shape))
+        w = b.const(rng.normal(0, depth**-0.5, (classes, depth)).astype(np.float32))
+        bias = b.const(rng.normal(0, 0.1, classes).astype(np.float32))
+        logits_shape = (1, classes)
+        y = b.activation(logits_shape, "float32")
+        b.op("FULLY_CONNECTED", [h, w, bias], [y], fused_activation_function=0)
+        h = y
+    probs = b.activation(logits_shape, "float32")
+    b.op("SOFTMAX", [h], [probs], beta=1.0)
+    b.output(probs)
+    return b.graph(), logits_shape

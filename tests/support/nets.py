@@ -70,6 +70,11 @@ def generate_optimized(
     return Generated(g, plan, lowered, vm, render_model(vm))
 
 
+def aliased_tensors(plan: MemoryPlan) -> set[int]:
+    """The tensors `plan` places inside another tensor's buffer (views, in place, concatenated)."""
+    return {t for b in plan.buffers for t, _ in b.members if t != b.tensor}
+
+
 def arenas(model: bytes, **kwargs: Any) -> tuple[MemoryPlan, MemoryPlan]:
     """(plain plan, optimized plan) of a model, both validated."""
     graph = import_model(model, source="test model")
@@ -187,3 +192,17 @@ def random_dags(draw: st.DrawFn) -> Graph:
     produced = [t for op in ops for t in op.outputs]
     outputs = tuple(t for t in produced if t not in consumed) or (produced[-1],)
     return Graph(tuple(tensors), tuple(ops), tuple(range(n_inputs)), outputs)
+
+
+def highest_ready_first(graph: Graph) -> tuple[int, ...]:
+    """A topological order far from the stored one: always the ready operator of highest index."""
+    ready = set(graph.inputs) | {t.index for t in graph.tensors if t.is_constant}
+    left = set(range(len(graph.operators)))
+    order: list[int] = []
+    while left:
+        runnable = [i for i in left if all(t < 0 or t in ready for t in graph.operators[i].inputs)]
+        pick = max(runnable)
+        order.append(pick)
+        left.remove(pick)
+        ready.update(graph.operators[pick].outputs)
+    return tuple(order)

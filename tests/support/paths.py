@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +39,22 @@ def example_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def benchmark_module(name: str) -> ModuleType:
+    """benchmarks/<name>.py as a module, loaded once and registered under its name (so what it
+    returns pickles across worker pipes), with benchmarks/ on sys.path for the helper modules it
+    imports (as when it runs as a script)."""
+    if name not in sys.modules:
+        folder = str(ROOT / "benchmarks")
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 ROOT = Path(__file__).resolve().parents[2]
