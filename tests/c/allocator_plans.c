@@ -4,10 +4,10 @@
 #include <string.h>
 
 unsigned long failures;
-const char *current_plan = "";
+const char *check_context = "";
 
 static void die(const char *what) {
-  fprintf(stderr, "FAIL plan %s: bad plans file: %s\n", current_plan, what);
+  fprintf(stderr, "FAIL plan %s: bad plans file: %s\n", check_context, what);
   exit(2);
 }
 
@@ -114,7 +114,7 @@ int read_plan(FILE *f, plan_t *p) {
   if (got == EOF) {
     return 0;
   }
-  current_plan = p->label;
+  check_context = p->label;
   if (got != 6 || ops == 0 || nb > 32767u || offsets > 32767u) {
     die("plan header");
   }

@@ -1,31 +1,15 @@
 /* The plans file of the planned allocator's host test (tests/c/test_allocator_planned.c): the
  * tables mcugen's planner wrote, read into heap blocks of exactly their size (AddressSanitizer
- * catches any access beyond them), and the driver's CHECK. The file's format is described in
- * test_allocator_planned.c. */
+ * catches any access beyond them). The file's format is described in test_allocator_planned.c;
+ * the driver's CHECK is host_check.h's. */
 #ifndef ALLOCATOR_PLANS_H
 #define ALLOCATOR_PLANS_H
 
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "host_check.h"
 #include "mcu/runtime.h"
-
-/* Failed checks so far, and the label of the plan being read or run (for the messages). */
-extern unsigned long failures;
-extern const char *current_plan;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "FAIL plan %s (line %d): ", current_plan, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fputc('\n', stderr);                                                 \
-      if (++failures > 20) {                                               \
-        exit(1);                                                           \
-      }                                                                    \
-    }                                                                      \
-  } while (0)
-
 
 enum {
   T_BUFFER_BYTES,

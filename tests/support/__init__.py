@@ -93,6 +93,7 @@ from support.op_models import (
     lower_only,
     symmetric,
     unary_model,
+    window_options,
 )
 from support.pages import PageParser, assert_page_shows_the_json, at, parse_page
 from support.paths import (
@@ -216,5 +217,6 @@ __all__ = [
     "tflm_outputs",
     "unary_model",
     "window_convs",
+    "window_options",
     "window_out_hw",
 ]

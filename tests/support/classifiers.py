@@ -11,6 +11,7 @@ from mcugen.codegen.quant import out_size
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
+from support.op_models import window_options
 
 
 def int8_classifier(seed: int = 0, depth: int = 16, hidden: int = 12, classes: int = 4) -> Graph:
@@ -153,17 +154,8 @@ class ConvLayer:
         return (self.channels, *self.kernel, in_c // self.groups)
 
     def options(self) -> dict[str, int]:
-        options = {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "fused_activation_function": self.act,
-        }
-        if self.kind == "DEPTHWISE_CONV_2D":
-            options["depth_multiplier"] = self.channels
-        return options
+        extra = {"depth_multiplier": self.channels} if self.kind == "DEPTHWISE_CONV_2D" else {}
+        return window_options(self.padding, self.stride, self.dilation, self.act, **extra)
 
 
 def float_conv_model(

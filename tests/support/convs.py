@@ -19,7 +19,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
-from support.op_models import NONE, SAME, VALID
+from support.op_models import NONE, SAME, VALID, window_options
 from support.paths import FULL_SWEEP
 from support.tflm import compare_with_tflm, mcugen_outputs
 
@@ -76,15 +76,7 @@ class Window:
 
     def window_options(self, **extra: int) -> dict[str, int]:
         """The operator's options, `extra` before the activation (the order the bytes keep)."""
-        return {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            **extra,
-            "fused_activation_function": self.act,
-        }
+        return window_options(self.padding, self.stride, self.dilation, self.act, **extra)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from mcugen.plan.memory_plan import MemoryPlan, plan_memory
 from mcugen.plan.order import get_order
 from mcugen.plan.persistent import persistent_layout
 from mcugen.plan.staging import staging_scratch
-from support.op_models import NONE, SAME
+from support.op_models import NONE, SAME, window_options
 
 # --- Small networks planned with aliasing and rewrites (planners/) -----------------------------
 
@@ -126,7 +126,7 @@ class Net:
         padding = kw.pop("padding", SAME)
         oh, ow = (_out(d, kernel, stride, padding) for d in (h, w))
         filt, bias = self.weights((out_c, kernel, kernel, c), 0, self._scale(x))
-        options = _conv_options(stride, padding, kw.pop("act", NONE))
+        options = window_options(padding, (stride, stride), (1, 1), kw.pop("act", NONE))
         return self.op("CONV_2D", [x, filt, bias], (n, oh, ow, out_c), **options, **kw)
 
     def dwconv(self, x: int, kernel: int = 3, stride: int = 1, **kw: Any) -> int:
@@ -134,7 +134,7 @@ class Net:
         padding = kw.pop("padding", SAME)
         oh, ow = (_out(d, kernel, stride, padding) for d in (h, w))
         filt, bias = self.weights((1, kernel, kernel, c), 3, self._scale(x))
-        options = _conv_options(stride, padding, kw.pop("act", NONE))
+        options = window_options(padding, (stride, stride), (1, 1), kw.pop("act", NONE))
         return self.op(
             "DEPTHWISE_CONV_2D",
             [x, filt, bias],
@@ -155,17 +155,6 @@ class Net:
 
 def _out(size: int, kernel: int, stride: int, padding: int) -> int:
     return (size + stride - 1) // stride if padding == SAME else (size - kernel) // stride + 1
-
-
-def _conv_options(stride: int, padding: int, act: int) -> dict[str, int]:
-    return {
-        "padding": padding,
-        "stride_h": stride,
-        "stride_w": stride,
-        "dilation_h_factor": 1,
-        "dilation_w_factor": 1,
-        "fused_activation_function": act,
-    }
 
 
 # --- Random graphs (planners/) -----------------------------------------------------------------

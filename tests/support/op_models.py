@@ -23,6 +23,22 @@ SAME, VALID = 0, 1
 Quant = tuple[float, int]
 
 
+def window_options(
+    padding: int, stride: tuple[int, int], dilation: tuple[int, int], act: int, **extra: int
+) -> dict[str, int]:
+    """A convolution window's operator options, `extra` (a depth multiplier) before the
+    activation (the order the model's bytes keep)."""
+    return {
+        "padding": padding,
+        "stride_h": stride[0],
+        "stride_w": stride[1],
+        "dilation_h_factor": dilation[0],
+        "dilation_w_factor": dilation[1],
+        **extra,
+        "fused_activation_function": act,
+    }
+
+
 #: Types whose operands `binary_model` quantizes (int32 and float32 operands carry none).
 QUANTIZED = ("int8", "int16")
 
