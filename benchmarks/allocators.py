@@ -8,7 +8,7 @@ twin (default nucleo-f767 -> mps2-an500, Cortex-M7, `-icount shift=0`), one seed
 dynamic builds and static offsets for the very same order and buffers (`pipeline.with_allocator`,
 as `mcugen run` does), whose difference is the cost of the moves and bookkeeping.
 Models: the MLPerf Tiny int8 models and person_detect from ../shared/models (when present) and
-the quick (or, `--full-suite`, the full) suite of generated graphs (testgraphs/__init__.py).
+the quick (or, `--full-suite`, the full) suite of generated graphs (testgraphs/).
 Run: python benchmarks/allocators.py [--board B] [--no-generated | --full-suite] [MODEL...]
 """
 

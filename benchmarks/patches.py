@@ -1,7 +1,7 @@
 """Patch stages (issue 17): each model's arena against the MACs its patch stage adds.
 
 For every shared model (../shared/models) and the 12 generated irregular graphs
-(testgraphs/__init__.py benchmark_suite): TFLM's head (../shared/ANCHORS.md for the shared
+(testgraphs/ benchmark_suite): TFLM's head (../shared/ANCHORS.md for the shared
 models, measured with tflite_micro for the generated ones), mcugen's arena run whole, and with
 a patch stage at each MAC budget: the arena, the grid, the MACs added, and the planning time at
 the default budget (patches on; median of 3 fresh processes, OR-Tools imported first). Then the

@@ -1,4 +1,4 @@
-"""The long test sweeps the suite runs only in part (tests/support.py `sweep`, `FULL_SWEEP`).
+"""The long test sweeps the suite runs only in part (tests/support/paths.py `sweep`, `FULL_SWEEP`).
 
 The test suite must stay under 30 minutes on 2 cores, so each long parametrization runs its core
 cases there (every operator family, board family and code path is still covered); this script runs

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_check.h"
 #include "mcu/runtime.h"
 
 #define MAX_BUFFERS 48
@@ -50,18 +51,8 @@ static uint32_t rnd(uint32_t n) { /* xorshift64*, uniform enough for a test */
   return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
 }
 
-static unsigned long failures;
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                       \
-      fputc('\n', stderr);                                \
-      if (++failures > 20) {                              \
-        exit(1);                                          \
-      }                                                   \
-    }                                                     \
-  } while (0)
+unsigned long failures;
+const char *check_context = "random plans";
 
 static uint32_t random_size(const plan_t *p) {
   static const uint32_t aligned_sizes[] = {0, 16, 32, 48, 64, 256, 1024, 4096};

@@ -1,6 +1,6 @@
 """The planned allocator's C source (runtime_c/src/allocator.c, `planned = 1`) performing the moves
-mcugen/plan/dynamic.py plans, under a host driver (tests/c/test_allocator_planned.c) with
-AddressSanitizer and UBSan.
+mcugen/plan/dynamic.py plans, under a host driver (tests/c/test_allocator_planned.c; its plans file
+is read by tests/c/allocator_plans.c) with AddressSanitizer and UBSan.
 
 Random graphs (random lifetimes, tensor sizes of 0 and unaligned bytes, alias groups of several
 tensors at inner offsets, scratch buffers, graph outputs that never die) go through the real
@@ -57,7 +57,7 @@ RUNTIME_TABLES = (
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     exe = tmp_path_factory.mktemp("allocator_planned") / "test_allocator_planned"
-    return build_allocator_driver("test_allocator_planned.c", exe)
+    return build_allocator_driver("test_allocator_planned.c", exe, ["allocator_plans.c"])
 
 
 def random_graph(rng: random.Random) -> tuple[Graph, dict[int, int], dict[int, tuple[int, int]]]:

@@ -9,13 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcugen.model.ir import Graph, Tensor
 from mcugen.model.tflite_import import load_model
 from mcugen.plan.buffers import (
     Buffer,
     activation_buffers,
-    align_up,
-    group_extent,
     live_bytes_per_step,
 )
 from mcugen.plan.layout import LAYOUTS, cpsat, live_lower_bound
@@ -370,32 +367,3 @@ def test_vww_reaches_its_live_lower_bound() -> None:
     plan = plan_memory(load_model(path), layout="auto")
     plan.validate(load_model(path))
     assert plan.arena_bytes == plan.lower_bound == 55296
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 12), st.integers(0, 6), st.integers(1, 300), st.integers(0, 200)),
-        min_size=1,
-        max_size=5,
-    )
-)
-def test_group_extent_follows_the_live_members_step_by_step(
-    members: list[tuple[int, int, int, int]],
-) -> None:
-    """`group_extent` against a step-by-step recomputation: members (first, length, bytes,
-    offset) of one shared buffer."""
-    tensors = tuple(Tensor(i, f"t{i}", (n,), "int8") for i, (_, _, n, _) in enumerate(members))
-    graph = Graph(tensors, (), (), ())
-    life = {i: (f, f + d) for i, (f, d, _, _) in enumerate(members)}
-    placed = [(i, off) for i, (_, _, _, off) in enumerate(members)]
-    size, first, last, profile = group_extent(graph, life, placed, profiles=True)
-    runs = profile or ((first, last, size),)
-    for step in range(first, last + 1):
-        reach = max(
-            (off + members[i][2] for i, off in placed if life[i][0] <= step <= life[i][1]),
-            default=0,
-        )
-        at = [s for f, la, s in runs if f <= step <= la]
-        assert at == ([align_up(reach)] if reach else []), step
-    assert size == max(s for _, _, s in runs)

@@ -19,15 +19,10 @@ import re
 import struct
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import serial
 
-from mcugen.boards import load_board, resolve_target
-from mcugen.firmware.compile import build
-from mcugen.link.host_run import random_inputs
 from mcugen.link.protocol import (
     CMD_CHECKPOINT,
     CMD_EXIT,
@@ -48,15 +43,25 @@ from mcugen.link.protocol import (
     REPLY_FLAG,
     SYNC,
     DeviceInfo,
-    DeviceLink,
     crc16,
     encode_frame,
 )
-from mcugen.link.qemu import qemu_console
-from mcugen.model.ir import DTYPES
-from mcugen.pipeline import Generated, generate_from_file
 from mcugen.reference import tflm_outputs
-from support import EXAMPLE, NEEDS_TWIN
+from support import (
+    EXAMPLE,
+    NEEDS_TWIN,
+    REPLY_SECONDS,
+    Device,
+    argument_payload,
+    assert_responsive,
+    exchange,
+    expect_error,
+    infer,
+    no_a5,
+    raw_frame,
+    seeded_sample,
+    started_device,
+)
 
 pytestmark = NEEDS_TWIN
 BOARD = "nucleo-f767"
@@ -86,82 +91,14 @@ KNOWN = {
     CMD_WRITE_STATE,
     CMD_CHECKPOINT,
 }
-REPLY_SECONDS = 5.0
 #: The device's frame timeout is 200 ms of virtual time, about 0.3 s of wall time: a ceiling.
 STALL_SECONDS = 10.0
 
 
-@dataclass
-class Device:
-    ser: serial.SerialBase
-    link: DeviceLink
-    info: DeviceInfo
-    info_body: bytes
-    gen: Generated
-    first_output: list[np.ndarray]
-
-
-def _sample(gen: Generated) -> list[np.ndarray]:
-    return random_inputs(gen.graph, 7)
-
-
-def _infer(link: DeviceLink, gen: Generated, sample: list[np.ndarray]) -> list[np.ndarray]:
-    graph = gen.graph
-    for i, (t_index, arr) in enumerate(zip(graph.inputs, sample, strict=True)):
-        dtype = DTYPES[graph.tensors[t_index].dtype][0]
-        link.write_input(i, np.ascontiguousarray(arr, dtype=dtype).tobytes())
-    assert link.invoke(1).status == 0
-    outputs = []
-    for i, t_index in enumerate(graph.outputs):
-        t = graph.tensors[t_index]
-        raw = link.read_output(i, t.nbytes)
-        outputs.append(np.frombuffer(raw, dtype=DTYPES[t.dtype][0]).reshape(t.shape))
-    return outputs
-
-
 @pytest.fixture(scope="module")
 def device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Device]:
-    target = resolve_target(load_board(BOARD), emulate=True)
-    gen = generate_from_file(EXAMPLE)
-    result = build(gen, target, tmp_path_factory.mktemp("robustness") / "fw")
-    with qemu_console(target.machine, result.executable) as ser:
-        link = DeviceLink(ser, name="QEMU", timeout=REPLY_SECONDS, retries=0)
-        info = link.info()
-        info_body = link.request(CMD_INFO)
-        yield Device(ser, link, info, info_body, gen, _infer(link, gen, _sample(gen)))
-
-
-# --- raw exchanges: no retries, exactly one reply per frame --------------------------------------
-
-
-def raw_frame(cmd: int, payload: bytes, *, length: int | None = None) -> bytes:
-    """A frame whose length field may lie; its CRC is right for the bytes it carries."""
-    head = struct.pack("<BH", cmd, len(payload) if length is None else length)
-    return SYNC + head + payload + struct.pack("<H", crc16(head + payload))
-
-
-def exchange(dev: Device, data: bytes, timeout: float = REPLY_SECONDS) -> tuple[int, bytes]:
-    dev.ser.write(data)
-    return dev.link.read_frame(timeout)
-
-
-def expect_error(dev: Device, data: bytes, code: int, timeout: float = REPLY_SECONDS) -> None:
-    cmd, body = exchange(dev, data, timeout)
-    assert (cmd, body[:1]) == (REPLY_ERROR, bytes([code])), (data[:24].hex(), cmd, body)
-
-
-def assert_responsive(dev: Device) -> None:
-    """A valid INFO is answered, and it is the next frame: no stray reply was left behind."""
-    cmd, body = exchange(dev, encode_frame(CMD_INFO))
-    assert (cmd, body) == (CMD_INFO | REPLY_FLAG, dev.info_body)
-
-
-NOT_A5 = [b for b in range(256) if b != 0xA5]
-
-
-def no_a5(rng: random.Random, n: int) -> bytes:
-    """Random bytes without 0xA5, so that they cannot start a frame on the device."""
-    return bytes(rng.choices(NOT_A5, k=n))
+    with started_device(BOARD, tmp_path_factory.mktemp("robustness")) as dev:
+        yield dev
 
 
 def test_the_plan_throws_over_a_thousand_corrupted_frames() -> None:
@@ -267,48 +204,6 @@ def expected_code(cmd: int, payload: bytes, info: DeviceInfo) -> int | None:
     raise AssertionError(cmd)
 
 
-def _near(rng: random.Random, size: int) -> int:
-    """An offset or count at, around or far past a boundary."""
-    return rng.choice([0, 1, size - 1, size, size + 1, rng.randrange(size + 2), 0xFFFF, 2**32 - 1])
-
-
-def _io_payload(rng: random.Random, cmd: int, info: DeviceInfo) -> bytes:
-    sizes = info.input_bytes if cmd == CMD_WRITE_INPUT else info.output_bytes
-    index = rng.choice([0, 0, 0, len(sizes), rng.randrange(256)])
-    size = sizes[0]
-    offset = _near(rng, size) & 0xFFFFFFFF
-    if rng.random() < 0.1:
-        return rng.randbytes(rng.randrange(12))  # a payload of the wrong length
-    if cmd == CMD_WRITE_INPUT:
-        count = min(_near(rng, size - min(offset, size)), MAX_PAYLOAD - 5)
-        return struct.pack("<BI", index, offset) + rng.randbytes(max(count, 0))
-    return struct.pack("<BIH", index, offset, _near(rng, size - min(offset, size)) & 0xFFFF)
-
-
-def _argument_payload(rng: random.Random, cmd: int, info: DeviceInfo) -> bytes:
-    if cmd in (CMD_WRITE_INPUT, CMD_READ_OUTPUT):
-        return _io_payload(rng, cmd, info)
-    if cmd == CMD_INVOKE:
-        if rng.random() < 0.5:
-            return rng.randbytes(rng.choice([0, 1, 2, 4, 5, 16]))
-        return struct.pack("<HB", rng.choice([0, 0, 1, 2]), rng.randrange(256))
-    if cmd == CMD_CHECKPOINT:
-        if rng.random() < 0.2:
-            return bytes([rng.randrange(2)])  # valid: the stateless model answers "no state"
-        return rng.randbytes(rng.choice([0, 1, 1, 2, 5]))
-    if cmd in (CMD_READ_STATE, CMD_WRITE_STATE):
-        if rng.random() < 0.3:
-            return rng.randbytes(rng.choice([0, 1, 5, 7, 9]))
-        head = struct.pack("<HI", rng.choice([0, 1, 0xFFFF]), _near(rng, 16) & 0xFFFFFFFF)
-        if cmd == CMD_READ_STATE:
-            return head + struct.pack("<H", rng.choice([0, 1, 512, 513]))
-        return head + rng.randbytes(rng.randrange(40))
-    if rng.random() < 0.3:
-        return rng.randbytes(rng.choice([0, 1, 2, 3, 5, 8]))
-    nodes = info.num_nodes
-    return struct.pack("<HH", _near(rng, nodes) & 0xFFFF, _near(rng, nodes) & 0xFFFF)
-
-
 @pytest.mark.parametrize(
     ("cmd", "kind"),
     [
@@ -327,7 +222,7 @@ def test_bad_arguments_are_errors(device: Device, cmd: int, kind: str) -> None:
     rng = random.Random(cmd)
     thrown = valid = 0
     while thrown < COUNTS[kind]:
-        payload = _argument_payload(rng, cmd, device.info)
+        payload = argument_payload(rng, cmd, device.info)
         code = expected_code(cmd, payload, device.info)
         reply_cmd, body = exchange(device, encode_frame(cmd, payload))
         if code is None:
@@ -458,8 +353,8 @@ def test_mlperf_text_garbage(device: Device) -> None:
 
 
 def test_inference_still_right_and_nothing_left_over(device: Device) -> None:
-    sample = _sample(device.gen)
-    outputs = _infer(device.link, device.gen, sample)
+    sample = seeded_sample(device.gen)
+    outputs = infer(device.link, device.gen, sample)
     model = EXAMPLE.read_bytes()
     (reference,) = tflm_outputs(model, device.gen.graph, [sample])
     for ours, first, ref in zip(outputs, device.first_output, reference, strict=True):

@@ -10,29 +10,21 @@ to 5x5, odd images, channel counts that are not multiples of 4, grouped CONV_2D,
 multipliers 1-3, the four fused activations, bias or none. Chains of two convolutions carry dx of
 the second into dW of the first; the head is FULLY_CONNECTED + SOFTMAX or a per-pixel SOFTMAX.
 An int8 model trains its last convolution and FULLY_CONNECTED over its int8 prefix (TFLM). The
-backward operators' lowerings take the forward window and refuse options their shapes deny.
-The weight update, in the kernels of CONV_2D and FULLY_CONNECTED and in McugenSgd, is checked
-against PyTorch's SGD formula on JAX's gradients (the last section)."""
+backward operators' lowerings and the weight update: test_grad_conv_update.py."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
-from types import MappingProxyType
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax_reference import assert_host_matches_jax, float_part_grads, host_state
+from jax_reference import assert_host_matches_jax
 
-from mcugen.codegen.lower import fields, lower
-from mcugen.codegen.quant import FLOAT_MAX, out_size
-from mcugen.errors import McugenError
 from mcugen.model.builder import GraphBuilder
-from mcugen.model.ir import Graph, Operator
+from mcugen.model.ir import Graph
 from mcugen.train.graph import TrainingGraph, build_training_graph
 from mcugen.train.options import TrainOptions
-from support import FULL_SWEEP
+from support import FULL_SWEEP, ConvLayer, float_conv_model
 
 #: each example builds and runs the host training code: 8 under MCUGEN_FULL_SWEEP=1
 EXAMPLES = settings(max_examples=8 if FULL_SWEEP else 5, deadline=None)
@@ -50,50 +42,8 @@ def assert_gradients_match(
 # --- float models ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Layer:
-    """One convolution: CONV_2D (`channels` outputs in `groups` groups) or DEPTHWISE_CONV_2D
-    (`channels` is the depth multiplier)."""
-
-    kind: str
-    channels: int
-    kernel: tuple[int, int]
-    stride: tuple[int, int]
-    dilation: tuple[int, int]
-    padding: int
-    act: int
-    bias: bool
-    groups: int = 1
-
-    def out_hwc(self, in_hwc: tuple[int, int, int]) -> tuple[int, int, int]:
-        hw = [
-            out_size(self.padding, in_hwc[i], self.kernel[i], self.stride[i], self.dilation[i])
-            for i in (0, 1)
-        ]
-        depth = self.channels * (in_hwc[2] if self.kind == "DEPTHWISE_CONV_2D" else 1)
-        return hw[0], hw[1], depth
-
-    def filter_shape(self, in_c: int) -> tuple[int, int, int, int]:
-        if self.kind == "DEPTHWISE_CONV_2D":
-            return (1, *self.kernel, in_c * self.channels)
-        return (self.channels, *self.kernel, in_c // self.groups)
-
-    def options(self) -> dict[str, int]:
-        options = {
-            "padding": self.padding,
-            "stride_h": self.stride[0],
-            "stride_w": self.stride[1],
-            "dilation_h_factor": self.dilation[0],
-            "dilation_w_factor": self.dilation[1],
-            "fused_activation_function": self.act,
-        }
-        if self.kind == "DEPTHWISE_CONV_2D":
-            options["depth_multiplier"] = self.channels
-        return options
-
-
 @st.composite
-def layers(draw: st.DrawFn, kind: str, in_hwc: tuple[int, int, int]) -> Layer:
+def layers(draw: st.DrawFn, kind: str, in_hwc: tuple[int, int, int]) -> ConvLayer:
     """A random convolution over an `in_hwc` image (VALID only where the window fits it)."""
     kernel = (draw(st.integers(1, 5)), draw(st.integers(1, 5)))
     dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
@@ -104,7 +54,7 @@ def layers(draw: st.DrawFn, kind: str, in_hwc: tuple[int, int, int]) -> Layer:
         channels = groups * draw(st.integers(1, 7 // groups))
     else:
         channels = draw(st.integers(1, 3))
-    return Layer(
+    return ConvLayer(
         kind=kind,
         channels=channels,
         kernel=kernel,
@@ -117,49 +67,19 @@ def layers(draw: st.DrawFn, kind: str, in_hwc: tuple[int, int, int]) -> Layer:
     )
 
 
-def conv_model(
-    seed: int, in_hwc: tuple[int, int, int], convs: list[Layer], classes: int | None
-) -> tuple[Graph, tuple[int, ...]]:
-    """A float32 model: the convolutions in a chain, then FULLY_CONNECTED to `classes` and
-    SOFTMAX, or (`classes` None) SOFTMAX over the last convolution's channels at every pixel.
-    Returns the model and its softmax input's shape."""
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    h = b.input((1, *in_hwc), "float32")
-    shape = in_hwc
-    for layer in convs:
-        filt = layer.filter_shape(shape[2])
-        fan_in = filt[1] * filt[2] * (1 if layer.kind == "DEPTHWISE_CONV_2D" else filt[3])
-        w = b.const(rng.normal(0, 1.5 / fan_in**0.5, filt).astype(np.float32))
-        shape = layer.out_hwc(shape)
-        bias = b.const(rng.normal(0, 0.3, shape[2]).astype(np.float32)) if layer.bias else -1
-        y = b.activation((1, *shape), "float32")
-        b.op(layer.kind, [h, w, bias], [y], **layer.options())
-        h = y
-    logits_shape: tuple[int, ...] = (1, *shape)
-    if classes is not None:
-        depth = int(np.prod(shape))
-        w = b.const(rng.normal(0, depth**-0.5, (classes, depth)).astype(np.float32))
-        bias = b.const(rng.normal(0, 0.1, classes).astype(np.float32))
-        logits_shape = (1, classes)
-        y = b.activation(logits_shape, "float32")
-        b.op("FULLY_CONNECTED", [h, w, bias], [y], fused_activation_function=0)
-        h = y
-    probs = b.activation(logits_shape, "float32")
-    b.op("SOFTMAX", [h], [probs], beta=1.0)
-    b.output(probs)
-    return b.graph(), logits_shape
-
-
 def run_case(
-    seed: int, in_hwc: tuple[int, int, int], convs: list[Layer], fc: bool, trainable: str = "all"
+    seed: int,
+    in_hwc: tuple[int, int, int],
+    convs: list[ConvLayer],
+    fc: bool,
+    trainable: str = "all",
 ) -> TrainingGraph:
     """The model's gradients against JAX on a seeded sample and label. A per-pixel SOFTMAX over
     one channel has no gradient, so such a chain ends in FULLY_CONNECTED."""
     shape = in_hwc
     for layer in convs:
         shape = layer.out_hwc(shape)
-    model, logits = conv_model(seed, in_hwc, convs, 4 if fc or shape[2] < 2 else None)
+    model, logits = float_conv_model(seed, in_hwc, convs, 4 if fc or shape[2] < 2 else None)
     rng = np.random.default_rng(seed + 1)
     x = rng.normal(0, 2.0, (1, *in_hwc)).astype(np.float32)
     label = rng.integers(0, logits[-1], int(np.prod(logits[:-1])))
@@ -298,108 +218,3 @@ def test_int8_model_trains_its_last_convolution_and_dense_layer(trained: str) ->
     assert [grad_flags(o) for o in grad_ops(tg)] == [(True, True, False)]
     opcodes = [op.opcode for op in tg.forward.operators]
     assert opcodes[:3] == ["CONV_2D", "DEQUANTIZE", trained]
-
-
-# --- lowering of the backward operators -----------------------------------------------------
-
-
-def backward_operator(kind: str, **changes: object) -> tuple[Graph, Operator]:
-    """A chain of two `kind` convolutions trained from the first: the training graph and its
-    second backward operator (the first convolution's), with options `changes` applied."""
-    layer = Layer(kind, 2, (3, 2), (2, 1), (1, 2), SAME, 1, True)
-    model, _ = conv_model(0, (9, 7, 4), [layer, layer], 3)
-    graph = build_training_graph(model, TrainOptions(trainable="all")).graph
-    ops = [op for op in graph.operators if op.custom_code and op.custom_code.endswith("Conv2DGrad")]
-    op = ops[1]
-    return graph, replace(op, options=MappingProxyType(dict(op.options) | changes))
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_backward_operator_takes_the_forward_window(kind: str) -> None:
-    graph, op = backward_operator(kind)
-    params = fields(lower(graph, op).params)
-    # SAME over 9 x 7 with a 3 x 2 filter, strides (2, 1), dilations (1, 2): padding (1, 1)
-    window = {"stride_h": 2, "stride_w": 1, "dilation_h": 1, "dilation_w": 2}
-    assert {k: params[k] for k in window} == window
-    assert (params["pad_h"], params["pad_w"]) == (1, 1)
-    trains = params["update_w"] if kind == "CONV_2D" else params["has_dw"]
-    assert (trains, params["has_db"], params["has_dx"]) == (1, 1, 0)
-    assert (params["act_min_f"], params["act_max_f"]) == (0.0, FLOAT_MAX)
-    if kind == "DEPTHWISE_CONV_2D":
-        assert params["depth_multiplier"] == 2
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("changes", [{"stride_h": 3}, {"padding": VALID}, {"has_dx": True}])
-def test_backward_operator_that_disagrees_with_its_shapes_is_refused(
-    kind: str, changes: dict[str, object]
-) -> None:
-    graph, op = backward_operator(kind, **changes)
-    with pytest.raises(McugenError):
-        lower(graph, op)
-
-
-# --- the weight update ----------------------------------------------------------------------
-# The weight update against PyTorch's SGD formula on JAX's gradients, on the host build.
-#
-# A float model whose CONV_2D and FULLY_CONNECTED update their weights inside their backward
-# kernels (one output channel at a time) and whose biases and DEPTHWISE_CONV_2D weights go through
-# McugenSgd trains four samples, two per update, with momentum and weight decay. The reference
-# takes jax.grad at the current weights for every sample and applies, in float32,
-# g = (g1 + g2) / 2 + weight_decay w; m = momentum m + g; w = w - lr m. Every parameter's change
-# after the two updates equals the reference's within 1e-4 of the largest change (the gradients
-# agree within 1e-5; the second update's are taken at weights that differ by that much).
-
-LAYERS = [
-    Layer("CONV_2D", 4, (3, 3), (2, 1), (1, 1), SAME, 1, True),
-    Layer("DEPTHWISE_CONV_2D", 2, (2, 3), (1, 1), (1, 2), VALID, 3, True),
-]
-
-
-@pytest.mark.parametrize(("momentum", "weight_decay"), [(0.9, 0.01), (0.0, 0.0)])
-def test_sgd_updates_match_the_formula_on_jax_gradients(
-    momentum: float, weight_decay: float
-) -> None:
-    model, _ = conv_model(5, (7, 6, 3), LAYERS, 4)
-    options = TrainOptions(
-        trainable="all",
-        learning_rate=0.05,
-        momentum=momentum,
-        weight_decay=weight_decay,
-        accumulate=2,
-    )
-    tg = build_training_graph(model, options)
-    codes = [op.custom_code for op in tg.graph.operators if op.custom_code]
-    assert codes.count("McugenSgd") == 4  # three biases and the depthwise weights
-    rng = np.random.default_rng(6)
-    xs = [rng.normal(0, 1.0, (1, 7, 6, 3)).astype(np.float32) for _ in range(4)]
-    labels = [np.array([i % 4], np.int32) for i in range(4)]
-    applies = [0, 2, 0, 2]
-    _, ours = host_state(
-        tg, [[x, y, np.array([a], np.int32)] for x, y, a in zip(xs, labels, applies, strict=True)]
-    )
-
-    start = {p.tensor: tg.graph.tensors[p.tensor].array().reshape(-1) for p in tg.params}
-    w = {t: v.copy() for t, v in start.items()}
-    m = {t: np.zeros_like(v) for t, v in start.items()}
-    f32 = np.float32
-    for first in (0, 2):
-        g1 = float_part_grads(tg, {tg.forward.inputs[0]: xs[first]}, labels[first], w)[1]
-        g2 = float_part_grads(tg, {tg.forward.inputs[0]: xs[first + 1]}, labels[first + 1], w)[1]
-        for t in w:
-            g = (g1[t].reshape(-1) + g2[t].reshape(-1)) / f32(2)
-            g = g + f32(weight_decay) * w[t]
-            if momentum:
-                m[t] = f32(momentum) * m[t] + g
-                g = m[t]
-            w[t] = w[t] - f32(0.05) * g
-    for p in tg.params:
-        change, expected = (
-            ours[p.tensor].reshape(-1) - start[p.tensor],
-            w[p.tensor] - start[p.tensor],
-        )
-        worst = float(np.max(np.abs(change - expected)))
-        assert worst <= 1e-4 * float(np.max(np.abs(expected))), f"{p.role} of operator {p.op}"
-        if momentum:
-            assert np.allclose(ours[p.momentum].reshape(-1), m[p.tensor], rtol=1e-4, atol=1e-7)
-        assert not np.any(ours[p.accumulator])  # cleared by the update

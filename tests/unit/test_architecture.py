@@ -18,7 +18,7 @@ from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan import partition as partitions
 from mcugen.registry import Registry
-from support import EXAMPLE
+from support import EXAMPLE, ROOT
 
 PACKAGE = Path(mcugen.__file__).resolve().parent
 
@@ -276,3 +276,42 @@ def test_no_getattr_args_below_the_command_layer() -> None:
         if "getattr(args" in line
     ]
     assert not bad, "\n".join(bad)
+
+
+# --- Module size (HOUSE_STYLE.md rule 6: modules under about 400 lines; issue 33) ---------------
+
+MODULE_LINES = 400
+#: Where the limit holds: every Python module of the package, its tests and their C drivers, the
+#: generated test graphs, the benchmarks and the examples.
+SIZED = {
+    "mcugen": ("*.py",),
+    "tests": ("*.py", "*.c", "*.h"),
+    "testgraphs": ("*.py",),
+    "benchmarks": ("*.py",),
+    "examples": ("*.py",),
+}
+
+
+def modules_over(paths: list[Path], limit: int = MODULE_LINES) -> list[str]:
+    """The paths of more than `limit` lines, each with its count."""
+    counts = {path: len(path.read_text().splitlines()) for path in paths}
+    return [f"{path}: {n} lines" for path, n in counts.items() if n > limit]
+
+
+def test_no_module_is_over_400_lines() -> None:
+    files = [
+        path
+        for folder, patterns in SIZED.items()
+        for pattern in patterns
+        for path in sorted((ROOT / folder).rglob(pattern))
+    ]
+    assert len(files) > 400, "modules not found"
+    bad = modules_over(files)
+    assert not bad, "split these by job:\n" + "\n".join(bad).replace(f"{ROOT}/", "")
+
+
+def test_the_module_size_check_can_fail(tmp_path: Path) -> None:
+    at_limit, over = tmp_path / "at_limit.py", tmp_path / "over.py"
+    at_limit.write_text("x = 1\n" * MODULE_LINES)
+    over.write_text("x = 1\n" * (MODULE_LINES + 1))
+    assert modules_over([at_limit, over]) == [f"{over}: 401 lines"]

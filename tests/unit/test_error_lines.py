@@ -7,11 +7,8 @@ and on a few hundred fuzz mutants (benchmarks/fuzz_mutants.py) through the CLI a
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -22,7 +19,7 @@ from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import ROOT
+from support import benchmark_module
 
 LINE_MAX = 400  # McugenError.LINE_BUDGET
 FUZZ_MUTANTS, FUZZ_SEED = 300, 2026
@@ -141,18 +138,6 @@ def test_a_missing_output_quantization_names_the_operator_once() -> None:
 # --- the fuzz corpus ---------------------------------------------------------------------------
 
 
-def fuzz_mutants() -> ModuleType:
-    """benchmarks/fuzz_mutants.py as a module."""
-    if "fuzz_mutants" not in sys.modules:
-        path = ROOT / "benchmarks" / "fuzz_mutants.py"
-        spec = importlib.util.spec_from_file_location("fuzz_mutants", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["fuzz_mutants"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["fuzz_mutants"]
-
-
 def error_line(path: Path, data: bytes) -> str | None:
     """The error line of `mcugen plan PATH`, or when the plan is accepted, of codegen (what
     `mcugen build` and `export` print before compiling); None when both accept."""
@@ -175,7 +160,7 @@ def test_every_fuzz_mutant_error_line_is_short_printable_and_says_its_prefix_onc
 ) -> None:
     """A few hundred seeded mutants (about 20 s): with the shared models as seeds, they include
     shapes of thousands of dimensions and names of hundreds of characters."""
-    fm = fuzz_mutants()
+    fm = benchmark_module("fuzz_mutants")
     corpus = fm.Corpus(fm.seeds())
     path = tmp_path / "m.tflite"
     lines = []

@@ -6,33 +6,19 @@ python benchmarks/fuzz.py --mutants 10000 --seed 1 --build-sample 500."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
-from types import ModuleType
 
 import pytest
 
-from support import FULL_SWEEP, ROOT
+from support import FULL_SWEEP, benchmark_module
 
 CI_MUTANTS = 600 if FULL_SWEEP else 200
 CI_BUILD_SAMPLE = 12 if FULL_SWEEP else 8
 CI_SEED = 2026
 
 
-def load_fuzz() -> ModuleType:
-    """benchmarks/fuzz.py as a module (registered, so its results cross the worker pipes)."""
-    if "fuzz" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("fuzz", ROOT / "benchmarks" / "fuzz.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["fuzz"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["fuzz"]
-
-
 def test_mutants_are_reproducible_from_their_index() -> None:
-    fuzz = load_fuzz()
+    fuzz = benchmark_module("fuzz")
     corpus = fuzz.Corpus(fuzz.seeds(models=None))
     first = [corpus.mutant(7, i) for i in range(30)]
     again = fuzz.Corpus(fuzz.seeds(models=None))
@@ -48,7 +34,7 @@ KNOWN_OPEN: dict[tuple[str, int], str] = {}
 def test_fuzz_ci_share() -> None:
     if shutil.which("gcc") is None:
         pytest.skip("gcc not installed")
-    fuzz = load_fuzz()
+    fuzz = benchmark_module("fuzz")
     opts = fuzz.Options(mutants=CI_MUTANTS, seed=CI_SEED, build_sample=CI_BUILD_SAMPLE, jobs=2)
     results = fuzz.fuzz(opts, fuzz.Corpus(fuzz.seeds()))
     bad = [r for r in fuzz.failures(results) if (r.seed, r.index) not in KNOWN_OPEN]

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
+
 from instruments import Bench, Lpm01aSim, read_through, released, simulated_lpm01a
 from instruments import acquire as run_acquisition
-
 from mcugen.errors import McugenError, RunError
 from mcugen.link.power import energy_per_inference
 from mcugen.link.power.lpm01a import Lpm01a

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from instruments import Bench, simulated_dut, simulated_lpm01a, simulated_ppk2
 
+from instruments import Bench, simulated_dut, simulated_lpm01a, simulated_ppk2
 from mcugen import cli
 from mcugen.commands import measure
 from mcugen.errors import RunError

@@ -1,4 +1,4 @@
-"""The Nordic PPK2 driver against a simulated PPK2 on a pseudo-terminal (tests/instruments.py): the
+"""The Nordic PPK2 driver against a simulated PPK2 on a pseudo-terminal (tests/instruments/): the
 command bytes, the calibration read from its metadata, the decoded current and D0 marks of a known
 waveform, noise within its tolerance, and one clear RunError within a bounded time for each fault,
 with the port closed."""
@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+
 from instruments import (
     PPK2_CAL,
     PPK2_SHUNTS,
@@ -20,7 +21,6 @@ from instruments import (
     simulated_ppk2,
 )
 from instruments import acquire as run_acquisition
-
 from mcugen.errors import McugenError
 from mcugen.link.power import energy_per_inference
 from mcugen.link.power.ppk2 import Ppk2, parse_metadata, to_amperes

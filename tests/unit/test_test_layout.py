@@ -1,6 +1,6 @@
 """The test suite's own layout: every test module sits in one of the seven folders, basenames are
 unique (pytest imports them by basename, without packages), and no test module imports another:
-helpers shared by several modules live in tests/support.py."""
+helpers shared by several modules live in the tests/support/ package."""
 
 from __future__ import annotations
 
@@ -60,13 +60,16 @@ def test_test_module_basenames_are_unique() -> None:
 
 
 def test_no_test_module_imports_another() -> None:
-    sources = [*collected_modules(), TESTS / "support.py", TESTS / "conftest.py"]
+    helpers = sorted((TESTS / "support").glob("*.py")) + sorted(
+        (TESTS / "instruments").glob("*.py")
+    )
+    sources = [*collected_modules(), *helpers, TESTS / "conftest.py"]
     offenders = {
         str(p.relative_to(TESTS)): imported
         for p in sources
         if (imported := imported_test_modules(p.read_text()))
     }
-    assert offenders == {}, "move shared helpers into tests/support.py"
+    assert offenders == {}, "move shared helpers into tests/support/"
 
 
 @pytest.mark.parametrize(
