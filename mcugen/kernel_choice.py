@@ -51,6 +51,49 @@ Trial = Callable[[Graph, dict[int, Lowered], "PlanOptions"], MemoryPlan]
 #: (graph, kernels, options, order) -> no plan in that order needs less than this of `ram_of`.
 FloorFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", tuple[int, ...]], int]
 
+#: Instructions per MAC of each kernel variant, measured on the M4 twin (nucleo-l4r5zi,
+#: `mcugen measure --kernels ...`, MLPerf Tiny KWS and VWW layers and the generated graphs):
+#: what the plan's estimate of a swap's cost uses. Per layer the rate varies with the shape
+#: (KWS's 1x1 layers run conv_2d_1x1_s8 at 1.04, VWW's at 1.1-1.5), so the estimate is a guide;
+#: `mcugen measure` gives each layer's count.
+PER_MAC = {
+    "conv_2d_s8": 1.8,
+    "conv_2d_1x1_s8": 1.1,
+    "depthwise_conv_2d_s8_layer": 1.9,
+    "depthwise_conv_2d_s8": 2.4,
+    "depthwise_conv_2d_s8_lean": 11.2,
+    "conv_2d_1x1_s8_lean": 4.2,
+    "fully_connected_s8": 2.2,
+}
+#: The reference kernels' rates on the M4 twin (KWS): a general CONV_2D or DEPTHWISE_CONV_2D
+#: about 43 per MAC (the tap loop), a 1x1 CONV_2D or FULLY_CONNECTED about 8.2.
+REFERENCE_PER_MAC = {"CONV_2D": 43.3, "DEPTHWISE_CONV_2D": 42.5, "FULLY_CONNECTED": 8.3}
+POINTWISE_PER_MAC = 8.2
+
+
+def per_mac(graph: Graph, op_index: int, kernel: Lowered) -> float | None:
+    """The measured instructions per MAC of `kernel` running operator `op_index` (None: none
+    measured)."""
+    if kernel.variant != "reference":
+        return PER_MAC.get(kernel.variant)
+    op = graph.operators[op_index]
+    if op.opcode == "CONV_2D" and len(op.inputs) > 1 and op.inputs[1] >= 0:
+        shape = graph.tensors[op.inputs[1]].shape
+        if len(shape) == 4 and shape[1] == shape[2] == 1:
+            return POINTWISE_PER_MAC
+    return REFERENCE_PER_MAC.get(op.opcode)
+
+
+def added_instructions(
+    graph: Graph, op_index: int, fastest: Lowered, chosen: Lowered
+) -> int | None:
+    """The instructions per inference running `chosen` instead of `fastest` adds (estimate)."""
+    slow, fast = per_mac(graph, op_index, chosen), per_mac(graph, op_index, fastest)
+    if slow is None or fast is None:
+        return None
+    return round(operator_macs(graph, graph.operators[op_index]) * (slow - fast))
+
+
 #: Rounds of moving the layers above the bound one rung down before all go to the reference.
 MAX_ROUNDS = 4
 #: Swapped layers tried back at their fastest kernel once the bound is met (one plan each).
@@ -144,6 +187,7 @@ def choose_kernels(
             fastest_scratch=lowered[i].scratch_bytes,
             chosen_scratch=chosen[i].scratch_bytes,
             macs=operator_macs(graph, graph.operators[i]),
+            added_instructions=added_instructions(graph, i, lowered[i], chosen[i]),
         )
         for i in sorted(lowered)
         if chosen[i] is not lowered[i]

@@ -19,6 +19,9 @@ class KernelSwap:
     fastest_scratch: int
     chosen_scratch: int
     macs: int
+    #: instructions per inference the swap adds, estimated from per-MAC rates measured on the
+    #: M4 twin (kernel_choice.PER_MAC); None when a kernel has no measured rate
+    added_instructions: int | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,11 @@ class KernelChoice:
     def swapped_macs(self) -> int:
         return sum(s.macs for s in self.swaps)
 
+    @property
+    def added_instructions(self) -> int:
+        """The swaps' estimated instructions per inference (those with a rate)."""
+        return sum(s.added_instructions or 0 for s in self.swaps)
+
     def as_json(self) -> dict[str, object]:
         return {
             "policy": self.policy,
@@ -44,6 +52,7 @@ class KernelChoice:
             "reference_arena": self.bound,
             "kept_because": self.kept_because,
             "swapped_macs": self.swapped_macs,
+            "added_instructions_estimate": self.added_instructions,
             "swaps": [
                 {
                     "op": s.op,
@@ -53,6 +62,7 @@ class KernelChoice:
                     "fastest_scratch": s.fastest_scratch,
                     "chosen_scratch": s.chosen_scratch,
                     "macs": s.macs,
+                    "added_instructions_estimate": s.added_instructions,
                 }
                 for s in self.swaps
             ],

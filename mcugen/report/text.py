@@ -224,17 +224,21 @@ def kernel_choice_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
         return []
     macs = graph_macs(graph)
     share = f" ({100 * choice.swapped_macs / macs:.1f} % of the model's)" if macs else ""
+    cost = choice.added_instructions
+    costs = f", about +{cost:,} instructions per inference (M4-twin rates)" if cost else ""
     lines = [
         f"kernels chosen for memory (--kernels {choice.policy}): {len(choice.swaps)} layers run "
-        f"a kernel with less scratch than their fastest, {choice.swapped_macs:,} MACs{share}; "
-        f"arena {choice.fastest_arena:,} -> {plan.arena_bytes:,} bytes (the reference kernels' "
-        f"{choice.bound:,}; --kernels opt keeps the fastest)"
+        f"a kernel with less scratch than their fastest, {choice.swapped_macs:,} MACs{share}"
+        f"{costs}; arena {choice.fastest_arena:,} -> {plan.arena_bytes:,} bytes (the reference "
+        f"kernels' {choice.bound:,}; --kernels opt keeps the fastest)"
     ]
     for swap in choice.swaps[:SWAPS_LISTED]:
+        added = swap.added_instructions
+        more = f", about +{added:,} instructions" if added is not None else ""
         lines.append(
             f"  op {swap.op} {swap.opcode}: {swap.chosen} instead of {swap.fastest} "
             f"(scratch {swap.fastest_scratch:,} -> {swap.chosen_scratch:,} bytes, "
-            f"{swap.macs:,} MACs)"
+            f"{swap.macs:,} MACs{more})"
         )
     if len(choice.swaps) > SWAPS_LISTED:
         lines.append(f"  (+{len(choice.swaps) - SWAPS_LISTED} more; --json lists them all)")

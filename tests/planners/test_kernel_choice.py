@@ -12,7 +12,7 @@ import pytest
 
 from mcugen.cli import main
 from mcugen.codegen.lower import lower
-from mcugen.kernel_choice import ladder
+from mcugen.kernel_choice import PER_MAC, ladder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
@@ -44,6 +44,11 @@ def test_memory_keeps_the_arena_at_the_reference_kernels() -> None:
         assert lowered[swap.op].variant == swap.chosen != swap.fastest
         assert swap.chosen_scratch < swap.fastest_scratch
         assert fast_lowered[swap.op].variant == swap.fastest
+        # its cost: the MACs at the difference of the two kernels' measured rates
+        rates = [PER_MAC.get(v) for v in (swap.chosen, swap.fastest)]
+        if rates[0] is not None and rates[1] is not None:
+            assert swap.added_instructions == round(swap.macs * (rates[0] - rates[1])) > 0
+    assert choice.added_instructions == sum(s.added_instructions or 0 for s in choice.swaps) > 0
     unswapped = set(optimised) - {s.op for s in choice.swaps}
     assert all(lowered[i].variant == fast_lowered[i].variant for i in unswapped)
     memory.validate(graph)
