@@ -338,6 +338,8 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     )
     if low is None:
         return None
+    # the kernel file runs the stream path too (mat_mult_s8_pairs.c), whichever it is given
+    low = replace(low, sources=(*low.sources, "opt/mat_mult_s8_pairs.c"))
     params = pair_stream(low.params, x.shape[3])
     if params == low.params:
         return low
