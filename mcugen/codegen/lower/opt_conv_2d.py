@@ -20,6 +20,7 @@ this one (the first variant that accepts an operator wins).
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -254,6 +255,35 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
         sources=(f"opt/{NAME}.c",),
         constants=weights,
     )
+
+
+@variant(
+    "conv_2d_s8_col",
+    "CONV_2D",
+    handles="what conv_2d_s8 takes, one pixel's window of bytes as scratch (about half its "
+    "scratch), widened in registers",
+)
+def conv_2d_s8_col(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """runtime_c/kernels/opt/conv_2d_s8_col.c: conv_2d_s8's parameters and filter layout, its
+    scratch one window of bytes (`col_scratch_bytes`); a rung below it on the ladder of kernels
+    chosen for memory (registered after it, so speed first never picks it)."""
+    fast = conv_2d_s8(graph, op, reference)
+    if fast is None:
+        return None
+    w = graph.tensors[op.inputs[1]]
+    return replace(
+        fast,
+        function="mcu_conv_2d_s8_col",
+        scratch_bytes=col_scratch_bytes(w.shape[1] * w.shape[2] * w.shape[3]),
+        variant="conv_2d_s8_col",
+        sources=("opt/conv_2d_s8_col.c",),
+        headers=("mcu/kernels/conv_2d.h",),
+    )
+
+
+def col_scratch_bytes(depth: int) -> int:
+    """One window of `depth` bytes, rounded up to whole words (the last word's spare bytes 0)."""
+    return _align4(depth)
 
 
 @variant(
