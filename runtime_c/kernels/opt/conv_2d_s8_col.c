@@ -37,20 +37,23 @@
   "sxtb16 %[w1], %[w1], ror #8\n\t"       \
   "smlad %[a3], %[w1], %[xo], %[a3]\n\t"
 
-/* The window `x` (blocks > 0 of them) against four channels: s[channel] += dot. */
+/* The window `x` (blocks > 0 of them) against four channels: s[channel] += dot; two blocks a
+ * loop on a DSP core (entered at the second when the count is odd). */
 static inline __attribute__((always_inline)) void dot_quad(const int8_t *x, const int8_t *w,
                                                            int32_t blocks, int32_t s[4]) {
   int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
   const int8_t *end = x + 4 * blocks;
 #if MCU_SIMD_DSP && defined(__OPTIMIZE__)
   uint32_t xe, xo, w0, w1, e;
-  __asm__ volatile("1:\n\t" COL_QUAD_ASM
+  __asm__ volatile("tst %[n], #1\n\t"
+                   "bne 2f\n\t"
+                   "1:\n\t" COL_QUAD_ASM "2:\n\t" COL_QUAD_ASM
                    "cmp %[xp], %[end]\n\t"
                    "bne 1b"
                    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xp] "+r"(x),
                      [wp] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo), [w0] "=&r"(w0),
                      [w1] "=&r"(w1), [e] "=&r"(e)
-                   : [end] "r"(end)
+                   : [end] "r"(end), [n] "r"(blocks)
                    : "cc", "memory");
 #else
   for (; x != end; x += 4, w += 16) {
@@ -89,20 +92,32 @@ static inline int32_t dot_word(uint32_t x, uint32_t w, int32_t acc) {
   return mcu_smlad(mcu_sxtb16_ror8(w), mcu_sxtb16_ror8(x), acc);
 }
 
-/* Channel c's tail (its last depth % 4 weights against the window's zero-padded last word),
- * then its output. */
-static inline __attribute__((always_inline)) void finish(const mcu_conv_2d_s8_params_t *p,
-                                                         const dims_t *d, const int8_t *x,
-                                                         const int8_t *w, int32_t c,
-                                                         int32_t acc, int full, int8_t *out) {
-  if (d->tail != 0) {
-    acc = dot_word(mcu_load_u32(x + 4 * d->blocks), tail_word(w + c * d->tail, d), acc);
-  }
-  const int32_t *rec = p->channels + c * MCU_CONV_REC_WORDS;
+/* One output from its sum and its channel's record `rec`: conv_2d_s8.c's requantisation. */
+static inline __attribute__((always_inline)) int8_t requant(const int32_t *rec, int32_t acc,
+                                                            int full, int32_t lo, int32_t hi) {
   int32_t shifted = (int32_t)((uint32_t)acc << rec[MCU_CONV_REC_LEFT]);
   int32_t k = ((acc >> 31) & rec[MCU_CONV_REC_SIGN]) + rec[MCU_CONV_REC_CONSTANT];
   int32_t v = smmlar(shifted, rec[MCU_CONV_REC_MULTIPLIER], k) >> rec[MCU_CONV_REC_RIGHT];
-  out[c] = (int8_t)(full ? mcu_ssat8(v) : mcu_clamp_i32(v, p->act_min, p->act_max));
+  return (int8_t)(full ? mcu_ssat8(v) : mcu_clamp_i32(v, lo, hi));
+}
+
+/* `n` (1 to 4) channels from c on: their sums s[k] (whole blocks done) plus their tails (their
+ * last depth % 4 weights, at the filter's start, against the window's zero-padded last word),
+ * then their outputs. */
+static inline __attribute__((always_inline)) void finish(const mcu_conv_2d_s8_params_t *p,
+                                                         const dims_t *d, const int8_t *x,
+                                                         const int8_t *w, int32_t c, int32_t n,
+                                                         int32_t s[4], int full, int8_t *out) {
+  if (d->tail != 0) {
+    uint32_t xt = mcu_load_u32(x + 4 * d->blocks);
+    for (int32_t k = 0; k < n; ++k) {
+      s[k] = dot_word(xt, tail_word(w + (c + k) * d->tail, d), s[k]);
+    }
+  }
+  const int32_t *rec = p->channels + c * MCU_CONV_REC_WORDS;
+  for (int32_t k = 0; k < n; ++k) {
+    out[c + k] = requant(rec + k * MCU_CONV_REC_WORDS, s[k], full, p->act_min, p->act_max);
+  }
 }
 
 static inline int32_t bias(const mcu_conv_2d_s8_params_t *p, int32_t c) {
@@ -121,23 +136,20 @@ static inline __attribute__((always_inline)) void channels_clamped(
     if (d->blocks > 0) {
       dot_quad(x, blocks + c * 4 * d->blocks, d->blocks, s);
     }
-    for (int32_t k = 0; k < 4; ++k) {
-      finish(p, d, x, w, c + k, s[k], full, out);
-    }
+    finish(p, d, x, w, c, 4, s, full, out);
   }
   for (; c + 2 <= d->s.out_c; c += 2) {
-    int32_t s[2] = {bias(p, c), bias(p, c + 1)};
+    int32_t s[4] = {bias(p, c), bias(p, c + 1), 0, 0};
     dot_pair(x, blocks + c * 4 * d->blocks, d->blocks, s);
-    finish(p, d, x, w, c, s[0], full, out);
-    finish(p, d, x, w, c + 1, s[1], full, out);
+    finish(p, d, x, w, c, 2, s, full, out);
   }
   if (c < d->s.out_c) {
     const int8_t *row = blocks + c * 4 * d->blocks;
-    int32_t acc = bias(p, c);
+    int32_t s[4] = {bias(p, c), 0, 0, 0};
     for (int32_t j = 0; j < d->blocks; ++j) {
-      acc = dot_word(mcu_load_u32(x + 4 * j), mcu_load_u32(row + 4 * j), acc);
+      s[0] = dot_word(mcu_load_u32(x + 4 * j), mcu_load_u32(row + 4 * j), s[0]);
     }
-    finish(p, d, x, w, c, acc, full, out);
+    finish(p, d, x, w, c, 1, s, full, out);
   }
 }
 
