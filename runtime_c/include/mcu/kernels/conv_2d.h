@@ -23,6 +23,10 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 /* The same with the parameters' `stream` (pairs of channels, depth a multiple of 4). */
 mcu_status_t mcu_conv_2d_1x1_s8_pairs(const mcu_node_t *node, mcu_context_t *ctx);
+/* Its rung for memory (kernels/opt/conv_2d_1x1_s8_direct.c): pixels read as they are, a pixel at
+ * a time; the short requantisation (`short_shifts`), no `stream`; no scratch (in place: the
+ * reference kernel's staging). */
+mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
  * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the

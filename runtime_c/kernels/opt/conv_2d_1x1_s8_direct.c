@@ -1,0 +1,136 @@
+/* CONV_2D int8 with a 1x1 filter, stride 1 and one group, its pixels read as they are (int8, no
+ * widened copy), bit-exact with reference/conv_2d.c: the rung below conv_2d_1x1_s8 on the
+ * ladder of kernels chosen for memory (mcugen/kernel_choice.py), for layers with the matrix
+ * product's short requantisation (mcu/mat_mult_s8.h `short_shifts`; mcugen/codegen/lower/
+ * opt_mat_mult.py). conv_2d_1x1_s8.c widens two pixels into 16-bit lanes in its scratch; this one
+ * takes a pixel at a time against four channels (two pairs of the build's pair layout), SXTB16
+ * and SXTB16 ROR 8 of each input and weight word in registers: 16 multiply-adds in 21
+ * instructions, two blocks a loop, then the short requantisation of the four sums in registers
+ * (the sum starts at the undoubled bias and is doubled at the end, as mat_mult_s8.c's single
+ * row). Channels past the last group of four, depths not a multiple of 4, unaligned weights and
+ * cores without the DSP extension take mcu_mat_mult_s8_row (the same sums and requantisation).
+ *
+ * Scratch: none; in place (the plan put the output over the input, with the reference kernel's
+ * staging of two pixels as scratch, conv_2d.py conv_staging_bytes) each pixel is copied into it
+ * before its outputs are written, from the first pixel on when there are no more output than
+ * input channels, else from the last back (conv_2d_1x1_s8_lean.c says why that is safe). */
+#include <string.h>
+
+#include "mcu/kernels/conv_2d.h"
+#include "mcu/mat_mult_s8.h"
+#include "mcu/simd.h"
+
+#if MCU_SIMD_DSP
+/* One block of a pair's two channels (their words at `P`) into sums A0 and A1. */
+#define DIRECT_PAIR(P, A0, A1)                    \
+  "ldrd %[w0], %[w1], [%[" P "]], #8\n\t"         \
+  "sxtb16 %[t], %[w0]\n\t"                        \
+  "smlad %[" A0 "], %[t], %[xe], %[" A0 "]\n\t"   \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"               \
+  "smlad %[" A0 "], %[w0], %[xo], %[" A0 "]\n\t"  \
+  "sxtb16 %[t], %[w1]\n\t"                        \
+  "smlad %[" A1 "], %[t], %[xe], %[" A1 "]\n\t"   \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"               \
+  "smlad %[" A1 "], %[w1], %[xo], %[" A1 "]\n\t"
+#define DIRECT_BLOCK                    \
+  "ldr %[xo], [%[s]], #4\n\t"           \
+  "sxtb16 %[xe], %[xo]\n\t"             \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"     \
+  DIRECT_PAIR("a", "c0", "c1") DIRECT_PAIR("b", "c2", "c3")
+
+/* The short requantisation of the undoubled sum `acc` (mat_mult_s8.c's header). */
+static inline int8_t short_out(int32_t acc, int32_t m, int32_t right1, uint32_t k) {
+  int32_t acc2 = (int32_t)((uint32_t)acc << 1);
+  int32_t round = (int32_t)(k << right1) + (acc2 >> 31);
+  return (int8_t)mcu_ssat8_asr1(mcu_smmlar(acc2, m, round) >> right1);
+}
+
+/* Groups of four channels of pixel `x` (depth a multiple of 4, weights word-aligned). */
+static void quads(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
+                  int32_t groups, int32_t depth, int8_t *out) {
+  const int8_t *end = x + depth;
+  const int32_t *bias = p->bias, *mult = p->multipliers, *right = p->short_shifts;
+  int32_t step = p->num_channels > 1 ? 1 : 0;
+  uint32_t k = (uint32_t)(2 * p->output_offset + 1);
+  for (int32_t i = 0; i < groups; ++i, bias += 4, out += 4) {
+    uint32_t xe, xo, w0, w1, t;
+    const int8_t *s = x;
+    const int8_t *a = w + 4 * i * depth; /* the group's first pair, then its second */
+    const int8_t *b = a + 2 * depth;
+    int32_t c0 = bias[0] >> 1, c1 = bias[1] >> 1, c2 = bias[2] >> 1, c3 = bias[3] >> 1;
+    __asm__ volatile("tst %[n], #4\n\t"
+                     "bne 2f\n\t"
+                     "1:\n\t" DIRECT_BLOCK "2:\n\t" DIRECT_BLOCK
+                     "cmp %[s], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
+                       [c2] "+r"(c2), [c3] "+r"(c3), [xe] "=&r"(xe), [xo] "=&r"(xo),
+                       [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
+                     : [end] "r"(end), [n] "r"(depth)
+                     : "memory", "cc");
+    out[0] = short_out(c0, mult[0], right[0], k);
+    out[1] = short_out(c1, mult[step], right[step], k);
+    out[2] = short_out(c2, mult[2 * step], right[2 * step], k);
+    out[3] = short_out(c3, mult[3 * step], right[3 * step], k);
+    mult += 4 * step;
+    right += 4 * step;
+  }
+}
+#undef DIRECT_PAIR
+#undef DIRECT_BLOCK
+#endif
+
+/* Every output channel of pixel `x`. */
+static void pixel(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
+                  int32_t channels, int32_t depth, int8_t *out) {
+  int32_t c = 0;
+#if MCU_SIMD_DSP
+  if (((uintptr_t)w & 3) == 0 && (depth & 3) == 0 && depth > 0) {
+    quads(p, x, w, channels >> 2, depth, out);
+    c = channels & ~3;
+  }
+#endif
+  if (c == 0) {
+    mcu_mat_mult_s8_row(p, x, w, channels, depth, out);
+  } else if (c < channels) { /* the last channels: their parameters from c on */
+    int32_t per = p->num_channels > 1;
+    mcu_mat_mult_s8_params_t rest = *p;
+    rest.bias += c;
+    rest.multipliers += per ? c : 0;
+    rest.short_shifts += per ? c : 0;
+    rest.num_channels = per ? channels - c : 1;
+    mcu_mat_mult_s8_row(&rest, x, w + c * depth, channels - c, depth, out + c);
+  }
+}
+
+mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_mat_mult_s8_params_t *p = node->params;
+  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  int32_t in_c = in->dims[3];
+  int32_t out_c = out->dims[3];
+  MCU_ENSURE_MODEL(filter->dims[1] == 1 && filter->dims[2] == 1 && filter->dims[3] == in_c,
+                   MCU_ERR_BAD_MODEL);
+  int32_t pixels = out->dims[0] * out->dims[1] * out->dims[2];
+  MCU_ENSURE_MODEL(pixels == in->dims[0] * in->dims[1] * in->dims[2], MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->stream == NULL && p->short_shifts != NULL, MCU_ERR_BAD_MODEL);
+  const int8_t *input = mcu_input(ctx, node, 0);
+  const int8_t *weights = mcu_input(ctx, node, 1);
+  int8_t *output = mcu_output(ctx, node, 0);
+  if ((const void *)output != (const void *)input) {
+    for (int32_t i = 0; i < pixels; ++i) {
+      pixel(p, input + i * in_c, weights, out_c, in_c, output + i * out_c);
+    }
+    return MCU_OK;
+  }
+  int8_t *staged = mcu_scratch(ctx, node);
+  MCU_ENSURE(staged != NULL, MCU_ERR_BAD_MODEL); /* the plan's staging: checked every invoke */
+  for (int32_t i = 0; i < pixels; ++i) {
+    int32_t k = out_c <= in_c ? i : pixels - 1 - i;
+    memcpy(staged, input + k * in_c, (size_t)in_c);
+    pixel(p, staged, weights, out_c, in_c, output + k * out_c);
+  }
+  return MCU_OK;
+}
