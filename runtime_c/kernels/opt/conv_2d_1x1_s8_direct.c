@@ -58,7 +58,8 @@ static void quads(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8
     const int8_t *a = w + 4 * i * depth; /* the group's first pair, then its second */
     const int8_t *b = a + 2 * depth;
     int32_t c0 = bias[0] >> 1, c1 = bias[1] >> 1, c2 = bias[2] >> 1, c3 = bias[3] >> 1;
-    __asm__ volatile("tst %[n], #4\n\t"
+    __asm__ volatile("sub %[t], %[end], %[s]\n\t"
+                     "tst %[t], #4\n\t"
                      "bne 2f\n\t"
                      "1:\n\t" DIRECT_BLOCK "2:\n\t" DIRECT_BLOCK
                      "cmp %[s], %[end]\n\t"
@@ -66,7 +67,7 @@ static void quads(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8
                      : [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
                        [c2] "+r"(c2), [c3] "+r"(c3), [xe] "=&r"(xe), [xo] "=&r"(xo),
                        [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
-                     : [end] "r"(end), [n] "r"(depth)
+                     : [end] "r"(end)
                      : "memory", "cc");
     out[0] = short_out(c0, mult[0], right[0], k);
     out[1] = short_out(c1, mult[step], right[step], k);

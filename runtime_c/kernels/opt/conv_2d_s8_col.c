@@ -7,35 +7,43 @@
  * one load and SXTB16 / SXTB16 ROR 8 of the window word give (k0, k2) and (k1, k3), which meet
  * the filter's words for four channels in conv_2d_s8.c's layout (mcugen/codegen/lower/
  * opt_conv_2d.py conv_layout): 16 multiply-adds in 21 instructions (1 LDR, 2 LDRD, 10 SXTB16,
- * 8 SMLAD; assembly on a DSP core). Same parameters, filter layout, padding (taps outside the
- * image are the input zero point, which the folded bias makes exact) and requantisation as
- * conv_2d_s8.c (its header says why they are exact); pixels in the reference kernel's order.
+ * 8 SMLAD; assembly on a DSP core; 23 with 4 LDR where the weights are not word-aligned). Same
+ * parameters, filter layout, padding (taps outside the image are the input zero point, which
+ * the folded bias makes exact) and requantisation as conv_2d_s8.c (its header says why they are
+ * exact); pixels in the reference kernel's order.
  * Never in place. */
 #include "mcu/conv_2d_s8_window.h"
 
-/* One block of the window (4 bytes at `x`) against four channels' 16 bytes at `w`. */
-#define COL_QUAD_ASM                      \
-  "ldr %[xo], [%[xp]], #4\n\t"            \
-  "ldrd %[w0], %[w1], [%[wp]], #8\n\t"    \
-  "sxtb16 %[xe], %[xo]\n\t"               \
-  "sxtb16 %[xo], %[xo], ror #8\n\t"       \
-  "sxtb16 %[e], %[w0]\n\t"                \
-  "smlad %[a0], %[e], %[xe], %[a0]\n\t"   \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"       \
-  "smlad %[a1], %[w0], %[xe], %[a1]\n\t"  \
-  "sxtb16 %[e], %[w1]\n\t"                \
-  "smlad %[a2], %[e], %[xe], %[a2]\n\t"   \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"       \
-  "smlad %[a3], %[w1], %[xe], %[a3]\n\t"  \
-  "ldrd %[w0], %[w1], [%[wp]], #8\n\t"    \
-  "sxtb16 %[e], %[w0]\n\t"                \
-  "smlad %[a0], %[e], %[xo], %[a0]\n\t"   \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"       \
-  "smlad %[a1], %[w0], %[xo], %[a1]\n\t"  \
-  "sxtb16 %[e], %[w1]\n\t"                \
-  "smlad %[a2], %[e], %[xo], %[a2]\n\t"   \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"       \
-  "smlad %[a3], %[w1], %[xo], %[a3]\n\t"
+/* One block of the window (4 bytes at `x`) against four channels' 16 bytes at `w`: LOAD2 reads
+ * two words of them (LDRD where they are word-aligned, else two LDR). */
+#define COL_HALF_ASM(LOAD2, X)              \
+  LOAD2                                     \
+  "sxtb16 %[e], %[w0]\n\t"                  \
+  "smlad %[a0], %[e], %[" X "], %[a0]\n\t"  \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"         \
+  "smlad %[a1], %[w0], %[" X "], %[a1]\n\t" \
+  "sxtb16 %[e], %[w1]\n\t"                  \
+  "smlad %[a2], %[e], %[" X "], %[a2]\n\t"  \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"         \
+  "smlad %[a3], %[w1], %[" X "], %[a3]\n\t"
+#define COL_QUAD_ASM(LOAD2)             \
+  "ldr %[xo], [%[xp]], #4\n\t"          \
+  "sxtb16 %[xe], %[xo]\n\t"             \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"     \
+  COL_HALF_ASM(LOAD2, "xe") COL_HALF_ASM(LOAD2, "xo")
+#define COL_LDRD "ldrd %[w0], %[w1], [%[wp]], #8\n\t"
+#define COL_LDR2 "ldr %[w0], [%[wp]], #4\n\tldr %[w1], [%[wp]], #4\n\t"
+#define COL_LOOP(LOAD2)                                                                    \
+  __asm__ volatile("tst %[n], #1\n\t"                                                      \
+                   "bne 2f\n\t"                                                            \
+                   "1:\n\t" COL_QUAD_ASM(LOAD2) "2:\n\t" COL_QUAD_ASM(LOAD2)               \
+                   "cmp %[xp], %[end]\n\t"                                                 \
+                   "bne 1b"                                                                \
+                   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),           \
+                     [xp] "+r"(x), [wp] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo),           \
+                     [w0] "=&r"(w0), [w1] "=&r"(w1), [e] "=&r"(e)                          \
+                   : [end] "r"(end), [n] "r"(blocks)                                       \
+                   : "cc", "memory")
 
 /* The window `x` (blocks > 0 of them) against four channels: s[channel] += dot; two blocks a
  * loop on a DSP core (entered at the second when the count is odd). */
@@ -45,16 +53,12 @@ static inline __attribute__((always_inline)) void dot_quad(const int8_t *x, cons
   const int8_t *end = x + 4 * blocks;
 #if MCU_SIMD_DSP && defined(__OPTIMIZE__)
   uint32_t xe, xo, w0, w1, e;
-  __asm__ volatile("tst %[n], #1\n\t"
-                   "bne 2f\n\t"
-                   "1:\n\t" COL_QUAD_ASM "2:\n\t" COL_QUAD_ASM
-                   "cmp %[xp], %[end]\n\t"
-                   "bne 1b"
-                   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xp] "+r"(x),
-                     [wp] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo), [w0] "=&r"(w0),
-                     [w1] "=&r"(w1), [e] "=&r"(e)
-                   : [end] "r"(end), [n] "r"(blocks)
-                   : "cc", "memory");
+  if (((uintptr_t)w & 3) == 0) { /* LDRD needs a word-aligned address (the weights after the
+                                  * channels' tails may not be) */
+    COL_LOOP(COL_LDRD);
+  } else {
+    COL_LOOP(COL_LDR2);
+  }
 #else
   for (; x != end; x += 4, w += 16) {
     uint32_t xw = mcu_load_u32(x);
@@ -73,7 +77,11 @@ static inline __attribute__((always_inline)) void dot_quad(const int8_t *x, cons
   s[2] = a2;
   s[3] = a3;
 }
+#undef COL_HALF_ASM
 #undef COL_QUAD_ASM
+#undef COL_LDRD
+#undef COL_LDR2
+#undef COL_LOOP
 
 /* The window against a pair of channels (8 bytes a block: a, b (k0, k2), then (k1, k3)):
  * s[channel] += dot. */
