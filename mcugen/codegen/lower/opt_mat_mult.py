@@ -351,22 +351,3 @@ def takes_1x1(graph: Graph, op: Operator, reference: Lowered) -> bool:
     return (
         ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0 and pointwise
     )
-
-
-@variant(
-    "conv_2d_1x1_s8_direct",
-    "CONV_2D",
-    handles="what conv_2d_1x1_s8 takes with its short requantisation, a pixel at a time read as "
-    "it is; no scratch, not in place (its staging then)",
-)
-def conv_2d_1x1_s8_direct(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """runtime_c/kernels/opt/conv_2d_1x1_s8_direct.c: the rung below conv_2d_1x1_s8 on the
-    ladder of kernels chosen for memory (registered after it, before the lean variant, which
-    keeps the layers of the long requantisation); the operator's registered traits, so in place
-    it gets the reference kernel's staging as scratch."""
-    if not takes_1x1(graph, op, reference):
-        return None
-    low = _variant(graph, op, reference, "conv_2d_1x1_s8_direct", "mcu_conv_2d_1x1_s8_direct", 0)
-    if low is None or "short_shifts" not in fields(low.params):
-        return None
-    return replace(low, headers=(HEADER, "mcu/kernels/conv_2d.h"))

@@ -7,8 +7,10 @@
  * and SXTB16 ROR 8 of each input and weight word in registers: 16 multiply-adds in 21
  * instructions, two blocks a loop, then the short requantisation of the four sums in registers
  * (the sum starts at the undoubled bias and is doubled at the end, as mat_mult_s8.c's single
- * row). Channels past the last group of four, depths not a multiple of 4, unaligned weights and
- * cores without the DSP extension take mcu_mat_mult_s8_row (the same sums and requantisation).
+ * row), the group's constants read in order from the build's `stream` (mcu/mat_mult_s8.h).
+ * Channels past the last group of four, depths not a multiple of 4, unaligned weights, no
+ * stream and cores without the DSP extension take mcu_mat_mult_s8_row (the same sums and
+ * requantisation, from `bias`, `multipliers` and `short_shifts`).
  *
  * Scratch: none; in place (the plan put the output over the input, with the reference kernel's
  * staging of two pixels as scratch, conv_2d.py conv_staging_bytes) each pixel is copied into it
@@ -38,26 +40,24 @@
   "sxtb16 %[xo], %[xo], ror #8\n\t"     \
   DIRECT_PAIR("a", "c0", "c1") DIRECT_PAIR("b", "c2", "c3")
 
-/* The short requantisation of the undoubled sum `acc` (mat_mult_s8.c's header). */
-static inline int8_t short_out(int32_t acc, int32_t m, int32_t right1, uint32_t k) {
+/* The short requantisation of the undoubled sum `acc` (mat_mult_s8.c's header): multiplier `m`,
+ * rounding term `round` = (2 output_offset + 1) << right1, shift `right1`. */
+static inline int8_t short_out(int32_t acc, int32_t m, int32_t round, int32_t right1) {
   int32_t acc2 = (int32_t)((uint32_t)acc << 1);
-  int32_t round = (int32_t)(k << right1) + (acc2 >> 31);
-  return (int8_t)mcu_ssat8_asr1(mcu_smmlar(acc2, m, round) >> right1);
+  return (int8_t)mcu_ssat8_asr1(mcu_smmlar(acc2, m, round + (acc2 >> 31)) >> right1);
 }
 
-/* Groups of four channels of pixel `x` (depth a multiple of 4, weights word-aligned). */
-static void quads(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
-                  int32_t groups, int32_t depth, int8_t *out) {
+/* Groups of four channels of pixel `x` (depth a multiple of 4, weights word-aligned) with the
+ * build's stream `q` (mcu/mat_mult_s8.h): 16 words a group. */
+static void quads(const int32_t *q, const int8_t *x, const int8_t *w, int32_t groups,
+                  int32_t depth, int8_t *out) {
   const int8_t *end = x + depth;
-  const int32_t *bias = p->bias, *mult = p->multipliers, *right = p->short_shifts;
-  int32_t step = p->num_channels > 1 ? 1 : 0;
-  uint32_t k = (uint32_t)(2 * p->output_offset + 1);
-  for (int32_t i = 0; i < groups; ++i, bias += 4, out += 4) {
+  const int8_t *a = w; /* the group's first pair, then its second */
+  for (int32_t i = 0; i < groups; ++i, q += 16, out += 4) {
     uint32_t xe, xo, w0, w1, t;
     const int8_t *s = x;
-    const int8_t *a = w + 4 * i * depth; /* the group's first pair, then its second */
     const int8_t *b = a + 2 * depth;
-    int32_t c0 = bias[0] >> 1, c1 = bias[1] >> 1, c2 = bias[2] >> 1, c3 = bias[3] >> 1;
+    int32_t c0 = q[0], c1 = q[1], c2 = q[2], c3 = q[3];
     __asm__ volatile("sub %[t], %[end], %[s]\n\t"
                      "tst %[t], #4\n\t"
                      "bne 2f\n\t"
@@ -69,12 +69,11 @@ static void quads(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8
                        [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
                      : [end] "r"(end)
                      : "memory", "cc");
-    out[0] = short_out(c0, mult[0], right[0], k);
-    out[1] = short_out(c1, mult[step], right[step], k);
-    out[2] = short_out(c2, mult[2 * step], right[2 * step], k);
-    out[3] = short_out(c3, mult[3 * step], right[3 * step], k);
-    mult += 4 * step;
-    right += 4 * step;
+    a = b; /* the next group's first pair */
+    out[0] = short_out(c0, q[4], q[5], q[6]);
+    out[1] = short_out(c1, q[7], q[8], q[9]);
+    out[2] = short_out(c2, q[10], q[11], q[12]);
+    out[3] = short_out(c3, q[13], q[14], q[15]);
   }
 }
 #undef DIRECT_PAIR
@@ -86,8 +85,8 @@ static void pixel(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8
                   int32_t channels, int32_t depth, int8_t *out) {
   int32_t c = 0;
 #if MCU_SIMD_DSP
-  if (((uintptr_t)w & 3) == 0 && (depth & 3) == 0 && depth > 0) {
-    quads(p, x, w, channels >> 2, depth, out);
+  if (p->stream != NULL && ((uintptr_t)w & 3) == 0 && (depth & 3) == 0 && depth > 0) {
+    quads(p->stream, x, w, channels >> 2, depth, out);
     c = channels & ~3;
   }
 #endif
@@ -116,7 +115,7 @@ mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ct
                    MCU_ERR_BAD_MODEL);
   int32_t pixels = out->dims[0] * out->dims[1] * out->dims[2];
   MCU_ENSURE_MODEL(pixels == in->dims[0] * in->dims[1] * in->dims[2], MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->stream == NULL && p->short_shifts != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->short_shifts != NULL, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *weights = mcu_input(ctx, node, 1);
   int8_t *output = mcu_output(ctx, node, 0);
