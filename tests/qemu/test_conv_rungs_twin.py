@@ -1,12 +1,12 @@
 """The convolutions' rungs for memory on the Cortex-M7 and M4 twins, where their assembly runs,
-against TFLM bit for bit: conv_2d_s8_col (one window of bytes, runtime_c/kernels/opt/
-conv_2d_s8_col.c) and conv_2d_1x1_s8_direct (pixels read as they are, conv_2d_1x1_s8_direct.c).
-The kernels they follow are removed from the registry for the build, so every convolution runs
-one of them: KWS's first layer's 10x4 filter over one channel (depth 40: whole blocks, an odd
-count), 3x3 and 5x3 filters over 5 and 3 channels (tails of 1 and 3), strided, dilated, SAME
-and VALID, groups of four output channels with 0 to 3 left over; 1x1 layers widening and
-narrowing, in place (staged pixels) and beside a live input, with depths multiples of 4 and
-not."""
+against TFLM bit for bit: conv_2d_s8_col2 and conv_2d_s8_col (two and one windows of bytes,
+runtime_c/kernels/opt/conv_2d_s8_col2.c, conv_2d_s8_col.c) and conv_2d_1x1_s8_direct (pixels read
+as they are, conv_2d_1x1_s8_direct.c). The kernels they follow are removed from the registry for
+the build, so every convolution runs one of them: KWS's first layer's 10x4 filter over one
+channel (depth 40: whole blocks, an odd count), 3x3 and 5x3 filters over 5 and 3 channels (tails
+of 1 and 3), strided, dilated, SAME and VALID, groups of four output channels with 0 to 3 left
+over; 1x1 layers widening and narrowing, in place (staged pixels) and beside a live input, with
+depths multiples of 4 and not."""
 
 from __future__ import annotations
 
@@ -34,9 +34,11 @@ pytestmark = pytest.mark.skipif(
     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
 )
 
-RUNGS = {"conv_2d_s8_col", "conv_2d_1x1_s8_direct"}
-#: the kernels the rungs follow, removed for the build
-AHEAD = {"conv_2d_s8", "conv_2d_stem_s8", "conv_2d_1x1_s8"}
+#: per general rung: the rungs the build runs, and the kernels removed for it
+RUNGS = {
+    "conv_2d_s8_col2": {"conv_2d_s8", "conv_2d_stem_s8", "conv_2d_1x1_s8"},
+    "conv_2d_s8_col": {"conv_2d_s8", "conv_2d_stem_s8", "conv_2d_1x1_s8", "conv_2d_s8_col2"},
+}
 
 
 def rungs_model(seed: int) -> bytes:
@@ -94,18 +96,19 @@ def workdir() -> Iterator[Path]:
         yield Path(tmp)
 
 
+@pytest.mark.parametrize("general", sorted(RUNGS))
 @pytest.mark.parametrize("board", ["nucleo-f767", "nucleo-l4r5zi"])
-def test_conv_rungs_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
+def test_conv_rungs_bit_exact_on_dsp_twins(board: str, general: str, workdir: Path) -> None:
     model = rungs_model(seed=3)
     target = resolve_target(load_board(board), emulate=True)
     saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in AHEAD]
+    _variants.VARIANTS[:] = [v for v in saved if v.name not in RUNGS[general]]
     try:
         gen = generate(import_model(model, source="rungs"))
     finally:
         _variants.VARIANTS[:] = saved
     chosen = [low.variant for low in gen.lowered.values()]
-    assert set(chosen) == RUNGS, chosen
+    assert set(chosen) == {general, "conv_2d_1x1_s8_direct"}, chosen
     offsets = gen.plan.tensor_offsets()
     shared = [
         gen.lowered[o.index].variant
@@ -113,7 +116,7 @@ def test_conv_rungs_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
         if offsets.get(o.inputs[0]) == offsets.get(o.outputs[0])
     ]
     assert "conv_2d_1x1_s8_direct" in shared, "the staged path"
-    result = build(gen, target, workdir / board)
+    result = build(gen, target, workdir / f"{general}-{board}")
     samples = [random_inputs(gen.graph, s) for s in (0, 1)]
     with open_device(target, result.executable, None) as link:
         run = run_samples(link, gen.graph, samples, emulated=True)

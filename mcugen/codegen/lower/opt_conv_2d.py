@@ -258,6 +258,30 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
 
 
 @variant(
+    "conv_2d_s8_col2",
+    "CONV_2D",
+    handles="what conv_2d_s8 takes, two pixels' windows of bytes as scratch (half its scratch), "
+    "widened in registers",
+)
+def conv_2d_s8_col2(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """runtime_c/kernels/opt/conv_2d_s8_col2.c: conv_2d_s8's parameters and filter layout, its
+    scratch two windows of bytes (2 `col_scratch_bytes`); the rung between conv_2d_s8 and
+    conv_2d_s8_col on the ladder of kernels chosen for memory."""
+    fast = conv_2d_s8(graph, op, reference)
+    if fast is None:
+        return None
+    w = graph.tensors[op.inputs[1]]
+    return replace(
+        fast,
+        function="mcu_conv_2d_s8_col2",
+        scratch_bytes=2 * col_scratch_bytes(w.shape[1] * w.shape[2] * w.shape[3]),
+        variant="conv_2d_s8_col2",
+        sources=("opt/conv_2d_s8_col2.c",),
+        headers=("mcu/kernels/conv_2d.h",),
+    )
+
+
+@variant(
     "conv_2d_s8_col",
     "CONV_2D",
     handles="what conv_2d_s8 takes, one pixel's window of bytes as scratch (about half its "

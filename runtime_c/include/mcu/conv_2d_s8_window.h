@@ -1,8 +1,9 @@
 /* The window of the general int8 CONV_2D kernels (kernels/opt/conv_2d_s8.c and its variants,
  * mcugen/codegen/lower/opt_conv_2d.py): the layer's dimensions, the output pixels in the
  * reference kernel's order, one pixel's window gathered as bytes, the geometry of the windows
- * that lie inside the image, the requantisation's SMMLAR and a channel's tail word. Private to
- * those files; each uses every function here (static, so each file compiles its own).
+ * that lie inside the image, the requantisation of two pixels' sums and a channel's tail word.
+ * Private to those files (static, so each file compiles its own; the byte window's functions
+ * are marked unused for the files that gather otherwise).
  *
  * A tap outside the image is the input zero point: plus the input offset it is 0 and adds
  * nothing, as the reference kernel's skipped tap; so the offset folded into the bias
@@ -41,7 +42,7 @@ static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
 }
 
 /* `n` bytes from `src` to `dst`, a word at a time. */
-static void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
+static __attribute__((unused)) void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
   int32_t k = 0;
   for (; k + 4 <= n; k += 4) {
     mcu_store_u32(dst + k, mcu_load_u32(src + k));
@@ -59,8 +60,9 @@ static int contiguous_rows(const mcu_conv_2d_s8_params_t *p, const dims_t *d, in
 
 /* Window rows as bytes into `col` (depth bytes; the build zeroed the bytes up to the next
  * multiple of 4 once). */
-static void gather_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *in,
-                          int32_t y0, int32_t x0, int8_t *col) {
+static __attribute__((unused)) void gather_window(const mcu_conv_2d_s8_params_t *p,
+                                                 const dims_t *d, const int8_t *in, int32_t y0,
+                                                 int32_t x0, int8_t *col) {
   int32_t row_bytes = d->s.k_w * d->s.in_c;
   int contiguous = contiguous_rows(p, d, x0);
   for (int32_t ky = 0; ky < d->s.k_h; ++ky, col += row_bytes) {
@@ -133,6 +135,26 @@ static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc) {
 #else
   return mcu_smmulr(a, b) + acc;
 #endif
+}
+
+/* The outputs of one channel (record `rec`: conv_2d_s8.c says how) for both pixels' sums,
+ * the record read once (before any output is stored: the int8 stores may alias it). */
+typedef struct {
+  int32_t v0;
+  int32_t v1;
+} two_t;
+
+static inline __attribute__((always_inline)) two_t requantize(const int32_t *rec, int32_t acc0,
+                                                              int32_t acc1, int full, int32_t lo,
+                                                              int32_t hi) {
+  int32_t m = rec[MCU_CONV_REC_MULTIPLIER], left = rec[MCU_CONV_REC_LEFT];
+  int32_t right = rec[MCU_CONV_REC_RIGHT], k = rec[MCU_CONV_REC_CONSTANT];
+  int32_t sign = rec[MCU_CONV_REC_SIGN];
+  int32_t v0 = smmlar((int32_t)((uint32_t)acc0 << left), m, ((acc0 >> 31) & sign) + k) >> right;
+  int32_t v1 = smmlar((int32_t)((uint32_t)acc1 << left), m, ((acc1 >> 31) & sign) + k) >> right;
+  two_t v = {full ? mcu_ssat8(v0) : mcu_clamp_i32(v0, lo, hi),
+             full ? mcu_ssat8(v1) : mcu_clamp_i32(v1, lo, hi)};
+  return v;
 }
 
 /* The last depth % 4 weights of a channel as one word: read past them when other weights

@@ -139,27 +139,6 @@ static inline __attribute__((always_inline)) int fast_window(const mcu_conv_2d_s
 
 /* ---- the products ------------------------------------------------------------------------ */
 
-/* The outputs of one channel (record `rec`, see the top of the file) for both pixels' sums,
- * the record read once (before any output is stored: the int8 stores may alias it). */
-typedef struct {
-  int32_t v0;
-  int32_t v1;
-} two_t;
-
-static inline __attribute__((always_inline)) two_t requantize(const int32_t *rec, int32_t acc0,
-                                                              int32_t acc1, int full, int32_t lo,
-                                                              int32_t hi) {
-  int32_t m = rec[MCU_CONV_REC_MULTIPLIER], left = rec[MCU_CONV_REC_LEFT];
-  int32_t right = rec[MCU_CONV_REC_RIGHT], k = rec[MCU_CONV_REC_CONSTANT];
-  int32_t sign = rec[MCU_CONV_REC_SIGN];
-  int32_t v0 = smmlar((int32_t)((uint32_t)acc0 << left), m, ((acc0 >> 31) & sign) + k) >> right;
-  int32_t v1 = smmlar((int32_t)((uint32_t)acc1 << left), m, ((acc1 >> 31) & sign) + k) >> right;
-  two_t v = {full ? mcu_ssat8(v0) : mcu_clamp_i32(v0, lo, hi),
-             full ? mcu_ssat8(v1) : mcu_clamp_i32(v1, lo, hi)};
-  return v;
-}
-
-
 /* One block of four depth values of a pair of channels (`w`, 8 bytes) against both pixels
  * (`x`, 4 words): 16 multiply-adds. */
 #define MCU_CONV_BLOCK(x, w)                                                                       \

@@ -60,6 +60,9 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 /* Its rung for memory (kernels/opt/conv_2d_s8_col.c): the same parameters and filter layout, one
  * window of bytes as scratch (the depth rounded up to a multiple of 4), widened in registers. */
 mcu_status_t mcu_conv_2d_s8_col(const mcu_node_t *node, mcu_context_t *ctx);
+/* Between them (kernels/opt/conv_2d_s8_col2.c): two windows of bytes as scratch, half
+ * mcu_conv_2d_s8_opt's, widened in registers. */
+mcu_status_t mcu_conv_2d_s8_col2(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the first-layer variant (kernels/opt/conv_2d_stem_s8.c): a filter of three
  * rows over one or three input channels, dilation 1. `weights` holds, per group of four output
