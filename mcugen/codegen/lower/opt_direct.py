@@ -41,8 +41,9 @@ def quad_stream(params: tuple[tuple[str, Value], ...], depth: int) -> tuple[tupl
     """`widened_params` of the short requantisation plus, for conv_2d_1x1_s8_direct's groups of
     four channels (runtime_c/include/mcu/mat_mult_s8.h `stream`), a stream of 16 words a group:
     the four undoubled biases, then per channel its multiplier, rounding term
-    (2 output offset + 1) << shift and shift. None for depths not a multiple of 4 or fewer than
-    four channels (the kernel then reads `bias`, `multipliers` and `short_shifts`)."""
+    (2 output offset + 1) << shift and shift; without `bias`, `multipliers` and `short_shifts`
+    when the groups take every channel. No stream for depths not a multiple of 4 or fewer than
+    four channels (the kernel then reads those arrays)."""
     found = dict(params)
     bias, mult, shifts, offset = (
         found["bias"],
@@ -62,4 +63,10 @@ def quad_stream(params: tuple[tuple[str, Value], ...], depth: int) -> tuple[tupl
         for c in range(c0, c0 + 4):
             m, e = (int(a.values[c if per else 0]) for a in (mult, shifts))
             stream += [m, wrap_i32((2 * offset + 1) << e), e]
-    return (*params, ("stream", Array("int32_t", tuple(stream))))
+    if channels % 4:
+        return (*params, ("stream", Array("int32_t", tuple(stream))))
+    arrays = ("bias", "multipliers", "short_shifts")  # the stream holds them all
+    return (
+        *((k, v) for k, v in params if k not in arrays),
+        ("stream", Array("int32_t", tuple(stream))),
+    )
