@@ -14,17 +14,19 @@
 #include "mcu/conv_2d_s8_window.h"
 
 /* `n` bytes from `src` (or, NULL, the padding value `pad`) to depth values k.. of the pixel whose
- * words are every other one from `xb`: a word at a time when k and n are multiples of 4. */
+ * words are every other one from `xb`: bytes up to a multiple of 4, then whole words, then the
+ * last bytes. */
 static void put_bytes(int8_t *xb, int32_t k, const int8_t *src, int8_t pad, int32_t n) {
-  if (((k | n) & 3) == 0) {
-    uint32_t pad4 = (uint8_t)pad * 0x01010101u;
-    for (int32_t j = 0; j < n; j += 4) {
-      mcu_store_u32(xb + 2 * (k + j), src != NULL ? mcu_load_u32(src + j) : pad4);
-    }
-    return;
+  int32_t j = 0;
+  for (; j < n && ((k + j) & 3) != 0; ++j) {
+    xb[2 * ((k + j) & ~3) + ((k + j) & 3)] = src != NULL ? src[j] : pad;
   }
-  for (int32_t j = 0; j < n; ++j, ++k) {
-    xb[2 * (k & ~3) + (k & 3)] = src != NULL ? src[j] : pad;
+  uint32_t pad4 = (uint8_t)pad * 0x01010101u;
+  for (; j + 4 <= n; j += 4) {
+    mcu_store_u32(xb + 2 * (k + j), src != NULL ? mcu_load_u32(src + j) : pad4);
+  }
+  for (; j < n; ++j) {
+    xb[2 * ((k + j) & ~3) + ((k + j) & 3)] = src != NULL ? src[j] : pad;
   }
 }
 
