@@ -1,9 +1,14 @@
-"""conv_2d_1x1_s8_direct (runtime_c/kernels/opt/conv_2d_1x1_s8_direct.c): the 1x1 CONV_2D's rung
-for memory between conv_2d_1x1_s8 (two pixels widened into its scratch) and the lean variant, for
-layers with the matrix product's short requantisation: a pixel at a time read as it is, no scratch
-(in place: the reference kernel's staging, the operator's registered traits), its groups of four
-channels' constants in a stream (`quad_stream`). Importing opt_mat_mult first registers the fast
-variant first; opt_lean imports this module, so the lean variant registers after it.
+"""The 1x1 CONV_2D's rungs for memory between conv_2d_1x1_s8 (two pixels widened into 16-bit lanes
+in its scratch) and the lean variant, for layers with the matrix product's short requantisation,
+their inputs read as int8 and widened in registers:
+- conv_2d_1x1_s8_staged (runtime_c/kernels/opt/conv_2d_1x1_s8_staged.c): two pixels staged as
+  bytes (half the widened pair: the reference kernel's staging), conv_2d_1x1_s8's stream path's
+  parameters and weights as they are;
+- conv_2d_1x1_s8_direct (conv_2d_1x1_s8_direct.c): a pixel at a time read as it is, no scratch (in
+  place: the reference kernel's staging, the operator's registered traits), its groups of four
+  channels' constants in a stream (`quad_stream`).
+Importing opt_mat_mult first registers the fast variant first; opt_lean imports this module, so
+the lean variant registers after these.
 """
 
 from __future__ import annotations
@@ -12,9 +17,32 @@ from dataclasses import replace
 
 from mcugen.codegen.lower import Array, Lowered, Value, fields
 from mcugen.codegen.lower._variants import variant
-from mcugen.codegen.lower.opt_mat_mult import HEADER, _variant, takes_1x1
+from mcugen.codegen.lower.opt_mat_mult import HEADER, _variant, conv_2d_1x1_s8, takes_1x1
 from mcugen.codegen.quant import wrap_i32
 from mcugen.model.ir import Graph, Operator
+
+
+@variant(
+    "conv_2d_1x1_s8_staged",
+    "CONV_2D",
+    handles="what conv_2d_1x1_s8 runs with its stream (depth a multiple of 4, channels even, the "
+    "short requantisation), two pixels of int8 inputs as scratch (the reference's staging)",
+)
+def conv_2d_1x1_s8_staged(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """runtime_c/kernels/opt/conv_2d_1x1_s8_staged.c: conv_2d_1x1_s8's stream path with its
+    parameters and weights as they are, its scratch two pixels of int8 inputs (half the widened
+    pair's), which in place is also its staging (conv_2d_1x1_s8's traits)."""
+    fast = conv_2d_1x1_s8(graph, op, reference)
+    if fast is None or fast.function != "mcu_conv_2d_1x1_s8_pairs":
+        return None
+    return replace(
+        fast,
+        function="mcu_conv_2d_1x1_s8_staged",
+        scratch_bytes=2 * graph.tensors[op.inputs[0]].shape[3],
+        variant="conv_2d_1x1_s8_staged",
+        sources=("opt/conv_2d_1x1_s8_staged.c",),
+        headers=(HEADER, "mcu/kernels/conv_2d.h"),
+    )
 
 
 @variant(

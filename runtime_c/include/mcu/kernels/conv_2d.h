@@ -27,6 +27,9 @@ mcu_status_t mcu_conv_2d_1x1_s8_pairs(const mcu_node_t *node, mcu_context_t *ctx
  * a time; the short requantisation (`short_shifts`), no `stream`; no scratch (in place: the
  * reference kernel's staging). */
 mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ctx);
+/* Between the two (kernels/opt/conv_2d_1x1_s8_staged.c): the stream path's parameters, two
+ * pixels of int8 inputs as scratch (the reference kernel's staging). */
+mcu_status_t mcu_conv_2d_1x1_s8_staged(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
  * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the
