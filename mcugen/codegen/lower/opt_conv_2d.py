@@ -20,6 +20,7 @@ this one (the first variant that accepts an operator wins).
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -254,6 +255,55 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
         sources=(f"opt/{NAME}.c",),
         constants=weights,
     )
+
+
+@variant(
+    "conv_2d_s8_col2",
+    "CONV_2D",
+    handles="what conv_2d_s8 takes, two pixels' windows of bytes as scratch (half its scratch), "
+    "widened in registers",
+)
+def conv_2d_s8_col2(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """runtime_c/kernels/opt/conv_2d_s8_col2.c: conv_2d_s8's parameters and filter layout, its
+    scratch two windows of bytes; the rung between conv_2d_s8 and conv_2d_s8_col on the ladder
+    of kernels chosen for memory (registered after conv_2d_s8, so speed first never picks it)."""
+    return byte_windows(graph, op, conv_2d_s8(graph, op, reference), 2, "conv_2d_s8_col2")
+
+
+@variant(
+    "conv_2d_s8_col",
+    "CONV_2D",
+    handles="what conv_2d_s8 takes, one pixel's window of bytes as scratch (a quarter of its "
+    "scratch), widened in registers",
+)
+def conv_2d_s8_col(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """runtime_c/kernels/opt/conv_2d_s8_col.c: as conv_2d_s8_col2, one window of bytes."""
+    return byte_windows(graph, op, conv_2d_s8(graph, op, reference), 1, "conv_2d_s8_col")
+
+
+def byte_windows(
+    graph: Graph, op: Operator, fast: Lowered | None, windows: int, name: str
+) -> Lowered | None:
+    """`fast` (conv_2d_s8's lowering: its parameters and filter layout) run by conv_2d_s8_col2.c
+    (`windows` 2) or conv_2d_s8_col.c (1), whose scratch is that many windows of bytes
+    (`col_scratch_bytes`); None when `fast` is."""
+    if fast is None:
+        return None
+    w = graph.tensors[op.inputs[1]]
+    kernel = "conv_2d_s8_col2" if windows == 2 else "conv_2d_s8_col"
+    return replace(
+        fast,
+        function=f"mcu_{kernel}",
+        scratch_bytes=windows * col_scratch_bytes(w.shape[1] * w.shape[2] * w.shape[3]),
+        variant=name,
+        sources=(f"opt/{kernel}.c",),
+        headers=("mcu/kernels/conv_2d.h",),
+    )
+
+
+def col_scratch_bytes(depth: int) -> int:
+    """One window of `depth` bytes, rounded up to whole words (the last word's spare bytes 0)."""
+    return _align4(depth)
 
 
 @variant(

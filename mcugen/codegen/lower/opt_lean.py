@@ -24,12 +24,19 @@ from dataclasses import replace
 from mcugen.codegen.lower import Array, Lowered, fields
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.opt_depthwise import depthwise_conv_2d_s8  # registered first
-from mcugen.codegen.lower.opt_mat_mult import HEADER, _variant, conv_2d_1x1_s8, kernel_requantizes
+from mcugen.codegen.lower.opt_direct import conv_2d_1x1_s8_direct  # registered first
+from mcugen.codegen.lower.opt_mat_mult import (
+    HEADER,
+    _variant,
+    conv_2d_1x1_s8,
+    kernel_requantizes,
+    takes_1x1,
+)
 from mcugen.model.ir import Graph, Operator
 
 LEAN_HEADER = "mcu/kernels/lean.h"
 #: the fast variants these follow on a ladder (imported above so that they register first)
-FAST = (depthwise_conv_2d_s8, conv_2d_1x1_s8)
+FAST = (depthwise_conv_2d_s8, conv_2d_1x1_s8, conv_2d_1x1_s8_direct)
 
 
 @variant(
@@ -68,8 +75,7 @@ def depthwise_conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) ->
     "place (its staging then)",
 )
 def conv_2d_1x1_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    fast = conv_2d_1x1_s8(graph, op, reference)
-    if fast is None:
+    if not takes_1x1(graph, op, reference):
         return None
     low = _variant(graph, op, reference, "conv_2d_1x1_s8_lean", "mcu_conv_2d_1x1_s8_lean", 0)
     if low is None:

@@ -322,23 +322,32 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
     handles="int8, 1x1 filter, stride 1, one group (any padding option: a 1x1 filter pads 0)",
 )
 def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    if reference.function != "mcu_conv_2d_int8":
-        return None
-    ref = fields(reference.params)
-    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
-    pointwise = w.shape[1] == w.shape[2] == 1 and w.shape[3] == x.shape[3]
-    unit = ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0
-    if not pointwise or not unit:
+    if not takes_1x1(graph, op, reference):
         return None
     # the widened pair is the staging for running in place: no more scratch than that
     traits = OpTraits(staging_bytes=0) if conv_staging_bytes(graph, op) is not None else None
-    scratch = widened_bytes(x.shape[3])
+    scratch = widened_bytes(graph.tensors[op.inputs[0]].shape[3])
     low = _variant(
         graph, op, reference, "conv_2d_1x1_s8", "mcu_conv_2d_1x1_s8_opt", scratch, traits
     )
     if low is None:
         return None
-    params = pair_stream(low.params, x.shape[3])
+    # the kernel file runs the stream path too (mat_mult_s8_pairs.c), whichever it is given
+    low = replace(low, sources=(*low.sources, "opt/mat_mult_s8_pairs.c"))
+    params = pair_stream(low.params, graph.tensors[op.inputs[0]].shape[3])
     if params == low.params:
         return low
     return replace(low, function="mcu_conv_2d_1x1_s8_pairs", params=params)
+
+
+def takes_1x1(graph: Graph, op: Operator, reference: Lowered) -> bool:
+    """The 1x1 variants' shape: the reference int8 CONV_2D with a 1x1 filter over every input
+    channel (one group), stride 1 and no padding."""
+    if reference.function != "mcu_conv_2d_int8":
+        return False
+    ref = fields(reference.params)
+    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
+    pointwise = w.shape[1] == w.shape[2] == 1 and w.shape[3] == x.shape[3]
+    return (
+        ref["stride_h"] == ref["stride_w"] == 1 and ref["pad_h"] == ref["pad_w"] == 0 and pointwise
+    )

@@ -26,7 +26,10 @@ typedef struct {
    * biases of channels 0 and 1, each twice (one per row), then per pair of channels c, c + 1
    * the multiplier, rounding term (2 output_offset + 1) << shift and shift of c, the same of
    * c + 1, and the next pair's biases so (0 after the last). Set, widened pairs of rows read it instead of
-   * `multipliers`, `short_shifts` and `bias`; NULL: they read those. */
+   * `multipliers`, `short_shifts` and `bias`; NULL: they read those. For
+   * mcu_conv_2d_1x1_s8_direct (mcu/kernels/conv_2d.h) a stream of another order, per group of
+   * four channels (the build's `quad_stream`): their four undoubled biases, then per channel its
+   * multiplier, rounding term and shift. */
   const int32_t *stream;
 } mcu_mat_mult_s8_params_t;
 

@@ -23,6 +23,13 @@ mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
 /* The same with the parameters' `stream` (pairs of channels, depth a multiple of 4). */
 mcu_status_t mcu_conv_2d_1x1_s8_pairs(const mcu_node_t *node, mcu_context_t *ctx);
+/* Its rung for memory (kernels/opt/conv_2d_1x1_s8_direct.c): pixels read as they are, a pixel at
+ * a time; the short requantisation (`short_shifts`), no `stream`; no scratch (in place: the
+ * reference kernel's staging). */
+mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ctx);
+/* Between the two (kernels/opt/conv_2d_1x1_s8_staged.c): the stream path's parameters, two
+ * pixels of int8 inputs as scratch (the reference kernel's staging). */
+mcu_status_t mcu_conv_2d_1x1_s8_staged(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
  * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the
@@ -53,6 +60,12 @@ typedef struct {
  * and padding; parameters mcu_conv_2d_s8_params_t, scratch for two windows in 16-bit lanes
  * (and one in bytes when in_c is not a multiple of 4). */
 mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+/* Its rung for memory (kernels/opt/conv_2d_s8_col.c): the same parameters and filter layout, one
+ * window of bytes as scratch (the depth rounded up to a multiple of 4), widened in registers. */
+mcu_status_t mcu_conv_2d_s8_col(const mcu_node_t *node, mcu_context_t *ctx);
+/* Between them (kernels/opt/conv_2d_s8_col2.c): two windows of bytes as scratch, half
+ * mcu_conv_2d_s8_opt's, widened in registers. */
+mcu_status_t mcu_conv_2d_s8_col2(const mcu_node_t *node, mcu_context_t *ctx);
 
 /* Parameters of the first-layer variant (kernels/opt/conv_2d_stem_s8.c): a filter of three
  * rows over one or three input channels, dilation 1. `weights` holds, per group of four output
