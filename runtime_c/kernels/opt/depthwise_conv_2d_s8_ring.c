@@ -1,0 +1,298 @@
+/* DEPTHWISE_CONV_2D int8, 3x3, strides 1 and 2, depth multiplier 1, every right shift at least 1
+ * (what depthwise_conv_2d_s8.c's planar path takes), with a small scratch: bit-exact with
+ * reference/depthwise_conv_2d.c (mcu_depthwise_conv_2d_int8), in place too. The rung between the
+ * fast variant and the lean one on the ladder of kernels chosen for memory
+ * (mcugen/codegen/lower/opt_depthwise_ring.py).
+ *
+ * The fast variant widens four channels into four planes of a band; this one widens one channel
+ * into one plane of a ring: `ring` input lines of `bw` int16 entries (the input offset added, 0
+ * in the padding), line y in slot (y + pad) % ring, then runs the planar path's per-channel
+ * lines over it (mcu/opt/dw_s8_lines.h: SMLAD over pairs of taps, assembly on DSP cores in the
+ * full int8 range), a chunk of output lines per call, channel after channel. Lines are the
+ * image's columns when the output is taller than wide and as large as the input, if a ring of
+ * columns stays within the scratch budget, its rows otherwise; the chunk is the largest (up to
+ * MCU_DWR_OUTPUTS outputs a call) whose scratch, `dwr_bytes`, stays within one channel plane of
+ * the input (in_h * in_w bytes: the reference kernel's in-place staging), or one line.
+ * `ring_layout` in opt_depthwise_ring.py makes the same choice for the plan.
+ *
+ * In place (batch 1, the plan put the output over the input): output channel c lands only on
+ * input channel c, whose lines the ring copies ahead of the outputs: output line oy (rows) ends
+ * at flat pixel (oy + 1) * out_w, which must not pass the first input row the ring has not
+ * copied (oy * stride_h - pad_h + 3) while rows remain; by columns the shapes are equal and
+ * output column ox must lie below the first column not copied. The build checks it
+ * (`in_place_ok` in opt_depthwise.py) and so does the kernel. */
+#include <stddef.h>
+#include <string.h>
+
+#include "mcu/kernels/depthwise_conv_2d.h"
+#include "mcu/opt/dw_s8_lines.h"
+#include "mcu/opt/dw_s8_planar.h"
+#include "mcu/quant.h"
+#include "mcu/simd.h"
+
+#define MCU_DWR_OUTPUTS 32 /* outputs per channel a call aims at: CHUNK_OUTPUTS in Python */
+
+typedef struct {
+  const int8_t *in; /* one batch */
+  int8_t *out;
+  const int8_t *filter;
+  const int32_t *bias; /* NULL: none */
+  const mcu_depthwise_conv_2d_params_t *p;
+  int32_t ch;
+  int cols;                      /* lines are columns */
+  dw3_side_t src, dst;           /* input and output lines */
+  int32_t s_across, s_along;     /* strides across and along lines */
+  int32_t pad_across, pad_along; /* padding before the first line, before a line's first pixel */
+  int32_t tap_across, tap_along; /* filter bytes to the next filter line, the next tap along */
+  int32_t chunk;                 /* output lines a call */
+  int32_t ring;                  /* ring lines: (chunk - 1) * s_across + 3 */
+  int32_t bw;                    /* int16 entries a ring line, even */
+  int32_t *rows;                 /* scratch: a chunk's band lines, three byte offsets a line */
+  int16_t *band;                 /* then the band */
+  int32_t fill[4];               /* dwr_fill_lines' pixels, steps and offset */
+} dwr_job_t;
+
+/* Scratch bytes of a chunk of output lines: its table, then its ring. */
+static int32_t dwr_bytes(int32_t chunk, int32_t s_across, int32_t bw) {
+  return 12 * chunk + 2 * ((chunk - 1) * s_across + 3) * bw;
+}
+
+/* Lines along columns (`cols`) or rows, of input [in_h, in_w] and output [out_h, out_w]. */
+static void dwr_axes(dwr_job_t *j, int cols, int32_t in_h, int32_t in_w, int32_t out_h,
+                     int32_t out_w) {
+  const mcu_window_params_t *w = &j->p->win;
+  const int32_t ch = j->ch;
+  j->cols = cols;
+  if (cols) {
+    j->src = (dw3_side_t){in_w, in_h, in_w * ch, ch};
+    j->dst = (dw3_side_t){out_w, out_h, out_w * ch, ch};
+    j->s_across = w->stride_w, j->s_along = w->stride_h;
+    j->pad_across = w->pad_w, j->pad_along = w->pad_h;
+    j->tap_across = ch, j->tap_along = 3 * ch;
+  } else {
+    j->src = (dw3_side_t){in_h, in_w, ch, in_w * ch};
+    j->dst = (dw3_side_t){out_h, out_w, ch, out_w * ch};
+    j->s_across = w->stride_h, j->s_along = w->stride_w;
+    j->pad_across = w->pad_h, j->pad_along = w->pad_w;
+    j->tap_across = 3 * ch, j->tap_along = ch;
+  }
+  int32_t bw = mcu_max_i32(j->pad_along + j->src.len, j->s_along * j->dst.len + 2);
+  j->bw = bw + (bw & 1);
+}
+
+/* The band lines of a chunk's output lines (byte offsets in the band, three a line): line l's
+ * window starts at band line l * s_across. */
+static void dwr_table(const dwr_job_t *j) {
+  const int32_t bytes = 2 * j->bw;
+  for (int32_t l = 0, *t = j->rows; l < j->chunk; ++l, t += 3) {
+    t[0] = l * j->s_across * bytes, t[1] = t[0] + bytes, t[2] = t[1] + bytes;
+  }
+}
+
+/* The lines and the chunk (the top of the file), the scratch laid out and the ring cleared. */
+static void dwr_layout(dwr_job_t *j, int32_t in_h, int32_t in_w, int32_t out_h, int32_t out_w,
+                       void *scratch) {
+  const int32_t budget = in_h * in_w;
+  const int tall = out_h > out_w && in_h == out_h && in_w == out_w;
+  dwr_axes(j, tall, in_h, in_w, out_h, out_w);
+  if (tall && dwr_bytes(1, j->s_across, j->bw) > budget) {
+    dwr_axes(j, 0, in_h, in_w, out_h, out_w);
+  }
+  const int32_t want = mcu_min_i32(j->dst.lines, (MCU_DWR_OUTPUTS + j->dst.len - 1) / j->dst.len);
+  j->chunk = 1;
+  while (j->chunk < want && dwr_bytes(j->chunk + 1, j->s_across, j->bw) <= budget) {
+    ++j->chunk;
+  }
+  j->ring = (j->chunk - 1) * j->s_across + 3;
+  j->rows = scratch;
+  j->band = (int16_t *)(j->rows + 3 * j->chunk);
+  memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 2); /* the padding's entries */
+  dwr_table(j);
+  j->fill[0] = j->src.len, j->fill[1] = j->src.step, j->fill[2] = j->src.line;
+  j->fill[3] = j->p->rq.input_offset;
+}
+
+/* `lines` input lines of one channel into band lines from `dst`, the input offset added, two
+ * pixels a pass (one 32-bit store where the build allows unaligned ones): f[0] pixels a line,
+ * f[1] bytes from a pixel to the next, f[2] bytes from a line's first pixel to the next line's,
+ * f[3] the offset; band lines `bw` entries apart. */
+__attribute__((noinline)) static void dwr_fill_lines(const int8_t *src, int16_t *dst,
+                                                     int32_t lines, int32_t bw,
+                                                     const int32_t f[4]) {
+  const int32_t n = f[0], step = f[1], line = f[2], off = f[3];
+  for (; lines > 0; --lines, src += line, dst += bw) {
+    const int8_t *s = src;
+    int16_t *d = dst;
+    for (int32_t k = n >> 1; k > 0; --k, s += 2 * step, d += 2) {
+      int32_t a = s[0] + off, b = s[step] + off;
+#if MCU_SIMD_DSP
+      mcu_store_u32(d, mcu_pack16(a, b));
+#else
+      d[0] = (int16_t)a;
+      d[1] = (int16_t)b;
+#endif
+    }
+    if (n & 1) {
+      d[0] = (int16_t)(s[0] + off);
+    }
+  }
+}
+
+/* Input lines y .. y + count - 1 (y >= -pad_across) of channel c into band lines from `slot` on:
+ * the image's, and 0 for those outside it (the entries around the image stay 0 from
+ * `dwr_layout`). */
+static void dwr_fill(const dwr_job_t *j, int32_t y, int32_t count, int32_t slot, int32_t c) {
+  const int32_t bw = j->bw;
+  int32_t first = y, end = y + count;
+  if (y < 0 || end > j->src.lines) { /* the first or the last lines of the layer */
+    first = mcu_max_i32(y, 0), end = mcu_min_i32(end, j->src.lines);
+    for (int32_t l = y; l < y + count; ++l) {
+      if (l < first || l >= end) {
+        memset(j->band + (slot + l - y) * bw, 0, (size_t)bw * 2);
+      }
+    }
+    if (first >= end) {
+      return;
+    }
+  }
+  dwr_fill_lines(j->in + first * j->src.line + c, j->band + (slot + first - y) * bw + j->pad_along,
+                 end - first, bw, j->fill);
+}
+
+/* The call's constants of the layer: output steps, blocks, the activation range. */
+static void dwr_call(const dwr_job_t *j, dw3_call_t *q) {
+  const int32_t n = j->dst.len;
+  memset(q, 0, sizeof *q);
+  q->ch = j->dst.step;
+  q->quads = n / 4 * 8 * j->s_along; /* band bytes: 4 outputs, 2 bytes an entry */
+  q->tail = n % 4;
+  q->out_line = j->dst.line;
+  q->out_skip = j->dst.line - (n - n % 2) * j->dst.step; /* from the assembly's r4 */
+  q->lo = j->p->rq.act_min;
+  q->hi = j->p->rq.act_max;
+  q->plane = (uintptr_t)j->band;
+  q->more = 0;
+}
+
+/* Channel c's doubled weights (W01, W12 of each filter line) and requantisation. */
+static void dwr_lane(const dwr_job_t *j, int32_t c, dw3_call_t *q) {
+  const mcu_depthwise_conv_2d_params_t *p = j->p;
+  const int8_t *f = j->filter + c;
+  for (int32_t k = 0; k < 3; ++k, f += j->tap_across) {
+    int32_t w0 = 2 * f[0], w1 = 2 * f[j->tap_along], w2 = 2 * f[2 * j->tap_along];
+    q->w[2 * k] = mcu_pack16(w0, w1);
+    q->w[2 * k + 1] = mcu_pack16(w1, w2);
+  }
+  int32_t qi = p->rq.num_channels > 1 ? c : 0;
+  int32_t right = -p->rq.shifts[qi];
+  q->bias2 = j->bias != NULL ? 2 * j->bias[c] : 0;
+  q->multiplier = p->rq.multipliers[qi];
+  q->right = right;
+  q->round = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)p->rq.output_offset << right));
+}
+
+/* Every channel of one batch, one at a time, a chunk of output lines per call. The band holds
+ * the chunk's input lines from its first window's first line on; the next chunk's first 3 -
+ * s_across lines are this one's last, moved to the band's start (whole words: bw is even) before
+ * its new lines come in. */
+static void dwr_run(const dwr_job_t *j, dw3_call_t *q) {
+  const int32_t s = j->s_across, pad = j->pad_across, keep = 3 - s;
+  const int32_t moved = keep * j->bw / 2; /* words */
+  const int full = j->p->rq.act_min == -128 && j->p->rq.act_max == 127;
+  uint32_t *band = (uint32_t *)j->band;
+  const uint32_t *kept = band + (j->ring - keep) * j->bw / 2;
+  for (int32_t c = 0; c < j->ch; ++c) {
+    dwr_lane(j, c, q);
+    for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
+      const int32_t oy1 = mcu_min_i32(oy0 + j->chunk, j->dst.lines);
+      const int32_t y = oy0 * s - pad, count = (oy1 - oy0 - 1) * s + 3; /* window lines */
+      if (oy0 == 0) {
+        dwr_fill(j, y, count, 0, c);
+      } else {
+        for (int32_t k = 0; k < moved; ++k) {
+          band[k] = kept[k];
+        }
+        dwr_fill(j, y + keep, count - keep, keep, c);
+      }
+      q->rows = j->rows;
+      q->out = (uintptr_t)(j->out + oy0 * j->dst.line + c);
+      q->lines = oy1 - oy0;
+#if MCU_SIMD_DSP
+      if (full) {
+        (j->s_along == 1 ? dw3_lines_s1 : dw3_lines_s2)(q);
+        continue;
+      }
+#endif
+      dw3_lines_c(q, j->dst.len, j->s_along, full);
+    }
+  }
+}
+
+/* The shapes the build sends here (planar_fits in opt_depthwise.py). */
+static int dwr_fits(const mcu_depthwise_conv_2d_params_t *p) {
+  const mcu_window_params_t *w = &p->win;
+  if (w->stride_h < 1 || w->stride_h > 2 || w->stride_w < 1 || w->stride_w > 2) {
+    return 0;
+  }
+  if (w->dilation_h != 1 || w->dilation_w != 1 || w->pad_h < 0 || w->pad_w < 0) {
+    return 0;
+  }
+  for (int32_t i = 0; i < p->rq.num_channels; ++i) {
+    if (p->rq.shifts[i] > -1) {
+      return 0;
+    }
+  }
+  return p->depth_multiplier == 1;
+}
+
+/* In place: every output line lies below the first input line the ring has not copied, while
+ * lines remain (the top of the file). */
+static int dwr_in_place_ok(const dwr_job_t *j, int32_t in_w, int32_t out_w) {
+  for (int32_t o = 0; o < j->dst.lines; ++o) {
+    int32_t copied = o * j->s_across - j->pad_across + 3; /* lines below are in the ring */
+    if (copied >= j->src.lines) {
+      continue;
+    }
+    if (j->cols ? o >= copied : (o + 1) * out_w > copied * in_w) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+mcu_status_t mcu_depthwise_conv_2d_s8_ring(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_depthwise_conv_2d_params_t *p = node->params;
+  MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
+  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE_MODEL(in != NULL && filter != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  const int32_t batches = in->dims[0], in_h = in->dims[1], in_w = in->dims[2], ch = in->dims[3];
+  const int32_t out_h = out->dims[1], out_w = out->dims[2];
+  MCU_ENSURE_MODEL(out->dims[0] == batches && out->dims[3] == ch && filter->dims[3] == ch,
+                   MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(filter->dims[1] == 3 && filter->dims[2] == 3 && dwr_fits(p), MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == ch, MCU_ERR_BAD_MODEL);
+  void *scratch = mcu_scratch(ctx, node);
+  MCU_ENSURE(scratch != NULL, MCU_ERR_BAD_MODEL);
+  dwr_job_t j;
+  j.in = mcu_input(ctx, node, 0);
+  j.out = mcu_output(ctx, node, 0);
+  j.filter = mcu_input(ctx, node, 1);
+  j.bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
+  j.p = p;
+  j.ch = ch;
+  dwr_layout(&j, in_h, in_w, out_h, out_w, scratch);
+  if ((const void *)j.out == (const void *)j.in) {
+    MCU_ENSURE(batches == 1 && dwr_in_place_ok(&j, in_w, out_w), MCU_ERR_BAD_MODEL);
+  }
+  dw3_call_t q;
+  dwr_call(&j, &q);
+  for (int32_t b = 0; b < batches; ++b) {
+    dwr_run(&j, &q);
+    j.in += in_h * in_w * ch;
+    j.out += out_h * out_w * ch;
+  }
+  return MCU_OK;
+}
