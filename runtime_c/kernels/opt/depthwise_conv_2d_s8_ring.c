@@ -49,7 +49,7 @@ typedef struct {
   int32_t bw;                    /* int16 entries a ring line, even */
   int32_t *rows;                 /* scratch: a chunk's band lines, three byte offsets a line */
   int16_t *band;                 /* then the band */
-  int32_t fill[4];               /* dwr_fill_lines' pixels, steps and offset */
+  int32_t fill[5];               /* dwr_fill_lines' pixels, steps, offset and band line */
 } dwr_job_t;
 
 /* Scratch bytes of a chunk of output lines: its table, then its ring. */
@@ -109,34 +109,58 @@ static void dwr_layout(dwr_job_t *j, int32_t in_h, int32_t in_w, int32_t out_h, 
   memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 2); /* the padding's entries */
   dwr_table(j);
   j->fill[0] = j->src.len, j->fill[1] = j->src.step, j->fill[2] = j->src.line;
-  j->fill[3] = j->p->rq.input_offset;
+  j->fill[3] = (int32_t)mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
+  j->fill[4] = 2 * j->bw;
 }
 
-/* `lines` input lines of one channel into band lines from `dst`, the input offset added, two
- * pixels a pass (one 32-bit store where the build allows unaligned ones): f[0] pixels a line,
- * f[1] bytes from a pixel to the next, f[2] bytes from a line's first pixel to the next line's,
- * f[3] the offset; band lines `bw` entries apart. */
-__attribute__((noinline)) static void dwr_fill_lines(const int8_t *src, int16_t *dst,
-                                                     int32_t lines, int32_t bw,
-                                                     const int32_t f[4]) {
-  const int32_t n = f[0], step = f[1], line = f[2], off = f[3];
-  for (; lines > 0; --lines, src += line, dst += bw) {
-    const int8_t *s = src;
-    int16_t *d = dst;
-    for (int32_t k = n >> 1; k > 0; --k, s += 2 * step, d += 2) {
-      int32_t a = s[0] + off, b = s[step] + off;
+/* `lines` >= 1 input lines of one channel into band lines from `dst`, the input offset added:
+ * f[0] pixels a line, f[1] bytes from a pixel to the next, f[2] bytes from a line's first pixel
+ * to the next line's, f[3] the offset in both 16-bit lanes, f[4] bytes from a band line to the
+ * next. On DSP cores two pixels a pass (LDRSB twice, PKHBT, SADD16, one store: the build allows
+ * unaligned ones), in C elsewhere. */
 #if MCU_SIMD_DSP
-      mcu_store_u32(d, mcu_pack16(a, b));
+__attribute__((naked)) static void dwr_fill_lines(const int8_t *src, int16_t *dst, int32_t lines,
+                                                  const int32_t f[5]) {
+  (void)src, (void)dst, (void)lines, (void)f;
+  __asm__ volatile("push {r4-r10, lr}\n\t"
+                   "ldm r3, {r4, r5, r6, r7, r8}\n\t"
+                   "0:\n\t"
+                   "mov r9, r0\n\t"
+                   "mov r12, r1\n\t"
+                   "lsrs lr, r4, #1\n\t"
+                   "beq 2f\n\t"
+                   "1:\n\t"
+                   "ldrsb r3, [r9]\n\t"
+                   "ldrsb r10, [r9, r5]\n\t"
+                   "add r9, r9, r5, lsl #1\n\t"
+                   "pkhbt r3, r3, r10, lsl #16\n\t"
+                   "sadd16 r3, r3, r7\n\t"
+                   "str r3, [r12], #4\n\t"
+                   "subs lr, lr, #1\n\t"
+                   "bne 1b\n\t"
+                   "2:\n\t"
+                   "tst r4, #1\n\t"
+                   "beq 3f\n\t"
+                   "ldrsb r3, [r9]\n\t"
+                   "sadd16 r3, r3, r7\n\t"
+                   "strh r3, [r12]\n\t"
+                   "3:\n\t"
+                   "add r0, r0, r6\n\t"
+                   "add r1, r1, r8\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "bne 0b\n\t"
+                   "pop {r4-r10, pc}\n\t");
+}
 #else
-      d[0] = (int16_t)a;
-      d[1] = (int16_t)b;
-#endif
-    }
-    if (n & 1) {
-      d[0] = (int16_t)(s[0] + off);
+static void dwr_fill_lines(const int8_t *src, int16_t *dst, int32_t lines, const int32_t f[5]) {
+  const int32_t n = f[0], step = f[1], line = f[2], off = (int16_t)f[3], bw = f[4] / 2;
+  for (; lines > 0; --lines, src += line, dst += bw) {
+    for (int32_t k = 0; k < n; ++k) {
+      dst[k] = (int16_t)(src[k * step] + off);
     }
   }
 }
+#endif
 
 /* Input lines y .. y + count - 1 (y >= -pad_across) of channel c into band lines from `slot` on:
  * the image's, and 0 for those outside it (the entries around the image stay 0 from
@@ -156,7 +180,7 @@ static void dwr_fill(const dwr_job_t *j, int32_t y, int32_t count, int32_t slot,
     }
   }
   dwr_fill_lines(j->in + first * j->src.line + c, j->band + (slot + first - y) * bw + j->pad_along,
-                 end - first, bw, j->fill);
+                 end - first, j->fill);
 }
 
 /* The call's constants of the layer: output steps, blocks, the activation range. */
@@ -206,13 +230,22 @@ static void dwr_run(const dwr_job_t *j, dw3_call_t *q) {
     for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
       const int32_t oy1 = mcu_min_i32(oy0 + j->chunk, j->dst.lines);
       const int32_t y = oy0 * s - pad, count = (oy1 - oy0 - 1) * s + 3; /* window lines */
-      if (oy0 == 0) {
-        dwr_fill(j, y, count, 0, c);
-      } else {
-        for (int32_t k = 0; k < moved; ++k) {
+      int32_t from = y, slot = 0;
+      if (oy0 > 0) {
+        int32_t k = 0;
+        for (; k + 2 <= moved; k += 2) {
+          band[k] = kept[k], band[k + 1] = kept[k + 1];
+        }
+        if (k < moved) {
           band[k] = kept[k];
         }
-        dwr_fill(j, y + keep, count - keep, keep, c);
+        from += keep, slot = keep;
+      }
+      if (from >= 0 && y + count <= j->src.lines) { /* every line in the image */
+        dwr_fill_lines(j->in + from * j->src.line + c, j->band + slot * j->bw + j->pad_along,
+                       count - slot, j->fill);
+      } else {
+        dwr_fill(j, from, count - slot, slot, c);
       }
       q->rows = j->rows;
       q->out = (uintptr_t)(j->out + oy0 * j->dst.line + c);
