@@ -44,9 +44,9 @@ class RingLayout:
 
 
 def ring_bytes(chunk: int, s_across: int, bw: int) -> int:
-    """A chunk's table (three int32 offsets an output line), then its ring of (chunk - 1) *
-    s_across + 3 lines of bw int16 entries (`dwr_bytes`)."""
-    return 12 * chunk + 2 * ((chunk - 1) * s_across + 3) * bw
+    """The input lines a chunk of output lines reads, (chunk - 1) * s_across + 3, of bw int16
+    entries (`dwr_bytes`)."""
+    return 2 * ((chunk - 1) * s_across + 3) * bw
 
 
 def _axis(

@@ -47,15 +47,73 @@ typedef struct {
   int32_t chunk;                 /* output lines a call */
   int32_t ring;                  /* ring lines: (chunk - 1) * s_across + 3 */
   int32_t bw;                    /* int16 entries a ring line, even */
-  int32_t *rows;                 /* scratch: a chunk's band lines, three byte offsets a line */
-  int16_t *band;                 /* then the band */
+  int16_t *band;                 /* scratch: ring lines of bw entries */
   int32_t fill[5];               /* dwr_fill_lines' pixels, steps, offset and band line */
 } dwr_job_t;
 
-/* Scratch bytes of a chunk of output lines: its table, then its ring. */
+/* Scratch bytes of a chunk of output lines: its window's input lines. */
 static int32_t dwr_bytes(int32_t chunk, int32_t s_across, int32_t bw) {
-  return 12 * chunk + 2 * ((chunk - 1) * s_across + 3) * bw;
+  return 2 * ((chunk - 1) * s_across + 3) * bw;
 }
+
+/* The call of the lines (dw3_call_t, whose `rows` the assembly below does not read) and where
+ * each output line's band lines are: its first at `plane`, then `bytes` apart; the next output
+ * line's first `slide` bytes on. */
+typedef struct {
+  dw3_call_t q;
+  int32_t bytes; /* 92 */
+  int32_t slide; /* 96 */
+} dwr_call_t;
+
+#if MCU_SIMD_DSP
+_Static_assert(offsetof(dwr_call_t, bytes) == 92 && offsetof(dwr_call_t, slide) == 96,
+               "the offsets the assembly uses");
+
+/* DW3_LINES (mcu/opt/dw_s8_lines.h) for one channel, with each output line's band lines at
+ * `plane` (moved on by `slide` a line) in place of a table: the same blocks and requantisation. */
+#define DWR_LINES(ROW4, ROW2)                                                                     \
+  "push {r4-r11, lr}\n\t"                                                                         \
+  "ldr r4, [r0, #56]\n\t"                                                                         \
+  "1:\n\t"                                                                                        \
+  "ldr r1, [r0, #52]\n\t"                                                                         \
+  "ldrd r12, lr, [r0, #92]\n\t"                                                                   \
+  "add r2, r1, r12\n\t"                                                                           \
+  "add r3, r2, r12\n\t"                                                                           \
+  "add lr, r1, lr\n\t"                                                                            \
+  "str lr, [r0, #52]\n\t"                                                                         \
+  "ldr lr, [r0, #60]\n\t"                                                                         \
+  "add lr, r1, lr\n\t"                                                                            \
+  "str lr, [r0, #20]\n\t"                                                                         \
+  "cmp r1, lr\n\t"                                                                                \
+  "beq 3f\n\t"                                                                                    \
+  "2:\n\t" DW3_BLOCKS(ROW4, DW3_REQUANT4) "ldr lr, [r0, #20]\n\t"                                 \
+  "cmp r1, lr\n\t"                                                                                \
+  "bne 2b\n\t"                                                                                    \
+  "3:\n\t"                                                                                        \
+  "ldr lr, [r0, #64]\n\t"                                                                         \
+  "cmp lr, #2\n\t"                                                                                \
+  "blt 4f\n\t" DW3_BLOCK(ROW2, DW3_REQUANT2) "ldr lr, [r0, #64]\n\t"                              \
+  "4:\n\t"                                                                                        \
+  "tst lr, #1\n\t"                                                                                \
+  "beq 5f\n\t" DW3_BLOCK(DW3_ROW1, DW3_REQUANT1) "5:\n\t"                                         \
+  "ldr lr, [r0, #84]\n\t"                                                                         \
+  "add r4, r4, lr\n\t"                                                                            \
+  "ldr lr, [r0, #72]\n\t"                                                                         \
+  "subs lr, lr, #1\n\t"                                                                           \
+  "str lr, [r0, #72]\n\t"                                                                         \
+  "bne 1b\n\t"                                                                                    \
+  "pop {r4-r11, pc}\n\t"
+
+__attribute__((naked)) static void dwr_lines_s1(dwr_call_t *k) {
+  (void)k;
+  __asm__ volatile(DWR_LINES(DW3_S1_ROW4, DW3_S1_ROW2));
+}
+
+__attribute__((naked)) static void dwr_lines_s2(dwr_call_t *k) {
+  (void)k;
+  __asm__ volatile(DWR_LINES(DW3_S2_ROW4, DW3_S2_ROW2));
+}
+#endif
 
 /* Lines along columns (`cols`) or rows, of input [in_h, in_w] and output [out_h, out_w]. */
 static void dwr_axes(dwr_job_t *j, int cols, int32_t in_h, int32_t in_w, int32_t out_h,
@@ -80,15 +138,6 @@ static void dwr_axes(dwr_job_t *j, int cols, int32_t in_h, int32_t in_w, int32_t
   j->bw = bw + (bw & 1);
 }
 
-/* The band lines of a chunk's output lines (byte offsets in the band, three a line): line l's
- * window starts at band line l * s_across. */
-static void dwr_table(const dwr_job_t *j) {
-  const int32_t bytes = 2 * j->bw;
-  for (int32_t l = 0, *t = j->rows; l < j->chunk; ++l, t += 3) {
-    t[0] = l * j->s_across * bytes, t[1] = t[0] + bytes, t[2] = t[1] + bytes;
-  }
-}
-
 /* The lines and the chunk (the top of the file), the scratch laid out and the ring cleared. */
 static void dwr_layout(dwr_job_t *j, int32_t in_h, int32_t in_w, int32_t out_h, int32_t out_w,
                        void *scratch) {
@@ -104,10 +153,8 @@ static void dwr_layout(dwr_job_t *j, int32_t in_h, int32_t in_w, int32_t out_h, 
     ++j->chunk;
   }
   j->ring = (j->chunk - 1) * j->s_across + 3;
-  j->rows = scratch;
-  j->band = (int16_t *)(j->rows + 3 * j->chunk);
+  j->band = scratch;
   memset(j->band, 0, (size_t)j->ring * (size_t)j->bw * 2); /* the padding's entries */
-  dwr_table(j);
   j->fill[0] = j->src.len, j->fill[1] = j->src.step, j->fill[2] = j->src.line;
   j->fill[3] = (int32_t)mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   j->fill[4] = 2 * j->bw;
@@ -184,9 +231,10 @@ static void dwr_fill(const dwr_job_t *j, int32_t y, int32_t count, int32_t slot,
 }
 
 /* The call's constants of the layer: output steps, blocks, the activation range. */
-static void dwr_call(const dwr_job_t *j, dw3_call_t *q) {
+static void dwr_call(const dwr_job_t *j, dwr_call_t *call) {
+  dw3_call_t *q = &call->q;
   const int32_t n = j->dst.len;
-  memset(q, 0, sizeof *q);
+  memset(call, 0, sizeof *call);
   q->ch = j->dst.step;
   q->quads = n / 4 * 8 * j->s_along; /* band bytes: 4 outputs, 2 bytes an entry */
   q->tail = n % 4;
@@ -194,8 +242,9 @@ static void dwr_call(const dwr_job_t *j, dw3_call_t *q) {
   q->out_skip = j->dst.line - (n - n % 2) * j->dst.step; /* from the assembly's r4 */
   q->lo = j->p->rq.act_min;
   q->hi = j->p->rq.act_max;
-  q->plane = (uintptr_t)j->band;
   q->more = 0;
+  call->bytes = 2 * j->bw;
+  call->slide = j->s_across * call->bytes;
 }
 
 /* Channel c's doubled weights (W01, W12 of each filter line) and requantisation. */
@@ -219,12 +268,13 @@ static void dwr_lane(const dwr_job_t *j, int32_t c, dw3_call_t *q) {
  * the chunk's input lines from its first window's first line on; the next chunk's first 3 -
  * s_across lines are this one's last, moved to the band's start (whole words: bw is even) before
  * its new lines come in. */
-static void dwr_run(const dwr_job_t *j, dw3_call_t *q) {
+static void dwr_run(const dwr_job_t *j, dwr_call_t *call) {
   const int32_t s = j->s_across, pad = j->pad_across, keep = 3 - s;
   const int32_t moved = keep * j->bw / 2; /* words */
   const int full = j->p->rq.act_min == -128 && j->p->rq.act_max == 127;
   uint32_t *band = (uint32_t *)j->band;
   const uint32_t *kept = band + (j->ring - keep) * j->bw / 2;
+  dw3_call_t *q = &call->q;
   for (int32_t c = 0; c < j->ch; ++c) {
     dwr_lane(j, c, q);
     for (int32_t oy0 = 0; oy0 < j->dst.lines; oy0 += j->chunk) {
@@ -247,16 +297,23 @@ static void dwr_run(const dwr_job_t *j, dw3_call_t *q) {
       } else {
         dwr_fill(j, from, count - slot, slot, c);
       }
-      q->rows = j->rows;
+      q->plane = (uintptr_t)band;
       q->out = (uintptr_t)(j->out + oy0 * j->dst.line + c);
-      q->lines = oy1 - oy0;
 #if MCU_SIMD_DSP
       if (full) {
-        (j->s_along == 1 ? dw3_lines_s1 : dw3_lines_s2)(q);
+        q->lines = oy1 - oy0;
+        (j->s_along == 1 ? dwr_lines_s1 : dwr_lines_s2)(call);
         continue;
       }
 #endif
-      dw3_lines_c(q, j->dst.len, j->s_along, full);
+      const int32_t rows[3] = {0, call->bytes, 2 * call->bytes}; /* one output line's */
+      q->rows = rows;
+      q->lines = 1;
+      for (int32_t oy = oy0; oy < oy1; ++oy) {
+        dw3_lines_c(q, j->dst.len, j->s_along, full);
+        q->plane += (uintptr_t)call->slide;
+        q->out += (uintptr_t)j->dst.line;
+      }
     }
   }
 }
@@ -320,7 +377,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_ring(const mcu_node_t *node, mcu_context_t
   if ((const void *)j.out == (const void *)j.in) {
     MCU_ENSURE(batches == 1 && dwr_in_place_ok(&j, in_w, out_w), MCU_ERR_BAD_MODEL);
   }
-  dw3_call_t q;
+  dwr_call_t q;
   dwr_call(&j, &q);
   for (int32_t b = 0; b < batches; ++b) {
     dwr_run(&j, &q);

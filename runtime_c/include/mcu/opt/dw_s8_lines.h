@@ -121,12 +121,12 @@
   "str lr, [r0, #72]\n\t"                                                                         \
   MCU_DW3_LINES_END
 
-__attribute__((naked)) static void dw3_lines_s1(void *k) {
+__attribute__((naked, unused)) static void dw3_lines_s1(void *k) {
   (void)k;
   __asm__ volatile(DW3_LINES(DW3_S1_ROW4, DW3_S1_ROW2));
 }
 
-__attribute__((naked)) static void dw3_lines_s2(void *k) {
+__attribute__((naked, unused)) static void dw3_lines_s2(void *k) {
   (void)k;
   __asm__ volatile(DW3_LINES(DW3_S2_ROW4, DW3_S2_ROW2));
 }
