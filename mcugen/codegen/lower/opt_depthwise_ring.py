@@ -23,7 +23,6 @@ from mcugen.codegen.lower import Array, Lowered, Value, fields
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.codegen.lower.opt_depthwise import (
-    CHUNK_OUTPUTS,
     by_columns,
     depthwise_conv_2d_s8,  # registered first
     in_place_ok,
@@ -31,6 +30,9 @@ from mcugen.codegen.lower.opt_depthwise import (
 )
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.traits import NO_TRAITS, OpTraits
+
+#: outputs per channel a call of the kernel's lines aims at (MCU_DWR_OUTPUTS in the kernel)
+RING_OUTPUTS = 64
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,14 @@ def ring_layout(
 ) -> RingLayout:
     """Columns where the fast path would run them (`by_columns`) and one line's ring fits one
     channel plane (in_h * in_w bytes), else rows; then the most output lines a call, up to
-    CHUNK_OUTPUTS outputs, whose scratch stays within the plane (at least one)."""
+    RING_OUTPUTS outputs, whose scratch stays within the plane (at least one)."""
     budget = in_hw[0] * in_hw[1]
     columns = by_columns(in_hw, out_hw)
     lines, n, s_across, bw = _axis(ref, in_hw, out_hw, columns)
     if columns and ring_bytes(1, s_across, bw) > budget:
         columns = False
         lines, n, s_across, bw = _axis(ref, in_hw, out_hw, columns)
-    want = min(lines, -(-CHUNK_OUTPUTS // n))
+    want = min(lines, -(-RING_OUTPUTS // n))
     chunk = 1
     while chunk < want and ring_bytes(chunk + 1, s_across, bw) <= budget:
         chunk += 1

@@ -30,7 +30,7 @@
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 
-#define MCU_DWR_OUTPUTS 32 /* outputs per channel a call aims at: CHUNK_OUTPUTS in Python */
+#define MCU_DWR_OUTPUTS 64 /* outputs per channel a call aims at: RING_OUTPUTS in Python */
 
 typedef struct {
   const int8_t *in; /* one batch */
