@@ -69,49 +69,24 @@ typedef struct {
 _Static_assert(offsetof(dwr_call_t, bytes) == 92 && offsetof(dwr_call_t, slide) == 96,
                "the offsets the assembly uses");
 
-/* DW3_LINES (mcu/opt/dw_s8_lines.h) for one channel, with each output line's band lines at
- * `plane` (moved on by `slide` a line) in place of a table: the same blocks and requantisation. */
-#define DWR_LINES(ROW4, ROW2)                                                                     \
-  "push {r4-r11, lr}\n\t"                                                                         \
-  "ldr r4, [r0, #56]\n\t"                                                                         \
-  "1:\n\t"                                                                                        \
+/* An output line's band lines for DW3_LINES_OF (mcu/opt/dw_s8_lines.h): from `plane` on,
+ * `bytes` apart, and `plane` moved on by `slide` for the next line (in place of a table). */
+#define DWR_LINE_SLIDE                                                                            \
   "ldr r1, [r0, #52]\n\t"                                                                         \
   "ldrd r12, lr, [r0, #92]\n\t"                                                                   \
   "add r2, r1, r12\n\t"                                                                           \
   "add r3, r2, r12\n\t"                                                                           \
   "add lr, r1, lr\n\t"                                                                            \
-  "str lr, [r0, #52]\n\t"                                                                         \
-  "ldr lr, [r0, #60]\n\t"                                                                         \
-  "add lr, r1, lr\n\t"                                                                            \
-  "str lr, [r0, #20]\n\t"                                                                         \
-  "cmp r1, lr\n\t"                                                                                \
-  "beq 3f\n\t"                                                                                    \
-  "2:\n\t" DW3_BLOCKS(ROW4, DW3_REQUANT4) "ldr lr, [r0, #20]\n\t"                                 \
-  "cmp r1, lr\n\t"                                                                                \
-  "bne 2b\n\t"                                                                                    \
-  "3:\n\t"                                                                                        \
-  "ldr lr, [r0, #64]\n\t"                                                                         \
-  "cmp lr, #2\n\t"                                                                                \
-  "blt 4f\n\t" DW3_BLOCK(ROW2, DW3_REQUANT2) "ldr lr, [r0, #64]\n\t"                              \
-  "4:\n\t"                                                                                        \
-  "tst lr, #1\n\t"                                                                                \
-  "beq 5f\n\t" DW3_BLOCK(DW3_ROW1, DW3_REQUANT1) "5:\n\t"                                         \
-  "ldr lr, [r0, #84]\n\t"                                                                         \
-  "add r4, r4, lr\n\t"                                                                            \
-  "ldr lr, [r0, #72]\n\t"                                                                         \
-  "subs lr, lr, #1\n\t"                                                                           \
-  "str lr, [r0, #72]\n\t"                                                                         \
-  "bne 1b\n\t"                                                                                    \
-  "pop {r4-r11, pc}\n\t"
+  "str lr, [r0, #52]\n\t"
 
 __attribute__((naked)) static void dwr_lines_s1(dwr_call_t *k) {
   (void)k;
-  __asm__ volatile(DWR_LINES(DW3_S1_ROW4, DW3_S1_ROW2));
+  __asm__ volatile(DW3_LINES_OF(DWR_LINE_SLIDE, DW3_S1_ROW4, DW3_S1_ROW2));
 }
 
 __attribute__((naked)) static void dwr_lines_s2(dwr_call_t *k) {
   (void)k;
-  __asm__ volatile(DWR_LINES(DW3_S2_ROW4, DW3_S2_ROW2));
+  __asm__ volatile(DW3_LINES_OF(DWR_LINE_SLIDE, DW3_S2_ROW4, DW3_S2_ROW2));
 }
 #endif
 

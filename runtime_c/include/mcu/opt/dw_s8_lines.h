@@ -83,23 +83,25 @@
   "ldr r9, [r0, #16]\n\t" ROW("r1", "24", "r9", "r9") ROW("r2", "32", "r5", "r6")                 \
       ROW("r3", "40", "r5", "r6") REQUANT
 
-/* A channel's lines (dw3_call_t), then the next channel's while `more`: per line its three band
- * lines from the table, blocks of four while four outputs remain, then one of two, then one (the
- * line's last, at an even column, which leaves r4 where it is); the output pointer r4 goes on
- * from line to line by `out_skip`. */
-#define DW3_LINES(ROW4, ROW2)                                                                     \
-  "push {r4-r11, lr}\n\t"                                                                         \
-  "0:\n\t"                                                                                        \
-  "ldr r4, [r0, #56]\n\t"                                                                         \
-  "1:\n\t"                                                                                        \
+/* A line's three band lines into r1, r2, r3: from the table (byte offsets into `plane`). */
+#define DW3_LINE_TABLE                                                                            \
   "ldr lr, [r0, #48]\n\t"                                                                         \
   "ldm lr!, {r1, r2, r3}\n\t"                                                                     \
   "str lr, [r0, #48]\n\t"                                                                         \
   "ldr lr, [r0, #52]\n\t"                                                                         \
   "add r1, r1, lr\n\t"                                                                            \
   "add r2, r2, lr\n\t"                                                                            \
-  "add r3, r3, lr\n\t"                                                                            \
-  "ldr lr, [r0, #60]\n\t"                                                                         \
+  "add r3, r3, lr\n\t"
+
+/* A channel's lines (dw3_call_t), then the next channel's while `more`: per line its three band
+ * lines (LINE: DW3_LINE_TABLE, or a kernel's own), blocks of four while four outputs remain,
+ * then one of two, then one (the line's last, at an even column, which leaves r4 where it is);
+ * the output pointer r4 goes on from line to line by `out_skip`. */
+#define DW3_LINES_OF(LINE, ROW4, ROW2)                                                            \
+  "push {r4-r11, lr}\n\t"                                                                         \
+  "0:\n\t"                                                                                        \
+  "ldr r4, [r0, #56]\n\t"                                                                         \
+  "1:\n\t" LINE "ldr lr, [r0, #60]\n\t"                                                           \
   "add lr, r1, lr\n\t"                                                                            \
   "str lr, [r0, #20]\n\t"                                                                         \
   "cmp r1, lr\n\t"                                                                                \
@@ -120,6 +122,7 @@
   "subs lr, lr, #1\n\t"                                                                           \
   "str lr, [r0, #72]\n\t"                                                                         \
   MCU_DW3_LINES_END
+#define DW3_LINES(ROW4, ROW2) DW3_LINES_OF(DW3_LINE_TABLE, ROW4, ROW2)
 
 __attribute__((naked, unused)) static void dw3_lines_s1(void *k) {
   (void)k;
