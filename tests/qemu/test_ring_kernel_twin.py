@@ -1,5 +1,6 @@
-"""The ring depthwise variant (mcugen/codegen/lower/opt_depthwise_ring.py) on the Cortex-M4 and M7
-twins, where its band fill and the planar path's lines run as assembly (SADD16, SMLAD, SMMLAR),
+"""The ring depthwise variant (mcugen/codegen/lower/opt_depthwise_ring.py) on the Cortex-M4, M7
+and M55 twins, where its band fill and the planar path's lines run as assembly (SADD16, SMLAD,
+SMMLAR),
 against TFLM bit for bit. The fast depthwise variants are removed from the registry for the
 build, so every 3x3 depthwise layer runs the ring one: strides 1, 2 and mixed, SAME and VALID,
 KWS's 25x5 shape (rows, several output lines a call, the band's last lines moved forward), a tall
@@ -104,7 +105,7 @@ def workdir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-@pytest.mark.parametrize("board", ["nucleo-f767", "nucleo-l4r5zi"])
+@pytest.mark.parametrize("board", ["nucleo-f767", "nucleo-l4r5zi", "mps3-an547"])
 @pytest.mark.parametrize("hw, channels", [((25, 5), 10), ((30, 14), 5)])
 def test_ring_kernel_bit_exact_on_dsp_twins(
     board: str, hw: tuple[int, int], channels: int, workdir: Path
