@@ -1,11 +1,10 @@
 """The ring depthwise variant (mcugen/codegen/lower/opt_depthwise_ring.py) on the Cortex-M4, M7
 and M55 twins, where its band fill and the planar path's lines run as assembly (SADD16, SMLAD,
-SMMLAR),
-against TFLM bit for bit. The fast depthwise variants are removed from the registry for the
-build, so every 3x3 depthwise layer runs the ring one: strides 1, 2 and mixed, SAME and VALID,
-KWS's 25x5 shape (rows, several output lines a call, the band's last lines moved forward), a tall
-image (columns), channel counts not multiples of 4, full-range activations (assembly) and clamped
-ones (C), in place over a dying input and beside an input still alive."""
+SMMLAR), against TFLM bit for bit. The fast depthwise variants are removed from the registry for
+the build, so every 3x3 depthwise layer runs the ring one: strides 1, 2 and mixed, SAME and
+VALID, KWS's 25x5 shape (rows, several output lines a call, the band's last lines moved forward),
+a tall image (columns), channel counts not multiples of 4, full-range activations (assembly) and
+clamped ones (C), in place over a dying input and beside an input still alive."""
 
 from __future__ import annotations
 
