@@ -5,22 +5,24 @@
  * (mcugen/codegen/lower/opt_depthwise_ring.py).
  *
  * The fast variant widens four channels into four planes of a band; this one widens one channel
- * into one plane of a ring: `ring` input lines of `bw` int16 entries (the input offset added, 0
- * in the padding), line y in slot (y + pad) % ring, then runs the planar path's per-channel
- * lines over it (mcu/opt/dw_s8_lines.h: SMLAD over pairs of taps, assembly on DSP cores in the
- * full int8 range), a chunk of output lines per call, channel after channel. Lines are the
- * image's columns when the output is taller than wide and as large as the input, if a ring of
- * columns stays within the scratch budget, its rows otherwise; the chunk is the largest (up to
+ * into one plane: `ring` input lines of `bw` int16 entries (the input offset added, 0 in the
+ * padding), the lines a chunk of output lines reads, then runs the planar path's per-channel
+ * blocks over them (mcu/opt/dw_s8_lines.h: SMLAD over pairs of taps, assembly on DSP cores in the
+ * full int8 range, each output line's band lines a slide on from the last's in place of the fast
+ * path's table), channel after channel. The next chunk's first 3 - stride lines are the last
+ * ones of this chunk, moved to the band's start before its new lines come in. Lines are the
+ * image's columns when the output is taller than wide and as large as the input, if three
+ * columns fit the scratch budget, its rows otherwise; the chunk is the largest (up to
  * MCU_DWR_OUTPUTS outputs a call) whose scratch, `dwr_bytes`, stays within one channel plane of
  * the input (in_h * in_w bytes: the reference kernel's in-place staging), or one line.
  * `ring_layout` in opt_depthwise_ring.py makes the same choice for the plan.
  *
  * In place (batch 1, the plan put the output over the input): output channel c lands only on
- * input channel c, whose lines the ring copies ahead of the outputs: output line oy (rows) ends
- * at flat pixel (oy + 1) * out_w, which must not pass the first input row the ring has not
- * copied (oy * stride_h - pad_h + 3) while rows remain; by columns the shapes are equal and
- * output column ox must lie below the first column not copied. The build checks it
- * (`in_place_ok` in opt_depthwise.py) and so does the kernel. */
+ * input channel c, whose lines the band copies ahead of the outputs: output line oy (rows) ends
+ * at flat pixel (oy + 1) * out_w, which must not pass the first input row the band has not
+ * copied (oy * stride_h - pad_h + 3; a chunk only copies further) while rows remain; by columns
+ * the shapes are equal and output column ox must lie below the first column not copied. The
+ * build checks it (`in_place_ok` in opt_depthwise.py) and so does the kernel. */
 #include <stddef.h>
 #include <string.h>
 
@@ -45,9 +47,9 @@ typedef struct {
   int32_t pad_across, pad_along; /* padding before the first line, before a line's first pixel */
   int32_t tap_across, tap_along; /* filter bytes to the next filter line, the next tap along */
   int32_t chunk;                 /* output lines a call */
-  int32_t ring;                  /* ring lines: (chunk - 1) * s_across + 3 */
-  int32_t bw;                    /* int16 entries a ring line, even */
-  int16_t *band;                 /* scratch: ring lines of bw entries */
+  int32_t ring;                  /* band lines: (chunk - 1) * s_across + 3 */
+  int32_t bw;                    /* int16 entries a band line, even */
+  int16_t *band;                 /* scratch: `ring` lines of bw entries */
   int32_t fill[5];               /* dwr_fill_lines' pixels, steps, offset and band line */
 } dwr_job_t;
 
@@ -113,7 +115,7 @@ static void dwr_axes(dwr_job_t *j, int cols, int32_t in_h, int32_t in_w, int32_t
   j->bw = bw + (bw & 1);
 }
 
-/* The lines and the chunk (the top of the file), the scratch laid out and the ring cleared. */
+/* The lines and the chunk (the top of the file), the scratch laid out and the band cleared. */
 static void dwr_layout(dwr_job_t *j, int32_t in_h, int32_t in_w, int32_t out_h, int32_t out_w,
                        void *scratch) {
   const int32_t budget = in_h * in_w;
@@ -325,11 +327,11 @@ static int dwr_fits(const mcu_depthwise_conv_2d_params_t *p) {
   return p->depth_multiplier == 1;
 }
 
-/* In place: every output line lies below the first input line the ring has not copied, while
+/* In place: every output line lies below the first input line the band has not copied, while
  * lines remain (the top of the file). */
 static int dwr_in_place_ok(const dwr_job_t *j, int32_t in_w, int32_t out_w) {
   for (int32_t o = 0; o < j->dst.lines; ++o) {
-    int32_t copied = o * j->s_across - j->pad_across + 3; /* lines below are in the ring */
+    int32_t copied = o * j->s_across - j->pad_across + 3; /* lines below are in the band */
     if (copied >= j->src.lines) {
       continue;
     }
