@@ -25,7 +25,8 @@ typedef struct {
   uint32_t *band;        /* then k_h * band_w words */
 } dw_job_t;
 
-/* One channel's requantisation, prepared for `requant` (see the top of kernels/opt/depthwise_conv_2d_s8.c). */
+/* One channel's requantisation, prepared for `requant` (see the top of
+ * kernels/opt/depthwise_conv_2d_s8.c). */
 typedef struct {
   int32_t bias;
   int32_t multiplier;
