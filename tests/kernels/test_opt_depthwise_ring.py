@@ -12,15 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.codegen.lower import _variants, fields
 from mcugen.codegen.lower.opt_depthwise_ring import ring_layout
 from mcugen.kernel_choice import ladder
+from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
+from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_after_add, dw_int8
+from testgraphs import benchmark_suite
 
 RING = "depthwise_conv_2d_s8_ring"
 #: the variants registered before the ring one that take the same layers
@@ -144,3 +148,43 @@ def test_ring_layout_chunks() -> None:
     assert tall.columns and tall.scratch_bytes <= 480
     tiny = ring_layout(ref, (2, 2), (2, 2))
     assert tiny.chunk == 1 and tiny.scratch_bytes > 4  # over the plane: the lean rung is below
+
+
+def widened_then_depthwise(hw: tuple[int, int], channels: int) -> bytes:
+    """One channel widened by a 1x1 convolution, then a 3x3 depthwise over it (in place: the
+    widened tensor dies there), as KWS's layers at its peak."""
+    rng = np.random.default_rng(channels)
+    b = GraphBuilder()
+    x = b.input((1, *hw, 1), "int8", scale=0.05, zero_point=3)
+    scales = rng.uniform(0.002, 0.02, channels)
+    w = b.const(rng.integers(-127, 128, (channels, 1, 1, 1), dtype=np.int8), scale=scales, axis=0)
+    h = b.activation((1, *hw, channels), "int8", scale=0.1, zero_point=-5)
+    b.op("CONV_2D", [x, w], [h], padding=SAME, stride_h=1, stride_w=1)
+    dw = b.const(rng.integers(-127, 128, (1, 3, 3, channels), dtype=np.int8), scale=scales, axis=3)
+    y = b.activation((1, *hw, channels), "int8", scale=0.2, zero_point=4)
+    b.op(
+        "DEPTHWISE_CONV_2D", [h, dw], [y], padding=SAME, stride_h=1, stride_w=1, depth_multiplier=1
+    )
+    b.output(y)
+    return b.tflite()
+
+
+def test_kernels_for_memory_take_the_ring() -> None:
+    """`--kernels memory` on a KWS-like layer at the peak (25x5x64 in place, the fast kernels'
+    scratch over the reference's plane of staging) takes the ring kernel and plans no more than
+    the reference kernels; on randwire_er24 the layers the rounds left on the lean kernel go one
+    rung up to the ring (kernel_choice `_stepped_up`), at the same bound."""
+    model = import_model(widened_then_depthwise((25, 5), 64), source="kws-like")
+    memory = generate(model, options=PlanOptions(kernels="memory", core="cortex-m4"))
+    reference = generate(model, options=PlanOptions(kernels="reference", core="cortex-m4"))
+    fastest = generate(model, options=PlanOptions(kernels="opt", core="cortex-m4"))
+    assert memory.lowered[1].variant == RING
+    assert in_place(memory, 1)
+    assert memory.plan.arena_bytes <= reference.plan.arena_bytes < fastest.plan.arena_bytes
+    graph = dict(benchmark_suite())["randwire_er24"]
+    gen = generate(graph(), options=PlanOptions(kernels="memory", core="cortex-m7"))
+    choice = gen.plan.kernel_choice
+    assert choice is not None and choice.bound < choice.fastest_arena
+    depthwise = [s.chosen for s in choice.swaps if s.opcode == "DEPTHWISE_CONV_2D"]
+    assert depthwise and set(depthwise) == {RING}, depthwise
+    assert gen.plan.arena_bytes <= choice.bound
