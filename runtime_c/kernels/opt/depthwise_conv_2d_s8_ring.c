@@ -140,8 +140,9 @@ static void dwr_layout(dwr_job_t *j, int32_t in_h, int32_t in_w, int32_t out_h, 
 /* `lines` >= 1 input lines of one channel into band lines from `dst`, the input offset added:
  * f[0] pixels a line, f[1] bytes from a pixel to the next, f[2] bytes from a line's first pixel
  * to the next line's, f[3] the offset in both 16-bit lanes, f[4] bytes from a band line to the
- * next. On DSP cores four pixels a pass, then two, then one (two pixels: LDRSB twice, PKHBT,
- * SADD16, one store, which may be unaligned as the build allows), in C elsewhere. */
+ * next. On DSP cores a lone pixel first where the line starts mid-word (an odd padding), then
+ * four pixels a pass (two words by STRD), then two, then one (two pixels: LDRSB twice, PKHBT,
+ * SADD16); in C elsewhere. */
 #if MCU_SIMD_DSP
 __attribute__((naked)) static void dwr_fill_lines(const int8_t *src, int16_t *dst, int32_t lines,
                                                   const int32_t f[5]) {
@@ -151,9 +152,18 @@ __attribute__((naked)) static void dwr_fill_lines(const int8_t *src, int16_t *ds
                    "0:\n\t"
                    "mov r9, r0\n\t"
                    "mov r12, r1\n\t"
-                   "lsrs lr, r4, #2\n\t"
-                   "beq 2f\n\t"
-                   "1:\n\t" /* four pixels */
+                   "mov lr, r4\n\t" /* pixels left */
+                   "tst r12, #2\n\t"
+                   "beq 1f\n\t"
+                   "ldrsb r3, [r9]\n\t" /* one, where the line starts mid-word */
+                   "add r9, r9, r5\n\t"
+                   "sadd16 r3, r3, r7\n\t"
+                   "strh r3, [r12], #2\n\t"
+                   "sub lr, lr, #1\n\t"
+                   "1:\n\t"
+                   "subs lr, lr, #4\n\t"
+                   "blt 3f\n\t"
+                   "2:\n\t" /* four pixels */
                    "ldrsb r3, [r9]\n\t"
                    "ldrsb r10, [r9, r5]\n\t"
                    "add r9, r9, r5, lsl #1\n\t"
@@ -164,26 +174,25 @@ __attribute__((naked)) static void dwr_fill_lines(const int8_t *src, int16_t *ds
                    "pkhbt r10, r10, r11, lsl #16\n\t"
                    "sadd16 r3, r3, r7\n\t"
                    "sadd16 r10, r10, r7\n\t"
-                   "str r3, [r12], #4\n\t"
-                   "str r10, [r12], #4\n\t"
-                   "subs lr, lr, #1\n\t"
-                   "bne 1b\n\t"
-                   "2:\n\t" /* then two */
-                   "tst r4, #2\n\t"
-                   "beq 3f\n\t"
+                   "strd r3, r10, [r12], #8\n\t"
+                   "subs lr, lr, #4\n\t"
+                   "bge 2b\n\t"
+                   "3:\n\t" /* lr = left - 4 (left 0..3): bits 1 and 0 are left's */
+                   "tst lr, #2\n\t"
+                   "beq 4f\n\t"
                    "ldrsb r3, [r9]\n\t"
                    "ldrsb r10, [r9, r5]\n\t"
                    "add r9, r9, r5, lsl #1\n\t"
                    "pkhbt r3, r3, r10, lsl #16\n\t"
                    "sadd16 r3, r3, r7\n\t"
                    "str r3, [r12], #4\n\t"
-                   "3:\n\t" /* then one */
-                   "tst r4, #1\n\t"
-                   "beq 4f\n\t"
+                   "4:\n\t"
+                   "tst lr, #1\n\t"
+                   "beq 5f\n\t"
                    "ldrsb r3, [r9]\n\t"
                    "sadd16 r3, r3, r7\n\t"
                    "strh r3, [r12]\n\t"
-                   "4:\n\t"
+                   "5:\n\t"
                    "add r0, r0, r6\n\t"
                    "add r1, r1, r8\n\t"
                    "subs r2, r2, #1\n\t"
