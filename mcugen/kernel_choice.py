@@ -22,9 +22,11 @@ the bound. That guess is planned (order and layout searched again); while its ar
 bound, each round moves every layer that runs at a step above the bound (or, once no step is, at
 the plan's peak) one rung down and plans again. Once at the bound, the swapped layers with the
 most MACs are tried back at their fastest kernel, one plan each (`MAX_RESTORES`), and stay fast
-where the arena stays at the bound. After `MAX_ROUNDS` rounds without reaching the bound, every
-laddered layer runs its reference kernel, which plans exactly the bound. The work is a few plans
-whatever the model, so the choice is the same on any machine."""
+where the arena stays at the bound; then the layers left at the bottom of their ladder go one
+rung up together (one plan), kept where the arena stays at the bound. After `MAX_ROUNDS` rounds
+without reaching the bound, every laddered layer runs its reference kernel, which plans exactly
+the bound. The work is a few plans whatever the model, so the choice is the same on any
+machine."""
 
 from __future__ import annotations
 
@@ -282,7 +284,7 @@ def _search(
     for _ in range(MAX_ROUNDS):
         plan = plan_fn(graph, chosen, options)
         if ram_of(graph, plan, options) <= bound:
-            return _restored(graph, lowered, options, plan_fn, chosen, plan, bound)
+            return _restored(graph, lowered, options, plan_fn, chosen, plan, bound, ladder_of)
         moved = False
         for i in _at_peak(plan, bound):
             if i in laddered and rung.get(i, 0) + 1 < len(ladder_of(i)):
@@ -334,16 +336,46 @@ def _restored(
     chosen: dict[int, Lowered],
     plan: MemoryPlan,
     bound: int,
+    ladder_of: Callable[[int], tuple[Lowered, ...]],
 ) -> tuple[dict[int, Lowered], MemoryPlan]:
     """`chosen` with the swapped layers of most MACs back at their fastest kernel wherever the
-    arena stays at `bound` (at most `MAX_RESTORES` plans)."""
+    arena stays at `bound` (at most `MAX_RESTORES` plans), then `_stepped_up`."""
     swapped = [i for i in chosen if chosen[i] is not lowered[i]]
     if len(swapped) < 2:
-        return chosen, plan
+        return _stepped_up(graph, lowered, options, plan_fn, chosen, plan, bound, ladder_of)
     swapped.sort(key=lambda i: (-operator_macs(graph, graph.operators[i]), i))
     for i in swapped[:MAX_RESTORES]:
         trial = {**chosen, i: lowered[i]}
         trial_plan = plan_fn(graph, trial, options)
         if ram_of(graph, trial_plan, options) <= bound:
             chosen, plan = trial, trial_plan
+    return _stepped_up(graph, lowered, options, plan_fn, chosen, plan, bound, ladder_of)
+
+
+def _stepped_up(
+    graph: Graph,
+    lowered: dict[int, Lowered],
+    options: PlanOptions,
+    plan_fn: Trial,
+    chosen: dict[int, Lowered],
+    plan: MemoryPlan,
+    bound: int,
+    ladder_of: Callable[[int], tuple[Lowered, ...]],
+) -> tuple[dict[int, Lowered], MemoryPlan]:
+    """`chosen` with every layer at the bottom of its ladder one rung up at once (one plan; the
+    rung above is not the fastest, which `_restored` tried), kept when the arena stays at
+    `bound`: the rounds move every layer at the peak down, some below a rung that fits, and the
+    bottom rung is not always the smallest (the lean depthwise kernel in place needs the
+    reference's staging, a channel plane, where the ring kernel above it needs less scratch and
+    no staging)."""
+    trial = dict(chosen)
+    for i, low in chosen.items():
+        rungs = ladder_of(i) if low is not lowered[i] else ()
+        if len(rungs) > 2 and low is rungs[-1]:
+            trial[i] = rungs[-2]
+    if trial == chosen:
+        return chosen, plan
+    trial_plan = plan_fn(graph, trial, options)
+    if ram_of(graph, trial_plan, options) <= bound:
+        return trial, trial_plan
     return chosen, plan

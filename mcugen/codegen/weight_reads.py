@@ -26,7 +26,7 @@ from mcugen.plan.weight_staging import WeightReads
 #: Variants whose kernel reads its filter once per pair of output pixels (rows).
 PAIRED = ("conv_2d_1x1_s8", "conv_2d_s8", "depthwise_as_conv_s8", "fully_connected_s8")
 #: Variants whose kernel reads its filter once per inference.
-ONCE = ("depthwise_conv_2d_s8",)
+ONCE = ("depthwise_conv_2d_s8", "depthwise_conv_2d_s8_ring")
 #: Reference kernels that read the filter once per output pixel (row for FULLY_CONNECTED).
 PER_PIXEL = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 

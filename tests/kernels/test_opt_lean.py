@@ -29,8 +29,23 @@ from support import (
     assert_variant_exact,
     dw_after_add,
     dw_int8,
-    lean_only,
 )
+from support import lean_only as without_fast
+
+RING = "depthwise_conv_2d_s8_ring"
+
+
+@contextmanager
+def lean_only() -> Iterator[None]:
+    """The registry without the fast variants and the ring variant registered between them and
+    the lean ones (opt_depthwise_ring.py)."""
+    with without_fast():
+        saved = list(_variants.VARIANTS)
+        _variants.VARIANTS[:] = [v for v in saved if v.name != RING]
+        try:
+            yield
+        finally:
+            _variants.VARIANTS[:] = saved
 
 
 def in_place(gen: Generated, op: int) -> bool:
@@ -161,16 +176,22 @@ def test_pointwise_lean_in_place() -> None:
 
 def test_lean_rungs_on_the_ladder() -> None:
     """Speed first keeps the fast variants; the ladder of kernels chosen for memory has the lean
-    variant below each fast one, and no reference rung under it (same scratch, same sharing); a
-    clamped activation (the long requantisation), which conv_2d_1x1_s8_direct does not take."""
-    for model, fast, lean in (
-        (dw_after_add((7, 6), 10, 1, zp=7), "depthwise_conv_2d_s8", "depthwise_conv_2d_s8_lean"),
-        (pointwise_chain((3, 5), 8, 5, 1, 1), "conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"),
+    variant last below each fast one (under the depthwise ring variant), and no reference rung
+    under it (same scratch, same sharing); a clamped activation (the long requantisation), which
+    conv_2d_1x1_s8_staged and conv_2d_1x1_s8_direct do not take."""
+    for model, rungs_of in (
+        (
+            dw_after_add((7, 6), 10, 1, zp=7),
+            ["depthwise_conv_2d_s8", RING, "depthwise_conv_2d_s8_lean"],
+        ),
+        (pointwise_chain((3, 5), 8, 5, 1, 1), ["conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"]),
     ):
         gen = generate(import_model(model, source="ladder"))
         op = 1
         fastest = gen.lowered[op]
-        assert fastest.variant == fast
+        assert fastest.variant == rungs_of[0]
         rungs = ladder(gen.graph, op, fastest, "cortex-m7")
-        assert [r.variant for r in rungs] == [fast, lean]
-        assert rungs[1].scratch_bytes == 0 < fastest.scratch_bytes
+        assert [r.variant for r in rungs] == rungs_of
+        scratch = [r.scratch_bytes for r in rungs]
+        assert scratch == sorted(scratch, reverse=True) and len(set(scratch)) == len(scratch)
+        assert scratch[-1] == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,8 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from mcugen.reference import tflm_outputs
-from support import FAST_VARIANTS, SAME, VALID, lean_only, window_out_hw
+from support import FAST_VARIANTS, SAME, VALID, window_out_hw
+from support import lean_only as without_fast
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -33,6 +35,20 @@ pytestmark = pytest.mark.skipif(
 )
 
 LEAN = {"depthwise_conv_2d_s8_lean", "conv_2d_1x1_s8_lean"}
+RING = "depthwise_conv_2d_s8_ring"
+
+
+@contextmanager
+def lean_only() -> Iterator[None]:
+    """The registry without the fast variants and the ring variant registered between them and
+    the lean ones (opt_depthwise_ring.py; tests/qemu/test_ring_kernel_twin.py runs that one)."""
+    with without_fast():
+        saved = list(_variants.VARIANTS)
+        _variants.VARIANTS[:] = [v for v in saved if v.name != RING]
+        try:
+            yield
+        finally:
+            _variants.VARIANTS[:] = saved
 
 
 def lean_model(channels: int, seed: int) -> bytes:

@@ -24,6 +24,7 @@ from dataclasses import replace
 from mcugen.codegen.lower import Array, Lowered, fields
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.opt_depthwise import depthwise_conv_2d_s8  # registered first
+from mcugen.codegen.lower.opt_depthwise_ring import depthwise_conv_2d_s8_ring  # and it
 from mcugen.codegen.lower.opt_direct import conv_2d_1x1_s8_direct  # registered first
 from mcugen.codegen.lower.opt_mat_mult import (
     HEADER,
@@ -36,7 +37,7 @@ from mcugen.model.ir import Graph, Operator
 
 LEAN_HEADER = "mcu/kernels/lean.h"
 #: the fast variants these follow on a ladder (imported above so that they register first)
-FAST = (depthwise_conv_2d_s8, conv_2d_1x1_s8, conv_2d_1x1_s8_direct)
+FAST = (depthwise_conv_2d_s8, depthwise_conv_2d_s8_ring, conv_2d_1x1_s8, conv_2d_1x1_s8_direct)
 
 
 @variant(

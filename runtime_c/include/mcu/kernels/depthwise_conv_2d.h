@@ -21,5 +21,9 @@ mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ct
  * at most 16 filter rows, sums small enough for its requantisation (mcugen/codegen/lower/
  * opt_depthwise.py); the same parameters. In place too. */
 mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+/* Its 3x3 path with a scratch of at most one channel plane (kernels/opt/
+ * depthwise_conv_2d_s8_ring.c, mcugen/codegen/lower/opt_depthwise_ring.py): one channel at a
+ * time over a ring of its lines; the same parameters, in place too. */
+mcu_status_t mcu_depthwise_conv_2d_s8_ring(const mcu_node_t *node, mcu_context_t *ctx);
 
 #endif
