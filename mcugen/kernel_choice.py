@@ -60,11 +60,16 @@ FloorFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", tuple[int, ...]], 
 #: `mcugen measure` gives each layer's count.
 PER_MAC = {
     "conv_2d_s8": 1.8,
+    "conv_2d_s8_col2": 2.2,
+    "conv_2d_s8_col": 2.5,
     "conv_2d_1x1_s8": 1.1,
+    "conv_2d_1x1_s8_staged": 1.55,
+    "conv_2d_1x1_s8_direct": 1.62,
+    "conv_2d_1x1_s8_lean": 2.0,
     "depthwise_conv_2d_s8_layer": 1.9,
     "depthwise_conv_2d_s8": 2.4,
+    "depthwise_conv_2d_s8_ring": 3.2,
     "depthwise_conv_2d_s8_lean": 11.2,
-    "conv_2d_1x1_s8_lean": 4.2,
     "fully_connected_s8": 2.2,
 }
 #: The reference kernels' rates on the M4 twin (KWS): a general CONV_2D or DEPTHWISE_CONV_2D
