@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from mcugen.commands._options import model_options
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.outputs import write_file
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.offline import optimize_model

@@ -42,8 +42,16 @@ class Net:
         return np.random.default_rng(self.seed * 1000 + self.count)
 
     def conv(
-        self, x: str, cin: int, cout: int, k: tuple[int, int], *, stride: int = 1,
-        group: int = 1, pads: tuple[int, int, int, int] | None = None, act: str = "",
+        self,
+        x: str,
+        cin: int,
+        cout: int,
+        k: tuple[int, int],
+        *,
+        stride: int = 1,
+        group: int = 1,
+        pads: tuple[int, int, int, int] | None = None,
+        act: str = "",
     ) -> str:
         rng = self.rng()
         fan_in = cin // group * k[0] * k[1]
@@ -52,8 +60,12 @@ class Net:
         if pads is None:
             pads = (k[0] // 2, k[1] // 2, (k[0] - 1) // 2, (k[1] - 1) // 2)
         y = self.node(
-            "Conv", [x, self.const(w), self.const(b, "b")], kernel_shape=list(k),
-            strides=[stride, stride], pads=list(pads), group=group,
+            "Conv",
+            [x, self.const(w), self.const(b, "b")],
+            kernel_shape=list(k),
+            strides=[stride, stride],
+            pads=list(pads),
+            group=group,
         )
         return self.activation(y, act)
 
@@ -73,7 +85,8 @@ class Net:
 
     def model(self, shape: tuple[int, ...], x: str, y: str, out_shape: tuple[int, ...]) -> bytes:
         graph = helper.make_graph(
-            self.nodes, "net",
+            self.nodes,
+            "net",
             [helper.make_tensor_value_info(x, TensorProto.FLOAT, list(shape))],
             [helper.make_tensor_value_info(y, TensorProto.FLOAT, list(out_shape))],
             self.inits,
@@ -180,7 +193,10 @@ def quantized(
     fp.write_bytes(model)
     out = folder / f"{net}_{activations}_{'pc' if per_channel else 'pt'}.onnx"
     quantize_static(
-        str(fp), str(out), _Calibration(shape, 16, seed + 1), quant_format=QuantFormat.QDQ,
+        str(fp),
+        str(out),
+        _Calibration(shape, 16, seed + 1),
+        quant_format=QuantFormat.QDQ,
         per_channel=per_channel,
         activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
         weight_type=QuantType.QInt8,
@@ -210,7 +226,9 @@ class Agreement:
         return 100.0 * self.equal / self.elements
 
 
-def onnx_samples(graph: Graph, samples: int, seed: int) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
+def onnx_samples(
+    graph: Graph, samples: int, seed: int
+) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
     """Seeded int8 inputs in mcugen's layout (NHWC) and the same values as onnxruntime's float
     NCHW inputs (exactly representable, so its QuantizeLinear gives them back)."""
     t = graph.tensors[graph.inputs[0]]
@@ -219,7 +237,7 @@ def onnx_samples(graph: Graph, samples: int, seed: int) -> tuple[list[list[np.nd
     ours, theirs = [], []
     for _ in range(samples):
         q = rng.integers(-128, 128, t.shape, dtype=np.int8)
-        real = ((q.astype(np.float32) - t.quant.zero_point) * np.float32(t.quant.scale))
+        real = (q.astype(np.float32) - t.quant.zero_point) * np.float32(t.quant.scale)
         ours.append([q])
         theirs.append(real.transpose(0, 3, 1, 2) if real.ndim == 4 else real)
     return ours, theirs

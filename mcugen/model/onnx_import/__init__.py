@@ -77,7 +77,9 @@ def _parse(buf: bytes, source: str) -> onnx.ModelProto:
         ) from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.node:
         raise ModelError(
-            "no ONNX graph in the file", where=source, hint="the file is empty, truncated or not ONNX"
+            "no ONNX graph in the file",
+            where=source,
+            hint="the file is empty, truncated or not ONNX",
         )
     return model
 
@@ -87,7 +89,9 @@ def _convert(ctx: Context) -> Graph:
         if node.domain not in ("", "ai.onnx") or node.op_type not in HANDLERS:
             op = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
             raise UnsupportedError(
-                f"operator {op} is not supported", where=ctx.where(node), hint=f"supported: {SUPPORTED}"
+                f"operator {op} is not supported",
+                where=ctx.where(node),
+                hint=f"supported: {SUPPORTED}",
             )
     _graph_inputs(ctx)
     for i, node in enumerate(ctx.graph.node):
@@ -114,8 +118,10 @@ def _graph_inputs(ctx: Context) -> None:
             )
         readers = [ctx.graph.node[i] for i in ctx.consumers.get(inp.name, [])]
         wanted = "QuantizeLinear" if tt.elem_type == _FLOAT else "DequantizeLinear"
-        if tt.elem_type not in (_FLOAT, _UINT8, _INT8) or not readers or any(
-            r.op_type != wanted for r in readers
+        if (
+            tt.elem_type not in (_FLOAT, _UINT8, _INT8)
+            or not readers
+            or any(r.op_type != wanted for r in readers)
         ):
             raise UnsupportedError(
                 f"input {inp.name!r} must be float read only by QuantizeLinear, or int8/uint8 "
@@ -132,8 +138,9 @@ def _graph_inputs(ctx: Context) -> None:
         quant = quants.pop()
         nhwc = len(dims) == 4
         shape = tuple(dims[a] for a in TO_NHWC) if nhwc else dims
-        index = ctx.b.input(shape, "int8", scale=quant.scale, zero_point=quant.zero_point,
-                            name=inp.name)
+        index = ctx.b.input(
+            shape, "int8", scale=quant.scale, zero_point=quant.zero_point, name=inp.name
+        )
         value = Value(index, dims, quant, nhwc=nhwc)
         ctx.values[inp.name] = value
         if wanted == "QuantizeLinear":

@@ -106,8 +106,10 @@ class Context:
                 self.consumers.setdefault(name, []).append(i)
         for init in self.graph.initializer:
             if init.data_location == onnx.TensorProto.EXTERNAL:
-                raise self.fail(f"initializer {init.name!r} keeps its data in an external file",
-                                hint="save the model with its weights inside the .onnx file")
+                raise self.fail(
+                    f"initializer {init.name!r} keeps its data in an external file",
+                    hint="save the model with its weights inside the .onnx file",
+                )
             self.consts[init.name] = numpy_helper.to_array(init)
 
     # --- errors ------------------------------------------------------------------------------
@@ -134,7 +136,9 @@ class Context:
         if name not in self.qconsts:
             raise self.refuse(
                 f"input {name!r} must be a quantized constant (a DequantizeLinear of an "
-                "initializer)", node, "quantize the model with onnxruntime's quantize_static (QDQ)"
+                "initializer)",
+                node,
+                "quantize the model with onnxruntime's quantize_static (QDQ)",
             )
         return self.qconsts[name]
 
@@ -144,7 +148,8 @@ class Context:
         if name not in self.values:
             raise self.refuse(
                 f"input {name!r} is not a quantized activation (no QuantizeLinear/"
-                "DequantizeLinear pair produces it)", node,
+                "DequantizeLinear pair produces it)",
+                node,
                 "mcugen imports quantized QDQ models: quantize with onnxruntime's quantize_static",
             )
         v = self.values[name]
@@ -200,8 +205,8 @@ class Context:
         qnodes = [self.graph.node[i] for i in readers]
         if y in self.outputs or not qnodes or any(q.op_type != "QuantizeLinear" for q in qnodes):
             raise self.refuse(
-                "the float result is not quantized (read by something else than "
-                "QuantizeLinear)", node,
+                "the float result is not quantized (read by something else than QuantizeLinear)",
+                node,
                 "mcugen imports quantized QDQ models: quantize with onnxruntime's quantize_static",
             )
         quants = {self.quant_of(q) for q in qnodes}
@@ -229,7 +234,8 @@ class Context:
             return ACT_NONE
         raise self.refuse(
             f"Clip({lo}, {hi}) is neither ReLU, ReLU6 nor ReLU_N1_TO_1 and cuts into the "
-            f"quantized range [{q_lo:.4g}, {q_hi:.4g}]", node
+            f"quantized range [{q_lo:.4g}, {q_hi:.4g}]",
+            node,
         )
 
     def clip_bounds(self, node: onnx.NodeProto) -> tuple[float, float]:

@@ -74,8 +74,9 @@ def _broadcast_const(ctx: Context, q: QConst, like: Value, node: onnx.NodeProto)
     if q.data.dtype not in (np.int8, np.uint8):
         raise ctx.refuse(f"constant operand of type {q.data.dtype} is not supported", node)
     if data.ndim > len(like.shape):
-        raise ctx.refuse(f"constant operand {data.shape} has more dimensions than {like.shape}",
-                         node)
+        raise ctx.refuse(
+            f"constant operand {data.shape} has more dimensions than {like.shape}", node
+        )
     data = data.reshape((1,) * (len(like.shape) - data.ndim) + data.shape)
     shape = data.shape
     if like.nhwc:
@@ -92,8 +93,9 @@ def binary(ctx: Context, node: onnx.NodeProto) -> None:
     if not acts:
         raise ctx.refuse("at least one operand must be an activation", node)
     ops = [
-        ctx.values[n] if n in ctx.values else _broadcast_const(ctx, ctx.qconst(n, node), acts[0],
-                                                             node)
+        ctx.values[n]
+        if n in ctx.values
+        else _broadcast_const(ctx, ctx.qconst(n, node), acts[0], node)
         for n in names
     ]
     if any(len(o.shape) != len(acts[0].shape) or o.nhwc != acts[0].nhwc for o in ops):
@@ -119,8 +121,7 @@ def concat(ctx: Context, node: onnx.NodeProto) -> None:
     y = ctx.result(spec, tuple(shape), nhwc=xs[0].nhwc)
     ir_axis = NHWC_AXIS[axis] if xs[0].nhwc else axis
     inputs = [ctx.requantized(x, spec.quant).index for x in xs]
-    ctx.b.op("CONCATENATION", inputs, [y.index], axis=ir_axis,
-             fused_activation_function=spec.act)
+    ctx.b.op("CONCATENATION", inputs, [y.index], axis=ir_axis, fused_activation_function=spec.act)
 
 
 def _onnx_shape(ctx: Context, node: onnx.NodeProto, x: Value) -> tuple[int, ...]:
@@ -162,8 +163,14 @@ def reshape(ctx: Context, node: onnx.NodeProto) -> None:
         raise ctx.refuse(f"a reshape into the NCHW map {shape} is not supported", node)
     t = ctx.tensor(y.ir_shape, x.quant)
     ctx.b.op("RESHAPE", [x.index, ctx.int32(y.ir_shape)], [t], new_shape=y.ir_shape)
-    _alias_or_requantize(ctx, Value(t, y.shape, y.quant, y.nhwc, y.chw, y.source), spec.quant,
-                         spec.names, spec.act, node)
+    _alias_or_requantize(
+        ctx,
+        Value(t, y.shape, y.quant, y.nhwc, y.chw, y.source),
+        spec.quant,
+        spec.names,
+        spec.act,
+        node,
+    )
 
 
 def _to_nchw(ctx: Context, x: Value) -> Value:
@@ -180,8 +187,7 @@ def softmax(ctx: Context, node: onnx.NodeProto) -> None:
         axis = int(attributes(node).get("axis", -1)) % len(x.shape)
         last = 1 if x.nhwc else len(x.shape) - 1
         if axis != last:
-            raise ctx.refuse(f"softmax over axis {axis} (only the channel axis is supported)",
-                             node)
+            raise ctx.refuse(f"softmax over axis {axis} (only the channel axis is supported)", node)
     spec = ctx.output_spec(node)
     t = Value(ctx.tensor(x.ir_shape, PROBABILITY), x.shape, PROBABILITY, x.nhwc)
     opcode = "SOFTMAX" if node.op_type == "Softmax" else "LOGISTIC"

@@ -57,15 +57,26 @@ def _same_pads(
     return (*before, *after)
 
 
-def _out_hw(hw: tuple[int, ...], k: tuple[int, int], s: tuple[int, ...], d: tuple[int, ...],
-            pads: tuple[int, ...]) -> tuple[int, int]:
+def _out_hw(
+    hw: tuple[int, ...],
+    k: tuple[int, int],
+    s: tuple[int, ...],
+    d: tuple[int, ...],
+    pads: tuple[int, ...],
+) -> tuple[int, int]:
     return tuple(  # type: ignore[return-value]
         (hw[i] + pads[i] + pads[i + 2] - ((k[i] - 1) * d[i] + 1)) // s[i] + 1 for i in range(2)
     )
 
 
-def _padding(ctx: Context, x: Value, k: tuple[int, int], s: tuple[int, ...],
-             d: tuple[int, ...], pads: tuple[int, ...]) -> int | None:
+def _padding(
+    ctx: Context,
+    x: Value,
+    k: tuple[int, int],
+    s: tuple[int, ...],
+    d: tuple[int, ...],
+    pads: tuple[int, ...],
+) -> int | None:
     """SAME or VALID when `pads` are TFLite's, else None."""
     if not any(pads):
         return VALID
@@ -86,8 +97,11 @@ def _padded(ctx: Context, x: Value, pads: tuple[int, ...]) -> Value:
 
 def _weight_scales(ctx: Context, node: onnx.NodeProto, w: QConst, axis: int) -> np.ndarray:
     if np.any(w.zero_points != 0):
-        raise ctx.refuse("weights with a non-zero zero point are not supported (TFLite's are "
-                         "symmetric)", node, "quantize with weight_type=QuantType.QInt8")
+        raise ctx.refuse(
+            "weights with a non-zero zero point are not supported (TFLite's are symmetric)",
+            node,
+            "quantize with weight_type=QuantType.QInt8",
+        )
     if w.data.dtype != np.int8:
         raise ctx.refuse(f"weights of type {w.data.dtype} are not supported (int8 are)", node)
     if w.scales.size > 1 and w.axis != axis:
@@ -129,8 +143,11 @@ def conv(ctx: Context, node: onnx.NodeProto) -> None:
         opcode, data, axis = "DEPTHWISE_CONV_2D", w.data.transpose(1, 2, 3, 0), 3
         extra = {"depth_multiplier": m // c}
     else:
-        raise ctx.refuse(f"grouped convolution (group {group} of {c} channels) is not supported: "
-                         "only group 1 and depthwise (group = channels)", node)
+        raise ctx.refuse(
+            f"grouped convolution (group {group} of {c} channels) is not supported: "
+            "only group 1 and depthwise (group = channels)",
+            node,
+        )
     padding = _padding(ctx, x, (kh, kw), strides, dil, pads)
     hw = _out_hw(x.shape[2:], (kh, kw), strides, dil, pads)
     if padding is None:
@@ -139,9 +156,18 @@ def conv(ctx: Context, node: onnx.NodeProto) -> None:
     bias = _bias(ctx, node, x, scales, m)
     spec = ctx.output_spec(node)
     y = ctx.result(spec, (x.shape[0], m, *hw), nhwc=True)
-    ctx.b.op(opcode, [x.index, wt, bias], [y.index], padding=padding, stride_w=strides[1],
-             stride_h=strides[0], dilation_w_factor=dil[1], dilation_h_factor=dil[0],
-             fused_activation_function=spec.act, **extra)
+    ctx.b.op(
+        opcode,
+        [x.index, wt, bias],
+        [y.index],
+        padding=padding,
+        stride_w=strides[1],
+        stride_h=strides[0],
+        dilation_w_factor=dil[1],
+        dilation_h_factor=dil[0],
+        fused_activation_function=spec.act,
+        **extra,
+    )
 
 
 def _hwc_columns(chw: tuple[int, int, int]) -> np.ndarray:
@@ -154,8 +180,9 @@ def gemm(ctx: Context, node: onnx.NodeProto) -> None:
     x = ctx.value(node.input[0], node, keep_chw=True)
     w = ctx.qconst(node.input[1], node)
     a = attributes(node)
-    if node.op_type == "Gemm" and (a.get("transA", 0) or a.get("alpha", 1.0) != 1.0
-                                   or a.get("beta", 1.0) != 1.0):
+    if node.op_type == "Gemm" and (
+        a.get("transA", 0) or a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0
+    ):
         raise ctx.refuse("only Gemm with alpha = beta = 1 and transA = 0 is supported", node)
     if w.data.ndim != 2:
         raise ctx.refuse(f"the weight must be a matrix (it is {w.data.shape})", node)
@@ -172,9 +199,15 @@ def gemm(ctx: Context, node: onnx.NodeProto) -> None:
     spec = ctx.output_spec(node)
     y = ctx.result(spec, (*x.shape[:-1], n))
     src = x.index
-    ctx.b.op("FULLY_CONNECTED", [src, wt, bias], [y.index], weights_format=0,
-             keep_num_dims=len(x.shape) > 2, asymmetric_quantize_inputs=False,
-             fused_activation_function=spec.act)
+    ctx.b.op(
+        "FULLY_CONNECTED",
+        [src, wt, bias],
+        [y.index],
+        weights_format=0,
+        keep_num_dims=len(x.shape) > 2,
+        asymmetric_quantize_inputs=False,
+        fused_activation_function=spec.act,
+    )
 
 
 def pool(ctx: Context, node: onnx.NodeProto) -> None:
@@ -189,21 +222,33 @@ def pool(ctx: Context, node: onnx.NodeProto) -> None:
         raise ctx.refuse("dilated pools and storage_order=1 are not supported", node)
     padding = _padding(ctx, x, k, strides, dil, pads)  # type: ignore[arg-type]
     if padding is None or (padding == SAME and a.get("count_include_pad", 0)):
-        raise ctx.refuse(f"pads {pads} are not TFLite's SAME or VALID padding (or padding "
-                         "counts in the average)", node)
+        raise ctx.refuse(
+            f"pads {pads} are not TFLite's SAME or VALID padding (or padding "
+            "counts in the average)",
+            node,
+        )
     hw = _out_hw(x.shape[2:], k, strides, dil, pads)  # type: ignore[arg-type]
     opcode = "MAX_POOL_2D" if node.op_type == "MaxPool" else "AVERAGE_POOL_2D"
     spec = ctx.output_spec(node)
     shape = (x.shape[0], x.shape[1], *hw)
     tmp = Value(ctx.tensor((shape[0], *hw, shape[1]), x.quant), shape, x.quant, nhwc=True)
-    ctx.b.op(opcode, [x.index], [tmp.index], padding=padding, stride_w=strides[1],
-             stride_h=strides[0], filter_width=k[1], filter_height=k[0],
-             fused_activation_function=ACT_NONE)
+    ctx.b.op(
+        opcode,
+        [x.index],
+        [tmp.index],
+        padding=padding,
+        stride_w=strides[1],
+        stride_h=strides[0],
+        filter_width=k[1],
+        filter_height=k[0],
+        fused_activation_function=ACT_NONE,
+    )
     _alias_or_requantize(ctx, tmp, spec.quant, spec.names, spec.act, node)
 
 
-def _alias_or_requantize(ctx: Context, v: Value, quant: Quant, names: tuple[str, ...],
-                         act: int, node: onnx.NodeProto) -> None:
+def _alias_or_requantize(
+    ctx: Context, v: Value, quant: Quant, names: tuple[str, ...], act: int, node: onnx.NodeProto
+) -> None:
     if act != ACT_NONE:
         raise ctx.refuse("a Relu/Clip after this operator is not supported", node)
     v = ctx.requantized(v, quant)
