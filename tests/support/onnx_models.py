@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,11 +90,12 @@ class Net:
             self.nodes,
             "net",
             [helper.make_tensor_value_info(x, TensorProto.FLOAT, list(shape))],
-            [helper.make_tensor_value_info(y, TensorProto.FLOAT, list(out_shape))],
+            [helper.make_tensor_value_info(y, TensorProto.FLOAT, list(out_shape) or None)],
             self.inits,
         )
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
         m.ir_version = 8
+        m = onnx.shape_inference.infer_shapes(m)  # the output's shape when not given
         onnx.checker.check_model(m)
         return m.SerializeToString()
 
@@ -157,11 +160,42 @@ def inception(seed: int = 0) -> tuple[bytes, tuple[int, ...]]:
     return n.model((1, 4, 10, 10), "input", y, (1, 4)), (1, 4, 10, 10)
 
 
+def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
+    """A network of one operator of `kind` (after a 1x1 conv where onnxruntime quantizes the
+    operator only after a quantized producer), to measure each operator's agreement."""
+
+    def build(seed: int = 0) -> tuple[bytes, tuple[int, ...]]:
+        n = Net(seed)
+        shape: tuple[int, ...] = (1, 8, 6, 6)
+        x = "input"
+        if kind in ("gemm", "softmax"):
+            shape = (1, 40)
+            y = n.gemm(x, 40, 10) if kind == "gemm" else n.node("Softmax", [x], axis=1)
+        elif kind in ("conv", "depthwise"):
+            y = n.conv(x, 8, 8, (3, 3), group=8 if kind == "depthwise" else 1)
+        elif kind in ("add", "mul", "concat"):
+            h = n.conv(x, 8, 8, (1, 1))
+            op = {"add": "Add", "mul": "Mul", "concat": "Concat"}[kind]
+            y = n.node(op, [h, x], **({"axis": 1} if kind == "concat" else {}))
+        elif kind in ("maxpool", "avgpool"):
+            op = "MaxPool" if kind == "maxpool" else "AveragePool"
+            y = n.node(op, [n.conv(x, 8, 8, (1, 1))], kernel_shape=[2, 2], strides=[2, 2])
+        else:
+            y = n.node({"gap": "GlobalAveragePool", "sigmoid": "Sigmoid"}[kind], [x])
+        return n.model(shape, x, y, ()), shape
+
+    return build
+
+
+ONE_OPERATOR = ("conv", "depthwise", "gemm", "add", "mul", "concat", "maxpool", "avgpool",
+                "gap", "softmax", "sigmoid")
+
 NETWORKS: dict[str, Callable[[int], tuple[bytes, tuple[int, ...]]]] = {
     "ds_cnn": ds_cnn,
     "mobilenet": mobilenet_blocks,
     "resnet": resnet,
     "inception": inception,
+    **{f"one_{kind}": one_operator(kind) for kind in ONE_OPERATOR},
 }
 
 
@@ -191,6 +225,7 @@ def quantized(
     model, shape = NETWORKS[net](seed)
     fp = folder / f"{net}_float.onnx"
     fp.write_bytes(model)
+    logging.disable(logging.WARNING)  # its advice to run onnxruntime's pre-processing first
     out = folder / f"{net}_{activations}_{'pc' if per_channel else 'pt'}.onnx"
     quantize_static(
         str(fp),
@@ -201,6 +236,7 @@ def quantized(
         activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
         weight_type=QuantType.QInt8,
     )
+    logging.disable(logging.NOTSET)
     return out, shape
 
 
