@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,8 +186,19 @@ def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
     return build
 
 
-ONE_OPERATOR = ("conv", "depthwise", "gemm", "add", "mul", "concat", "maxpool", "avgpool",
-                "gap", "softmax", "sigmoid")
+ONE_OPERATOR = (
+    "conv",
+    "depthwise",
+    "gemm",
+    "add",
+    "mul",
+    "concat",
+    "maxpool",
+    "avgpool",
+    "gap",
+    "softmax",
+    "sigmoid",
+)
 
 NETWORKS: dict[str, Callable[[int], tuple[bytes, tuple[int, ...]]]] = {
     "ds_cnn": ds_cnn,

@@ -20,9 +20,11 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.compile import build
 from mcugen.link.host_run import run_host
 from mcugen.model.load import load_model
+from mcugen.model.tflite_import import import_model
 from mcugen.model.tflite_write import write_model
 from mcugen.pipeline import generate
 from support.onnx_models import ONE_OPERATOR, agreement, onnx_samples, ort_outputs, quantized
+from support.onnx_twin import resnet_twin
 
 SAMPLES = 20
 #: (lowest % of output elements equal to onnxruntime's, largest difference in output steps),
@@ -98,8 +100,12 @@ def test_operator_agrees_with_onnxruntime_as_measured(
 
 @pytest.mark.parametrize(
     "net, pc, act",
-    [("ds_cnn", True, "int8"), ("mobilenet", False, "uint8"), ("resnet", True, "uint8"),
-     ("inception", False, "int8")],
+    [
+        ("ds_cnn", True, "int8"),
+        ("mobilenet", False, "uint8"),
+        ("resnet", True, "uint8"),
+        ("inception", False, "int8"),
+    ],
 )
 def test_host_build_matches_tflm_on_the_imported_graph(
     net: str, pc: bool, act: str, models: dict[tuple[str, bool, str], Path]
@@ -114,3 +120,22 @@ def test_host_build_matches_tflm_on_the_imported_graph(
     ref = reference.tflm_outputs(write_model(graph), graph, samples)
     for o, r in zip(ours, ref, strict=True):
         np.testing.assert_array_equal(o[0], r[0].reshape(o[0].shape))
+
+
+@pytest.mark.parametrize("pc, act", VARIANTS)
+def test_tflite_twin_plans_the_same_arena_and_gives_the_same_outputs(
+    pc: bool, act: str, models: dict[tuple[str, bool, str], Path]
+) -> None:
+    """The ResNet written as TFLite from the same quantized weights (tests/support/onnx_twin.py,
+    without the importer): its arena within 5 % of the ONNX import's, and equal outputs on TFLM
+    (which checks the importer's weight re-layout and its HWC-ordered Flatten)."""
+    path = models[("resnet", pc, act)]
+    twin_bytes = resnet_twin(path)
+    twin, imported = import_model(twin_bytes, source="twin"), load_model(path)
+    arenas = [generate(g).plan.arena_bytes for g in (twin, imported)]
+    assert abs(arenas[0] - arenas[1]) <= 0.05 * arenas[0], arenas
+    samples, _ = onnx_samples(imported, 6, seed=2)
+    ours = reference.tflm_outputs(write_model(imported), imported, samples)
+    theirs = reference.tflm_outputs(twin_bytes, twin, samples)
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(o[0], t[0])
