@@ -74,7 +74,10 @@ class Net:
         if act == "relu":
             return self.node("Relu", [y])
         if act == "relu6":
-            lo, hi = self.const(np.float32(0), "lo"), self.const(np.float32(6), "hi")
+            lo, hi = (
+                self.const(np.array(0, np.float32), "lo"),
+                self.const(np.array(6, np.float32), "hi"),
+            )
             return self.node("Clip", [y, lo, hi])
         return y
 

@@ -106,13 +106,14 @@ def resnet_twin(path: Path) -> bytes:
     bias, _ = r.weight(gemm.input[2])
     s, z = r.quant(gemm.output[0])
     fc = b.activation((1, 3), "int8", scale=s, zero_point=z)
+    flat_scale = np.float32(r.quant(mul.output[0])[0])
     b.op(
         "FULLY_CONNECTED",
         [
             flat,
             b.const(w.copy(), scale=ws, axis=0),
-            b.const(bias, scale=np.float32(b.tensors[flat].quant.scale) * ws),
-        ],  # type: ignore[union-attr]
+            b.const(bias, scale=flat_scale * ws),
+        ],
         [fc],
         fused_activation_function=0,
         weights_format=0,

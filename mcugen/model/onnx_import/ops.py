@@ -191,7 +191,10 @@ def softmax(ctx: Context, node: onnx.NodeProto) -> None:
     spec = ctx.output_spec(node)
     t = Value(ctx.tensor(x.ir_shape, PROBABILITY), x.shape, PROBABILITY, x.nhwc)
     opcode = "SOFTMAX" if node.op_type == "Softmax" else "LOGISTIC"
-    ctx.b.op(opcode, [x.index], [t.index], **({"beta": 1.0} if opcode == "SOFTMAX" else {}))
+    if opcode == "SOFTMAX":
+        ctx.b.op(opcode, [x.index], [t.index], beta=1.0)
+    else:
+        ctx.b.op(opcode, [x.index], [t.index])
     _alias_or_requantize(ctx, t, spec.quant, spec.names, spec.act, node)
 
 
