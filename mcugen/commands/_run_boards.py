@@ -118,7 +118,7 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
             def host_build() -> Firmware:
                 return build_firmware(graph, ops, host, options_for(host), Path(tmp) / "host")
 
-            model = reference_flatbuffer(args.model, graph)
+            model = reference_flatbuffer(args.model)
             expected, reference = reference_outputs(model, graph, sample, host_build)
         run = run_partition(graph, segs, programs, firmware, sample, links=links_mode)
     measured = partitions.Partition.of(

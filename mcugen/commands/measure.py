@@ -362,7 +362,7 @@ def _tflm_comparison(
 ) -> dict[str, Any]:
     from mcugen.reference import tflm_outputs
 
-    model = reference_flatbuffer(gen.source, gen.graph)
+    model = reference_flatbuffer(gen.source)
     try:
         reference = dequantized(gen.graph, tflm_outputs(model, gen.graph, [sample])[0][0])
     except McugenError as err:  # tflite-micro is a test extra, not a dependency

@@ -83,7 +83,7 @@ def verify(
     gen: Generated, target: Target, samples: list[list[np.ndarray]], *, port: str | None
 ) -> VerifyReport:
     ours, counts, unit, ram = device_outputs(gen, target, samples, port)
-    model = reference_flatbuffer(gen.source, gen.graph) if gen.source else b""
+    model = reference_flatbuffer(gen.source) if gen.source else b""
     ref = tflm_outputs(model, gen.graph, samples)
     mismatches = []
     for k, (o_sample, r_sample) in enumerate(zip(ours, ref, strict=True)):

@@ -42,10 +42,14 @@ def load_model(path: str | Path) -> Graph:
     return import_model(buf, source=str(path))
 
 
-def reference_flatbuffer(path: str | Path, graph: Graph) -> bytes:
+def reference_flatbuffer(path: str | Path) -> bytes:
     """The .tflite bytes TFLM's reference interpreter runs for the model at `path`: the file
-    itself, or for an ONNX model its imported graph written as TFLite (the same kernels'
-    reference on the same converted graph; onnxruntime's outputs differ by the requantisation
-    rounding, docs/onnx.md)."""
+    itself, or for an ONNX model its imported graph (before any rewrite) written as TFLite: the
+    same kernels' reference on the same converted graph (onnxruntime's outputs differ by the
+    requantisation rounding, docs/onnx.md)."""
     buf = read_model_file(path)
-    return write_model(graph) if is_onnx(path, buf) else buf
+    if not is_onnx(path, buf):
+        return buf
+    from mcugen.model.onnx_import import import_onnx
+
+    return write_model(import_onnx(buf, source=str(path)))

@@ -126,3 +126,15 @@ def test_dynamic_batch_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
     onnx.save(m, str(path))
     code, err = run_plan(path, capsys)
     assert code == 2 and "dynamic" in err and "fixed input shapes" in err
+
+
+def test_verify_takes_an_onnx_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The host build against TFLM on the imported graph, through the CLI; the ds_cnn's explicit
+    PAD is folded into its convolution by mcugen's rewrites (the reference is the graph before)."""
+    path, _ = quantized("ds_cnn", tmp_path, per_channel=False, activations="uint8")
+    code = main(["verify", str(path), "--samples", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "all outputs match TFLM" in out, err
+    code = main(["run", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "output softmax" in out and "int8[1, 6]" in out, out + err

@@ -98,7 +98,9 @@ def _convert(ctx: Context) -> Graph:
         if i not in ctx.done:
             HANDLERS[node.op_type](ctx, node)
     for out in ctx.graph.output:
-        ctx.b.output(ctx.value(out.name, None).index)
+        index = ctx.value(out.name, None).index
+        ctx.b.tensors[index] = replace(ctx.b.tensors[index], name=out.name)
+        ctx.b.output(index)
     return ctx.b.graph()
 
 
