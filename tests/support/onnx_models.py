@@ -182,6 +182,12 @@ def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
         elif kind in ("maxpool", "avgpool"):
             op = "MaxPool" if kind == "maxpool" else "AveragePool"
             y = n.node(op, [n.conv(x, 8, 8, (1, 1))], kernel_shape=[2, 2], strides=[2, 2])
+        elif kind in ("relu", "relu6"):  # read twice: not fused, a standalone activation
+            h = n.conv(x, 8, 8, (3, 3))
+            y = n.node("Add", [n.activation(h, kind), h])
+        elif kind == "flatten_add":  # a flattened map read by other than a Gemm: a TRANSPOSE
+            f = n.node("Flatten", [n.conv(x, 8, 8, (1, 1))], axis=1)
+            y = n.node("Add", [f, f])
         else:
             y = n.node({"gap": "GlobalAveragePool", "sigmoid": "Sigmoid"}[kind], [x])
         return n.model(shape, x, y, ()), shape
@@ -201,6 +207,9 @@ ONE_OPERATOR = (
     "gap",
     "softmax",
     "sigmoid",
+    "relu",
+    "relu6",
+    "flatten_add",
 )
 
 NETWORKS: dict[str, Callable[[int], tuple[bytes, tuple[int, ...]]]] = {

@@ -49,6 +49,9 @@ OPERATOR_AGREEMENT = {
     "gap": (77.0, 1),
     "softmax": (95.0, 1),
     "sigmoid": (76.0, 1),
+    "relu": (99.7, 2),  # a standalone RELU, a conv and an ADD
+    "relu6": (99.7, 2),  # RELU6 keeps its input's quantization: a QUANTIZE after it
+    "flatten_add": (99.7, 1),  # the flattened map put back in NCHW order (TRANSPOSE)
 }
 VARIANTS = [(pc, act) for pc in (False, True) for act in ("int8", "uint8")]
 

@@ -11,7 +11,6 @@ from mcugen.model.onnx_import.context import (
     ACT_NONE,
     ACT_RELU,
     ACT_RELU6,
-    ACT_RELU_N1_TO_1,
     NHWC_AXIS,
     TO_NHWC,
     Context,
@@ -198,17 +197,21 @@ def softmax(ctx: Context, node: onnx.NodeProto) -> None:
     _alias_or_requantize(ctx, t, spec.quant, spec.names, spec.act, node)
 
 
-_STANDALONE = {ACT_RELU: "RELU", ACT_RELU6: "RELU6", ACT_RELU_N1_TO_1: "RELU_N1_TO_1"}
-
-
 def relu(ctx: Context, node: onnx.NodeProto) -> None:
     """A Relu/Clip between quantized activations that no producer could take as its fused
-    activation (its input has other readers): RELU, RELU6 or RELU_N1_TO_1."""
+    activation (its input has other readers): RELU (which requantizes), or RELU6 (which keeps
+    its input's quantization: a QUANTIZE after it when the output's differs)."""
     x = ctx.value(node.input[0], node)
     spec = ctx.output_spec(node)
     act = ctx.activation_of(node, spec.quant)
-    if act == ACT_NONE:
-        _alias_or_requantize(ctx, x, spec.quant, spec.names, ACT_NONE, node)
+    if act == ACT_RELU:
+        y = ctx.result(spec, x.shape, nhwc=x.nhwc)
+        ctx.b.op("RELU", [x.index], [y.index])
         return
-    y = ctx.result(spec, x.shape, nhwc=x.nhwc)
-    ctx.b.op(_STANDALONE[act], [x.index], [y.index])
+    if act == ACT_RELU6:
+        t = Value(ctx.tensor(x.ir_shape, x.quant), x.shape, x.quant, x.nhwc)
+        ctx.b.op("RELU6", [x.index], [t.index])
+        x = t
+    elif act != ACT_NONE:
+        raise ctx.refuse("a standalone Clip(-1, 1) is not supported", node)
+    _alias_or_requantize(ctx, x, spec.quant, spec.names, ACT_NONE, node)
