@@ -35,12 +35,7 @@ def constant(ctx: Context, node: onnx.NodeProto) -> None:
 def dequantize(ctx: Context, node: onnx.NodeProto) -> None:
     x = node.input[0]
     if x in ctx.consts:
-        scale = np.asarray(ctx.const(node.input[1], node), np.float32).reshape(-1)
-        zp_name = node.input[2] if len(node.input) > 2 else ""
-        zp = np.asarray(ctx.consts[zp_name]) if zp_name else np.zeros(1, np.int8)
-        data = np.asarray(ctx.consts[x])
-        axis = int(attributes(node).get("axis", 1)) % max(data.ndim, 1)
-        ctx.qconsts[node.output[0]] = QConst(data, scale, zp.reshape(-1), axis)
+        ctx.qconsts[node.output[0]] = _quantized_constant(ctx, node)
         return
     quant = ctx.quant_of(node)
     if x not in ctx.values:
@@ -49,6 +44,31 @@ def dequantize(ctx: Context, node: onnx.NodeProto) -> None:
     if v.quant != quant:
         raise ctx.refuse("DequantizeLinear with other parameters than its QuantizeLinear", node)
     ctx.values[node.output[0]] = v
+
+
+def _quantized_constant(ctx: Context, node: onnx.NodeProto) -> QConst:
+    """A DequantizeLinear of a constant, checked: integer data, finite scales, one scale and
+    zero point per tensor or per slice along `axis`."""
+    scale = np.asarray(ctx.const(node.input[1], node), np.float32).reshape(-1)
+    zp_name = node.input[2] if len(node.input) > 2 else ""
+    zp = np.asarray(ctx.const(zp_name, node) if zp_name else np.zeros(1, np.int8)).reshape(-1)
+    data = np.asarray(ctx.consts[node.input[0]])
+    axis = int(attributes(node).get("axis", 1)) if scale.size > 1 else 0
+    if scale.size > 1 and not -data.ndim <= axis < data.ndim:
+        raise ctx.fail(f"axis {axis} out of range for a constant of shape {data.shape}", node)
+    axis %= max(data.ndim, 1)
+    channels = data.shape[axis] if data.ndim else 1
+    if scale.size not in (1, channels) or zp.size != scale.size:
+        raise ctx.fail(
+            f"{scale.size} scales and {zp.size} zero points for a constant of shape "
+            f"{data.shape} (axis {axis})",
+            node,
+        )
+    if not np.issubdtype(data.dtype, np.integer) or not np.all(np.isfinite(scale)):
+        raise ctx.fail(
+            f"a {data.dtype} constant with scales {scale[:4]}... cannot be dequantized", node
+        )
+    return QConst(data, scale, zp, axis)
 
 
 def quantize(ctx: Context, node: onnx.NodeProto) -> None:
@@ -99,7 +119,10 @@ def binary(ctx: Context, node: onnx.NodeProto) -> None:
     ]
     if any(len(o.shape) != len(acts[0].shape) or o.nhwc != acts[0].nhwc for o in ops):
         raise ctx.refuse("operands of different ranks or layouts are not supported", node)
-    shape = tuple(int(d) for d in np.broadcast_shapes(*(o.shape for o in ops)))
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(*(o.shape for o in ops)))
+    except ValueError:
+        raise ctx.fail(f"shapes {[o.shape for o in ops]} do not broadcast", node) from None
     spec = ctx.output_spec(node)
     v = ctx.result(spec, shape, nhwc=acts[0].nhwc)
     opcode = "ADD" if node.op_type == "Add" else "MUL"

@@ -58,15 +58,21 @@ def _same_pads(
 
 
 def _out_hw(
+    ctx: Context,
+    node: onnx.NodeProto,
     hw: tuple[int, ...],
     k: tuple[int, int],
     s: tuple[int, ...],
     d: tuple[int, ...],
     pads: tuple[int, ...],
 ) -> tuple[int, int]:
-    return tuple(  # type: ignore[return-value]
+    """The output's height and width; a window that does not fit is refused."""
+    out = tuple(
         (hw[i] + pads[i] + pads[i + 2] - ((k[i] - 1) * d[i] + 1)) // s[i] + 1 for i in range(2)
     )
+    if min(out) < 1 or min(*k, *pads) < 0 or min(k) < 1:
+        raise ctx.fail(f"window {k} with pads {pads} does not fit the {hw} map", node)
+    return out  # type: ignore[return-value]
 
 
 def _padding(
@@ -122,7 +128,7 @@ def _bias(ctx: Context, node: onnx.NodeProto, x: Value, scales: np.ndarray, n: i
     if real.size != n:
         raise ctx.fail(f"bias has {real.size} values for {n} outputs", node)
     q = np.round(real / scale.astype(np.float64))
-    if np.any(np.abs(q) > 2**31 - 1):
+    if not np.all(np.isfinite(q)) or np.any(np.abs(q) > 2**31 - 1):
         raise ctx.fail("bias does not fit int32 at scale input * weight", node)
     return ctx.b.const(q.astype(np.int32), scale=scale.tolist(), zero_point=0)
 
@@ -149,7 +155,7 @@ def conv(ctx: Context, node: onnx.NodeProto) -> None:
             node,
         )
     padding = _padding(ctx, x, (kh, kw), strides, dil, pads)
-    hw = _out_hw(x.shape[2:], (kh, kw), strides, dil, pads)
+    hw = _out_hw(ctx, node, x.shape[2:], (kh, kw), strides, dil, pads)
     if padding is None:
         x, padding = _padded(ctx, x, pads), VALID
     wt = ctx.b.const(np.ascontiguousarray(data), scale=scales.tolist(), zero_point=0, axis=axis)
@@ -227,7 +233,7 @@ def pool(ctx: Context, node: onnx.NodeProto) -> None:
             "counts in the average)",
             node,
         )
-    hw = _out_hw(x.shape[2:], k, strides, dil, pads)  # type: ignore[arg-type]
+    hw = _out_hw(ctx, node, x.shape[2:], k, strides, dil, pads)  # type: ignore[arg-type]
     opcode = "MAX_POOL_2D" if node.op_type == "MaxPool" else "AVERAGE_POOL_2D"
     spec = ctx.output_spec(node)
     shape = (x.shape[0], x.shape[1], *hw)
