@@ -15,7 +15,7 @@ reader gets a TRANSPOSE to NCHW order first (`Context.value`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -142,9 +142,8 @@ class Context:
             )
         return self.qconsts[name]
 
-    def value(self, name: str, node: onnx.NodeProto | None, *, keep_chw: bool = False) -> Value:
-        """The activation `name`; a matrix in HWC row order is put in NCHW order for readers
-        that need the ONNX order (all but Gemm and MatMul, which pass `keep_chw`)."""
+    def stored(self, name: str, node: onnx.NodeProto | None) -> Value:
+        """The activation `name` as it is (a matrix in HWC row order may not exist yet)."""
         if name not in self.values:
             raise self.refuse(
                 f"input {name!r} is not a quantized activation (no QuantizeLinear/"
@@ -152,18 +151,32 @@ class Context:
                 node,
                 "mcugen imports quantized QDQ models: quantize with onnxruntime's quantize_static",
             )
-        v = self.values[name]
-        if v.chw is None or keep_chw:
+        return self.values[name]
+
+    def value(self, name: str, node: onnx.NodeProto | None, *, keep_chw: bool = False) -> Value:
+        """The activation `name`. A matrix in HWC row order (a Flatten of a map, made only when
+        read) is put in NCHW order for readers that need the ONNX order, and is the map's bytes
+        for Gemm and MatMul (`keep_chw`), which permute their weight columns."""
+        v = self.stored(name, node)
+        if v.chw is None or (keep_chw and v.index >= 0):
             return v
+        if keep_chw:  # the map's NHWC bytes as a matrix: a RESHAPE (a view)
+            t = self.tensor(v.ir_shape, v.quant)
+            self.b.op("RESHAPE", [v.source, self.int32(v.ir_shape)], [t], new_shape=v.ir_shape)
+            return self._everywhere(v, replace(v, index=t))
         c, h, w = v.chw
-        n = v.shape[0]
-        nchw = self.tensor((n, c, h, w), v.quant)
+        nchw = self.tensor((v.shape[0], c, h, w), v.quant)
         self.b.op("TRANSPOSE", [v.source, self.int32((0, 3, 1, 2))], [nchw])
         flat = self.tensor(v.shape, v.quant)
         self.b.op("RESHAPE", [nchw, self.int32(v.shape)], [flat], new_shape=v.shape)
-        plain = Value(flat, v.shape, v.quant)
-        self.values[name] = plain
-        return plain
+        return self._everywhere(v, Value(flat, v.shape, v.quant))
+
+    def _everywhere(self, old: Value, new: Value) -> Value:
+        """`new` under every name `old` had."""
+        for name, v in self.values.items():
+            if v is old:
+                self.values[name] = new
+        return new
 
     def quant_of(self, node: onnx.NodeProto) -> Quant:
         """The per-tensor quantization a QuantizeLinear or DequantizeLinear `node` names."""

@@ -81,7 +81,7 @@ def quantize(ctx: Context, node: onnx.NodeProto) -> None:
 
 
 def identity(ctx: Context, node: onnx.NodeProto) -> None:
-    ctx.values[node.output[0]] = ctx.value(node.input[0], node, keep_chw=True)
+    ctx.values[node.output[0]] = ctx.stored(node.input[0], node)
 
 
 def _broadcast_const(ctx: Context, q: QConst, like: Value, node: onnx.NodeProto) -> Value:
@@ -170,29 +170,29 @@ def _ordered(shape: tuple[int, ...]) -> bool:
 
 def reshape(ctx: Context, node: onnx.NodeProto) -> None:
     """Reshape and Flatten. A map flattened to a matrix keeps its HWC order (see Context)."""
-    x = ctx.value(node.input[0], node, keep_chw=True)
+    x = ctx.stored(node.input[0], node)
     shape = _onnx_shape(ctx, node, x)
     spec = ctx.output_spec(node)
-    if x.chw is not None or not (_ordered(x.shape) if x.nhwc else True):
-        if x.chw is None and len(shape) == 2 and shape[0] == x.shape[0]:
-            y = Value(-1, shape, x.quant, chw=tuple(x.shape[1:]), source=x.index)  # type: ignore[arg-type]
-        else:
-            x = ctx.value(node.input[0], node) if x.chw is not None else _to_nchw(ctx, x)
-            y = Value(-1, shape, x.quant)
-    else:
-        y = Value(-1, shape, x.quant, nhwc=len(shape) == 4)
-    if len(shape) == 4 and not _ordered(shape):
-        raise ctx.refuse(f"a reshape into the NCHW map {shape} is not supported", node)
+    if spec.act != ACT_NONE or (len(shape) == 4 and not _ordered(shape)):
+        raise ctx.refuse(
+            f"a reshape into {shape} (an NCHW map, or with a Relu) is not supported", node
+        )
+    if x.nhwc and not _ordered(x.shape) and len(shape) == 2 and shape[0] == x.shape[0]:
+        src = ctx.requantized(x, spec.quant)
+        chw = (x.shape[1], x.shape[2], x.shape[3])
+        y = Value(-1, shape, spec.quant, chw=chw, source=src.index)
+        for name in spec.names:
+            ctx.values[name] = y
+        return
+    if x.chw is not None:
+        x = ctx.value(node.input[0], node)
+    elif x.nhwc and not _ordered(x.shape):
+        x = _to_nchw(ctx, x)
+    y = Value(-1, shape, x.quant, nhwc=len(shape) == 4)
     t = ctx.tensor(y.ir_shape, x.quant)
     ctx.b.op("RESHAPE", [x.index, ctx.int32(y.ir_shape)], [t], new_shape=y.ir_shape)
-    _alias_or_requantize(
-        ctx,
-        Value(t, y.shape, y.quant, y.nhwc, y.chw, y.source),
-        spec.quant,
-        spec.names,
-        spec.act,
-        node,
-    )
+    y = Value(t, y.shape, y.quant, y.nhwc)
+    _alias_or_requantize(ctx, y, spec.quant, spec.names, ACT_NONE, node)
 
 
 def _to_nchw(ctx: Context, x: Value) -> Value:
