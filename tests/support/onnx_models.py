@@ -14,6 +14,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from mcugen.model.ir import Graph
+from mcugen.model.onnx_import import NHWC_METADATA
 
 
 @dataclass
@@ -162,6 +163,27 @@ def inception(seed: int = 0) -> tuple[bytes, tuple[int, ...]]:
     return n.model((1, 4, 10, 10), "input", y, (1, 4)), (1, 4, 10, 10)
 
 
+def unet(seed: int = 0) -> tuple[bytes, tuple[int, ...]]:
+    """A U-Net step: a strided conv, a nearest x2 Resize (as PyTorch's Upsample exports it),
+    a Concat with the skip, an explicit Pad, a VALID conv, and a Transpose to NHWC at the end."""
+    n = Net(seed)
+    skip = n.conv("input", 3, 8, (3, 3), act="relu")
+    down = n.conv(skip, 8, 8, (3, 3), stride=2, pads=(1, 1, 1, 1), act="relu")
+    scales = n.const(np.array([1, 1, 2, 2], np.float32), "scales")
+    up = n.node(
+        "Resize",
+        [down, "", scales],
+        mode="nearest",
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
+    y = n.node("Concat", [up, skip], axis=1)
+    y = n.node("Pad", [y, n.const(np.array([0, 0, 1, 2, 0, 0, 1, 0], np.int64), "pads")])
+    y = n.conv(y, 16, 4, (3, 3), pads=(0, 0, 0, 0), act="relu")
+    y = n.node("Transpose", [y], perm=[0, 2, 3, 1])
+    return n.model((1, 3, 8, 8), "input", y, ()), (1, 3, 8, 8)
+
+
 def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
     """A network of one operator of `kind` (after a 1x1 conv where onnxruntime quantizes the
     operator only after a quantized producer), to measure each operator's agreement."""
@@ -185,6 +207,8 @@ def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
         elif kind in ("relu", "relu6"):  # read twice: not fused, a standalone activation
             h = n.conv(x, 8, 8, (3, 3))
             y = n.node("Add", [n.activation(h, kind), h])
+        elif kind == "transpose":  # H and W swapped: a TRANSPOSE in the NHWC layout
+            y = n.node("Transpose", [n.conv(x, 8, 8, (1, 1))], perm=[0, 1, 3, 2])
         elif kind == "flatten_add":  # a flattened map read by other than a Gemm: a TRANSPOSE
             f = n.node("Flatten", [n.conv(x, 8, 8, (1, 1))], axis=1)
             y = n.node("Add", [f, f])
@@ -210,6 +234,7 @@ ONE_OPERATOR = (
     "relu",
     "relu6",
     "flatten_add",
+    "transpose",
 )
 
 NETWORKS: dict[str, Callable[[int], tuple[bytes, tuple[int, ...]]]] = {
@@ -217,6 +242,7 @@ NETWORKS: dict[str, Callable[[int], tuple[bytes, tuple[int, ...]]]] = {
     "mobilenet": mobilenet_blocks,
     "resnet": resnet,
     "inception": inception,
+    "unet": unet,
     **{f"one_{kind}": one_operator(kind) for kind in ONE_OPERATOR},
 }
 
@@ -297,7 +323,8 @@ def onnx_samples(
         q = rng.integers(-128, 128, t.shape, dtype=np.int8)
         real = (q.astype(np.float32) - t.quant.zero_point) * np.float32(t.quant.scale)
         ours.append([q])
-        theirs.append(real.transpose(0, 3, 1, 2) if real.ndim == 4 else real)
+        nhwc = t.name in graph.metadata[NHWC_METADATA].decode().split(",")
+        theirs.append(real.transpose(0, 3, 1, 2) if nhwc else real)
     return ours, theirs
 
 
@@ -305,10 +332,11 @@ def agreement(graph: Graph, ours: list[list[np.ndarray]], theirs: list[np.ndarra
     """Compare mcugen's int8 outputs with onnxruntime's dequantized float outputs."""
     t = graph.tensors[graph.outputs[0]]
     assert t.quant is not None
+    nhwc = t.name in graph.metadata[NHWC_METADATA].decode().split(",")
     total = equal = worst = 0
     for o, r in zip(ours, theirs, strict=True):
         q = o[0].astype(np.int64) - t.quant.zero_point
-        if q.ndim == 4:
+        if nhwc:
             q = q.transpose(0, 3, 1, 2)
         ref = np.round(r.astype(np.float64) / np.float32(t.quant.scale)).astype(np.int64)
         diff = np.abs(q.reshape(ref.shape) - ref)

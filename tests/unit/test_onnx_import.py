@@ -34,6 +34,7 @@ NETWORK_AGREEMENT = {
     "mobilenet": (70.0, 1),
     "resnet": (33.0, 4),
     "inception": (73.0, 1),
+    "unet": (98.0, 1),
 }
 #: the same, for one operator (after a 1x1 conv for those onnxruntime quantizes only after a
 #: quantized producer: its differences are included)
@@ -52,6 +53,7 @@ OPERATOR_AGREEMENT = {
     "relu": (99.7, 2),  # a standalone RELU, a conv and an ADD
     "relu6": (99.7, 2),  # RELU6 keeps its input's quantization: a QUANTIZE after it
     "flatten_add": (99.7, 1),  # the flattened map put back in NCHW order (TRANSPOSE)
+    "transpose": (99.7, 1),
 }
 VARIANTS = [(pc, act) for pc in (False, True) for act in ("int8", "uint8")]
 
@@ -108,6 +110,7 @@ def test_operator_agrees_with_onnxruntime_as_measured(
         ("mobilenet", False, "uint8"),
         ("resnet", True, "uint8"),
         ("inception", False, "int8"),
+        ("unet", True, "uint8"),
     ],
 )
 def test_host_build_matches_tflm_on_the_imported_graph(

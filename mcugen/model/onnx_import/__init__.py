@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import replace
+from types import MappingProxyType
 
 import onnx
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.onnx_import import ops, windows
-from mcugen.model.onnx_import.context import TO_NHWC, Context, Value
+from mcugen.model.onnx_import import ops, shapes, windows
+from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value
 from mcugen.model.validate import validate_graph
 
 HANDLERS: dict[str, Callable[[Context, onnx.NodeProto], None]] = {
@@ -42,8 +43,15 @@ HANDLERS: dict[str, Callable[[Context, onnx.NodeProto], None]] = {
     "Sigmoid": ops.softmax,
     "Relu": ops.relu,
     "Clip": ops.relu,
+    "Pad": shapes.pad,
+    "Transpose": shapes.transpose,
+    "Resize": shapes.resize,
 }
 SUPPORTED = ", ".join(sorted(HANDLERS))
+#: Graph metadata: the names of the inputs and outputs that are NCHW in the ONNX model and NHWC
+#: (transposed by 0, 2, 3, 1) in mcugen's, comma-separated.
+NHWC_METADATA = "onnx_nchw_stored_nhwc"
+_PLAIN = Value(-1, (), Quant(1.0, 0))
 _FLOAT, _UINT8, _INT8 = onnx.TensorProto.FLOAT, onnx.TensorProto.UINT8, onnx.TensorProto.INT8
 
 
@@ -97,11 +105,15 @@ def _convert(ctx: Context) -> Graph:
     for i, node in enumerate(ctx.graph.node):
         if i not in ctx.done:
             HANDLERS[node.op_type](ctx, node)
+    nhwc = [inp.name for inp in ctx.graph.input if ctx.values.get(inp.name, _PLAIN).nhwc]
     for out in ctx.graph.output:
-        index = ctx.value(out.name, None).index
-        ctx.b.tensors[index] = replace(ctx.b.tensors[index], name=out.name)
-        ctx.b.output(index)
-    return ctx.b.graph()
+        value = ctx.value(out.name, None)
+        ctx.b.tensors[value.index] = replace(ctx.b.tensors[value.index], name=out.name)
+        ctx.b.output(value.index)
+        nhwc += [out.name] if value.nhwc else []
+    graph = ctx.b.graph()
+    meta = {NHWC_METADATA: ",".join(nhwc).encode()}
+    return replace(graph, metadata=MappingProxyType(meta))
 
 
 def _graph_inputs(ctx: Context) -> None:
