@@ -192,11 +192,14 @@ def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
         n = Net(seed)
         shape: tuple[int, ...] = (1, 8, 6, 6)
         x = "input"
-        if kind in ("gemm", "softmax"):
+        if kind in ("gemm", "softmax", "matmul"):
             shape = (1, 40)
             y = n.gemm(x, 40, 10) if kind == "gemm" else n.node("Softmax", [x], axis=1)
-        elif kind in ("conv", "depthwise"):
-            y = n.conv(x, 8, 8, (3, 3), group=8 if kind == "depthwise" else 1)
+            if kind == "matmul":
+                w = n.rng().normal(0, 0.2, (40, 10)).astype(np.float32)
+                y = n.node("MatMul", [x, n.const(w)])
+        elif kind in ("conv", "depthwise", "grouped"):
+            y = n.conv(x, 8, 8, (3, 3), group={"conv": 1, "depthwise": 8, "grouped": 2}[kind])
         elif kind in ("add", "mul", "concat"):
             h = n.conv(x, 8, 8, (1, 1))
             op = {"add": "Add", "mul": "Mul", "concat": "Concat"}[kind]
@@ -222,7 +225,9 @@ def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
 ONE_OPERATOR = (
     "conv",
     "depthwise",
+    "grouped",
     "gemm",
+    "matmul",
     "add",
     "mul",
     "concat",

@@ -91,20 +91,6 @@ def test_float_model_refused_with_what_to_do(
     assert "quantize_static" in err
 
 
-def test_grouped_convolution_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from support.onnx_models import NETWORKS
-
-    n = Net(0)
-    y = n.conv("input", 8, 8, (3, 3), group=2)
-    NETWORKS["grouped"] = lambda seed: (n.model((1, 8, 6, 6), "input", y, ()), (1, 8, 6, 6))
-    try:
-        path, _ = quantized("grouped", tmp_path, per_channel=True, activations="int8")
-    finally:
-        del NETWORKS["grouped"]
-    code, err = run_plan(path, capsys)
-    assert code == 2 and "grouped convolution (group 2 of 8 channels) is not supported" in err
-
-
 def test_external_data_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, _ = quantized("ds_cnn", tmp_path, per_channel=True, activations="int8")
     m = onnx.load(str(path))

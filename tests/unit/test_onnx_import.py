@@ -40,8 +40,10 @@ NETWORK_AGREEMENT = {
 #: quantized producer: its differences are included)
 OPERATOR_AGREEMENT = {
     "gemm": (99.5, 1),
+    "matmul": (99.0, 1),
     "conv": (99.7, 1),
     "depthwise": (99.7, 1),
+    "grouped": (99.7, 1),  # group 2 of 8: SPLIT, two CONV_2D, CONCATENATION
     "add": (99.8, 1),
     "mul": (99.0, 1),
     "concat": (99.8, 1),
@@ -111,6 +113,7 @@ def test_operator_agrees_with_onnxruntime_as_measured(
         ("resnet", True, "uint8"),
         ("inception", False, "int8"),
         ("unet", True, "uint8"),
+        ("one_grouped", True, "int8"),
     ],
 )
 def test_host_build_matches_tflm_on_the_imported_graph(

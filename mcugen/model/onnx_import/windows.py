@@ -115,10 +115,11 @@ def _weight_scales(ctx: Context, node: onnx.NodeProto, w: QConst, axis: int) -> 
     return w.scales.astype(np.float32).reshape(-1)
 
 
-def _bias(ctx: Context, node: onnx.NodeProto, x: Value, scales: np.ndarray, n: int) -> int:
+def _bias_values(
+    ctx: Context, node: onnx.NodeProto, x: Value, scales: np.ndarray, n: int
+) -> np.ndarray:
     """The bias as int32 at scale input * weight, requantized if the file's differs."""
-    scale = np.float32(x.quant.scale) * scales.astype(np.float32)
-    scale = np.broadcast_to(scale, (n,))
+    scale = np.broadcast_to(np.float32(x.quant.scale) * scales.astype(np.float32), (n,))
     if len(node.input) < 3 or not node.input[2]:
         real = np.zeros(n)
     elif node.input[2] in ctx.qconsts:
@@ -130,10 +131,18 @@ def _bias(ctx: Context, node: onnx.NodeProto, x: Value, scales: np.ndarray, n: i
     q = np.round(real / scale.astype(np.float64))
     if not np.all(np.isfinite(q)) or np.any(np.abs(q) > 2**31 - 1):
         raise ctx.fail("bias does not fit int32 at scale input * weight", node)
-    return ctx.b.const(q.astype(np.int32), scale=scale.tolist(), zero_point=0)
+    return q.astype(np.int32)
+
+
+def _bias_tensor(ctx: Context, q: np.ndarray, x: Value, scales: np.ndarray) -> int:
+    scale = np.broadcast_to(np.float32(x.quant.scale) * scales.astype(np.float32), q.shape)
+    return ctx.b.const(q, scale=scale.tolist(), zero_point=0)
 
 
 def conv(ctx: Context, node: onnx.NodeProto) -> None:
+    """Conv: CONV_2D (group 1), DEPTHWISE_CONV_2D (group = channels), or for other groups a
+    SPLIT of the channels, one CONV_2D per group and a CONCATENATION (as TFLite converters
+    lower a grouped convolution)."""
     x = ctx.value(node.input[0], node)
     w = ctx.qconst(node.input[1], node)
     if w.data.ndim != 4:
@@ -142,38 +151,61 @@ def conv(ctx: Context, node: onnx.NodeProto) -> None:
     group = int(attributes(node).get("group", 1))
     strides, dil, pads = _window(ctx, node, x, (kh, kw))
     c = x.shape[1]
-    scales = _weight_scales(ctx, node, w, 0)
-    if group == 1 and cg == c:
-        opcode, data, axis, extra = "CONV_2D", w.data.transpose(0, 2, 3, 1), 0, {}
-    elif group == c and cg == 1 and m % c == 0:
-        opcode, data, axis = "DEPTHWISE_CONV_2D", w.data.transpose(1, 2, 3, 0), 3
-        extra = {"depth_multiplier": m // c}
-    else:
-        raise ctx.refuse(
-            f"grouped convolution (group {group} of {c} channels) is not supported: "
-            "only group 1 and depthwise (group = channels)",
-            node,
-        )
+    scales = _weight_scales(ctx, node, w, 0)  # one, or one per output channel
+    if group < 1 or c % group or cg != c // group or m % group:
+        raise ctx.fail(f"weight {w.data.shape} does not fit group {group} of {c} channels", node)
     padding = _padding(ctx, x, (kh, kw), strides, dil, pads)
     hw = _out_hw(ctx, node, x.shape[2:], (kh, kw), strides, dil, pads)
     if padding is None:
         x, padding = _padded(ctx, x, pads), VALID
-    wt = ctx.b.const(np.ascontiguousarray(data), scale=scales.tolist(), zero_point=0, axis=axis)
-    bias = _bias(ctx, node, x, scales, m)
+    bias = _bias_values(ctx, node, x, scales, m)
     spec = ctx.output_spec(node)
     y = ctx.result(spec, (x.shape[0], m, *hw), nhwc=True)
-    ctx.b.op(
-        opcode,
-        [x.index, wt, bias],
-        [y.index],
+    window = dict(
         padding=padding,
         stride_w=strides[1],
         stride_h=strides[0],
         dilation_w_factor=dil[1],
         dilation_h_factor=dil[0],
         fused_activation_function=spec.act,
-        **extra,
     )
+    if group == c and cg == 1 and group > 1:
+        wt = ctx.b.const(
+            np.ascontiguousarray(w.data.transpose(1, 2, 3, 0)),
+            scale=scales.tolist(),
+            zero_point=0,
+            axis=3,
+        )
+        ctx.b.op(
+            "DEPTHWISE_CONV_2D",
+            [x.index, wt, _bias_tensor(ctx, bias, x, scales)],
+            [y.index],
+            depth_multiplier=m // c,
+            **window,
+        )
+        return
+    parts = [x.index]
+    if group > 1:
+        shape = (x.shape[0], *x.ir_shape[1:3], c // group)
+        parts = [ctx.tensor(shape, x.quant) for _ in range(group)]
+        ctx.b.op("SPLIT", [ctx.int32(3), x.index], parts, num_splits=group)
+    outs = [y.index] if group == 1 else []
+    mg = m // group
+    for g, part in enumerate(parts):
+        sl = slice(g * mg, (g + 1) * mg)
+        wt = ctx.b.const(
+            np.ascontiguousarray(w.data[sl].transpose(0, 2, 3, 1)),
+            scale=scales[sl].tolist(),
+            zero_point=0,
+            axis=0,
+        )
+        if group > 1:
+            outs.append(ctx.tensor((x.shape[0], *hw, mg), spec.quant))
+        ctx.b.op(
+            "CONV_2D", [part, wt, _bias_tensor(ctx, bias[sl], x, scales[sl])], [outs[g]], **window
+        )
+    if group > 1:
+        ctx.b.op("CONCATENATION", outs, [y.index], axis=3, fused_activation_function=ACT_NONE)
 
 
 def _hwc_columns(chw: tuple[int, int, int]) -> np.ndarray:
@@ -201,7 +233,11 @@ def gemm(ctx: Context, node: onnx.NodeProto) -> None:
     if x.chw is not None:
         data = data[:, _hwc_columns(x.chw)]
     wt = ctx.b.const(np.ascontiguousarray(data), scale=scales.tolist(), zero_point=0)
-    bias = _bias(ctx, node, x, scales, n) if node.op_type == "Gemm" else -1
+    bias = (
+        _bias_tensor(ctx, _bias_values(ctx, node, x, scales, n), x, scales)
+        if node.op_type == "Gemm"
+        else -1
+    )
     spec = ctx.output_spec(node)
     y = ctx.result(spec, (*x.shape[:-1], n))
     src = x.index
