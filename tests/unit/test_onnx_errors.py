@@ -124,3 +124,19 @@ def test_verify_takes_an_onnx_model(tmp_path: Path, capsys: pytest.CaptureFixtur
     code = main(["run", str(path)])
     out, err = capsys.readouterr()
     assert code == 0 and "output softmax" in out and "int8[1, 6]" in out, out + err
+
+
+def test_softmax_over_a_spatial_axis_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from support.onnx_models import NETWORKS, Net
+
+    n = Net(0)
+    y = n.node("Softmax", [n.conv("input", 4, 4, (3, 3))], axis=2)
+    NETWORKS["spatial_softmax"] = lambda seed: (n.model((1, 4, 6, 6), "input", y, ()), (1, 4, 6, 6))
+    try:
+        path, _ = quantized("spatial_softmax", tmp_path, per_channel=True, activations="int8")
+    finally:
+        del NETWORKS["spatial_softmax"]
+    code, err = run_plan(path, capsys)
+    assert code == 2 and "softmax over axis 2 of (1, 4, 6, 6) (only over the channel axis)" in err

@@ -94,6 +94,10 @@ class Context:
     def __init__(self, model: onnx.ModelProto, source: str) -> None:
         self.graph = model.graph
         self.source = source
+        #: the default domain's opset (Softmax's axis and meaning changed at 13)
+        self.opset = max(
+            (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0
+        )
         self.b = GraphBuilder(self.graph.name or "onnx")
         self.consts: dict[str, np.ndarray] = {}
         self.qconsts: dict[str, QConst] = {}

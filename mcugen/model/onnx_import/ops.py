@@ -206,10 +206,16 @@ def softmax(ctx: Context, node: onnx.NodeProto) -> None:
     output quantization costs a requantisation after."""
     x = ctx.value(node.input[0], node)
     if node.op_type == "Softmax":
-        axis = int(attributes(node).get("axis", -1)) % len(x.shape)
-        last = 1 if x.nhwc else len(x.shape) - 1
-        if axis != last:
-            raise ctx.refuse(f"softmax over axis {axis} (only the channel axis is supported)", node)
+        # before opset 13, Softmax normalises over all the axes from `axis` on, flattened
+        flat = ctx.opset < 13
+        rank = len(x.shape)
+        axis = int(attributes(node).get("axis", 1 if flat else -1)) % rank
+        axes = range(axis, rank) if flat else [axis]
+        last = 1 if x.nhwc else rank - 1  # the ONNX axis stored last
+        if last not in axes or any(x.shape[a] != 1 for a in axes if a != last):
+            raise ctx.refuse(
+                f"softmax over axis {axis} of {x.shape} (only over the channel axis)", node
+            )
     spec = ctx.output_spec(node)
     t = Value(ctx.tensor(x.ir_shape, PROBABILITY), x.shape, PROBABILITY, x.nhwc)
     opcode = "SOFTMAX" if node.op_type == "Softmax" else "LOGISTIC"
