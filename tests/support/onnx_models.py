@@ -269,22 +269,22 @@ class _Calibration:
 
 
 def quantized(
-    net: str, folder: Path, *, per_channel: bool, activations: str, seed: int = 0
+    net: str, folder: Path, *, per_channel: bool, activations: str, seed: int = 0, form: str = "qdq"
 ) -> tuple[Path, tuple[int, ...]]:
-    """`net` quantized in QDQ form (int8 weights; `activations` "int8" or "uint8"), written to
-    `folder`; returns its path and input shape."""
+    """`net` quantized in QDQ form (or `form` "qoperator": QLinearConv, ...; int8 weights;
+    `activations` "int8" or "uint8"), written to `folder`; returns its path and input shape."""
     from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     model, shape = NETWORKS[net](seed)
     fp = folder / f"{net}_float.onnx"
     fp.write_bytes(model)
     logging.disable(logging.WARNING)  # its advice to run onnxruntime's pre-processing first
-    out = folder / f"{net}_{activations}_{'pc' if per_channel else 'pt'}.onnx"
+    out = folder / f"{net}_{activations}_{'pc' if per_channel else 'pt'}_{form}.onnx"
     quantize_static(
         str(fp),
         str(out),
         _Calibration(shape, 16, seed + 1),
-        quant_format=QuantFormat.QDQ,
+        quant_format=QuantFormat.QDQ if form == "qdq" else QuantFormat.QOperator,
         per_channel=per_channel,
         activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
         weight_type=QuantType.QInt8,

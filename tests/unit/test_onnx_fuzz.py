@@ -72,11 +72,13 @@ def _mutate_graph(m: onnx.ModelProto, rng: np.random.Generator) -> str:
     return "graph output"
 
 
-@pytest.mark.parametrize("net", ["ds_cnn", "inception"])
+@pytest.mark.parametrize(
+    "net, form", [("ds_cnn", "qdq"), ("inception", "qdq"), ("resnet", "qoperator")]
+)
 def test_field_mutants_are_accepted_or_refused_in_one_line(
-    net: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    net: str, form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path, _ = quantized(net, tmp_path, per_channel=True, activations="uint8")
+    path, _ = quantized(net, tmp_path, per_channel=True, activations="uint8", form=form)
     seed = onnx.load(str(path))
     rng = np.random.default_rng(11)
     mutate = (_mutate_initializer, _mutate_node, _mutate_graph)

@@ -95,6 +95,26 @@ def test_network_agrees_with_onnxruntime_as_measured(
             np.testing.assert_array_equal(a[0], b[0])
 
 
+#: the same for the QOperator form (QLinearConv, QGemm, QLinearAdd, ...; rewritten to QDQ at
+#: import): onnxruntime runs its own kernels for it, hence other figures
+QOPERATOR_AGREEMENT = {
+    "ds_cnn": (76.0, 1),
+    "mobilenet": (72.0, 1),
+    "resnet": (35.0, 4),
+    "inception": (97.0, 1),
+    "unet": (98.0, 1),
+}
+
+
+@pytest.mark.parametrize("net", sorted(QOPERATOR_AGREEMENT))
+def test_qoperator_form_agrees_with_onnxruntime_as_measured(net: str, workdir: Path) -> None:
+    lowest, largest = QOPERATOR_AGREEMENT[net]
+    for pc, act in VARIANTS:
+        path, _ = quantized(net, workdir, per_channel=pc, activations=act, form="qoperator")
+        equal, worst, _ = tflm_agreement(path)
+        assert equal >= lowest and worst <= largest, (net, pc, act, equal, worst)
+
+
 @pytest.mark.parametrize("kind", ONE_OPERATOR)
 def test_operator_agrees_with_onnxruntime_as_measured(
     kind: str, models: dict[tuple[str, bool, str], Path]

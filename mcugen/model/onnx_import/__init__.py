@@ -1,5 +1,6 @@
-"""Import a quantized ONNX model (QDQ form, as onnxruntime's quantize_static writes it) into the
-Graph IR the TFLite importer builds, so every planner, kernel and report works unchanged.
+"""Import a quantized ONNX model (QDQ form, as onnxruntime's quantize_static writes it, or its
+QOperator form, rewritten to QDQ first by qoperator.py) into the Graph IR the TFLite importer
+builds, so every planner, kernel and report works unchanged.
 
 Steps: parse the protobuf (`onnx`), make one int8 IR input per graph input (NHWC for a rank-4
 input), convert the nodes in their (topological) order, each float operator together with the
@@ -19,7 +20,7 @@ import onnx
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.onnx_import import ops, shapes, windows
+from mcugen.model.onnx_import import ops, qoperator, shapes, windows
 from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value
 from mcugen.model.validate import validate_graph
 
@@ -59,6 +60,8 @@ def import_onnx(buf: bytes, *, source: str = "<bytes>") -> Graph:
     """Import a QDQ-quantized ONNX model held in memory."""
     model = _parse(buf, source)
     try:
+        if qoperator.has_qoperators(model):
+            model = qoperator.to_qdq(model, lambda what: UnsupportedError(what, where=source))
         graph = _convert(Context(model, source))
     except McugenError:
         raise
