@@ -184,6 +184,15 @@ def unet(seed: int = 0) -> tuple[bytes, tuple[int, ...]]:
     return n.model((1, 3, 8, 8), "input", y, ()), (1, 3, 8, 8)
 
 
+def nhwc_input(seed: int = 0) -> tuple[bytes, tuple[int, ...]]:
+    """A Keras model as tf2onnx exports it: an NHWC input transposed to NCHW first."""
+    n = Net(seed)
+    x = n.node("Transpose", ["input"], perm=[0, 3, 1, 2])
+    y = n.conv(n.conv(x, 3, 8, (3, 3), act="relu"), 8, 8, (3, 3), group=8, act="relu")
+    y = n.node("Flatten", [n.node("GlobalAveragePool", [y])], axis=1)
+    return n.model((1, 8, 8, 3), "input", n.gemm(y, 8, 4), (1, 4)), (1, 8, 8, 3)
+
+
 def one_operator(kind: str) -> Callable[[int], tuple[bytes, tuple[int, ...]]]:
     """A network of one operator of `kind` (after a 1x1 conv where onnxruntime quantizes the
     operator only after a quantized producer), to measure each operator's agreement."""
@@ -248,6 +257,7 @@ NETWORKS: dict[str, Callable[[int], tuple[bytes, tuple[int, ...]]]] = {
     "resnet": resnet,
     "inception": inception,
     "unet": unet,
+    "nhwc_input": nhwc_input,
     **{f"one_{kind}": one_operator(kind) for kind in ONE_OPERATOR},
 }
 

@@ -21,7 +21,7 @@ import onnx
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
 from mcugen.model.onnx_import import ops, qoperator, shapes, windows
-from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value
+from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value, attributes
 from mcugen.model.validate import validate_graph
 
 HANDLERS: dict[str, Callable[[Context, onnx.NodeProto], None]] = {
@@ -119,9 +119,23 @@ def _convert(ctx: Context) -> Graph:
     return replace(graph, metadata=MappingProxyType(meta))
 
 
+def _nhwc_input(ctx: Context, name: str, dims: tuple[int, ...]) -> str | None:
+    """An NHWC input read only by Transpose(0, 3, 1, 2) nodes (tf2onnx's export of a Keras
+    model): the one transposed name they share, stored as the input itself (no transpose)."""
+    readers = [ctx.graph.node[i] for i in ctx.consumers.get(name, [])]
+    if len(dims) != 4 or len(readers) != 1 or readers[0].op_type != "Transpose":
+        return None
+    perm = [int(p) for p in attributes(readers[0]).get("perm", ())]
+    if perm != [0, 3, 1, 2]:
+        return None
+    ctx.done.add(ctx.consumers[name][0])
+    return readers[0].output[0]
+
+
 def _graph_inputs(ctx: Context) -> None:
     """One int8 IR input per graph input, quantized as its QuantizeLinear (a float input) or
-    DequantizeLinear (an int8/uint8 input) readers say."""
+    DequantizeLinear (an int8/uint8 input) readers say. A rank-4 input is taken as NCHW (stored
+    NHWC), unless a Transpose to NCHW reads it (it is NHWC: stored as it is)."""
     for inp in ctx.graph.input:
         if inp.name in ctx.consts:
             continue
@@ -133,7 +147,9 @@ def _graph_inputs(ctx: Context) -> None:
                 where=ctx.source,
                 hint="export the model with fixed input shapes (batch 1)",
             )
-        readers = [ctx.graph.node[i] for i in ctx.consumers.get(inp.name, [])]
+        transposed = _nhwc_input(ctx, inp.name, dims)
+        name = transposed or inp.name
+        readers = [ctx.graph.node[i] for i in ctx.consumers.get(name, [])]
         wanted = "QuantizeLinear" if tt.elem_type == _FLOAT else "DequantizeLinear"
         if (
             tt.elem_type not in (_FLOAT, _UINT8, _INT8)
@@ -153,14 +169,19 @@ def _graph_inputs(ctx: Context) -> None:
                 f"input {inp.name!r} is quantized with different parameters", where=ctx.source
             )
         quant = quants.pop()
-        nhwc = len(dims) == 4
+        nhwc = len(dims) == 4 and transposed is None
         shape = tuple(dims[a] for a in TO_NHWC) if nhwc else dims
         index = ctx.b.input(
             shape, "int8", scale=quant.scale, zero_point=quant.zero_point, name=inp.name
         )
-        value = Value(index, dims, quant, nhwc=nhwc)
-        ctx.values[inp.name] = value
+        if transposed is not None:
+            nchw = (dims[0], dims[3], dims[1], dims[2])
+            ctx.values[inp.name] = Value(index, dims, quant)
+        value = (
+            Value(index, nchw, quant, nhwc=True) if transposed else Value(index, dims, quant, nhwc)
+        )
+        ctx.values[name] = value
         if wanted == "QuantizeLinear":
-            for i in ctx.consumers[inp.name]:
+            for i in ctx.consumers[name]:
                 ctx.done.add(i)
                 ctx.values[ctx.graph.node[i].output[0]] = value
