@@ -272,6 +272,15 @@ class Context:
             self.values[name] = v
         return v
 
+    def settle(self, v: Value, spec: Spec, node: onnx.NodeProto) -> None:
+        """`v`, the result of an operator without a fused activation, under `spec`'s names,
+        requantized to `spec`'s quantization if it has another."""
+        if spec.act != ACT_NONE:
+            raise self.refuse("a Relu/Clip after this operator is not supported", node)
+        v = self.requantized(v, spec.quant)
+        for name in spec.names:
+            self.values[name] = v
+
     def requantized(self, v: Value, quant: Quant) -> Value:
         """`v` with quantization `quant`: itself, or a QUANTIZE (requantisation) of it."""
         if v.quant == quant:

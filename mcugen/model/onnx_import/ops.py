@@ -19,7 +19,6 @@ from mcugen.model.onnx_import.context import (
     Value,
     attributes,
 )
-from mcugen.model.onnx_import.windows import _alias_or_requantize
 
 #: TFLM's int8 SOFTMAX and LOGISTIC write this quantization.
 PROBABILITY = Quant(float(np.float32(1.0) / np.float32(256)), -128)
@@ -192,7 +191,7 @@ def reshape(ctx: Context, node: onnx.NodeProto) -> None:
     t = ctx.tensor(y.ir_shape, x.quant)
     ctx.b.op("RESHAPE", [x.index, ctx.int32(y.ir_shape)], [t], new_shape=y.ir_shape)
     y = Value(t, y.shape, y.quant, y.nhwc)
-    _alias_or_requantize(ctx, y, spec.quant, spec.names, ACT_NONE, node)
+    ctx.settle(y, spec, node)
 
 
 def _to_nchw(ctx: Context, x: Value) -> Value:
@@ -223,7 +222,7 @@ def softmax(ctx: Context, node: onnx.NodeProto) -> None:
         ctx.b.op(opcode, [x.index], [t.index], beta=1.0)
     else:
         ctx.b.op(opcode, [x.index], [t.index])
-    _alias_or_requantize(ctx, t, spec.quant, spec.names, spec.act, node)
+    ctx.settle(t, spec, node)
 
 
 def relu(ctx: Context, node: onnx.NodeProto) -> None:
@@ -233,6 +232,8 @@ def relu(ctx: Context, node: onnx.NodeProto) -> None:
     x = ctx.value(node.input[0], node)
     spec = ctx.output_spec(node)
     act = ctx.activation_of(node, spec.quant)
+    if spec.act != ACT_NONE:
+        raise ctx.refuse("two activations in a row are not supported", node)
     if act == ACT_RELU:
         y = ctx.result(spec, x.shape, nhwc=x.nhwc)
         ctx.b.op("RELU", [x.index], [y.index])
@@ -243,4 +244,4 @@ def relu(ctx: Context, node: onnx.NodeProto) -> None:
         x = t
     elif act != ACT_NONE:
         raise ctx.refuse("a standalone Clip(-1, 1) is not supported", node)
-    _alias_or_requantize(ctx, x, spec.quant, spec.names, ACT_NONE, node)
+    ctx.settle(x, spec, node)

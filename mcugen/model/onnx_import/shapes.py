@@ -12,7 +12,6 @@ from mcugen.model.onnx_import.context import (
     Value,
     attributes,
 )
-from mcugen.model.onnx_import.windows import _alias_or_requantize
 
 #: (coordinate_transformation_mode, nearest_mode) pairs that, for whole upscaling factors, pick
 #: input floor(x / factor): TFLite's nearest neighbour without corner alignment or half pixels.
@@ -64,7 +63,7 @@ def pad(ctx: Context, node: onnx.NodeProto) -> None:
     y = Value(-1, shape, x.quant, nhwc=x.nhwc)
     y = Value(ctx.tensor(y.ir_shape, x.quant), shape, x.quant, nhwc=x.nhwc)
     ctx.b.op("PAD", [x.index, ctx.int32(ir)], [y.index])
-    _alias_or_requantize(ctx, y, spec.quant, spec.names, spec.act, node)
+    ctx.settle(y, spec, node)
 
 
 def transpose(ctx: Context, node: onnx.NodeProto) -> None:
@@ -88,7 +87,7 @@ def transpose(ctx: Context, node: onnx.NodeProto) -> None:
         y = Value(-1, shape, x.quant, nhwc=rank == 4)
         y = Value(ctx.tensor(y.ir_shape, x.quant), shape, x.quant, nhwc=rank == 4)
         ctx.b.op("TRANSPOSE", [x.index, ctx.int32(as_nhwc)], [y.index])
-    _alias_or_requantize(ctx, y, spec.quant, spec.names, spec.act, node)
+    ctx.settle(y, spec, node)
 
 
 def _resize_factors(ctx: Context, node: onnx.NodeProto, x: Value) -> tuple[int, int]:
@@ -137,4 +136,4 @@ def resize(ctx: Context, node: onnx.NodeProto) -> None:
         align_corners=False,
         half_pixel_centers=False,
     )
-    _alias_or_requantize(ctx, y, spec.quant, spec.names, spec.act, node)
+    ctx.settle(y, spec, node)

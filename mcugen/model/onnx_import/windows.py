@@ -11,7 +11,6 @@ from mcugen.model.onnx_import.context import (
     TO_NHWC,
     Context,
     QConst,
-    Quant,
     Value,
     attributes,
 )
@@ -285,17 +284,7 @@ def pool(ctx: Context, node: onnx.NodeProto) -> None:
         filter_height=k[0],
         fused_activation_function=ACT_NONE,
     )
-    _alias_or_requantize(ctx, tmp, spec.quant, spec.names, spec.act, node)
-
-
-def _alias_or_requantize(
-    ctx: Context, v: Value, quant: Quant, names: tuple[str, ...], act: int, node: onnx.NodeProto
-) -> None:
-    if act != ACT_NONE:
-        raise ctx.refuse("a Relu/Clip after this operator is not supported", node)
-    v = ctx.requantized(v, quant)
-    for name in names:
-        ctx.values[name] = v
+    ctx.settle(tmp, spec, node)
 
 
 def global_average_pool(ctx: Context, node: onnx.NodeProto) -> None:
