@@ -97,7 +97,9 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     try:
         from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     except ImportError:
-        raise McugenError("onnxruntime is not installed", hint="pip install 'mcugen[onnx]'") from None
+        raise McugenError(
+            "onnxruntime is not installed", hint="pip install 'mcugen[onnx]'"
+        ) from None
     model = read_model_file(args.model)
     samples = _samples(args.data, _inputs(model, str(args.model)))
     count = min(len(a) for a in samples.values())
