@@ -14,8 +14,8 @@ from mcugen.codegen.weight_reads import weight_reads
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.kernel_choice import choose_kernels
 from mcugen.model.ir import Graph
+from mcugen.model.load import load_model
 from mcugen.model.rewrite import rewrite
-from mcugen.model.tflite_import import load_model
 from mcugen.options import PlanOptions
 from mcugen.patching import with_patch_stage
 from mcugen.plan import dynamic

@@ -204,7 +204,9 @@ def model_options(
     with_pools: bool | None = None,
 ) -> None:
     """The model and its planning options; `with_pools` (default: with `board`) adds --pools."""
-    p.add_argument("model", type=Path, help="the .tflite model")
+    p.add_argument(
+        "model", type=Path, help="the .tflite model, or a quantized .onnx model (docs/onnx.md)"
+    )
     if board:
         p.add_argument(
             "--board", default=None, help="target board (see `mcugen boards`; default: host)"

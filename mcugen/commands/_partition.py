@@ -11,7 +11,7 @@ from pathlib import Path
 from mcugen.boards import Target, load_board, resolve_target
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import INSTRUCTIONS_PER_MAC, BoardSpec, LinkModel

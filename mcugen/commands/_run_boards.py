@@ -27,7 +27,7 @@ from mcugen.link.multiboard import (
     run_twin,
 )
 from mcugen.model.ir import Graph
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model, reference_flatbuffer
 from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
@@ -118,7 +118,7 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
             def host_build() -> Firmware:
                 return build_firmware(graph, ops, host, options_for(host), Path(tmp) / "host")
 
-            model = Path(args.model).read_bytes()
+            model = reference_flatbuffer(args.model)
             expected, reference = reference_outputs(model, graph, sample, host_build)
         run = run_partition(graph, segs, programs, firmware, sample, links=links_mode)
     measured = partitions.Partition.of(

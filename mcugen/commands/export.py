@@ -17,7 +17,7 @@ from mcugen.firmware.export import (
     export_files,
     library_fit,
 )
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
 from mcugen.pipeline import Generated, check_paging_pays, generate_from_file, prepare

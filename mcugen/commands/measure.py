@@ -67,7 +67,7 @@ from mcugen.link.mlperf import (
 )
 from mcugen.link.power import PowerSpec, parse_power_spec
 from mcugen.model.ir import DTYPES
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model, reference_flatbuffer
 from mcugen.pipeline import Generated
 from mcugen.report.mlperf import print_energy, print_mlperf
 
@@ -362,7 +362,7 @@ def _tflm_comparison(
 ) -> dict[str, Any]:
     from mcugen.reference import tflm_outputs
 
-    model = Path(gen.source).read_bytes()
+    model = reference_flatbuffer(gen.source)
     try:
         reference = dequantized(gen.graph, tflm_outputs(model, gen.graph, [sample])[0][0])
     except McugenError as err:  # tflite-micro is a test extra, not a dependency

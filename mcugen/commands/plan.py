@@ -26,7 +26,7 @@ from mcugen.commands._options import (
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
 from mcugen.pipeline import prepare, render

@@ -21,7 +21,7 @@ from mcugen.commands._common import device_report, generate_for, plan_options
 from mcugen.commands._options import model_options
 from mcugen.commands.plan import board_fit, plan_model, strategy_runs
 from mcugen.errors import McugenError, UnsupportedError
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.outputs import write_file
 from mcugen.plan.fit import Fit
 from mcugen.report.html.figures import ReportInputs, report_figures

@@ -38,7 +38,7 @@ from mcugen.commands._options import (
 )
 from mcugen.errors import McugenError, RunError
 from mcugen.firmware.compile import BuildResult, build
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 

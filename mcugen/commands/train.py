@@ -37,7 +37,7 @@ from mcugen.link.train_run import (
     train_on_device,
     train_on_host,
 )
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.outputs import write_file
 from mcugen.report.training import print_training

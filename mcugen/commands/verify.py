@@ -19,7 +19,7 @@ from mcugen.commands._options import device_options, model_options, positive, qu
 from mcugen.errors import McugenError
 from mcugen.link.verify import verify
 from mcugen.model.ir import Graph
-from mcugen.model.tflite_import import load_model
+from mcugen.model.load import load_model
 
 HELP = "compare device outputs with TFLM's interpreter"
 

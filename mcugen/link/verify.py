@@ -11,6 +11,7 @@ import numpy as np
 
 from mcugen.boards import Target
 from mcugen.firmware.compile import build
+from mcugen.model.load import reference_flatbuffer
 from mcugen.pipeline import Generated
 from mcugen.plan.ram_use import RamUse
 from mcugen.reference import first_difference, tflm_outputs
@@ -82,7 +83,7 @@ def verify(
     gen: Generated, target: Target, samples: list[list[np.ndarray]], *, port: str | None
 ) -> VerifyReport:
     ours, counts, unit, ram = device_outputs(gen, target, samples, port)
-    model = Path(gen.source).read_bytes() if gen.source else b""
+    model = reference_flatbuffer(gen.source) if gen.source else b""
     ref = tflm_outputs(model, gen.graph, samples)
     mismatches = []
     for k, (o_sample, r_sample) in enumerate(zip(ours, ref, strict=True)):

@@ -1,0 +1,142 @@
+"""Bad and unsupported ONNX files: one error line and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from mcugen.cli import main
+from support.onnx_models import Net, quantized
+
+
+def run_plan(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["plan", str(path)])
+    return code, capsys.readouterr().err
+
+
+def assert_one_line(code: int, err: str, label: str) -> None:
+    if code == 0:
+        return  # a flip in weight data leaves a valid model
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mcugen: error: "), f"{label}: {err!r}"
+    assert code == 2, f"{label}: exit {code}: {err}"
+
+
+def corruptions(data: bytes, seed: int) -> list[tuple[str, bytes]]:
+    rng = np.random.default_rng(seed)
+    cases = [("empty", b""), ("4 bytes", data[:4])]
+    for cut in sorted({8, 64, len(data) // 3, len(data) // 2, len(data) - 1}):
+        cases.append((f"truncated to {cut}", data[:cut]))
+    for k in range(40):
+        buf = bytearray(data)
+        for pos in rng.integers(0, len(buf), size=1 + k % 4):
+            buf[pos] ^= 1 << int(rng.integers(0, 8))
+        cases.append((f"bit flips #{k}", bytes(buf)))
+    for k in range(8):
+        noise = rng.integers(0, 256, size=int(rng.integers(8, 4096)), dtype=np.uint8).tobytes()
+        cases.append((f"random #{k}", noise))
+        cases.append((f"random after an ir_version tag #{k}", b"\x08\x08" + noise))
+    return cases
+
+
+def test_corrupt_onnx_files_give_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, _ = quantized("inception", tmp_path, per_channel=True, activations="int8")
+    failures = 0
+    for label, blob in corruptions(model.read_bytes(), seed=5):
+        path = tmp_path / "bad.onnx"
+        path.write_bytes(blob)
+        code, err = run_plan(path, capsys)
+        assert_one_line(code, err, label)
+        failures += code != 0
+    assert failures >= 20  # most corruptions must be detected, not silently accepted
+
+
+def test_onnx_is_recognised_without_its_suffix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, _ = quantized("resnet", tmp_path, per_channel=False, activations="uint8")
+    renamed = tmp_path / "model.bin"
+    renamed.write_bytes(model.read_bytes())
+    code, err = run_plan(renamed, capsys)
+    assert code == 0, err
+
+
+def float_model(tmp_path: Path, op: str, **attrs: object) -> Path:
+    n = Net(0)
+    y = n.node(op, [n.conv("input", 4, 4, (3, 3))], **attrs)
+    path = tmp_path / f"{op}.onnx"
+    path.write_bytes(n.model((1, 4, 6, 6), "input", y, ()))
+    return path
+
+
+def test_unsupported_operator_named_with_the_supported_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run_plan(float_model(tmp_path, "LeakyRelu"), capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "(LeakyRelu)" in err and "operator LeakyRelu is not supported" in err
+    assert "supported: " in err and "Conv" in err and "GlobalAveragePool" in err
+
+
+def test_float_model_refused_with_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run_plan(float_model(tmp_path, "Relu"), capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "quantize_static" in err
+
+
+def test_external_data_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = quantized("ds_cnn", tmp_path, per_channel=True, activations="int8")
+    m = onnx.load(str(path))
+    onnx.save_model(
+        m,
+        str(tmp_path / "ext.onnx"),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        size_threshold=64,
+    )
+    code, err = run_plan(tmp_path / "ext.onnx", capsys)
+    assert code == 2 and "external file" in err
+
+
+def test_dynamic_batch_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = quantized("mobilenet", tmp_path, per_channel=False, activations="int8")
+    m = onnx.load(str(path))
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    onnx.save(m, str(path))
+    code, err = run_plan(path, capsys)
+    assert code == 2 and "dynamic" in err and "fixed input shapes" in err
+
+
+def test_verify_takes_an_onnx_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The host build against TFLM on the imported graph, through the CLI; the ds_cnn's explicit
+    PAD is folded into its convolution by mcugen's rewrites (the reference is the graph before)."""
+    path, _ = quantized("ds_cnn", tmp_path, per_channel=False, activations="uint8")
+    code = main(["verify", str(path), "--samples", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "all outputs match TFLM" in out, err
+    code = main(["run", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "output softmax" in out and "int8[1, 6]" in out, out + err
+
+
+def test_softmax_over_a_spatial_axis_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from support.onnx_models import NETWORKS, Net
+
+    n = Net(0)
+    y = n.node("Softmax", [n.conv("input", 4, 4, (3, 3))], axis=2)
+    NETWORKS["spatial_softmax"] = lambda seed: (n.model((1, 4, 6, 6), "input", y, ()), (1, 4, 6, 6))
+    try:
+        path, _ = quantized("spatial_softmax", tmp_path, per_channel=True, activations="int8")
+    finally:
+        del NETWORKS["spatial_softmax"]
+    code, err = run_plan(path, capsys)
+    assert code == 2 and "softmax over axis 2 of (1, 4, 6, 6) (only over the channel axis)" in err
