@@ -302,11 +302,12 @@ def model_options(
         "--kernels",
         default="auto",
         choices=KERNEL_CHOICES,
-        help="auto (default): as opt, unless the plan does not fit the --board's RAM, then as "
-        "memory; opt: every layer its fastest kernel, whatever its scratch; memory: the fastest "
-        "kernels that keep the arena at or below the reference kernels', the layers at the peak "
-        "given a kernel with less scratch (slower: the plan lists them); reference: TFLM's "
-        "reference kernels only",
+        help="auto (default): as memory where the plan does not fit the --board's RAM, "
+        "elsewhere as memory when its kernels cost little (at most 10 %% more instructions, "
+        "estimated), else as opt; opt: every layer its fastest kernel, "
+        "whatever its scratch; memory: the fastest kernels that keep the arena at or below the "
+        "reference kernels', the layers at the peak given a kernel with less scratch (slower: "
+        "the plan lists them); reference: TFLM's reference kernels only",
     )
     p.add_argument(
         "--stage-weights",

@@ -45,6 +45,7 @@ FORBIDDEN = {
     "patching.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
     "kernel_choice.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
     "planned.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
+    "kernel_costs.py": ("mcugen.pipeline", "mcugen.firmware", "mcugen.link", "mcugen.commands"),
     "options.py": ("mcugen.pipeline", "mcugen.patching", "mcugen.codegen.render", "mcugen.link"),
     "report": ("mcugen.commands", "mcugen.cli"),
 }

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
 Select = Callable[[Graph, Operator, "Lowered"], "Lowered | None"]
 
-#: How kernels are chosen (mcugen/kernel_choice.py): "auto" as "opt" unless the plan does not fit
-#: the board's RAM, then as "memory"; "opt" the fastest variant of every layer; "memory" the
-#: fastest that keep the arena at the reference kernels'; "reference" the reference kernels only.
+#: How kernels are chosen (mcugen/kernel_choice.py): "auto" as "memory" where the plan does not
+#: fit the board's RAM, elsewhere as "memory" when that costs little, else as "opt"; "opt" the
+#: fastest variant of every layer; "memory" the fastest that keep the arena at the reference
+#: kernels'; "reference" the reference kernels only.
 KERNEL_CHOICES = ("auto", "opt", "memory", "reference")
 
 

@@ -1,0 +1,83 @@
+"""What a kernel costs in instructions, estimated before anything runs: per-MAC rates of each
+kernel variant and of the reference kernels, and per output element of the layers without MACs,
+all measured on the QEMU twins. mcugen/kernel_choice.py says with them what giving layers kernels
+with less scratch costs, and `auto` takes that choice only where it is cheap. `mcugen measure`
+gives each layer's real count on a twin; these are a guide, within about 20 % on the MLPerf
+models and the generated graphs (KWS under --kernels memory: +1.42 M estimated, +1.70 M
+measured)."""
+
+from __future__ import annotations
+
+from mcugen.codegen.lower import Lowered
+from mcugen.model.ir import Graph
+from mcugen.model.macs import operator_macs
+
+#: Instructions per MAC of each kernel variant, measured on the M4 twin (nucleo-l4r5zi,
+#: `mcugen measure --kernels ...`, MLPerf Tiny KWS and VWW layers and the generated graphs):
+#: what the plan's estimate of a swap's cost uses. Per layer the rate varies with the shape
+#: (KWS's 1x1 layers run conv_2d_1x1_s8 at 1.04, VWW's at 1.1-1.5), so the estimate is a guide;
+#: `mcugen measure` gives each layer's count.
+PER_MAC = {
+    "conv_2d_stem_s8": 1.25,
+    "conv_2d_s8": 1.8,
+    "conv_2d_s8_col2": 2.2,
+    "conv_2d_s8_col": 2.5,
+    "conv_2d_1x1_s8": 1.1,
+    "conv_2d_1x1_s8_staged": 1.55,
+    "conv_2d_1x1_s8_direct": 1.62,
+    "conv_2d_1x1_s8_lean": 2.0,
+    "depthwise_conv_2d_s8_layer": 1.9,
+    "depthwise_conv_2d_s8": 2.4,
+    "depthwise_conv_2d_s8_ring": 3.2,
+    "depthwise_conv_2d_s8_lean": 11.2,
+    "fully_connected_s8": 2.2,
+}
+#: The reference kernels' rates on the M4 twin (KWS): a general CONV_2D or DEPTHWISE_CONV_2D
+#: about 43 per MAC (the tap loop), a 1x1 CONV_2D or FULLY_CONNECTED about 8.2.
+REFERENCE_PER_MAC = {"CONV_2D": 43.3, "DEPTHWISE_CONV_2D": 42.5, "FULLY_CONNECTED": 8.3}
+POINTWISE_PER_MAC = 8.2
+
+
+def per_mac(graph: Graph, op_index: int, kernel: Lowered) -> float | None:
+    """The measured instructions per MAC of `kernel` running operator `op_index` (None: none
+    measured)."""
+    if kernel.variant != "reference":
+        return PER_MAC.get(kernel.variant)
+    op = graph.operators[op_index]
+    if op.opcode == "CONV_2D" and len(op.inputs) > 1 and op.inputs[1] >= 0:
+        shape = graph.tensors[op.inputs[1]].shape
+        if len(shape) == 4 and shape[1] == shape[2] == 1:
+            return POINTWISE_PER_MAC
+    return REFERENCE_PER_MAC.get(op.opcode)
+
+
+def added_instructions(
+    graph: Graph, op_index: int, fastest: Lowered, chosen: Lowered
+) -> int | None:
+    """The instructions per inference running `chosen` instead of `fastest` adds (estimate)."""
+    slow, fast = per_mac(graph, op_index, chosen), per_mac(graph, op_index, fastest)
+    if slow is None or fast is None:
+        return None
+    return round(operator_macs(graph, graph.operators[op_index]) * (slow - fast))
+
+
+#: Instructions per output element of layers without MACs, measured on the F767 twin
+#: (randwire_er24: RELU's reference kernel 47.5, add_s8 11.0); others about 10, views none.
+PER_ELEMENT = {"RELU": 48.0, "ADD": 11.0}
+OTHER_PER_ELEMENT = 10.0
+VIEWS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+
+
+def estimated_instructions(graph: Graph, lowered: dict[int, Lowered]) -> int:
+    """The instructions per inference of the whole model, estimated: per MAC where a kernel has
+    a measured rate (`PER_MAC`), else per output element (`PER_ELEMENT`)."""
+    total = 0.0
+    for i, low in lowered.items():
+        op = graph.operators[i]
+        rate = per_mac(graph, i, low)
+        if rate is not None:
+            total += rate * operator_macs(graph, op)
+        elif op.opcode not in VIEWS and op.outputs and op.outputs[0] >= 0:
+            elements = graph.tensors[op.outputs[0]].num_elements
+            total += PER_ELEMENT.get(op.opcode, OTHER_PER_ELEMENT) * elements
+    return round(total)
