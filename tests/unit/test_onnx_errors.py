@@ -88,7 +88,7 @@ def test_float_model_refused_with_what_to_do(
 ) -> None:
     code, err = run_plan(float_model(tmp_path, "Relu"), capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "quantize_static" in err
+    assert "mcugen quantize" in err
 
 
 def test_external_data_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -160,8 +160,8 @@ def _graph_inputs(ctx: Context) -> None:
                 f"input {inp.name!r} must be float read only by QuantizeLinear, or int8/uint8 "
                 "read only by DequantizeLinear",
                 where=ctx.source,
-                hint="mcugen imports quantized QDQ models: quantize with onnxruntime's "
-                "quantize_static",
+                hint="mcugen imports quantized QDQ models: `mcugen quantize MODEL --data "
+                "CALIB.npz -o OUT` makes one with onnxruntime",
             )
         quants = {ctx.quant_of(r) for r in readers}
         if len(quants) != 1:

@@ -153,7 +153,8 @@ class Context:
                 f"input {name!r} is not a quantized activation (no QuantizeLinear/"
                 "DequantizeLinear pair produces it)",
                 node,
-                "mcugen imports quantized QDQ models: quantize with onnxruntime's quantize_static",
+                "mcugen imports quantized QDQ models: `mcugen quantize MODEL --data CALIB.npz "
+                "-o OUT` makes one",
             )
         return self.values[name]
 
@@ -224,7 +225,8 @@ class Context:
             raise self.refuse(
                 "the float result is not quantized (read by something else than QuantizeLinear)",
                 node,
-                "mcugen imports quantized QDQ models: quantize with onnxruntime's quantize_static",
+                "mcugen imports quantized QDQ models: `mcugen quantize MODEL --data CALIB.npz "
+                "-o OUT` makes one",
             )
         quants = {self.quant_of(q) for q in qnodes}
         if len(quants) > 1:
