@@ -220,7 +220,7 @@ def kernel_choice_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     """The layers that run a kernel with less scratch than their fastest, and what the arena
     and the MACs moved to slower kernels are (mcugen/kernel_choice.py); nothing when none did."""
     choice = plan.kernel_choice
-    if choice is not None and not choice.swaps and choice.bound < choice.fastest_arena:
+    if choice is not None and not choice.swaps and 0 < choice.bound < choice.fastest_arena:
         return [f"kernels: the fastest kept (--kernels {choice.policy}): {choice.kept_because}"]
     if choice is None or not choice.swaps:
         return []
