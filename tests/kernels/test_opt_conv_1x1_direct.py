@@ -12,19 +12,17 @@ ones stay lean)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcugen.codegen.lower import _variants
 from mcugen.kernel_choice import ladder
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, generate
-from support import SLOW, VALID, assert_variant_exact
+from mcugen.pipeline import generate
+from support import SLOW, VALID, assert_variant_exact, runs_in_place, without_variants
 
 DIRECT = "conv_2d_1x1_s8_direct"
 STAGED = "conv_2d_1x1_s8_staged"
@@ -32,15 +30,9 @@ STAGED = "conv_2d_1x1_s8_staged"
 AHEAD = {STAGED: {"conv_2d_1x1_s8"}, DIRECT: {"conv_2d_1x1_s8", STAGED}}
 
 
-@contextmanager
-def only(rung: str) -> Iterator[None]:
+def only(rung: str) -> AbstractContextManager[None]:
     """The variant registry without the kernels `rung` follows on a ladder."""
-    saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in AHEAD[rung]]
-    try:
-        yield
-    finally:
-        _variants.VARIANTS[:] = saved
+    return without_variants(AHEAD[rung])
 
 
 def chain(
@@ -68,12 +60,6 @@ def chain(
         x = y
     b.output(x)
     return b.tflite()
-
-
-def in_place(gen: Generated, op: int) -> bool:
-    offsets = gen.plan.tensor_offsets()
-    o = gen.graph.operators[op]
-    return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
 
 
 @SLOW
@@ -124,7 +110,7 @@ def test_in_place_and_groups() -> None:
     ):
         with only(rung):
             gen = assert_variant_exact(chain(hw, channels, seed=sum(channels)), rung)
-        assert in_place(gen, 1), (rung, hw, channels)
+        assert runs_in_place(gen, 1), (rung, hw, channels)
 
 
 def test_rungs_on_the_ladder() -> None:

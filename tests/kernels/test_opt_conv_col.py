@@ -11,19 +11,26 @@ conv_2d_s8 and the reference kernel."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcugen.codegen.lower import _variants, lower
+from mcugen.codegen.lower import lower
 from mcugen.codegen.lower.opt_conv_2d import col_scratch_bytes, scratch_bytes
 from mcugen.kernel_choice import ladder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import SLOW, VALID, Conv, assert_variant_exact, conv_int8, window_convs
+from support import (
+    SLOW,
+    VALID,
+    Conv,
+    assert_variant_exact,
+    conv_int8,
+    window_convs,
+    without_variants,
+)
 
 COL = "conv_2d_s8_col"
 COL2 = "conv_2d_s8_col2"
@@ -34,15 +41,9 @@ AHEAD = {
 }
 
 
-@contextmanager
-def only(rung: str) -> Iterator[None]:
+def only(rung: str) -> AbstractContextManager[None]:
     """The variant registry without the kernels `rung` follows on a ladder."""
-    saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in AHEAD[rung]]
-    try:
-        yield
-    finally:
-        _variants.VARIANTS[:] = saved
+    return without_variants(AHEAD[rung])
 
 
 CONVS = window_convs(

@@ -9,21 +9,30 @@ activations, per-tensor and per-channel weights, and in place over a dying input
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcugen.codegen.lower import _variants, fields
+from mcugen.codegen.lower import fields
 from mcugen.codegen.lower.opt_depthwise_ring import ring_layout
 from mcugen.kernel_choice import ladder
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
-from support import SAME, SLOW, VALID, Dw, assert_variant_exact, dw_after_add, dw_int8
+from support import (
+    SAME,
+    SLOW,
+    VALID,
+    Dw,
+    assert_variant_exact,
+    dw_after_add,
+    dw_int8,
+    runs_in_place,
+    without_variants,
+)
 from testgraphs import benchmark_suite
 
 RING = "depthwise_conv_2d_s8_ring"
@@ -31,21 +40,9 @@ RING = "depthwise_conv_2d_s8_ring"
 FAST = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer"})
 
 
-@contextmanager
-def ring_only() -> Iterator[None]:
+def ring_only() -> AbstractContextManager[None]:
     """The variant registry without the fast depthwise variants the ring one follows."""
-    saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in FAST]
-    try:
-        yield
-    finally:
-        _variants.VARIANTS[:] = saved
-
-
-def in_place(gen: Generated, op: int) -> bool:
-    offsets = gen.plan.tensor_offsets()
-    o = gen.graph.operators[op]
-    return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
+    return without_variants(FAST)
 
 
 @SLOW
@@ -107,7 +104,7 @@ def test_depthwise_ring_in_place() -> None:
     for hw, channels, stride, fits in IN_PLACE:
         with ring_only():
             gen = assert_variant_exact(dw_after_add(hw, channels, stride, zp=7), RING)
-        assert in_place(gen, 1), (hw, channels, stride)
+        assert runs_in_place(gen, 1), (hw, channels, stride)
         low = gen.lowered[1]
         layout = ring_layout(fields(low.params), hw, _out_hw(gen))
         assert low.scratch_bytes == layout.scratch_bytes
@@ -179,7 +176,7 @@ def test_kernels_for_memory_take_the_ring() -> None:
     reference = generate(model, options=PlanOptions(kernels="reference", core="cortex-m4"))
     fastest = generate(model, options=PlanOptions(kernels="opt", core="cortex-m4"))
     assert memory.lowered[1].variant == RING
-    assert in_place(memory, 1)
+    assert runs_in_place(memory, 1)
     assert memory.plan.arena_bytes <= reference.plan.arena_bytes < fastest.plan.arena_bytes
     graph = dict(benchmark_suite())["randwire_er24"]
     gen = generate(graph(), options=PlanOptions(kernels="memory", core="cortex-m7"))

@@ -9,19 +9,18 @@ reference kernel's staging as scratch)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcugen.codegen.lower import _variants
 from mcugen.kernel_choice import ladder
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, generate
+from mcugen.pipeline import generate
 from support import (
+    FAST_VARIANTS,
     SAME,
     SLOW,
     VALID,
@@ -29,29 +28,17 @@ from support import (
     assert_variant_exact,
     dw_after_add,
     dw_int8,
+    runs_in_place,
+    without_variants,
 )
-from support import lean_only as without_fast
 
 RING = "depthwise_conv_2d_s8_ring"
 
 
-@contextmanager
-def lean_only() -> Iterator[None]:
+def lean_only() -> AbstractContextManager[None]:
     """The registry without the fast variants and the ring variant registered between them and
     the lean ones (opt_depthwise_ring.py)."""
-    with without_fast():
-        saved = list(_variants.VARIANTS)
-        _variants.VARIANTS[:] = [v for v in saved if v.name != RING]
-        try:
-            yield
-        finally:
-            _variants.VARIANTS[:] = saved
-
-
-def in_place(gen: Generated, op: int) -> bool:
-    offsets = gen.plan.tensor_offsets()
-    o = gen.graph.operators[op]
-    return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
+    return without_variants(FAST_VARIANTS | {RING})
 
 
 @SLOW
@@ -104,21 +91,14 @@ def test_depthwise_lean_in_place() -> None:
         with lean_only():
             model = dw_after_add(hw, channels, stride, zp=7)
             gen = assert_variant_exact(model, "depthwise_conv_2d_s8_lean")
-        assert in_place(gen, 1), (hw, channels, stride)
+        assert runs_in_place(gen, 1), (hw, channels, stride)
 
 
-@contextmanager
-def lean_1x1_only() -> Iterator[None]:
+def lean_1x1_only() -> AbstractContextManager[None]:
     """`lean_only`, and without the rungs of opt_direct.py, which take the 1x1 layers of the
     short requantisation before the lean variant."""
-    with lean_only():
-        saved = list(_variants.VARIANTS)
-        ahead = {"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"}
-        _variants.VARIANTS[:] = [v for v in saved if v.name not in ahead]
-        try:
-            yield
-        finally:
-            _variants.VARIANTS[:] = saved
+    ahead = {"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"}
+    return without_variants(FAST_VARIANTS | {RING} | ahead)
 
 
 def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: int) -> bytes:
@@ -171,7 +151,7 @@ def test_pointwise_lean_in_place() -> None:
             gen = assert_variant_exact(
                 pointwise_chain(hw, in_c, out_c, 1, 0), "conv_2d_1x1_s8_lean"
             )
-        assert in_place(gen, 1), (hw, in_c, out_c)
+        assert runs_in_place(gen, 1), (hw, in_c, out_c)
 
 
 def test_lean_rungs_on_the_ladder() -> None:

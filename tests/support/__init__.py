@@ -48,8 +48,10 @@ from support.convs import (
     lean_only,
     pool_window,
     reference_kernels,
+    runs_in_place,
     window_convs,
     window_out_hw,
+    without_variants,
 )
 from support.hostile_link import (
     REPLY_SECONDS,
@@ -193,6 +195,7 @@ __all__ = [
     "infer",
     "int8_classifier",
     "lean_only",
+    "runs_in_place",
     "lower_only",
     "mcugen_outputs",
     "mobilenet_stem",
@@ -217,6 +220,7 @@ __all__ = [
     "tflm_outputs",
     "unary_model",
     "window_convs",
+    "without_variants",
     "window_options",
     "window_out_hw",
 ]

@@ -3,8 +3,8 @@ the reference kernels and TFLM."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,14 +230,27 @@ FAST_VARIANTS = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer",
 
 
 @contextmanager
-def lean_only() -> Iterator[None]:
-    """The variant registry without the fast variants the lean ones follow."""
+def without_variants(names: Collection[str]) -> Iterator[None]:
+    """The variant registry without the variants `names` (a rung below them on a ladder then
+    takes their layers)."""
     saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in FAST_VARIANTS]
+    _variants.VARIANTS[:] = [v for v in saved if v.name not in names]
     try:
         yield
     finally:
         _variants.VARIANTS[:] = saved
+
+
+def lean_only() -> AbstractContextManager[None]:
+    """The variant registry without the fast variants the lean ones follow."""
+    return without_variants(FAST_VARIANTS)
+
+
+def runs_in_place(gen: Generated, op: int) -> bool:
+    """Whether operator `op`'s output was planned over its input 0."""
+    offsets = gen.plan.tensor_offsets()
+    o = gen.graph.operators[op]
+    return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
 
 
 def dw_after_add(hw: tuple[int, int], channels: int, stride: int, zp: int) -> bytes:
