@@ -17,25 +17,12 @@ from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import (
     SLOW,
+    add_chain,
     assert_variant_exact,
     compare_with_tflm,
     mcugen_outputs,
     reference_kernels,
 )
-
-
-def chain(
-    shape: tuple[int, ...], scales: tuple[float, ...], zps: tuple[int, ...], act: int
-) -> bytes:
-    """h = x1 + x2, then y = h + x3: the second ADD may write over h, which dies there."""
-    b = GraphBuilder()
-    xs = [b.input(shape, "int8", scale=scales[i], zero_point=zps[i]) for i in range(3)]
-    h = b.activation(shape, "int8", scale=scales[3], zero_point=zps[3])
-    b.op("ADD", [xs[0], xs[1]], [h], fused_activation_function=act)
-    y = b.activation(shape, "int8", scale=scales[4], zero_point=zps[4])
-    b.op("ADD", [h, xs[2]], [y], fused_activation_function=act)
-    b.output(y)
-    return b.tflite()
 
 
 @SLOW
@@ -48,12 +35,12 @@ def chain(
 def test_add_chain(
     shape: tuple[int, ...], scales: tuple[float, ...], zps: tuple[int, ...], act: int
 ) -> None:
-    assert_variant_exact(chain(shape, scales, zps, act), "add_s8", samples=2)
+    assert_variant_exact(add_chain(shape, scales, zps, act), "add_s8", samples=2)
 
 
 def test_add_in_place() -> None:
     """The second ADD runs over its first input; 4x5x3 is odd (the single-element tail)."""
-    model = chain((1, 4, 5, 3), (0.05, 0.07, 0.03, 0.1, 0.12), (-128, 3, 7, -128, -128), 0)
+    model = add_chain((1, 4, 5, 3), (0.05, 0.07, 0.03, 0.1, 0.12), (-128, 3, 7, -128, -128), 0)
     gen = assert_variant_exact(model, "add_s8", samples=3)
     offsets = gen.plan.tensor_offsets()
     last = gen.graph.operators[-1]

@@ -9,8 +9,6 @@ reference kernel's staging as scratch)."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,68 +18,29 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import (
-    FAST_VARIANTS,
-    SAME,
+    RING,
     SLOW,
     VALID,
     Dw,
     assert_variant_exact,
     dw_after_add,
     dw_int8,
+    lean_only,
     runs_in_place,
-    without_variants,
+    window_depthwise,
 )
-
-RING = "depthwise_conv_2d_s8_ring"
-
-
-def lean_only() -> AbstractContextManager[None]:
-    """The registry without the fast variants and the ring variant registered between them and
-    the lean ones (opt_depthwise_ring.py)."""
-    return without_variants(FAST_VARIANTS | {RING})
 
 
 @SLOW
 @given(
-    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
-    channels=st.integers(1, 13),
-    kernel=st.sampled_from([(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
-    stride=st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]),
-    dilation=st.sampled_from([(1, 1), (1, 1), (2, 2), (1, 3)]),
-    padding=st.sampled_from([SAME, VALID]),
-    batch=st.integers(1, 2),
-    act=st.sampled_from([0, 1, 3]),
-    per_channel=st.booleans(),
-    bias=st.sampled_from(["const", "absent"]),
+    case=window_depthwise(
+        [(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)],
+        [(1, 1), (2, 2), (1, 2), (2, 1)],
+        [(1, 1), (1, 1), (2, 2), (1, 3)],
+    ),
     seed=st.integers(0, 1000),
 )
-def test_depthwise_lean(
-    hw: tuple[int, int],
-    channels: int,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    dilation: tuple[int, int],
-    padding: int,
-    batch: int,
-    act: int,
-    per_channel: bool,
-    bias: str,
-    seed: int,
-) -> None:
-    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel, strict=True))
-    if padding == VALID:  # VALID needs the image to hold one window
-        hw = (max(hw[0], reach[0]), max(hw[1], reach[1]))
-    case = Dw(
-        in_hwc=(*hw, channels),
-        kernel=kernel,
-        stride=stride,
-        dilation=dilation,
-        padding=padding,
-        act=act,
-        batch=batch,
-        bias=bias,
-        per_channel=per_channel,
-    )
+def test_depthwise_lean(case: Dw, seed: int) -> None:
     with lean_only():
         assert_variant_exact(dw_int8(case, seed), "depthwise_conv_2d_s8_lean")
 
@@ -92,13 +51,6 @@ def test_depthwise_lean_in_place() -> None:
             model = dw_after_add(hw, channels, stride, zp=7)
             gen = assert_variant_exact(model, "depthwise_conv_2d_s8_lean")
         assert runs_in_place(gen, 1), (hw, channels, stride)
-
-
-def lean_1x1_only() -> AbstractContextManager[None]:
-    """`lean_only`, and without the rungs of opt_direct.py, which take the 1x1 layers of the
-    short requantisation before the lean variant."""
-    ahead = {"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"}
-    return without_variants(FAST_VARIANTS | {RING} | ahead)
 
 
 def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: int) -> bytes:
@@ -138,7 +90,7 @@ def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: 
 def test_pointwise_lean(hw: tuple[int, int], in_c: int, out_c: int, act: int, seed: int) -> None:
     """Full-range activations take the short requantisation, clamped ones the long one; the
     second layer may run in place."""
-    with lean_1x1_only():
+    with lean_only(pointwise=True):
         gen = assert_variant_exact(
             pointwise_chain(hw, in_c, out_c, seed, act), "conv_2d_1x1_s8_lean"
         )
@@ -147,7 +99,7 @@ def test_pointwise_lean(hw: tuple[int, int], in_c: int, out_c: int, act: int, se
 
 def test_pointwise_lean_in_place() -> None:
     for hw, in_c, out_c in (((3, 5), 8, 5), ((4, 3), 6, 11), ((1, 1), 3, 3)):
-        with lean_1x1_only():
+        with lean_only(pointwise=True):
             gen = assert_variant_exact(
                 pointwise_chain(hw, in_c, out_c, 1, 0), "conv_2d_1x1_s8_lean"
             )

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate
-from support import SLOW, Conv, assert_variant_exact, conv_int8
+from support import SLOW, Conv, add_chain, assert_variant_exact, conv_int8
 
 
 def fc_model(
@@ -123,18 +123,6 @@ def test_shared_weights_keep_the_reference_kernel() -> None:
     assert {low.variant for low in gen.lowered.values()} == {"reference"}
 
 
-def add_model(
-    shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
-) -> bytes:
-    b = GraphBuilder()
-    x1 = b.input(shape, "int8", scale=scales[0], zero_point=zps[0])
-    x2 = b.input(shape, "int8", scale=scales[1], zero_point=zps[1])
-    y = b.activation(shape, "int8", scale=scales[2], zero_point=zps[2])
-    b.op("ADD", [x1, x2], [y], fused_activation_function=act)
-    b.output(y)
-    return b.tflite()
-
-
 @SLOW
 @given(
     shape=st.lists(st.integers(1, 6), min_size=1, max_size=4).map(tuple),
@@ -145,7 +133,7 @@ def add_model(
 def test_add_variant(
     shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
 ) -> None:
-    assert_variant_exact(add_model(shape, scales, zps, act), "add_s8", samples=3)
+    assert_variant_exact(add_chain(shape, scales, zps, act), "add_s8", samples=3)
 
 
 def test_add_variant_broadcasting_keeps_the_reference() -> None:

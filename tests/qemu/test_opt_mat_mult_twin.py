@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.firmware.compile import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import NEEDS_TWIN, run_twin_against_tflm
+from support import NEEDS_TWIN, exact_on_twin
 
 pytestmark = NEEDS_TWIN
 
@@ -82,5 +81,4 @@ def test_mat_mult_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
     pairs = [low for low in gen.lowered.values() if low.function == "mcu_conv_2d_1x1_s8_pairs"]
     assert len(pairs) == 8
     target = resolve_target(load_board(board), emulate=True)
-    result = build(gen, target, workdir / board)
-    run_twin_against_tflm(target, result.executable, model, gen.graph, (0, 1, 2), varied=True)
+    exact_on_twin(gen, model, target, workdir / board, seeds=(0, 1, 2))

@@ -184,6 +184,43 @@ def dw_int8(c: Dw, seed: int = 0) -> bytes:
     return b.tflite()
 
 
+@st.composite
+def window_depthwise(
+    draw: st.DrawFn,
+    kernels: Sequence[tuple[int, int]],
+    strides: Sequence[tuple[int, int]],
+    dilations: Sequence[tuple[int, int]] = ((1, 1),),
+    hw: tuple[int, int] = (9, 9),
+    channels: tuple[int, int] = (1, 13),
+    mult: tuple[int, int] = (1, 1),
+    batch: tuple[int, int] = (1, 2),
+    acts: Sequence[int] = (0, 1, 3),
+    biases: Sequence[str] = ("const", "absent"),
+) -> Dw:
+    """Random int8 depthwise layers for the variants' tests: images of 1 to `hw`, grown under
+    VALID padding to hold one dilated window; `channels`, `mult` and `batch` are ranges."""
+    size = draw(st.tuples(st.integers(1, hw[0]), st.integers(1, hw[1])))
+    kernel = draw(st.sampled_from(kernels))
+    stride = draw(st.sampled_from(strides))
+    dilation = draw(st.sampled_from(dilations))
+    padding = draw(st.sampled_from([SAME, VALID]))
+    if padding == VALID:
+        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
+        size = (max(size[0], reach[0]), max(size[1], reach[1]))
+    return Dw(
+        in_hwc=(*size, draw(st.integers(*channels))),
+        mult=draw(st.integers(*mult)),
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        padding=padding,
+        act=draw(st.sampled_from(acts)),
+        batch=draw(st.integers(*batch)),
+        bias=draw(st.sampled_from(biases)),
+        per_channel=draw(st.booleans()),
+    )
+
+
 SLOW = settings(
     max_examples=12 if FULL_SWEEP else 6,
     deadline=None,
@@ -241,9 +278,23 @@ def without_variants(names: Collection[str]) -> Iterator[None]:
         _variants.VARIANTS[:] = saved
 
 
-def lean_only() -> AbstractContextManager[None]:
-    """The variant registry without the fast variants the lean ones follow."""
-    return without_variants(FAST_VARIANTS)
+RING = "depthwise_conv_2d_s8_ring"
+#: The fast depthwise variants the ring one (codegen/lower/opt_depthwise_ring.py) follows.
+FAST_DEPTHWISE = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer"})
+#: opt_direct.py's rungs, which take the 1x1 layers of the short requantisation before the lean
+#: variant.
+DIRECT_RUNGS = frozenset({"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"})
+
+
+def lean_only(pointwise: bool = False) -> AbstractContextManager[None]:
+    """The variant registry without the fast variants the lean ones follow and the ring variant
+    registered between them (and, for `pointwise` layers, without opt_direct.py's rungs)."""
+    return without_variants(FAST_VARIANTS | {RING} | (DIRECT_RUNGS if pointwise else set()))
+
+
+def ring_only() -> AbstractContextManager[None]:
+    """The variant registry without the fast depthwise variants the ring one follows."""
+    return without_variants(FAST_DEPTHWISE)
 
 
 def runs_in_place(gen: Generated, op: int) -> bool:
@@ -251,6 +302,11 @@ def runs_in_place(gen: Generated, op: int) -> bool:
     offsets = gen.plan.tensor_offsets()
     o = gen.graph.operators[op]
     return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
+
+
+def in_place_variants(gen: Generated) -> list[str]:
+    """The variants of the operators whose output was planned over their input 0."""
+    return [low.variant for op, low in gen.lowered.items() if runs_in_place(gen, op)]
 
 
 def dw_after_add(hw: tuple[int, int], channels: int, stride: int, zp: int) -> bytes:

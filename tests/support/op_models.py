@@ -75,6 +75,24 @@ def binary_model(
     return builder.tflite()
 
 
+def add_chain(
+    shape: tuple[int, ...], scales: Sequence[float], zps: Sequence[int], act: int
+) -> bytes:
+    """k int8 ADDs in a chain over k + 1 inputs: h1 = x0 + x1, h2 = h1 + x2, ... (each ADD may
+    write over the sum before it, which dies there); `scales` and `zps` give the inputs', then
+    the sums' quantisation (2k + 1 each)."""
+    k = len(scales) // 2
+    b = GraphBuilder()
+    xs = [b.input(shape, "int8", scale=scales[i], zero_point=zps[i]) for i in range(k + 1)]
+    h = xs[0]
+    for i in range(1, k + 1):
+        y = b.activation(shape, "int8", scale=scales[k + i], zero_point=zps[k + i])
+        b.op("ADD", [h, xs[i]], [y], fused_activation_function=act)
+        h = y
+    b.output(h)
+    return b.tflite()
+
+
 def _operand(builder: GraphBuilder, rng: np.random.Generator, dtype: str, x: Operand) -> int:
     scale, zp = x.quant if dtype in QUANTIZED else (None, None)
     if not x.const:
