@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import Generated, generate
-from support import SLOW, Conv, add_chain, assert_variant_exact, conv_int8
+from support import SLOW, Conv, add_chains, assert_variant_exact, conv_int8
 
 
 def fc_model(
@@ -124,16 +124,9 @@ def test_shared_weights_keep_the_reference_kernel() -> None:
 
 
 @SLOW
-@given(
-    shape=st.lists(st.integers(1, 6), min_size=1, max_size=4).map(tuple),
-    scales=st.tuples(*[st.floats(0.002, 0.5) for _ in range(3)]),
-    zps=st.tuples(*[st.integers(-128, 127) for _ in range(3)]),
-    act=st.sampled_from([0, 1, 3]),
-)
-def test_add_variant(
-    shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
-) -> None:
-    assert_variant_exact(add_chain(shape, scales, zps, act), "add_s8", samples=3)
+@given(model=add_chains(1, 6, (0.002, 0.5)))
+def test_add_variant(model: bytes) -> None:
+    assert_variant_exact(model, "add_s8", samples=3)
 
 
 def test_add_variant_broadcasting_keeps_the_reference() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from flatbuffers import flexbuffers
+from hypothesis import strategies as st
 
 from mcugen.codegen.lower import lower
 from mcugen.model.builder import GraphBuilder
@@ -91,6 +92,17 @@ def add_chain(
         h = y
     b.output(h)
     return b.tflite()
+
+
+@st.composite
+def add_chains(draw: st.DrawFn, adds: int, max_dim: int, scales: tuple[float, float]) -> bytes:
+    """`add_chain` models of `adds` ADDs: shapes of 1 to 4 dimensions up to `max_dim`, scales in
+    the range `scales`, any zero points, no activation, ReLU or ReLU6."""
+    n = 2 * adds + 1
+    shape = draw(st.lists(st.integers(1, max_dim), min_size=1, max_size=4).map(tuple))
+    q_scales = draw(st.tuples(*[st.floats(*scales) for _ in range(n)]))
+    zps = draw(st.tuples(*[st.integers(-128, 127) for _ in range(n)]))
+    return add_chain(shape, q_scales, zps, draw(st.sampled_from([0, 1, 3])))
 
 
 def _operand(builder: GraphBuilder, rng: np.random.Generator, dtype: str, x: Operand) -> int:
