@@ -9,23 +9,21 @@ reference kernel's staging as scratch)."""
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.kernel_choice import ladder
-from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import (
     RING,
     SLOW,
-    VALID,
     Dw,
     assert_variant_exact,
     dw_after_add,
     dw_int8,
     lean_only,
+    pointwise,
     runs_in_place,
     window_depthwise,
 )
@@ -53,32 +51,6 @@ def test_depthwise_lean_in_place() -> None:
         assert runs_in_place(gen, 1), (hw, channels, stride)
 
 
-def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: int) -> bytes:
-    """x -> 1x1 conv (in_c -> out_c) -> 1x1 conv back to in_c, which may run in place over the
-    first's output (more or fewer outputs than inputs)."""
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((1, *hw, in_c), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
-    prev, prev_c = x, in_c
-    for c in (out_c, in_c):
-        scales = rng.uniform(0.002, 0.02, c)
-        w = b.const(rng.integers(-127, 128, (c, 1, 1, prev_c), dtype=np.int8), scale=scales, axis=0)
-        bias = b.const(rng.integers(-3000, 3000, c, dtype=np.int32), scale=0.05 * scales)
-        y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
-        b.op(
-            "CONV_2D",
-            [prev, w, bias],
-            [y],
-            padding=VALID,
-            stride_h=1,
-            stride_w=1,
-            fused_activation_function=act,
-        )
-        prev, prev_c = y, c
-    b.output(prev)
-    return b.tflite()
-
-
 @SLOW
 @given(
     hw=st.tuples(st.integers(1, 5), st.integers(1, 5)),
@@ -90,18 +62,18 @@ def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: 
 def test_pointwise_lean(hw: tuple[int, int], in_c: int, out_c: int, act: int, seed: int) -> None:
     """Full-range activations take the short requantisation, clamped ones the long one; the
     second layer may run in place."""
-    with lean_only(pointwise=True):
+    with lean_only(direct=True):
         gen = assert_variant_exact(
-            pointwise_chain(hw, in_c, out_c, seed, act), "conv_2d_1x1_s8_lean"
+            pointwise(hw, in_c, out_c, seed, act=act, chain=True), "conv_2d_1x1_s8_lean"
         )
     assert all(low.scratch_bytes == 0 for low in gen.lowered.values())
 
 
 def test_pointwise_lean_in_place() -> None:
     for hw, in_c, out_c in (((3, 5), 8, 5), ((4, 3), 6, 11), ((1, 1), 3, 3)):
-        with lean_only(pointwise=True):
+        with lean_only(direct=True):
             gen = assert_variant_exact(
-                pointwise_chain(hw, in_c, out_c, 1, 0), "conv_2d_1x1_s8_lean"
+                pointwise(hw, in_c, out_c, 1, chain=True), "conv_2d_1x1_s8_lean"
             )
         assert runs_in_place(gen, 1), (hw, in_c, out_c)
 
@@ -116,7 +88,7 @@ def test_lean_rungs_on_the_ladder() -> None:
             dw_after_add((7, 6), 10, 1, zp=7),
             ["depthwise_conv_2d_s8", RING, "depthwise_conv_2d_s8_lean"],
         ),
-        (pointwise_chain((3, 5), 8, 5, 1, 1), ["conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"]),
+        (pointwise((3, 5), 8, 5, 1, act=1, chain=True), ["conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"]),
     ):
         gen = generate(import_model(model, source="ladder"))
         op = 1

@@ -62,7 +62,7 @@ def lean_model(channels: int, seed: int) -> bytes:
 def test_lean_kernels_bit_exact_on_dsp_twins(board: str, channels: int, workdir: Path) -> None:
     model = lean_model(channels, seed=channels)
     target = resolve_target(load_board(board), emulate=True)
-    with lean_only(pointwise=True):  # opt_direct.py's rungs would take the 1x1 layers first
+    with lean_only(direct=True):  # opt_direct.py's rungs would take the 1x1 layers first
         gen = generate(import_model(model, source=f"lean{channels}"))
     chosen = {low.variant for low in gen.lowered.values()}
     assert LEAN <= chosen and not FAST_VARIANTS & chosen, chosen

@@ -286,10 +286,11 @@ FAST_DEPTHWISE = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer"
 DIRECT_RUNGS = frozenset({"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"})
 
 
-def lean_only(pointwise: bool = False) -> AbstractContextManager[None]:
+def lean_only(direct: bool = False) -> AbstractContextManager[None]:
     """The variant registry without the fast variants the lean ones follow and the ring variant
-    registered between them (and, for `pointwise` layers, without opt_direct.py's rungs)."""
-    return without_variants(FAST_VARIANTS | {RING} | (DIRECT_RUNGS if pointwise else set()))
+    registered between them (and, if `direct`, without opt_direct.py's rungs, which take 1x1
+    layers before the lean variant)."""
+    return without_variants(FAST_VARIANTS | {RING} | (DIRECT_RUNGS if direct else set()))
 
 
 def ring_only() -> AbstractContextManager[None]:
@@ -302,6 +303,48 @@ def runs_in_place(gen: Generated, op: int) -> bool:
     offsets = gen.plan.tensor_offsets()
     o = gen.graph.operators[op]
     return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
+
+
+def pointwise(
+    hw: tuple[int, int],
+    in_c: int,
+    out_c: int,
+    seed: int,
+    *,
+    pruned: int = 0,
+    act: int = 0,
+    per_channel: bool = True,
+    chain: bool = False,
+    pruned_bias: tuple[int, ...] = (-(2**30), 2**30 - 64, -(2**30) + 128),
+) -> bytes:
+    """x -> 1x1 conv (in_c -> out_c) [-> 1x1 conv back to in_c, in place over the first's
+    output]; the first `pruned` output channels have zero weights and biases from
+    `pruned_bias` (near +-2^30)."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((1, *hw, in_c), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
+    prev, prev_c = x, in_c
+    for c in (out_c, in_c) if chain else (out_c,):
+        scales = rng.uniform(0.002, 0.02, c) if per_channel else 0.01
+        weights = rng.integers(-127, 128, (c, 1, 1, prev_c), dtype=np.int8)
+        bias = rng.integers(-3000, 3000, c).astype(np.int64)
+        weights[:pruned] = 0
+        bias[:pruned] = rng.choice(pruned_bias, pruned)
+        w = b.const(weights, scale=scales, zero_point=0, axis=0)
+        bias_q = b.const(bias.astype(np.int32), scale=0.05 * np.atleast_1d(scales) * np.ones(c))
+        y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
+        b.op(
+            "CONV_2D",
+            [prev, w, bias_q],
+            [y],
+            padding=0,
+            stride_h=1,
+            stride_w=1,
+            fused_activation_function=act,
+        )
+        prev, prev_c, pruned = y, c, 0
+    b.output(prev)
+    return b.tflite()
 
 
 def in_place_variants(gen: Generated) -> list[str]:
