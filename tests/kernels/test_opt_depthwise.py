@@ -33,6 +33,7 @@ from support import (
     exact_on_twin,
     runs_in_place,
     window_depthwise,
+    window_options,
     window_out_hw,
 )
 
@@ -128,16 +129,8 @@ def dw3_layer(
     out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
     zp = int(rng.integers(-9, 9))
     y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=zp)
-    b.op(
-        "DEPTHWISE_CONV_2D",
-        [h, w, bias],
-        [y],
-        padding=padding,
-        stride_h=stride[0],
-        stride_w=stride[1],
-        depth_multiplier=1,
-        fused_activation_function=act,
-    )
+    options = window_options(padding, stride, (1, 1), act, depth_multiplier=1)
+    b.op("DEPTHWISE_CONV_2D", [h, w, bias], [y], **options)
     return y, (*out_hw, channels)
 
 

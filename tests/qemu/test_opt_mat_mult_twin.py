@@ -17,7 +17,7 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import NEEDS_TWIN, exact_on_twin
+from support import NEEDS_TWIN, SAME, exact_on_twin, window_options
 
 pytestmark = NEEDS_TWIN
 
@@ -43,15 +43,7 @@ def chain_model(seed: int) -> bytes:
         bq = b.const(bias.astype(np.int32), scale=0.05 * scales)
         zp = int(rng.integers(-20, 20))
         y = b.activation((1, *hw, out_c), "int8", scale=0.2, zero_point=zp)
-        b.op(
-            "CONV_2D",
-            [prev, w, bq],
-            [y],
-            padding=0,
-            stride_h=1,
-            stride_w=1,
-            fused_activation_function=act,
-        )
+        b.op("CONV_2D", [prev, w, bq], [y], **window_options(SAME, (1, 1), (1, 1), act))
         prev, prev_c = y, out_c
     flat = b.activation((1, 15 * prev_c), "int8", scale=0.2, zero_point=zp)
     b.op("RESHAPE", [prev, b.const(np.array([1, 15 * prev_c], dtype=np.int32))], [flat])

@@ -7,7 +7,7 @@ import numpy as np
 
 from mcugen.model.builder import GraphBuilder
 from support.convs import window_out_hw
-from support.op_models import SAME
+from support.op_models import SAME, window_options
 
 
 class Chain:
@@ -49,18 +49,8 @@ class Chain:
         b = self.b.const(bias, scale=0.05 * scales)
         hw = window_out_hw(self.hwc, weights[1:3], stride, (dil, dil), padding)
         y = self._output(hw, out_c)
-        self.b.op(
-            opcode,
-            [self.x if source is None else source, w, b],
-            [y],
-            padding=padding,
-            stride_h=stride[0],
-            stride_w=stride[1],
-            dilation_h_factor=dil,
-            dilation_w_factor=dil,
-            **options,
-            fused_activation_function=act,
-        )
+        options = window_options(padding, stride, (dil, dil), act, **options)
+        self.b.op(opcode, [self.x if source is None else source, w, b], [y], **options)
         self.x = y
         return y
 

@@ -113,6 +113,22 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
     return b.tflite()
 
 
+Pair = tuple[int, int]
+
+
+@st.composite
+def windows(
+    draw: st.DrawFn, kernels: Sequence[Pair], strides: Sequence[Pair], dilations: Sequence[Pair]
+) -> tuple[Pair, Pair, Pair, int, Pair]:
+    """A random window: (kernel, stride, dilation, padding, the dilated kernel's extent)."""
+    kernel = draw(st.sampled_from(kernels))
+    stride = draw(st.sampled_from(strides))
+    dilation = draw(st.sampled_from(dilations))
+    padding = draw(st.sampled_from([SAME, VALID]))
+    reach = ((kernel[0] - 1) * dilation[0] + 1, (kernel[1] - 1) * dilation[1] + 1)
+    return kernel, stride, dilation, padding, reach
+
+
 @st.composite
 def window_convs(
     draw: st.DrawFn,
@@ -126,13 +142,9 @@ def window_convs(
 ) -> Conv:
     """Random int8 convolutions for the general variant's tests: images up to `grow` past the
     dilated filter, 1x1 filters strided (1x1 stride 1 is conv_2d_1x1_s8's)."""
-    kernel = draw(st.sampled_from(kernels))
-    stride = draw(st.sampled_from(strides))
+    kernel, stride, dilation, padding, eff = draw(windows(kernels, strides, dilations))
     if kernel == (1, 1) and stride == (1, 1):
         stride = (2, 2)
-    dilation = draw(st.sampled_from(dilations))
-    padding = draw(st.sampled_from([SAME, VALID]))
-    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
     h = draw(st.integers(1 if padding == SAME else eff[0], eff[0] + grow))
     w = draw(st.integers(1 if padding == SAME else eff[1], eff[1] + grow))
     return Conv(
@@ -199,13 +211,9 @@ def window_depthwise(
 ) -> Dw:
     """Random int8 depthwise layers for the variants' tests: images of 1 to `hw`, grown under
     VALID padding to hold one dilated window; `channels`, `mult` and `batch` are ranges."""
+    kernel, stride, dilation, padding, reach = draw(windows(kernels, strides, dilations))
     size = draw(st.tuples(st.integers(1, hw[0]), st.integers(1, hw[1])))
-    kernel = draw(st.sampled_from(kernels))
-    stride = draw(st.sampled_from(strides))
-    dilation = draw(st.sampled_from(dilations))
-    padding = draw(st.sampled_from([SAME, VALID]))
     if padding == VALID:
-        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
         size = (max(size[0], reach[0]), max(size[1], reach[1]))
     return Dw(
         in_hwc=(*size, draw(st.integers(*channels))),
@@ -333,15 +341,7 @@ def pointwise(
         w = b.const(weights, scale=scales, zero_point=0, axis=0)
         bias_q = b.const(bias.astype(np.int32), scale=0.05 * np.atleast_1d(scales) * np.ones(c))
         y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
-        b.op(
-            "CONV_2D",
-            [prev, w, bias_q],
-            [y],
-            padding=0,
-            stride_h=1,
-            stride_w=1,
-            fused_activation_function=act,
-        )
+        b.op("CONV_2D", [prev, w, bias_q], [y], **window_options(SAME, (1, 1), (1, 1), act))
         prev, prev_c, pruned = y, c, 0
     b.output(prev)
     return b.tflite()
@@ -365,14 +365,7 @@ def dw_after_add(hw: tuple[int, int], channels: int, stride: int, zp: int) -> by
     bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
     out_hw = tuple((n + stride - 1) // stride for n in hw)
     y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
-    b.op(
-        "DEPTHWISE_CONV_2D",
-        [h, w, bias],
-        [y],
-        padding=SAME,
-        stride_h=stride,
-        stride_w=stride,
-        depth_multiplier=1,
-    )
+    options = window_options(SAME, (stride, stride), (1, 1), NONE, depth_multiplier=1)
+    b.op("DEPTHWISE_CONV_2D", [h, w, bias], [y], **options)
     b.output(y)
     return b.tflite()
