@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import serial
 
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 
 try:  # pyserial's flush() on a port whose other end hung up raises termios.error (POSIX)
     from termios import error as _TermiosError
@@ -49,6 +49,17 @@ def open_port(port: str, baudrate: int, label: str) -> serial.SerialBase:
             hint=f"check the port name, that the {label} is plugged in and that no other "
             "program holds it",
         ) from None
+
+
+def supply_millivolts(name: str, millivolts: int, low: int, high: int) -> int:
+    """`millivolts`, when the monitor `name` can supply it (`low` to `high` mV); else the user's
+    one error line."""
+    if not low <= millivolts <= high:
+        raise McugenError(
+            f"the {name} supplies {low} to {high} mV, not {millivolts}",
+            hint="set --supply-mv within that range",
+        )
+    return millivolts
 
 
 def read_chunk(ser: serial.SerialBase) -> bytes:

@@ -27,8 +27,15 @@ from typing import ClassVar
 import numpy as np
 import serial
 
-from mcugen.errors import McugenError, RunError
-from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
+from mcugen.errors import RunError
+from mcugen.link.power.link import (
+    LINK_ERRORS,
+    Capture,
+    MonitorPort,
+    open_port,
+    read_until,
+    supply_millivolts,
+)
 from mcugen.link.power.trace import PowerTrace
 
 BAUDRATE = 3_686_400
@@ -56,15 +63,10 @@ class Lpm01a(MonitorPort):
     def __init__(
         self, port: str, *, millivolts: int = 3300, rate_hz: int = 1000, timeout: float = 2.0
     ) -> None:
-        if not MIN_MV <= millivolts <= MAX_MV:
-            raise McugenError(
-                f"the LPM01A supplies {MIN_MV} to {MAX_MV} mV, not {millivolts}",
-                hint="set --supply-mv within that range",
-            )
+        self.millivolts = supply_millivolts("LPM01A", millivolts, MIN_MV, MAX_MV)
         if not 0 < rate_hz <= MAX_ASCII_RATE_HZ:
             raise ValueError("the LPM01A's ascii_dec format streams 1 to 10,000 samples/s")
         self.port = port
-        self.millivolts = millivolts
         self.rate_hz = rate_hz
         self.timeout = timeout
         self._ser: serial.SerialBase | None = None
