@@ -51,17 +51,6 @@ def open_port(port: str, baudrate: int, label: str) -> serial.SerialBase:
         ) from None
 
 
-def supply_millivolts(name: str, millivolts: int, low: int, high: int) -> int:
-    """`millivolts`, when the monitor `name` can supply it (`low` to `high` mV); else the user's
-    one error line."""
-    if not low <= millivolts <= high:
-        raise McugenError(
-            f"the {name} supplies {low} to {high} mV, not {millivolts}",
-            hint="set --supply-mv within that range",
-        )
-    return millivolts
-
-
 def read_chunk(ser: serial.SerialBase) -> bytes:
     """What the port has now (waits at most READ_TIMEOUT_S); OSError-like failures propagate."""
     return bytes(ser.read(max(1, ser.in_waiting)))
@@ -151,6 +140,17 @@ class MonitorPort:
         if self._ser is None:
             raise RuntimeError("use the monitor as a context manager")
         return self._ser
+
+    @staticmethod
+    def supply_millivolts(name: str, millivolts: int, low: int, high: int) -> int:
+        """`millivolts`, when the monitor `name` can supply it (`low` to `high` mV); else the
+        user's one error line."""
+        if not low <= millivolts <= high:
+            raise McugenError(
+                f"the {name} supplies {low} to {high} mV, not {millivolts}",
+                hint="set --supply-mv within that range",
+            )
+        return millivolts
 
     def _shutdown(self) -> None:
         raise NotImplementedError

@@ -28,14 +28,7 @@ import numpy as np
 import serial
 
 from mcugen.errors import RunError
-from mcugen.link.power.link import (
-    LINK_ERRORS,
-    Capture,
-    MonitorPort,
-    open_port,
-    read_until,
-    supply_millivolts,
-)
+from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
 from mcugen.link.power.trace import PowerTrace
 
 BAUDRATE = 3_686_400
@@ -63,7 +56,7 @@ class Lpm01a(MonitorPort):
     def __init__(
         self, port: str, *, millivolts: int = 3300, rate_hz: int = 1000, timeout: float = 2.0
     ) -> None:
-        self.millivolts = supply_millivolts("LPM01A", millivolts, MIN_MV, MAX_MV)
+        self.millivolts = self.supply_millivolts("LPM01A", millivolts, MIN_MV, MAX_MV)
         if not 0 < rate_hz <= MAX_ASCII_RATE_HZ:
             raise ValueError("the LPM01A's ascii_dec format streams 1 to 10,000 samples/s")
         self.port = port

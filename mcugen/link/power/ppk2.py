@@ -26,14 +26,7 @@ import numpy as np
 import serial
 
 from mcugen.errors import RunError
-from mcugen.link.power.link import (
-    LINK_ERRORS,
-    Capture,
-    MonitorPort,
-    open_port,
-    read_until,
-    supply_millivolts,
-)
+from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
 from mcugen.link.power.trace import PowerTrace, falling_edges
 
 LABEL = "Nordic PPK2"
@@ -64,7 +57,7 @@ class Ppk2(MonitorPort):
     def __init__(
         self, port: str, *, millivolts: int = 3300, logic_channel: int = 0, timeout: float = 2.0
     ) -> None:
-        self.millivolts = supply_millivolts("PPK2", millivolts, MIN_MV, MAX_MV)
+        self.millivolts = self.supply_millivolts("PPK2", millivolts, MIN_MV, MAX_MV)
         if not 0 <= logic_channel < 8:
             raise ValueError(f"the PPK2 has logic inputs D0-D7, not D{logic_channel}")
         self.port = port
