@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 import serial
 
@@ -132,6 +133,10 @@ class MonitorPort:
     it: `_shutdown` (stop streaming, supply off) is best effort when an error is already on its
     way, and the port is closed whatever happens."""
 
+    label: ClassVar[str]
+    #: what to check when the link fails (the one line's hint)
+    port_hint: ClassVar[str]
+    port: str
     _ser: serial.SerialBase | None = None
     _capture: Capture | None = None
 
@@ -154,6 +159,9 @@ class MonitorPort:
 
     def _shutdown(self) -> None:
         raise NotImplementedError
+
+    def _fail(self, what: str) -> RunError:
+        return RunError(f"{self.label}: {what}", where=self.port, hint=self.port_hint)
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
         try:

@@ -51,6 +51,10 @@ class Lpm01a(MonitorPort):
 
     name: ClassVar[str] = "lpm01a"
     label: ClassVar[str] = LABEL
+    port_hint: ClassVar[str] = (
+        "check the USB cable, that this port is the LPM01A's (USB 0483:5740) and that its "
+        "firmware is 1.0.6 or newer"
+    )
     mark_input: ClassVar[str] = "D7"
 
     def __init__(
@@ -79,14 +83,6 @@ class Lpm01a(MonitorPort):
             self._capture = None
         for text in ("pwr off", "hrc"):
             self.command(text, timeout=min(self.timeout, 1.0))
-
-    def _fail(self, what: str) -> RunError:
-        return RunError(
-            f"{LABEL}: {what}",
-            where=self.port,
-            hint="check the USB cable, that this port is the LPM01A's (USB 0483:5740) and that "
-            "its firmware is 1.0.6 or newer",
-        )
 
     def _write(self, text: str) -> None:
         try:

@@ -53,6 +53,10 @@ class Ppk2(MonitorPort):
 
     name: ClassVar[str] = "ppk2"
     label: ClassVar[str] = LABEL
+    port_hint: ClassVar[str] = (
+        "check the USB cable and that this port is the PPK2's first one (its data port, not the "
+        "debug one)"
+    )
 
     def __init__(
         self, port: str, *, millivolts: int = 3300, logic_channel: int = 0, timeout: float = 2.0
@@ -87,14 +91,6 @@ class Ppk2(MonitorPort):
             self._capture = None
             self._send(AVERAGE_STOP)
         self._send(DEVICE_RUNNING_SET, 0)
-
-    def _fail(self, what: str) -> RunError:
-        return RunError(
-            f"{LABEL}: {what}",
-            where=self.port,
-            hint="check the USB cable and that this port is the PPK2's first one (its data "
-            "port, not the debug one)",
-        )
 
     def _send(self, *command: int) -> None:
         try:
