@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,6 @@ from mcugen.codegen.lower import op_traits
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
-from mcugen.model.tflite_write import write_model
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
 from mcugen.plan.compare import (
@@ -40,7 +38,7 @@ from mcugen.plan.compare import (
 )
 from mcugen.plan.order import peak_of
 from mcugen.plan.tflm_scratch import tflm_scratch_bytes
-from mcugen.reference import tflm_arena_head
+from mcugen.reference import tflm_arena_head, tflm_graph_head
 from testgraphs import benchmark_suite
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -108,12 +106,7 @@ def measure(
 
 def _tflm_head(graph: Graph, tflite: Path | None) -> int | str:
     try:
-        if tflite is not None:
-            return tflm_arena_head(tflite)
-        with tempfile.TemporaryDirectory(prefix="mcugen-bench-") as tmp:
-            path = Path(tmp) / "model.tflite"
-            path.write_bytes(write_model(graph))
-            return tflm_arena_head(path)
+        return tflm_arena_head(tflite) if tflite is not None else tflm_graph_head(graph)
     except Exception as exc:
         return f"error: {_short(exc)}"
 

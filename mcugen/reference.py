@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,16 @@ def tflm_arena_head(model_path: Path) -> int:
     if match is None:
         raise McugenError("TFLM could not plan the model", where=str(model_path))
     return int(match.group(1))
+
+
+def tflm_graph_head(graph: Graph) -> int:
+    """`tflm_arena_head` of `graph`, written as a .tflite to a temporary folder."""
+    from mcugen.model.tflite_write import write_model
+
+    with tempfile.TemporaryDirectory(prefix="mcugen-head-") as tmp:
+        path = Path(tmp) / "model.tflite"
+        path.write_bytes(write_model(graph))
+        return tflm_arena_head(path)
 
 
 def first_difference(ours: np.ndarray, ref: np.ndarray, rtol: float) -> tuple[int, int] | None:

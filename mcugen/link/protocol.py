@@ -241,38 +241,36 @@ class DeviceLink:
             tuple(sizes[n_in:]),
         )
 
-    def write_input(self, index: int, data: bytes) -> None:
-        step = MAX_PAYLOAD - 5
+    def _write_chunks(self, cmd: int, head: str, key: int, data: bytes) -> None:
+        """`data` in frames of `head` (the tensor's `key`, the offset) and as many bytes as fit."""
+        step = MAX_PAYLOAD - struct.calcsize(head)
         for offset in range(0, len(data), step):
-            chunk = data[offset : offset + step]
-            self.request(CMD_WRITE_INPUT, struct.pack("<BI", index, offset) + chunk)
+            self.request(cmd, struct.pack(head, key, offset) + data[offset : offset + step])
 
-    def read_output(self, index: int, nbytes: int) -> bytes:
+    def _read_chunks(self, cmd: int, name: str, head: str, key: int, nbytes: int) -> bytes:
+        """`nbytes` bytes asked for in frames of `head` (the tensor's `key`, the offset, the
+        count), each reply exactly the count asked for."""
         out = bytearray()
         while len(out) < nbytes:
             count = min(MAX_PAYLOAD, nbytes - len(out))
-            body = self.request(CMD_READ_OUTPUT, struct.pack("<BIH", index, len(out), count))
+            body = self.request(cmd, struct.pack(head, key, len(out), count))
             if len(body) != count:
-                raise self._malformed("READ_OUTPUT", body)
+                raise self._malformed(name, body)
             out += body
         return bytes(out)
+
+    def write_input(self, index: int, data: bytes) -> None:
+        self._write_chunks(CMD_WRITE_INPUT, "<BI", index, data)
+
+    def read_output(self, index: int, nbytes: int) -> bytes:
+        return self._read_chunks(CMD_READ_OUTPUT, "READ_OUTPUT", "<BIH", index, nbytes)
 
     def read_state(self, variable: int, nbytes: int) -> bytes:
         """Variable tensor `variable` of the model's state (its `nbytes` bytes)."""
-        out = bytearray()
-        while len(out) < nbytes:
-            count = min(MAX_PAYLOAD, nbytes - len(out))
-            body = self.request(CMD_READ_STATE, struct.pack("<HIH", variable, len(out), count))
-            if len(body) != count:
-                raise self._malformed("READ_STATE", body)
-            out += body
-        return bytes(out)
+        return self._read_chunks(CMD_READ_STATE, "READ_STATE", "<HIH", variable, nbytes)
 
     def write_state(self, variable: int, data: bytes) -> None:
-        step = MAX_PAYLOAD - 6
-        for offset in range(0, len(data), step):
-            chunk = data[offset : offset + step]
-            self.request(CMD_WRITE_STATE, struct.pack("<HI", variable, offset) + chunk)
+        self._write_chunks(CMD_WRITE_STATE, "<HI", variable, data)
 
     def checkpoint(self, *, load: bool, timeout: float = 60.0) -> tuple[int, int]:
         """Save (or load) the model state in the board's checkpoint store: (status, sequence)."""

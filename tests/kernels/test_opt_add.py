@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import given
-from hypothesis import strategies as st
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower.opt_add import exact_bounds, rescale_table
@@ -17,6 +16,8 @@ from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import (
     SLOW,
+    add_chain,
+    add_chains,
     assert_variant_exact,
     compare_with_tflm,
     mcugen_outputs,
@@ -24,36 +25,16 @@ from support import (
 )
 
 
-def chain(
-    shape: tuple[int, ...], scales: tuple[float, ...], zps: tuple[int, ...], act: int
-) -> bytes:
-    """h = x1 + x2, then y = h + x3: the second ADD may write over h, which dies there."""
-    b = GraphBuilder()
-    xs = [b.input(shape, "int8", scale=scales[i], zero_point=zps[i]) for i in range(3)]
-    h = b.activation(shape, "int8", scale=scales[3], zero_point=zps[3])
-    b.op("ADD", [xs[0], xs[1]], [h], fused_activation_function=act)
-    y = b.activation(shape, "int8", scale=scales[4], zero_point=zps[4])
-    b.op("ADD", [h, xs[2]], [y], fused_activation_function=act)
-    b.output(y)
-    return b.tflite()
-
-
 @SLOW
-@given(
-    shape=st.lists(st.integers(1, 9), min_size=1, max_size=4).map(tuple),
-    scales=st.tuples(*[st.floats(0.001, 0.6) for _ in range(5)]),
-    zps=st.tuples(*[st.integers(-128, 127) for _ in range(5)]),
-    act=st.sampled_from([0, 1, 3]),
-)
-def test_add_chain(
-    shape: tuple[int, ...], scales: tuple[float, ...], zps: tuple[int, ...], act: int
-) -> None:
-    assert_variant_exact(chain(shape, scales, zps, act), "add_s8", samples=2)
+@given(model=add_chains(2, 9, (0.001, 0.6)))
+def test_add_chain(model: bytes) -> None:
+    """h = x1 + x2, then y = h + x3: the second ADD may write over h, which dies there."""
+    assert_variant_exact(model, "add_s8", samples=2)
 
 
 def test_add_in_place() -> None:
     """The second ADD runs over its first input; 4x5x3 is odd (the single-element tail)."""
-    model = chain((1, 4, 5, 3), (0.05, 0.07, 0.03, 0.1, 0.12), (-128, 3, 7, -128, -128), 0)
+    model = add_chain((1, 4, 5, 3), (0.05, 0.07, 0.03, 0.1, 0.12), (-128, 3, 7, -128, -128), 0)
     gen = assert_variant_exact(model, "add_s8", samples=3)
     offsets = gen.plan.tensor_offsets()
     last = gen.graph.operators[-1]

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from mcugen.boards import load_board, resolve_target
 from mcugen.codegen.lower import opt_depthwise
-from mcugen.firmware.compile import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
@@ -31,57 +30,31 @@ from support import (
     assert_variant_exact,
     dw_after_add,
     dw_int8,
-    run_twin_against_tflm,
+    exact_on_twin,
+    runs_in_place,
+    window_depthwise,
+    window_options,
     window_out_hw,
 )
 
 VARIANT = "depthwise_conv_2d_s8"
 
 
+KERNELS = [(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]
+STRIDES = [(1, 1), (2, 2), (1, 2), (2, 1)]
+
+
 @SLOW
 @given(
-    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
-    channels=st.integers(1, 13),
-    kernel=st.sampled_from([(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
-    stride=st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]),
-    padding=st.sampled_from([SAME, VALID]),
-    batch=st.integers(1, 2),
-    act=st.sampled_from([0, 1, 3]),
-    per_channel=st.booleans(),
-    bias=st.sampled_from(["const", "const", "absent"]),
+    case=window_depthwise(KERNELS, STRIDES, biases=("const", "const", "absent")),
     seed=st.integers(0, 1000),
 )
-def test_depthwise_variant(
-    hw: tuple[int, int],
-    channels: int,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    padding: int,
-    batch: int,
-    act: int,
-    per_channel: bool,
-    bias: str,
-    seed: int,
-) -> None:
-    if padding == VALID:  # VALID needs the image to hold one window
-        hw = (max(hw[0], kernel[0]), max(hw[1], kernel[1]))
-    case = Dw(
-        in_hwc=(*hw, channels),
-        kernel=kernel,
-        stride=stride,
-        padding=padding,
-        act=act,
-        batch=batch,
-        bias=bias,
-        per_channel=per_channel,
-    )
+def test_depthwise_variant(case: Dw, seed: int) -> None:
     assert_variant_exact(dw_int8(case, seed), VARIANT)
 
 
 def in_place(gen: Generated) -> bool:
-    offsets = gen.plan.tensor_offsets()
-    last = gen.graph.operators[-1]
-    return offsets.get(last.inputs[0]) == offsets.get(last.outputs[0]) is not None
+    return runs_in_place(gen, len(gen.graph.operators) - 1)
 
 
 def test_depthwise_variant_in_place() -> None:
@@ -120,43 +93,21 @@ def test_depthwise_reference_outside_the_variant() -> None:
 
 @SLOW
 @given(
-    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
-    mult=st.integers(2, 9),
-    kernel=st.sampled_from([(3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
-    stride=st.sampled_from([(1, 1), (2, 2), (1, 2)]),
-    padding=st.sampled_from([SAME, VALID]),
-    dilation=st.sampled_from([(1, 1), (2, 1)]),
-    act=st.sampled_from([0, 1, 3]),
-    per_channel=st.booleans(),
+    case=window_depthwise(
+        [(3, 3), (1, 3), (5, 5), (2, 4), (1, 1)],
+        STRIDES[:3],
+        [(1, 1), (2, 1)],
+        channels=(1, 1),
+        mult=(2, 9),
+        batch=(1, 1),
+        biases=("const",),
+    ),
     seed=st.integers(0, 1000),
 )
-def test_one_input_channel_runs_as_a_convolution(
-    hw: tuple[int, int],
-    mult: int,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    padding: int,
-    dilation: tuple[int, int],
-    act: int,
-    per_channel: bool,
-    seed: int,
-) -> None:
+def test_one_input_channel_runs_as_a_convolution(case: Dw, seed: int) -> None:
     """Depth multiplier = output depth on one input channel (person_detect's first layer, 8):
     the general convolution's kernel with the filter's columns as its rows."""
-    if padding == VALID:
-        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
-        hw = (max(hw[0], reach[0]), max(hw[1], reach[1]))
-    case = Dw(
-        in_hwc=(*hw, 1),
-        mult=mult,
-        kernel=kernel,
-        stride=stride,
-        dilation=dilation,
-        padding=padding,
-        act=act,
-        per_channel=per_channel,
-    )
-    stem = kernel[0] == 3 and dilation == (1, 1)  # conv_2d_stem_s8's shapes
+    stem = case.kernel[0] == 3 and case.dilation == (1, 1)  # conv_2d_stem_s8's shapes
     assert_variant_exact(dw_int8(case, seed), "conv_2d_stem_s8" if stem else "depthwise_as_conv_s8")
 
 
@@ -178,16 +129,8 @@ def dw3_layer(
     out_hw = window_out_hw(hwc, (3, 3), stride, (1, 1), padding)
     zp = int(rng.integers(-9, 9))
     y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=zp)
-    b.op(
-        "DEPTHWISE_CONV_2D",
-        [h, w, bias],
-        [y],
-        padding=padding,
-        stride_h=stride[0],
-        stride_w=stride[1],
-        depth_multiplier=1,
-        fused_activation_function=act,
-    )
+    options = window_options(padding, stride, (1, 1), act, depth_multiplier=1)
+    b.op("DEPTHWISE_CONV_2D", [h, w, bias], [y], **options)
     return y, (*out_hw, channels)
 
 
@@ -289,8 +232,7 @@ def assert_exact_on_twin(
     core = "host" if host_plan else target.port_board.core
     options = PlanOptions(core=core, kernels="opt")
     gen = generate(import_model(model, source="depthwise chain"), options=options)
-    result = build(gen, target, out_dir)
-    run_twin_against_tflm(target, result.executable, model, gen.graph, (0, 1), varied=True)
+    exact_on_twin(gen, model, target, out_dir)
     return gen
 
 

@@ -9,8 +9,6 @@ activations, per-tensor and per-channel weights, and in place over a dying input
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,63 +21,33 @@ from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from support import (
+    FAST_DEPTHWISE,
+    RING,
     SAME,
     SLOW,
-    VALID,
     Dw,
     assert_variant_exact,
     dw_after_add,
     dw_int8,
+    ring_only,
     runs_in_place,
-    without_variants,
+    window_depthwise,
 )
 from testgraphs import benchmark_suite
-
-RING = "depthwise_conv_2d_s8_ring"
-#: the variants registered before the ring one that take the same layers
-FAST = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer"})
-
-
-def ring_only() -> AbstractContextManager[None]:
-    """The variant registry without the fast depthwise variants the ring one follows."""
-    return without_variants(FAST)
 
 
 @SLOW
 @given(
-    hw=st.tuples(st.integers(1, 27), st.integers(1, 11)),
-    channels=st.integers(1, 11),
-    stride=st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]),
-    padding=st.sampled_from([SAME, VALID]),
-    batch=st.integers(1, 2),
-    act=st.sampled_from([0, 0, 1, 3]),
-    per_channel=st.booleans(),
-    bias=st.sampled_from(["const", "absent"]),
+    case=window_depthwise(
+        [(3, 3)],
+        [(1, 1), (2, 2), (1, 2), (2, 1)],
+        hw=(27, 11),
+        channels=(1, 11),
+        acts=(0, 0, 1, 3),
+    ),
     seed=st.integers(0, 1000),
 )
-def test_depthwise_ring(
-    hw: tuple[int, int],
-    channels: int,
-    stride: tuple[int, int],
-    padding: int,
-    batch: int,
-    act: int,
-    per_channel: bool,
-    bias: str,
-    seed: int,
-) -> None:
-    if padding == VALID:  # VALID needs the image to hold one window
-        hw = (max(hw[0], 3), max(hw[1], 3))
-    case = Dw(
-        in_hwc=(*hw, channels),
-        kernel=(3, 3),
-        stride=stride,
-        padding=padding,
-        act=act,
-        batch=batch,
-        bias=bias,
-        per_channel=per_channel,
-    )
+def test_depthwise_ring(case: Dw, seed: int) -> None:
     with ring_only():
         assert_variant_exact(dw_int8(case, seed), RING)
 
@@ -125,7 +93,7 @@ def test_ring_rung_on_the_ladder() -> None:
     for hw, channels, stride, fits in IN_PLACE:
         gen = generate(import_model(dw_after_add(hw, channels, stride, zp=7), source="ladder"))
         fastest = gen.lowered[1]
-        assert fastest.variant in FAST
+        assert fastest.variant in FAST_DEPTHWISE
         rungs = ladder(gen.graph, 1, fastest, "cortex-m4")
         names = [r.variant for r in rungs]
         assert RING in names and names[-1] == "depthwise_conv_2d_s8_lean", names

@@ -9,79 +9,36 @@ reference kernel's staging as scratch)."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.kernel_choice import ladder
-from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import (
-    FAST_VARIANTS,
-    SAME,
+    RING,
     SLOW,
-    VALID,
     Dw,
     assert_variant_exact,
     dw_after_add,
     dw_int8,
+    lean_only,
+    pointwise,
     runs_in_place,
-    without_variants,
+    window_depthwise,
 )
-
-RING = "depthwise_conv_2d_s8_ring"
-
-
-def lean_only() -> AbstractContextManager[None]:
-    """The registry without the fast variants and the ring variant registered between them and
-    the lean ones (opt_depthwise_ring.py)."""
-    return without_variants(FAST_VARIANTS | {RING})
 
 
 @SLOW
 @given(
-    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
-    channels=st.integers(1, 13),
-    kernel=st.sampled_from([(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)]),
-    stride=st.sampled_from([(1, 1), (2, 2), (1, 2), (2, 1)]),
-    dilation=st.sampled_from([(1, 1), (1, 1), (2, 2), (1, 3)]),
-    padding=st.sampled_from([SAME, VALID]),
-    batch=st.integers(1, 2),
-    act=st.sampled_from([0, 1, 3]),
-    per_channel=st.booleans(),
-    bias=st.sampled_from(["const", "absent"]),
+    case=window_depthwise(
+        [(3, 3), (3, 3), (1, 3), (5, 5), (2, 4), (1, 1)],
+        [(1, 1), (2, 2), (1, 2), (2, 1)],
+        [(1, 1), (1, 1), (2, 2), (1, 3)],
+    ),
     seed=st.integers(0, 1000),
 )
-def test_depthwise_lean(
-    hw: tuple[int, int],
-    channels: int,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    dilation: tuple[int, int],
-    padding: int,
-    batch: int,
-    act: int,
-    per_channel: bool,
-    bias: str,
-    seed: int,
-) -> None:
-    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel, strict=True))
-    if padding == VALID:  # VALID needs the image to hold one window
-        hw = (max(hw[0], reach[0]), max(hw[1], reach[1]))
-    case = Dw(
-        in_hwc=(*hw, channels),
-        kernel=kernel,
-        stride=stride,
-        dilation=dilation,
-        padding=padding,
-        act=act,
-        batch=batch,
-        bias=bias,
-        per_channel=per_channel,
-    )
+def test_depthwise_lean(case: Dw, seed: int) -> None:
     with lean_only():
         assert_variant_exact(dw_int8(case, seed), "depthwise_conv_2d_s8_lean")
 
@@ -92,39 +49,6 @@ def test_depthwise_lean_in_place() -> None:
             model = dw_after_add(hw, channels, stride, zp=7)
             gen = assert_variant_exact(model, "depthwise_conv_2d_s8_lean")
         assert runs_in_place(gen, 1), (hw, channels, stride)
-
-
-def lean_1x1_only() -> AbstractContextManager[None]:
-    """`lean_only`, and without the rungs of opt_direct.py, which take the 1x1 layers of the
-    short requantisation before the lean variant."""
-    ahead = {"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"}
-    return without_variants(FAST_VARIANTS | {RING} | ahead)
-
-
-def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: int) -> bytes:
-    """x -> 1x1 conv (in_c -> out_c) -> 1x1 conv back to in_c, which may run in place over the
-    first's output (more or fewer outputs than inputs)."""
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((1, *hw, in_c), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
-    prev, prev_c = x, in_c
-    for c in (out_c, in_c):
-        scales = rng.uniform(0.002, 0.02, c)
-        w = b.const(rng.integers(-127, 128, (c, 1, 1, prev_c), dtype=np.int8), scale=scales, axis=0)
-        bias = b.const(rng.integers(-3000, 3000, c, dtype=np.int32), scale=0.05 * scales)
-        y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
-        b.op(
-            "CONV_2D",
-            [prev, w, bias],
-            [y],
-            padding=VALID,
-            stride_h=1,
-            stride_w=1,
-            fused_activation_function=act,
-        )
-        prev, prev_c = y, c
-    b.output(prev)
-    return b.tflite()
 
 
 @SLOW
@@ -138,18 +62,18 @@ def pointwise_chain(hw: tuple[int, int], in_c: int, out_c: int, seed: int, act: 
 def test_pointwise_lean(hw: tuple[int, int], in_c: int, out_c: int, act: int, seed: int) -> None:
     """Full-range activations take the short requantisation, clamped ones the long one; the
     second layer may run in place."""
-    with lean_1x1_only():
+    with lean_only(direct=True):
         gen = assert_variant_exact(
-            pointwise_chain(hw, in_c, out_c, seed, act), "conv_2d_1x1_s8_lean"
+            pointwise(hw, in_c, out_c, seed, act=act, chain=True), "conv_2d_1x1_s8_lean"
         )
     assert all(low.scratch_bytes == 0 for low in gen.lowered.values())
 
 
 def test_pointwise_lean_in_place() -> None:
     for hw, in_c, out_c in (((3, 5), 8, 5), ((4, 3), 6, 11), ((1, 1), 3, 3)):
-        with lean_1x1_only():
+        with lean_only(direct=True):
             gen = assert_variant_exact(
-                pointwise_chain(hw, in_c, out_c, 1, 0), "conv_2d_1x1_s8_lean"
+                pointwise(hw, in_c, out_c, 1, chain=True), "conv_2d_1x1_s8_lean"
             )
         assert runs_in_place(gen, 1), (hw, in_c, out_c)
 
@@ -164,7 +88,7 @@ def test_lean_rungs_on_the_ladder() -> None:
             dw_after_add((7, 6), 10, 1, zp=7),
             ["depthwise_conv_2d_s8", RING, "depthwise_conv_2d_s8_lean"],
         ),
-        (pointwise_chain((3, 5), 8, 5, 1, 1), ["conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"]),
+        (pointwise((3, 5), 8, 5, 1, act=1, chain=True), ["conv_2d_1x1_s8", "conv_2d_1x1_s8_lean"]),
     ):
         gen = generate(import_model(model, source="ladder"))
         op = 1

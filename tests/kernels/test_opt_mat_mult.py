@@ -15,49 +15,7 @@ from mcugen.codegen.lower import Array, Value, lower
 from mcugen.codegen.lower.opt_mat_mult import pair_stream, short_requant, widened_params
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from support import SLOW, assert_variant_exact
-
-
-def pointwise(
-    hw: tuple[int, int],
-    in_c: int,
-    out_c: int,
-    seed: int,
-    *,
-    pruned: int = 0,
-    act: int = 0,
-    per_channel: bool = True,
-    chain: bool = False,
-    pruned_bias: tuple[int, ...] = (-(2**30), 2**30 - 64, -(2**30) + 128),
-) -> bytes:
-    """x -> 1x1 conv (in_c -> out_c) [-> 1x1 conv back to in_c, in place over the first's
-    output]; the first `pruned` output channels have zero weights and biases from
-    `pruned_bias` (near +-2^30)."""
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((1, *hw, in_c), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
-    prev, prev_c = x, in_c
-    for c in (out_c, in_c) if chain else (out_c,):
-        scales = rng.uniform(0.002, 0.02, c) if per_channel else 0.01
-        weights = rng.integers(-127, 128, (c, 1, 1, prev_c), dtype=np.int8)
-        bias = rng.integers(-3000, 3000, c).astype(np.int64)
-        weights[:pruned] = 0
-        bias[:pruned] = rng.choice(pruned_bias, pruned)
-        w = b.const(weights, scale=scales, zero_point=0, axis=0)
-        bias_q = b.const(bias.astype(np.int32), scale=0.05 * np.atleast_1d(scales) * np.ones(c))
-        y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
-        b.op(
-            "CONV_2D",
-            [prev, w, bias_q],
-            [y],
-            padding=0,
-            stride_h=1,
-            stride_w=1,
-            fused_activation_function=act,
-        )
-        prev, prev_c, pruned = y, c, 0
-    b.output(prev)
-    return b.tflite()
+from support import SLOW, assert_variant_exact, pointwise
 
 
 def dense(batch: int, depth: int, units: int, seed: int, *, scale: float = 0.4) -> bytes:

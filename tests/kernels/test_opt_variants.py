@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
-from mcugen.pipeline import Generated, generate
-from support import SLOW, Conv, assert_variant_exact, conv_int8
+from mcugen.pipeline import generate
+from support import SLOW, Conv, add_chains, assert_variant_exact, conv_int8, runs_in_place
 
 
 def fc_model(
@@ -95,17 +95,11 @@ def chain_1x1(in_c: int, mid_c: int, out_c: int) -> bytes:
     return b.tflite()
 
 
-def in_place(gen: Generated) -> bool:
-    offsets = gen.plan.tensor_offsets()
-    last = gen.graph.operators[-1]
-    return offsets.get(last.inputs[0]) == offsets.get(last.outputs[0]) is not None
-
-
 def test_conv_1x1_variant_in_place_both_directions() -> None:
     """Fewer outputs than inputs (first pixel first) and more (last pixel first)."""
     for mid_c, out_c in ((12, 5), (5, 12)):
         gen = assert_variant_exact(chain_1x1(3, mid_c, out_c), "conv_2d_1x1_s8", samples=2)
-        assert in_place(gen), (mid_c, out_c)
+        assert runs_in_place(gen, 1), (mid_c, out_c)
 
 
 def test_shared_weights_keep_the_reference_kernel() -> None:
@@ -123,29 +117,10 @@ def test_shared_weights_keep_the_reference_kernel() -> None:
     assert {low.variant for low in gen.lowered.values()} == {"reference"}
 
 
-def add_model(
-    shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
-) -> bytes:
-    b = GraphBuilder()
-    x1 = b.input(shape, "int8", scale=scales[0], zero_point=zps[0])
-    x2 = b.input(shape, "int8", scale=scales[1], zero_point=zps[1])
-    y = b.activation(shape, "int8", scale=scales[2], zero_point=zps[2])
-    b.op("ADD", [x1, x2], [y], fused_activation_function=act)
-    b.output(y)
-    return b.tflite()
-
-
 @SLOW
-@given(
-    shape=st.lists(st.integers(1, 6), min_size=1, max_size=4).map(tuple),
-    scales=st.tuples(*[st.floats(0.002, 0.5) for _ in range(3)]),
-    zps=st.tuples(*[st.integers(-128, 127) for _ in range(3)]),
-    act=st.sampled_from([0, 1, 3]),
-)
-def test_add_variant(
-    shape: tuple[int, ...], scales: tuple[float, float, float], zps: tuple[int, int, int], act: int
-) -> None:
-    assert_variant_exact(add_model(shape, scales, zps, act), "add_s8", samples=3)
+@given(model=add_chains(1, 6, (0.002, 0.5)))
+def test_add_variant(model: bytes) -> None:
+    assert_variant_exact(model, "add_s8", samples=3)
 
 
 def test_add_variant_broadcasting_keeps_the_reference() -> None:

@@ -10,29 +10,24 @@ beside a live input, with depths multiples of 4 and not, odd and even channel co
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.codegen.lower import _variants
-from mcugen.firmware.compile import build
-from mcugen.link.device_run import open_device, run_samples
-from mcugen.link.host_run import random_inputs
-from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from mcugen.reference import tflm_outputs
-from support import SAME, VALID, window_out_hw
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/install.sh)",
+from support import (
+    DIRECT_RUNGS,
+    NEEDS_TWIN,
+    VALID,
+    Chain,
+    exact_on_twin,
+    in_place_variants,
+    without_variants,
 )
+
+pytestmark = NEEDS_TWIN
 
 #: per general rung: the rungs the build runs, and the kernels removed for it
 RUNGS = {
@@ -42,58 +37,15 @@ RUNGS = {
 
 
 def rungs_model(seed: int) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    hwc = (21, 10, 1)
-    x = b.input((1, *hwc), "int8", scale=0.05, zero_point=-7)
-
-    def conv(
-        out_c: int,
-        kernel: tuple[int, int],
-        stride: tuple[int, int] = (1, 1),
-        padding: int = SAME,
-        dil: int = 1,
-        act: int = 0,
-        source: int | None = None,
-    ) -> int:
-        nonlocal x, hwc
-        c = hwc[2]
-        scales = rng.uniform(0.002, 0.01, out_c)
-        shape = (out_c, *kernel, c)
-        w = b.const(rng.integers(-127, 128, shape, dtype=np.int8), scale=scales, axis=0)
-        bias = b.const(rng.integers(-3000, 3000, out_c, dtype=np.int32), scale=0.05 * scales)
-        hw = window_out_hw(hwc, kernel, stride, (dil, dil), padding)
-        y = b.activation((1, *hw, out_c), "int8", scale=0.2, zero_point=int(rng.integers(-20, 20)))
-        b.op(
-            "CONV_2D",
-            [x if source is None else source, w, bias],
-            [y],
-            padding=padding,
-            stride_h=stride[0],
-            stride_w=stride[1],
-            dilation_h_factor=dil,
-            dilation_w_factor=dil,
-            fused_activation_function=act,
-        )
-        x, hwc = y, (*hw, out_c)
-        return y
-
-    conv(12, (10, 4), (2, 2), act=1)  # KWS's first layer
-    conv(16, (1, 1))  # 1x1, depth 12
-    conv(13, (1, 1))  # in place, narrowing; 3 groups and 1 left over
-    conv(5, (3, 3), dil=2)  # col, depth 117 (a tail of 1), 1 group and 1 left over
-    kept = conv(8, (1, 1))  # depth 5: the single-row fallback
-    conv(22, (1, 1))  # in place, widening; 2 left over
-    conv(3, (5, 3), (2, 1), VALID, act=3)  # col, a pair of channels and one
-    del kept
-    b.output(x)
-    return b.tflite()
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcugen-rungs-") as tmp:
-        yield Path(tmp)
+    chain = Chain((21, 10, 1), seed, zero_point=-7, out_scale=0.2)
+    chain.conv(12, (10, 4), (2, 2), act=1)  # KWS's first layer
+    chain.conv(16)  # 1x1, depth 12
+    chain.conv(13)  # in place, narrowing; 3 groups and 1 left over
+    chain.conv(5, (3, 3), dil=2)  # col, depth 117 (a tail of 1), 1 group and 1 left over
+    chain.conv(8)  # depth 5: the single-row fallback
+    chain.conv(22)  # in place, widening; 2 left over
+    chain.conv(3, (5, 3), (2, 1), VALID, act=3)  # col, a pair of channels and one
+    return chain.tflite()
 
 
 @pytest.mark.parametrize("general", sorted(RUNGS))
@@ -101,27 +53,9 @@ def workdir() -> Iterator[Path]:
 def test_conv_rungs_bit_exact_on_dsp_twins(board: str, general: str, workdir: Path) -> None:
     model = rungs_model(seed=3)
     target = resolve_target(load_board(board), emulate=True)
-    saved = list(_variants.VARIANTS)
-    _variants.VARIANTS[:] = [v for v in saved if v.name not in RUNGS[general]]
-    try:
+    with without_variants(RUNGS[general]):
         gen = generate(import_model(model, source="rungs"))
-    finally:
-        _variants.VARIANTS[:] = saved
     chosen = [low.variant for low in gen.lowered.values()]
-    assert set(chosen) == {general, "conv_2d_1x1_s8_staged", "conv_2d_1x1_s8_direct"}, chosen
-    offsets = gen.plan.tensor_offsets()
-    shared = [
-        gen.lowered[o.index].variant
-        for o in gen.graph.operators
-        if offsets.get(o.inputs[0]) == offsets.get(o.outputs[0])
-    ]
-    assert {"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"} <= set(shared), "staged pixels"
-    result = build(gen, target, workdir / f"{general}-{board}")
-    samples = [random_inputs(gen.graph, s) for s in (0, 1)]
-    with open_device(target, result.executable, None) as link:
-        run = run_samples(link, gen.graph, samples, emulated=True)
-    ref = tflm_outputs(model, gen.graph, samples)
-    for k, (ours, theirs) in enumerate(zip(run.outputs, ref, strict=True)):
-        for o, r in zip(ours, theirs, strict=True):
-            assert np.array_equal(o, r.reshape(o.shape)), f"sample {k} differs"
-            assert len(np.unique(o)) > 1, "a constant output would hide a wrong kernel"
+    assert set(chosen) == {general, *DIRECT_RUNGS}, chosen
+    assert DIRECT_RUNGS <= set(in_place_variants(gen)), "staged pixels"
+    exact_on_twin(gen, model, target, workdir / f"{general}-{board}")

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 from mcugen.boards import load_board, resolve_target
-from mcugen.firmware.compile import build
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
-from support import NEEDS_TWIN, run_twin_against_tflm
+from support import NEEDS_TWIN, SAME, exact_on_twin, window_options
 
 pytestmark = NEEDS_TWIN
 
@@ -44,15 +43,7 @@ def chain_model(seed: int) -> bytes:
         bq = b.const(bias.astype(np.int32), scale=0.05 * scales)
         zp = int(rng.integers(-20, 20))
         y = b.activation((1, *hw, out_c), "int8", scale=0.2, zero_point=zp)
-        b.op(
-            "CONV_2D",
-            [prev, w, bq],
-            [y],
-            padding=0,
-            stride_h=1,
-            stride_w=1,
-            fused_activation_function=act,
-        )
+        b.op("CONV_2D", [prev, w, bq], [y], **window_options(SAME, (1, 1), (1, 1), act))
         prev, prev_c = y, out_c
     flat = b.activation((1, 15 * prev_c), "int8", scale=0.2, zero_point=zp)
     b.op("RESHAPE", [prev, b.const(np.array([1, 15 * prev_c], dtype=np.int32))], [flat])
@@ -82,5 +73,4 @@ def test_mat_mult_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
     pairs = [low for low in gen.lowered.values() if low.function == "mcu_conv_2d_1x1_s8_pairs"]
     assert len(pairs) == 8
     target = resolve_target(load_board(board), emulate=True)
-    result = build(gen, target, workdir / board)
-    run_twin_against_tflm(target, result.executable, model, gen.graph, (0, 1, 2), varied=True)
+    exact_on_twin(gen, model, target, workdir / board, seeds=(0, 1, 2))

@@ -7,6 +7,7 @@ module per job; every name is re-exported here, so tests import them as `from su
 - op_models: one-operator models (kernels/)
 - nets: small networks planned with aliasing and rewrites, random graphs (planners/)
 - convs: convolution models and the optimised variants' check (kernels/, qemu/)
+- chains: chains of layers built one over the last's output (qemu/ twins of the kernel rungs)
 - classifiers: trainable and convolutional networks, float convolution chains (train/, planners/)
 - pages: HTML report pages (unit/test_report_*)
 - targets: memory targets built by hand (pools, paging, patches)
@@ -25,6 +26,7 @@ from support.c_builds import (
     compile_library,
     export_library,
 )
+from support.chains import Chain
 from support.classifiers import (
     ConvLayer,
     classifier_file,
@@ -35,7 +37,10 @@ from support.classifiers import (
     synthetic_dataset,
 )
 from support.convs import (
+    DIRECT_RUNGS,
+    FAST_DEPTHWISE,
     FAST_VARIANTS,
+    RING,
     SLOW,
     Conv,
     Dw,
@@ -45,11 +50,15 @@ from support.convs import (
     conv_variant,
     dw_after_add,
     dw_int8,
+    in_place_variants,
     lean_only,
+    pointwise,
     pool_window,
     reference_kernels,
+    ring_only,
     runs_in_place,
     window_convs,
+    window_depthwise,
     window_out_hw,
     without_variants,
 )
@@ -88,6 +97,8 @@ from support.op_models import (
     VALID,
     Operand,
     Quant,
+    add_chain,
+    add_chains,
     binary_model,
     custom_model,
     flex_options,
@@ -116,6 +127,7 @@ from support.tflm import (
     assert_matches_tflm,
     assert_state_carried_as_tflm,
     compare_with_tflm,
+    exact_on_twin,
     mcugen_outputs,
     one_line_error,
     run_twin_against_tflm,
@@ -127,12 +139,15 @@ from support.workspace import MCUGEN, Result, Workspace, snapshot
 __all__ = [
     "BROADCASTS",
     "CORTEX_M7",
+    "Chain",
     "Comparison",
     "Conv",
     "ConvLayer",
+    "DIRECT_RUNGS",
     "Device",
     "Dw",
     "EXAMPLE",
+    "FAST_DEPTHWISE",
     "FAST_VARIANTS",
     "FLOAT_BROADCASTS",
     "FULL_SWEEP",
@@ -147,6 +162,7 @@ __all__ = [
     "QUANTIZED",
     "Quant",
     "RELU",
+    "RING",
     "RELU6",
     "RELU_N1_TO_1",
     "REPLY_SECONDS",
@@ -162,6 +178,8 @@ __all__ = [
     "VALID",
     "Window",
     "Workspace",
+    "add_chain",
+    "add_chains",
     "aliased_tensors",
     "arenas",
     "argument_payload",
@@ -183,7 +201,9 @@ __all__ = [
     "custom_model",
     "dw_after_add",
     "dw_int8",
+    "in_place_variants",
     "example_module",
+    "exact_on_twin",
     "exchange",
     "expect_error",
     "export_library",
@@ -202,6 +222,7 @@ __all__ = [
     "no_a5",
     "one_line_error",
     "parse_page",
+    "pointwise",
     "pool_target",
     "pool_window",
     "random_dags",
@@ -209,6 +230,7 @@ __all__ = [
     "raw_frame",
     "reference_kernels",
     "resized",
+    "ring_only",
     "run_twin_against_tflm",
     "seeded_sample",
     "snapshot",
@@ -220,6 +242,7 @@ __all__ = [
     "tflm_outputs",
     "unary_model",
     "window_convs",
+    "window_depthwise",
     "without_variants",
     "window_options",
     "window_out_hw",

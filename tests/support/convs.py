@@ -113,6 +113,22 @@ def conv_int8(c: Conv, seed: int = 0) -> bytes:
     return b.tflite()
 
 
+Pair = tuple[int, int]
+
+
+@st.composite
+def windows(
+    draw: st.DrawFn, kernels: Sequence[Pair], strides: Sequence[Pair], dilations: Sequence[Pair]
+) -> tuple[Pair, Pair, Pair, int, Pair]:
+    """A random window: (kernel, stride, dilation, padding, the dilated kernel's extent)."""
+    kernel = draw(st.sampled_from(kernels))
+    stride = draw(st.sampled_from(strides))
+    dilation = draw(st.sampled_from(dilations))
+    padding = draw(st.sampled_from([SAME, VALID]))
+    reach = ((kernel[0] - 1) * dilation[0] + 1, (kernel[1] - 1) * dilation[1] + 1)
+    return kernel, stride, dilation, padding, reach
+
+
 @st.composite
 def window_convs(
     draw: st.DrawFn,
@@ -126,13 +142,9 @@ def window_convs(
 ) -> Conv:
     """Random int8 convolutions for the general variant's tests: images up to `grow` past the
     dilated filter, 1x1 filters strided (1x1 stride 1 is conv_2d_1x1_s8's)."""
-    kernel = draw(st.sampled_from(kernels))
-    stride = draw(st.sampled_from(strides))
+    kernel, stride, dilation, padding, eff = draw(windows(kernels, strides, dilations))
     if kernel == (1, 1) and stride == (1, 1):
         stride = (2, 2)
-    dilation = draw(st.sampled_from(dilations))
-    padding = draw(st.sampled_from([SAME, VALID]))
-    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
     h = draw(st.integers(1 if padding == SAME else eff[0], eff[0] + grow))
     w = draw(st.integers(1 if padding == SAME else eff[1], eff[1] + grow))
     return Conv(
@@ -182,6 +194,39 @@ def dw_int8(c: Dw, seed: int = 0) -> bytes:
     b.op("DEPTHWISE_CONV_2D", inputs, [y], **c.options())
     b.output(y)
     return b.tflite()
+
+
+@st.composite
+def window_depthwise(
+    draw: st.DrawFn,
+    kernels: Sequence[tuple[int, int]],
+    strides: Sequence[tuple[int, int]],
+    dilations: Sequence[tuple[int, int]] = ((1, 1),),
+    hw: tuple[int, int] = (9, 9),
+    channels: tuple[int, int] = (1, 13),
+    mult: tuple[int, int] = (1, 1),
+    batch: tuple[int, int] = (1, 2),
+    acts: Sequence[int] = (0, 1, 3),
+    biases: Sequence[str] = ("const", "absent"),
+) -> Dw:
+    """Random int8 depthwise layers for the variants' tests: images of 1 to `hw`, grown under
+    VALID padding to hold one dilated window; `channels`, `mult` and `batch` are ranges."""
+    kernel, stride, dilation, padding, reach = draw(windows(kernels, strides, dilations))
+    size = draw(st.tuples(st.integers(1, hw[0]), st.integers(1, hw[1])))
+    if padding == VALID:
+        size = (max(size[0], reach[0]), max(size[1], reach[1]))
+    return Dw(
+        in_hwc=(*size, draw(st.integers(*channels))),
+        mult=draw(st.integers(*mult)),
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        padding=padding,
+        act=draw(st.sampled_from(acts)),
+        batch=draw(st.integers(*batch)),
+        bias=draw(st.sampled_from(biases)),
+        per_channel=draw(st.booleans()),
+    )
 
 
 SLOW = settings(
@@ -241,9 +286,24 @@ def without_variants(names: Collection[str]) -> Iterator[None]:
         _variants.VARIANTS[:] = saved
 
 
-def lean_only() -> AbstractContextManager[None]:
-    """The variant registry without the fast variants the lean ones follow."""
-    return without_variants(FAST_VARIANTS)
+RING = "depthwise_conv_2d_s8_ring"
+#: The fast depthwise variants the ring one (codegen/lower/opt_depthwise_ring.py) follows.
+FAST_DEPTHWISE = frozenset({"depthwise_conv_2d_s8", "depthwise_conv_2d_s8_layer"})
+#: opt_direct.py's rungs, which take the 1x1 layers of the short requantisation before the lean
+#: variant.
+DIRECT_RUNGS = frozenset({"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_staged"})
+
+
+def lean_only(direct: bool = False) -> AbstractContextManager[None]:
+    """The variant registry without the fast variants the lean ones follow and the ring variant
+    registered between them (and, if `direct`, without opt_direct.py's rungs, which take 1x1
+    layers before the lean variant)."""
+    return without_variants(FAST_VARIANTS | {RING} | (DIRECT_RUNGS if direct else set()))
+
+
+def ring_only() -> AbstractContextManager[None]:
+    """The variant registry without the fast depthwise variants the ring one follows."""
+    return without_variants(FAST_DEPTHWISE)
 
 
 def runs_in_place(gen: Generated, op: int) -> bool:
@@ -251,6 +311,45 @@ def runs_in_place(gen: Generated, op: int) -> bool:
     offsets = gen.plan.tensor_offsets()
     o = gen.graph.operators[op]
     return offsets.get(o.inputs[0]) == offsets.get(o.outputs[0]) is not None
+
+
+def pointwise(
+    hw: tuple[int, int],
+    in_c: int,
+    out_c: int,
+    seed: int,
+    *,
+    pruned: int = 0,
+    act: int = 0,
+    per_channel: bool = True,
+    chain: bool = False,
+    pruned_bias: tuple[int, ...] = (-(2**30), 2**30 - 64, -(2**30) + 128),
+) -> bytes:
+    """x -> 1x1 conv (in_c -> out_c) [-> 1x1 conv back to in_c, in place over the first's
+    output]; the first `pruned` output channels have zero weights and biases from
+    `pruned_bias` (near +-2^30)."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((1, *hw, in_c), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
+    prev, prev_c = x, in_c
+    for c in (out_c, in_c) if chain else (out_c,):
+        scales = rng.uniform(0.002, 0.02, c) if per_channel else 0.01
+        weights = rng.integers(-127, 128, (c, 1, 1, prev_c), dtype=np.int8)
+        bias = rng.integers(-3000, 3000, c).astype(np.int64)
+        weights[:pruned] = 0
+        bias[:pruned] = rng.choice(pruned_bias, pruned)
+        w = b.const(weights, scale=scales, zero_point=0, axis=0)
+        bias_q = b.const(bias.astype(np.int32), scale=0.05 * np.atleast_1d(scales) * np.ones(c))
+        y = b.activation((1, *hw, c), "int8", scale=0.3, zero_point=int(rng.integers(-128, 100)))
+        b.op("CONV_2D", [prev, w, bias_q], [y], **window_options(SAME, (1, 1), (1, 1), act))
+        prev, prev_c, pruned = y, c, 0
+    b.output(prev)
+    return b.tflite()
+
+
+def in_place_variants(gen: Generated) -> list[str]:
+    """The variants of the operators whose output was planned over their input 0."""
+    return [low.variant for op, low in gen.lowered.items() if runs_in_place(gen, op)]
 
 
 def dw_after_add(hw: tuple[int, int], channels: int, stride: int, zp: int) -> bytes:
@@ -266,14 +365,7 @@ def dw_after_add(hw: tuple[int, int], channels: int, stride: int, zp: int) -> by
     bias = b.const(rng.integers(-2000, 2000, channels, dtype=np.int32), scale=0.1 * w_scales)
     out_hw = tuple((n + stride - 1) // stride for n in hw)
     y = b.activation((1, *out_hw, channels), "int8", scale=0.2, zero_point=-4)
-    b.op(
-        "DEPTHWISE_CONV_2D",
-        [h, w, bias],
-        [y],
-        padding=SAME,
-        stride_h=stride,
-        stride_w=stride,
-        depth_multiplier=1,
-    )
+    options = window_options(SAME, (stride, stride), (1, 1), NONE, depth_multiplier=1)
+    b.op("DEPTHWISE_CONV_2D", [h, w, bias], [y], **options)
     b.output(y)
     return b.tflite()

@@ -12,6 +12,8 @@ import onnx
 from onnx import numpy_helper
 
 from mcugen.model.builder import GraphBuilder
+from support.convs import pool_window
+from support.op_models import SAME, VALID, window_options
 
 
 class _Reader:
@@ -54,17 +56,7 @@ def resnet_twin(path: Path) -> bytes:
         in_scale = b.tensors[src].quant.scale  # type: ignore[union-attr]
         wt = b.const(w.transpose(0, 2, 3, 1).copy(), scale=ws, axis=0)
         bt = b.const(bias, scale=np.float32(in_scale) * ws.astype(np.float32))
-        b.op(
-            "CONV_2D",
-            [src, wt, bt],
-            [y],
-            padding=0,
-            stride_w=1,
-            stride_h=1,
-            dilation_w_factor=1,
-            dilation_h_factor=1,
-            fused_activation_function=int(relu),
-        )
+        b.op("CONV_2D", [src, wt, bt], [y], **window_options(SAME, (1, 1), (1, 1), int(relu)))
         return y
 
     y = conv(convs[0], x, True)
@@ -86,18 +78,9 @@ def resnet_twin(path: Path) -> bytes:
     s, z = r.quant(mul.output[0])
     m = b.activation((1, 8, 8, 8), "int8", scale=s, zero_point=z)
     b.op("MUL", [y, gt], [m], fused_activation_function=0)
-    p = b.activation((1, 4, 4, 8), "int8", scale=s, zero_point=z)
-    b.op(
-        "MAX_POOL_2D",
-        [m],
-        [p],
-        padding=1,
-        stride_w=2,
-        stride_h=2,
-        filter_width=2,
-        filter_height=2,
-        fused_activation_function=0,
-    )
+    out_hw, options = pool_window((1, 8, 8, 8), (2, 2), (2, 2), VALID, 0)
+    p = b.activation((1, *out_hw, 8), "int8", scale=s, zero_point=z)
+    b.op("MAX_POOL_2D", [m], [p], **options)
     flat = b.activation((1, 128), "int8", scale=s, zero_point=z)
     b.op("RESHAPE", [p, b.const(np.array([1, 128], np.int32))], [flat], new_shape=(1, 128))
     gemm = r.ops("Gemm")[0]

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from flatbuffers import flexbuffers
+from hypothesis import strategies as st
 
 from mcugen.codegen.lower import lower
 from mcugen.model.builder import GraphBuilder
@@ -73,6 +74,35 @@ def binary_model(
     builder.op(opcode, ids, [y], **options)
     builder.output(y)
     return builder.tflite()
+
+
+def add_chain(
+    shape: tuple[int, ...], scales: Sequence[float], zps: Sequence[int], act: int
+) -> bytes:
+    """k int8 ADDs in a chain over k + 1 inputs: h1 = x0 + x1, h2 = h1 + x2, ... (each ADD may
+    write over the sum before it, which dies there); `scales` and `zps` give the inputs', then
+    the sums' quantisation (2k + 1 each)."""
+    k = len(scales) // 2
+    b = GraphBuilder()
+    xs = [b.input(shape, "int8", scale=scales[i], zero_point=zps[i]) for i in range(k + 1)]
+    h = xs[0]
+    for i in range(1, k + 1):
+        y = b.activation(shape, "int8", scale=scales[k + i], zero_point=zps[k + i])
+        b.op("ADD", [h, xs[i]], [y], fused_activation_function=act)
+        h = y
+    b.output(h)
+    return b.tflite()
+
+
+@st.composite
+def add_chains(draw: st.DrawFn, adds: int, max_dim: int, scales: tuple[float, float]) -> bytes:
+    """`add_chain` models of `adds` ADDs: shapes of 1 to 4 dimensions up to `max_dim`, scales in
+    the range `scales`, any zero points, no activation, ReLU or ReLU6."""
+    n = 2 * adds + 1
+    shape = draw(st.lists(st.integers(1, max_dim), min_size=1, max_size=4).map(tuple))
+    q_scales = draw(st.tuples(*[st.floats(*scales) for _ in range(n)]))
+    zps = draw(st.tuples(*[st.integers(-128, 127) for _ in range(n)]))
+    return add_chain(shape, q_scales, zps, draw(st.sampled_from([0, 1, 3])))
 
 
 def _operand(builder: GraphBuilder, rng: np.random.Generator, dtype: str, x: Operand) -> int:

@@ -131,6 +131,15 @@ def run_twin_against_tflm(
     return run
 
 
+def exact_on_twin(
+    gen: Generated, model: bytes, target: Target, out_dir: Path, seeds: Sequence[int] = (0, 1)
+) -> DeviceRun:
+    """`gen` built in `out_dir` for the emulated `target`: its outputs on seeded inputs equal
+    TFLM's bit for bit, and none is constant."""
+    result = build(gen, target, out_dir)
+    return run_twin_against_tflm(target, result.executable, model, gen.graph, seeds, varied=True)
+
+
 def one_line_error(call: Callable[[], object], bound_s: float) -> str:
     """The RunError `call` raises within `bound_s` seconds, as its one line."""
     start = time.monotonic()

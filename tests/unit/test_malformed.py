@@ -10,6 +10,7 @@ import pytest
 from mcugen.cli import main
 from mcugen.model.builder import GraphBuilder
 from support import SHARED_MODELS, floor_model
+from support.corrupt import corruptions as damaged
 
 
 def small_model() -> bytes:
@@ -27,24 +28,15 @@ def small_model() -> bytes:
 
 
 def corruptions(data: bytes, seed: int) -> list[tuple[str, bytes]]:
-    rng = np.random.default_rng(seed)
-    cases = [
-        ("empty", b""),
-        ("4 bytes", data[:4]),
-        ("wrong identifier", data[:4] + b"XXXX" + data[8:]),
-    ]
-    for cut in sorted({8, 16, 64, len(data) // 3, len(data) // 2, len(data) - 1}):
-        cases.append((f"truncated to {cut}", data[:cut]))
-    for k in range(60):
-        buf = bytearray(data)
-        for pos in rng.integers(0, len(buf), size=1 + k % 4):
-            buf[pos] ^= 1 << int(rng.integers(0, 8))
-        cases.append((f"bit flips #{k}", bytes(buf)))
-    for k in range(10):
-        noise = rng.integers(0, 256, size=int(rng.integers(8, 4096)), dtype=np.uint8).tobytes()
-        cases.append((f"random #{k}", noise))
-        cases.append((f"random with TFL3 header #{k}", noise[:4] + b"TFL3" + noise[8:]))
-    return cases
+    return damaged(
+        data,
+        seed,
+        cuts=(8, 16, 64),
+        flips=60,
+        randoms=10,
+        tagged=("random with TFL3 header", lambda noise: noise[:4] + b"TFL3" + noise[8:]),
+        extra=[("wrong identifier", data[:4] + b"XXXX" + data[8:])],
+    )
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

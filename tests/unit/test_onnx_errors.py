@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import onnx
 import pytest
 
 from mcugen.cli import main
+from support.corrupt import corruptions as damaged
 from support.onnx_models import Net, quantized
 
 
@@ -26,20 +26,8 @@ def assert_one_line(code: int, err: str, label: str) -> None:
 
 
 def corruptions(data: bytes, seed: int) -> list[tuple[str, bytes]]:
-    rng = np.random.default_rng(seed)
-    cases = [("empty", b""), ("4 bytes", data[:4])]
-    for cut in sorted({8, 64, len(data) // 3, len(data) // 2, len(data) - 1}):
-        cases.append((f"truncated to {cut}", data[:cut]))
-    for k in range(40):
-        buf = bytearray(data)
-        for pos in rng.integers(0, len(buf), size=1 + k % 4):
-            buf[pos] ^= 1 << int(rng.integers(0, 8))
-        cases.append((f"bit flips #{k}", bytes(buf)))
-    for k in range(8):
-        noise = rng.integers(0, 256, size=int(rng.integers(8, 4096)), dtype=np.uint8).tobytes()
-        cases.append((f"random #{k}", noise))
-        cases.append((f"random after an ir_version tag #{k}", b"\x08\x08" + noise))
-    return cases
+    tagged = ("random after an ir_version tag", lambda noise: b"\x08\x08" + noise)
+    return damaged(data, seed, cuts=(8, 64), flips=40, randoms=8, tagged=tagged)
 
 
 def test_corrupt_onnx_files_give_one_clear_line(

@@ -180,6 +180,17 @@ def check_types(
     return dtype
 
 
+def window_operands(
+    graph: Graph, op: Operator
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, str]:
+    """CONV_2D's and DEPTHWISE_CONV_2D's input, filter, output and optional bias, and their
+    element type (`check_types`, with the 16x8 path)."""
+    check_input_count(op, 2)
+    x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
+    bias = inp(graph, op, 2)
+    return x, w, y, bias, check_types(op, x, w, y, bias, int16=True)
+
+
 def kernel_function(
     op: Operator,
     kernel: str,
@@ -333,10 +344,7 @@ def conv_traits(graph: Graph, op: Operator) -> OpTraits:
 
 @register("CONV_2D", traits=conv_traits, types=CONV_TYPES)
 def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
-    check_input_count(op, 2)
-    x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
-    bias = inp(graph, op, 2)
-    dtype = check_types(op, x, w, y, bias, int16=True)
+    x, w, y, bias, dtype = window_operands(graph, op)
     check_4d(op, x, w, y)
     in_c, (out_c, k_h, k_w, k_c) = x.shape[3], w.shape
     if k_c < 1 or in_c < k_c or in_c % k_c != 0 or out_c % (in_c // k_c) != 0:

@@ -4,17 +4,16 @@ bias: TFLM reads a 16x8 depthwise bias as int64 only) and float32."""
 from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, member, register
-from mcugen.codegen.lower._common import WINDOW_PARAMS, inp, out, req, unsupported
+from mcugen.codegen.lower._common import WINDOW_PARAMS, unsupported
 from mcugen.codegen.lower.conv_2d import (
     CONV_TYPES,
     check_4d,
     check_bias,
     check_channels,
-    check_input_count,
-    check_types,
     conv_traits,
     kernel_function,
     type_params,
+    window_operands,
     window_params,
 )
 from mcugen.model.ir import Graph, Operator
@@ -39,10 +38,7 @@ def depth_multiplier(op: Operator, in_c: int, out_c: int) -> int:
 
 @register("DEPTHWISE_CONV_2D", traits=conv_traits, types=CONV_TYPES)
 def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
-    check_input_count(op, 2)
-    x, w, y = req(graph, op, 0), req(graph, op, 1), out(graph, op)
-    bias = inp(graph, op, 2)
-    dtype = check_types(op, x, w, y, bias, int16=True)
+    x, w, y, bias, dtype = window_operands(graph, op)
     if dtype == "int16" and bias is not None and bias.dtype != "int64":
         raise unsupported(op, f"int16 with a {bias.dtype} bias (TFLM reads it as int64)")
     check_4d(op, x, w, y)

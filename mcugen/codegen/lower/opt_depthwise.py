@@ -76,6 +76,20 @@ def planar_fits(ref: Mapping[str, Value], k_hw: tuple[int, int], shifts: Array) 
     return k_hw == (3, 3) and all(s in (1, 2) for s in strides) and max(shifts.values) <= -1
 
 
+def planar_layer(
+    graph: Graph, op: Operator, reference: Lowered
+) -> tuple[Mapping[str, Value], tuple[int, int], tuple[int, int]] | None:
+    """The reference's fields and the input's and output's (height, width) of a layer the 3x3
+    path takes (`planar_fits`), else None."""
+    ref = fields(reference.params)
+    shifts = ref["shifts"]
+    assert isinstance(shifts, Array)
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    if not planar_fits(ref, (w.shape[1], w.shape[2]), shifts):
+        return None
+    return ref, (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
+
+
 def by_columns(in_hw: tuple[int, int], out_hw: tuple[int, int]) -> bool:
     """The 3x3 path runs along columns when the output is taller than wide and as large as the
     input (`dw3_by_columns`: it may then still run in place), else along rows."""
@@ -219,23 +233,17 @@ def depthwise_conv_2d_s8_layer(graph: Graph, op: Operator, reference: Lowered) -
     """The general variant's lowering with a band of the whole image (planar scratch of one
     chunk) and the layer's own assembly (mcu/kernels/depthwise_layer.h)."""
     general = depthwise_conv_2d_s8(graph, op, reference)
-    if general is None:
+    planar = planar_layer(graph, op, reference) if general is not None else None
+    if general is None or planar is None:
         return None
-    ref = fields(reference.params)
-    shifts = ref["shifts"]
-    assert isinstance(shifts, Array)
-    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
-    k_hw = (graph.tensors[op.inputs[1]].shape[1], graph.tensors[op.inputs[1]].shape[2])
-    if not planar_fits(ref, k_hw, shifts):
-        return None
+    ref, in_hw, out_hw = planar
     if ref["act_min"] != -128 or ref["act_max"] != 127:
         return None
     if not {ref["stride_h"], ref["stride_w"]} <= LAYER_STRIDES:  # the cost model's code side
         return None
     bw, ring = whole_band(ref, in_hw, out_hw)
     scratch = 12 * line_axes(ref, in_hw, out_hw)[2] + 8 * ring * bw
-    args = layer_args(ref, in_hw, out_hw, y.shape[3])
+    args = layer_args(ref, in_hw, out_hw, graph.tensors[op.outputs[0]].shape[3])
     if args is None or scratch > WHOLE_BAND_LIMIT:
         return None
     return replace(

@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from mcugen.codegen.lower import Array, Lowered, Value, fields
+from mcugen.codegen.lower import Lowered, Value
 from mcugen.codegen.lower._variants import variant
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.codegen.lower.opt_depthwise import (
     by_columns,
     depthwise_conv_2d_s8,  # registered first
     in_place_ok,
-    planar_fits,
+    planar_layer,
 )
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.traits import NO_TRAITS, OpTraits
@@ -93,15 +93,10 @@ def ring_layout(
 )
 def depthwise_conv_2d_s8_ring(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     fast = depthwise_conv_2d_s8(graph, op, reference)
-    if fast is None:
+    planar = planar_layer(graph, op, reference) if fast is not None else None
+    if fast is None or planar is None:
         return None
-    ref = fields(reference.params)
-    shifts = ref["shifts"]
-    assert isinstance(shifts, Array)
-    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
-    if not planar_fits(ref, (w.shape[1], w.shape[2]), shifts):
-        return None
+    ref, in_hw, out_hw = planar
     layout = ring_layout(ref, in_hw, out_hw)
     shared = conv_staging_bytes(graph, op) is not None and in_place_ok(
         ref, in_hw, 3, out_hw, layout.columns

@@ -12,10 +12,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 import serial
 
-from mcugen.errors import RunError
+from mcugen.errors import McugenError, RunError
 
 try:  # pyserial's flush() on a port whose other end hung up raises termios.error (POSIX)
     from termios import error as _TermiosError
@@ -132,6 +133,10 @@ class MonitorPort:
     it: `_shutdown` (stop streaming, supply off) is best effort when an error is already on its
     way, and the port is closed whatever happens."""
 
+    label: ClassVar[str]
+    #: what to check when the link fails (the one line's hint)
+    port_hint: ClassVar[str]
+    port: str
     _ser: serial.SerialBase | None = None
     _capture: Capture | None = None
 
@@ -141,8 +146,22 @@ class MonitorPort:
             raise RuntimeError("use the monitor as a context manager")
         return self._ser
 
+    @staticmethod
+    def supply_millivolts(name: str, millivolts: int, low: int, high: int) -> int:
+        """`millivolts`, when the monitor `name` can supply it (`low` to `high` mV); else the
+        user's one error line."""
+        if not low <= millivolts <= high:
+            raise McugenError(
+                f"the {name} supplies {low} to {high} mV, not {millivolts}",
+                hint="set --supply-mv within that range",
+            )
+        return millivolts
+
     def _shutdown(self) -> None:
         raise NotImplementedError
+
+    def _fail(self, what: str) -> RunError:
+        return RunError(f"{self.label}: {what}", where=self.port, hint=self.port_hint)
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
         try:

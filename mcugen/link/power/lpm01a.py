@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 import serial
 
-from mcugen.errors import McugenError, RunError
+from mcugen.errors import RunError
 from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
 from mcugen.link.power.trace import PowerTrace
 
@@ -51,20 +51,19 @@ class Lpm01a(MonitorPort):
 
     name: ClassVar[str] = "lpm01a"
     label: ClassVar[str] = LABEL
+    port_hint: ClassVar[str] = (
+        "check the USB cable, that this port is the LPM01A's (USB 0483:5740) and that its "
+        "firmware is 1.0.6 or newer"
+    )
     mark_input: ClassVar[str] = "D7"
 
     def __init__(
         self, port: str, *, millivolts: int = 3300, rate_hz: int = 1000, timeout: float = 2.0
     ) -> None:
-        if not MIN_MV <= millivolts <= MAX_MV:
-            raise McugenError(
-                f"the LPM01A supplies {MIN_MV} to {MAX_MV} mV, not {millivolts}",
-                hint="set --supply-mv within that range",
-            )
+        self.millivolts = self.supply_millivolts("LPM01A", millivolts, MIN_MV, MAX_MV)
         if not 0 < rate_hz <= MAX_ASCII_RATE_HZ:
             raise ValueError("the LPM01A's ascii_dec format streams 1 to 10,000 samples/s")
         self.port = port
-        self.millivolts = millivolts
         self.rate_hz = rate_hz
         self.timeout = timeout
         self._ser: serial.SerialBase | None = None
@@ -84,14 +83,6 @@ class Lpm01a(MonitorPort):
             self._capture = None
         for text in ("pwr off", "hrc"):
             self.command(text, timeout=min(self.timeout, 1.0))
-
-    def _fail(self, what: str) -> RunError:
-        return RunError(
-            f"{LABEL}: {what}",
-            where=self.port,
-            hint="check the USB cable, that this port is the LPM01A's (USB 0483:5740) and that "
-            "its firmware is 1.0.6 or newer",
-        )
 
     def _write(self, text: str) -> None:
         try:

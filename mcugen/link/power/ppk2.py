@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 import serial
 
-from mcugen.errors import McugenError, RunError
+from mcugen.errors import RunError
 from mcugen.link.power.link import LINK_ERRORS, Capture, MonitorPort, open_port, read_until
 from mcugen.link.power.trace import PowerTrace, falling_edges
 
@@ -53,19 +53,18 @@ class Ppk2(MonitorPort):
 
     name: ClassVar[str] = "ppk2"
     label: ClassVar[str] = LABEL
+    port_hint: ClassVar[str] = (
+        "check the USB cable and that this port is the PPK2's first one (its data port, not the "
+        "debug one)"
+    )
 
     def __init__(
         self, port: str, *, millivolts: int = 3300, logic_channel: int = 0, timeout: float = 2.0
     ) -> None:
-        if not MIN_MV <= millivolts <= MAX_MV:
-            raise McugenError(
-                f"the PPK2 supplies {MIN_MV} to {MAX_MV} mV, not {millivolts}",
-                hint="set --supply-mv within that range",
-            )
+        self.millivolts = self.supply_millivolts("PPK2", millivolts, MIN_MV, MAX_MV)
         if not 0 <= logic_channel < 8:
             raise ValueError(f"the PPK2 has logic inputs D0-D7, not D{logic_channel}")
         self.port = port
-        self.millivolts = millivolts
         self.logic_channel = logic_channel
         self.timeout = timeout
         self.calibration = parse_metadata("")
@@ -92,14 +91,6 @@ class Ppk2(MonitorPort):
             self._capture = None
             self._send(AVERAGE_STOP)
         self._send(DEVICE_RUNNING_SET, 0)
-
-    def _fail(self, what: str) -> RunError:
-        return RunError(
-            f"{LABEL}: {what}",
-            where=self.port,
-            hint="check the USB cable and that this port is the PPK2's first one (its data "
-            "port, not the debug one)",
-        )
 
     def _send(self, *command: int) -> None:
         try:
