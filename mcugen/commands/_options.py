@@ -260,8 +260,9 @@ def model_options(
         type=budget_seconds,
         default=None,
         metavar="S",
-        help="planning search budget in nominal seconds of work, 0 to 3600 (default: 0.5 for the order search); counted "
-        "in work, so the same budget gives the same plan on any machine and load",
+        help="planning search budget in nominal seconds of work, 0 to 3600 (default: 0.5 for "
+        "the order search); counted in work, so the same budget gives the same plan on any "
+        "machine and load",
     )
     if board if with_pools is None else with_pools:
         p.add_argument(

@@ -211,7 +211,7 @@ def optimal_order(
     time_budget: float | None = None,
     evaluate: ArenaOf | None = None,
 ) -> OrderResult:
-    """Minimum-peak order (steps 1-2 of the module); `time_budget` seconds of search (default 0.5)."""
+    """Minimum-peak order (module steps 1-2); `time_budget`: seconds of work, default 0.5."""
     budget = DEFAULT_TIME_BUDGET if time_budget is None else time_budget
     model = build_model(graph, scratch)
     pieces = split_into_pieces(model)
