@@ -22,6 +22,7 @@ PER_MAC = {
     "conv_2d_s8": 1.8,
     "conv_2d_s8_col2": 2.2,
     "conv_2d_s8_col": 2.5,
+    "conv_2d_s8_lean": 1.95,
     "conv_2d_1x1_s8": 1.1,
     "conv_2d_1x1_s8_staged": 1.55,
     "conv_2d_1x1_s8_direct": 1.62,
@@ -32,6 +33,11 @@ PER_MAC = {
     "depthwise_conv_2d_s8_lean": 11.2,
     "fully_connected_s8": 2.2,
 }
+#: conv_2d_s8_lean over fewer than 4 input channels (its runs a window row long, a few bytes
+#: each), M4 twin: KWS's first layer (1 channel, 10x4) 3.71, VWW's and IC's stems (3 channels,
+#: 3x3) 4.22 and 3.96; over 4 or more (whole words) 1.95 (IC's 3x3 16 -> 16 layers, 1.93-1.94).
+LEAN_NARROW_PER_MAC = 4.0
+
 #: The reference kernels' rates on the M4 twin (KWS): a general CONV_2D or DEPTHWISE_CONV_2D
 #: about 43 per MAC (the tap loop), a 1x1 CONV_2D or FULLY_CONNECTED about 8.2.
 REFERENCE_PER_MAC = {"CONV_2D": 43.3, "DEPTHWISE_CONV_2D": 42.5, "FULLY_CONNECTED": 8.3}
@@ -41,9 +47,11 @@ POINTWISE_PER_MAC = 8.2
 def per_mac(graph: Graph, op_index: int, kernel: Lowered) -> float | None:
     """The measured instructions per MAC of `kernel` running operator `op_index` (None: none
     measured)."""
+    op = graph.operators[op_index]
+    if kernel.variant == "conv_2d_s8_lean" and graph.tensors[op.inputs[0]].shape[-1] < 4:
+        return LEAN_NARROW_PER_MAC
     if kernel.variant != "reference":
         return PER_MAC.get(kernel.variant)
-    op = graph.operators[op_index]
     if op.opcode == "CONV_2D" and len(op.inputs) > 1 and op.inputs[1] >= 0:
         shape = graph.tensors[op.inputs[1]].shape
         if len(shape) == 4 and shape[1] == shape[2] == 1:

@@ -94,13 +94,14 @@ def test_batches_and_per_tensor_weights(rung: str) -> None:
 
 def test_ladder_puts_them_between_the_fast_kernel_and_the_reference() -> None:
     """KWS's first layer's shape: conv_2d_s8 (its pair's 16-bit window and a byte window), then
-    col2 (two byte windows: 80 bytes), col (one: 40 bytes), then the reference kernel (none)."""
+    col2 (two byte windows: 80 bytes), col (one: 40 bytes), then conv_2d_s8_lean (none:
+    test_opt_conv_lean.py)."""
     conv = Conv(in_hwc=(49, 10, 1), out_c=64, kernel=(10, 4), stride=(2, 2))
     gen = generate(import_model(conv_int8(conv), source="test model"))
     op = next(o.index for o in gen.graph.operators if o.opcode == "CONV_2D")
     fastest = gen.lowered[op]
     rungs = ladder(gen.graph, op, fastest, "cortex-m4")
-    assert [r.variant for r in rungs] == ["conv_2d_s8", COL2, COL, "reference"]
+    assert [r.variant for r in rungs] == ["conv_2d_s8", COL2, COL, "conv_2d_s8_lean"]
     assert [r.scratch_bytes for r in rungs] == [scratch_bytes(40, 1), 80, 40, 0]
     assert col_scratch_bytes(40) == 40 and col_scratch_bytes(27) == 28
     assert lower(gen.graph, gen.graph.operators[op]).variant == "reference"

@@ -16,7 +16,7 @@ import functools
 
 from mcugen.codegen import quant
 from mcugen.codegen.lower import Array, Lowered
-from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower._rung import rung
 from mcugen.model.ir import Graph, Operator
 
 PARAMS = "mcu_add_s8_table_params_t"
@@ -47,12 +47,9 @@ def exact_bounds(table1: Array, table2: Array, multiplier: int, shift: int, offs
     return x_peak + 1 + abs(constant) < 2**31
 
 
-@variant(
-    "add_s8",
-    "ADD",
-    handles="int8, both inputs of the output's shape (no broadcasting)",
-)
+@rung("add_s8", "ADD")
 def add_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """int8, both inputs of the output's shape (no broadcasting)."""
     if reference.function != "mcu_add_int8":
         return None
     a, b, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))

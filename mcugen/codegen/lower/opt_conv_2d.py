@@ -33,7 +33,7 @@ from mcugen.codegen.lower._conv_stem import (
     stem_weights,
     window_words,
 )
-from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower._rung import rung
 from mcugen.codegen.lower.opt_mat_mult import _read_alike, filter_rows, folded_bias
 from mcugen.model.ir import Graph, Operator
 
@@ -110,16 +110,20 @@ def laid_out_weights(graph: Graph, op: Operator) -> tuple[tuple[int, bytes], ...
 
 
 def channel_records(
-    graph: Graph, op: Operator, ref: dict[str, Value]
+    graph: Graph, op: Operator, ref: dict[str, Value], folded: bool = True
 ) -> tuple[tuple[int, ...], ...] | None:
-    """Per output channel: bias (input offset folded in), multiplier, left shift + 1, right
-    shift, 2^(right-1) + output_offset * 2^right, sign mask (mcu/kernels/conv_2d.h); None when
-    the bias does not fold or `exact_bounds` fails."""
-    bias = folded_bias(graph, op, _int(ref, "input_offset"))
+    """Per output channel: bias, multiplier, left shift + 1, right shift, 2^(right-1) +
+    output_offset * 2^right, sign mask (mcu/kernels/conv_2d.h); None when the bias does not fit
+    or `exact_bounds` fails. `folded`: the input offset folded into the bias (the kernel adds
+    raw inputs, padding the input zero point), else the layer's own bias (it adds inputs plus
+    the offset: opt_conv_lean.py)."""
+    offset_in = _int(ref, "input_offset")
+    bias = folded_bias(graph, op, offset_in if folded else 0)
     multipliers, shifts = ref["multipliers"], ref["shifts"]
     if bias is None or not isinstance(multipliers, Array) or not isinstance(shifts, Array):
         return None
-    peaks = 128 * np.abs(filter_rows(graph, op)).sum(axis=1)
+    largest = 128 if folded else max(abs(offset_in - 128), abs(offset_in + 127))
+    peaks = largest * np.abs(filter_rows(graph, op)).sum(axis=1)
     offset = _int(ref, "output_offset")
     records = []
     for c, b in enumerate(bias.values):
@@ -144,25 +148,31 @@ def exact_bounds(acc_peak: int, multiplier: int, left: int, right: int, constant
     return shifted <= INT32_MAX and high + abs(constant) + 1 <= INT32_MAX
 
 
+def record_params(
+    graph: Graph, op: Operator, ref: dict[str, Value], folded: bool = True
+) -> tuple[tuple[str, Value], ...] | None:
+    """mcu_conv_2d_s8_params_t's fields (`channel_records`' `folded`), None when the kernels
+    cannot run the operator."""
+    pad_value = -_int(ref, "input_offset")
+    records = channel_records(graph, op, ref, folded)
+    if not -128 <= pad_value < 128 or records is None:
+        return None
+    return member(WINDOW_PARAMS, tuple((k, ref[k]) for k in WINDOW)) + (
+        ("pad_value", pad_value),
+        ("act_min", ref["act_min"]),
+        ("act_max", ref["act_max"]),
+        ("channels", Array("int32_t", tuple(v for r in records for v in r))),
+    )
+
+
 def conv_params(
     graph: Graph, op: Operator, reference: Lowered
 ) -> tuple[tuple[tuple[str, Value], ...], tuple[tuple[int, bytes], ...]] | None:
     """The kernel's parameters and laid-out filter, None when it cannot run the operator."""
-    ref = fields(reference.params)
-    pad_value = -_int(ref, "input_offset")
-    if not -128 <= pad_value < 128:
-        return None
-    records = channel_records(graph, op, ref)
+    params = record_params(graph, op, fields(reference.params))
     weights = laid_out_weights(graph, op)
-    if records is None or weights is None:
+    if params is None or weights is None:
         return None
-    flat = Array("int32_t", tuple(v for r in records for v in r))
-    params = member(WINDOW_PARAMS, tuple((k, ref[k]) for k in WINDOW)) + (
-        ("pad_value", pad_value),
-        ("act_min", ref["act_min"]),
-        ("act_max", ref["act_max"]),
-        ("channels", flat),
-    )
     return params, weights
 
 
@@ -173,15 +183,12 @@ def scratch_bytes(depth: int, in_c: int) -> int:
     return words + (_align4(depth) if in_c % 4 else 0)
 
 
-@variant(
-    "conv_2d_stem_s8",
-    "CONV_2D",
-    "DEPTHWISE_CONV_2D",
-    handles="int8 first layers: a filter of three rows over one or three input channels (a "
-    "depthwise one of one input channel and several outputs too), dilation 1",
-)
+@rung("conv_2d_stem_s8", "CONV_2D", "DEPTHWISE_CONV_2D")
 def conv_2d_stem(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """runtime_c/kernels/opt/conv_2d_stem_s8.c: the input widened once per strip into a band of
+    """int8 first layers: a filter of three rows over one or three input channels (a depthwise
+    one of one input channel and several outputs too), dilation 1.
+
+    runtime_c/kernels/opt/conv_2d_stem_s8.c: the input widened once per strip into a band of
     16-bit columns, the weights as 16-bit pairs in its lanes (`_conv_stem`)."""
     if reference.function not in ("mcu_conv_2d_int8", "mcu_depthwise_conv_2d_int8"):
         return None
@@ -228,12 +235,9 @@ def conv_2d_stem(graph: Graph, op: Operator, reference: Lowered) -> Lowered | No
     )
 
 
-@variant(
-    NAME,
-    "CONV_2D",
-    handles="int8, one group, any filter, stride, dilation and padding but 1x1 stride 1",
-)
+@rung(NAME, "CONV_2D")
 def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """int8, one group, any filter, stride, dilation and padding but 1x1 stride 1."""
     if reference.function != "mcu_conv_2d_int8":
         return None
     ref = fields(reference.params)
@@ -257,27 +261,23 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
     )
 
 
-@variant(
-    "conv_2d_s8_col2",
-    "CONV_2D",
-    handles="what conv_2d_s8 takes, two pixels' windows of bytes as scratch (half its scratch), "
-    "widened in registers",
-)
+@rung("conv_2d_s8_col2", "CONV_2D")
 def conv_2d_s8_col2(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """runtime_c/kernels/opt/conv_2d_s8_col2.c: conv_2d_s8's parameters and filter layout, its
+    """what conv_2d_s8 takes, two pixels' windows of bytes as scratch (half its scratch),
+    widened in registers.
+
+    runtime_c/kernels/opt/conv_2d_s8_col2.c: conv_2d_s8's parameters and filter layout, its
     scratch two windows of bytes; the rung between conv_2d_s8 and conv_2d_s8_col on the ladder
     of kernels chosen for memory (registered after conv_2d_s8, so speed first never picks it)."""
     return byte_windows(graph, op, conv_2d_s8(graph, op, reference), 2, "conv_2d_s8_col2")
 
 
-@variant(
-    "conv_2d_s8_col",
-    "CONV_2D",
-    handles="what conv_2d_s8 takes, one pixel's window of bytes as scratch (a quarter of its "
-    "scratch), widened in registers",
-)
+@rung("conv_2d_s8_col", "CONV_2D")
 def conv_2d_s8_col(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """runtime_c/kernels/opt/conv_2d_s8_col.c: as conv_2d_s8_col2, one window of bytes."""
+    """what conv_2d_s8 takes, one pixel's window of bytes as scratch (a quarter of its scratch),
+    widened in registers.
+
+    runtime_c/kernels/opt/conv_2d_s8_col.c: as conv_2d_s8_col2, one window of bytes."""
     return byte_windows(graph, op, conv_2d_s8(graph, op, reference), 1, "conv_2d_s8_col")
 
 
@@ -306,14 +306,12 @@ def col_scratch_bytes(depth: int) -> int:
     return _align4(depth)
 
 
-@variant(
-    "depthwise_as_conv_s8",
-    "DEPTHWISE_CONV_2D",
-    handles="int8 with one input channel (so a depth multiplier equal to the output depth): the "
-    "same sums as a convolution of one input channel, run by conv_2d_s8's kernel",
-)
+@rung("depthwise_as_conv_s8", "DEPTHWISE_CONV_2D")
 def depthwise_as_conv(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """A depthwise convolution of one input channel: output channel m sums taps of that channel
+    """int8 with one input channel (so a depth multiplier equal to the output depth): the same
+    sums as a convolution of one input channel, run by conv_2d_s8's kernel.
+
+    A depthwise convolution of one input channel: output channel m sums taps of that channel
     with filter[0, ky, kx, m], exactly a CONV_2D whose filter row m is that filter's column m
     (`filter_rows` transposes it; relaid_weights stores it in the pair layout)."""
     if reference.function != "mcu_depthwise_conv_2d_int8":

@@ -16,20 +16,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mcugen.codegen.lower import Array, Lowered, Value, fields
-from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower._rung import rung
 from mcugen.codegen.lower.opt_mat_mult import HEADER, _variant, conv_2d_1x1_s8, takes_1x1
 from mcugen.codegen.quant import wrap_i32
 from mcugen.model.ir import Graph, Operator
 
 
-@variant(
-    "conv_2d_1x1_s8_staged",
-    "CONV_2D",
-    handles="what conv_2d_1x1_s8 runs with its stream (depth a multiple of 4, channels even, the "
-    "short requantisation), two pixels of int8 inputs as scratch (the reference's staging)",
-)
+@rung("conv_2d_1x1_s8_staged", "CONV_2D")
 def conv_2d_1x1_s8_staged(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """runtime_c/kernels/opt/conv_2d_1x1_s8_staged.c: conv_2d_1x1_s8's stream path with its
+    """what conv_2d_1x1_s8 runs with its stream (depth a multiple of 4, channels even, the short
+    requantisation), two pixels of int8 inputs as scratch (the reference's staging).
+
+    runtime_c/kernels/opt/conv_2d_1x1_s8_staged.c: conv_2d_1x1_s8's stream path with its
     parameters and weights as they are, its scratch two pixels of int8 inputs (half the widened
     pair's), which in place is also its staging (conv_2d_1x1_s8's traits)."""
     fast = conv_2d_1x1_s8(graph, op, reference)
@@ -45,14 +43,12 @@ def conv_2d_1x1_s8_staged(graph: Graph, op: Operator, reference: Lowered) -> Low
     )
 
 
-@variant(
-    "conv_2d_1x1_s8_direct",
-    "CONV_2D",
-    handles="what conv_2d_1x1_s8 takes with its short requantisation, a pixel at a time read as "
-    "it is; no scratch, not in place (its staging then)",
-)
+@rung("conv_2d_1x1_s8_direct", "CONV_2D")
 def conv_2d_1x1_s8_direct(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """runtime_c/kernels/opt/conv_2d_1x1_s8_direct.c: the rung below conv_2d_1x1_s8 on the
+    """what conv_2d_1x1_s8 takes with its short requantisation, a pixel at a time read as it is;
+    no scratch, not in place (its staging then).
+
+    runtime_c/kernels/opt/conv_2d_1x1_s8_direct.c: the rung below conv_2d_1x1_s8 on the
     ladder of kernels chosen for memory (registered after it, before the lean variant, which
     keeps the layers of the long requantisation); the operator's registered traits, so in place
     it gets the reference kernel's staging as scratch."""

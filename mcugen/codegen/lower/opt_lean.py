@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mcugen.codegen.lower import Array, Lowered, fields
-from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower._rung import rung
 from mcugen.codegen.lower.opt_depthwise import depthwise_conv_2d_s8  # registered first
 from mcugen.codegen.lower.opt_depthwise_ring import depthwise_conv_2d_s8_ring  # and it
 from mcugen.codegen.lower.opt_direct import conv_2d_1x1_s8_direct  # registered first
@@ -40,13 +40,10 @@ LEAN_HEADER = "mcu/kernels/lean.h"
 FAST = (depthwise_conv_2d_s8, depthwise_conv_2d_s8_ring, conv_2d_1x1_s8, conv_2d_1x1_s8_direct)
 
 
-@variant(
-    "depthwise_conv_2d_s8_lean",
-    "DEPTHWISE_CONV_2D",
-    handles="int8, depth multiplier 1, any filter size, stride, dilation and padding; no scratch "
-    "(in place: a channel plane at a time in the staging)",
-)
+@rung("depthwise_conv_2d_s8_lean", "DEPTHWISE_CONV_2D")
 def depthwise_conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """int8, depth multiplier 1, any filter size, stride, dilation and padding; no scratch (in
+    place: a channel plane at a time in the staging)."""
     if reference.function != "mcu_depthwise_conv_2d_int8":
         return None
     ref = fields(reference.params)
@@ -69,13 +66,10 @@ def depthwise_conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) ->
     )
 
 
-@variant(
-    "conv_2d_1x1_s8_lean",
-    "CONV_2D",
-    handles="what conv_2d_1x1_s8 takes, one pixel at a time read as it is; no scratch, not in "
-    "place (its staging then)",
-)
+@rung("conv_2d_1x1_s8_lean", "CONV_2D")
 def conv_2d_1x1_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """what conv_2d_1x1_s8 takes, one pixel at a time read as it is; no scratch, not in place
+    (its staging then)."""
     if not takes_1x1(graph, op, reference):
         return None
     low = _variant(graph, op, reference, "conv_2d_1x1_s8_lean", "mcu_conv_2d_1x1_s8_lean", 0)

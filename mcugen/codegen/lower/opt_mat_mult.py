@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, Value, fields
-from mcugen.codegen.lower._variants import variant
+from mcugen.codegen.lower._rung import rung
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.codegen.quant import rdbpot, srdhm, wrap_i32
 from mcugen.model.ir import DTYPES, Graph, Operator
@@ -299,12 +299,9 @@ def _variant(
     )
 
 
-@variant(
-    "fully_connected_s8",
-    "FULLY_CONNECTED",
-    handles="int8 input, weights with zero point 0 (per tensor or per channel), any shape",
-)
+@rung("fully_connected_s8", "FULLY_CONNECTED")
 def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """int8 input, weights with zero point 0 (per tensor or per channel), any shape."""
     if reference.function != "mcu_fully_connected_int8":
         return None
     if fields(reference.params).get("filter_offset") != 0:
@@ -316,12 +313,9 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
     return _variant(graph, op, reference, "fully_connected_s8", function, scratch)
 
 
-@variant(
-    "conv_2d_1x1_s8",
-    "CONV_2D",
-    handles="int8, 1x1 filter, stride 1, one group (any padding option: a 1x1 filter pads 0)",
-)
+@rung("conv_2d_1x1_s8", "CONV_2D")
 def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """int8, 1x1 filter, stride 1, one group (any padding option: a 1x1 filter pads 0)."""
     if not takes_1x1(graph, op, reference):
         return None
     # the widened pair is the staging for running in place: no more scratch than that

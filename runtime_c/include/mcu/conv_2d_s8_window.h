@@ -41,6 +41,54 @@ static mcu_status_t read_dims(const mcu_node_t *node, const mcu_context_t *ctx, 
   return MCU_OK;
 }
 
+#if MCU_SIMD_DSP
+/* Assembly of half a block of four channels (conv_layout: per pair a.k b.k bytes, the first
+ * pair's word then the second's, loaded from wp) against two pixels' widened words x0, x1 of
+ * (k0, k2) or (k1, k3): sums a00..a31 (channel, pixel), scratch wd and e. */
+#define CONV_QUAD_HALF_ASM                \
+  "ldr %[wd], [%[wp]], #4\n\t"            \
+  "sxtb16 %[e], %[wd]\n\t"                \
+  "smlad %[a00], %[e], %[x0], %[a00]\n\t" \
+  "smlad %[a01], %[e], %[x1], %[a01]\n\t" \
+  "sxtb16 %[e], %[wd], ror #8\n\t"        \
+  "smlad %[a10], %[e], %[x0], %[a10]\n\t" \
+  "smlad %[a11], %[e], %[x1], %[a11]\n\t" \
+  "ldr %[wd], [%[wp]], #4\n\t"            \
+  "sxtb16 %[e], %[wd]\n\t"                \
+  "smlad %[a20], %[e], %[x0], %[a20]\n\t" \
+  "smlad %[a21], %[e], %[x1], %[a21]\n\t" \
+  "sxtb16 %[e], %[wd], ror #8\n\t"        \
+  "smlad %[a30], %[e], %[x0], %[a30]\n\t" \
+  "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+#endif
+
+/* A general kernel's operands: input, filter, output and scratch. */
+typedef struct {
+  const int8_t *input;
+  const int8_t *weights;
+  int8_t *output;
+  void *scratch;
+} operands_t;
+
+/* The dimensions and operands of `node`, checked: never in place; scratch when `scratched`
+ * (the plan's). */
+static inline __attribute__((always_inline)) mcu_status_t conv_operands(
+    const mcu_node_t *node, mcu_context_t *ctx, int scratched, dims_t *d, operands_t *k) {
+  MCU_TRY(read_dims(node, ctx, d));
+  k->input = mcu_input(ctx, node, 0);
+  k->weights = mcu_input(ctx, node, 1);
+  k->output = mcu_output(ctx, node, 0);
+  MCU_ENSURE((const void *)k->output != (const void *)k->input, MCU_ERR_BAD_MODEL);
+  k->scratch = mcu_scratch(ctx, node);
+  MCU_ENSURE(!scratched || k->scratch != NULL, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* Whether the activation range is all of int8 (the kernels then saturate with SSAT). */
+static inline int full_range(const mcu_conv_2d_s8_params_t *p) {
+  return p->act_min == -128 && p->act_max == 127;
+}
+
 /* `n` bytes from `src` to `dst`, a word at a time. */
 static __attribute__((unused)) void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
   int32_t k = 0;
@@ -94,7 +142,7 @@ typedef struct {
   int32_t ox;
 } pixel_t;
 
-static void next(pixel_t *q, const dims_t *d) {
+static __attribute__((unused)) void next(pixel_t *q, const dims_t *d) {
   if (++q->ox == d->s.out_w) {
     q->ox = 0;
     if (++q->oy == d->s.out_h) {
@@ -115,7 +163,8 @@ typedef struct {
   int32_t image;
 } fast_t;
 
-static fast_t fast_geometry(const mcu_conv_2d_s8_params_t *p, const dims_t *d) {
+static __attribute__((unused)) fast_t fast_geometry(const mcu_conv_2d_s8_params_t *p,
+                                                   const dims_t *d) {
   fast_t g;
   g.y_max = d->s.in_h - 1 - (d->s.k_h - 1) * p->win.dilation_h;
   int contiguous = p->win.dilation_w == 1 || d->s.k_w == 1;
@@ -126,19 +175,28 @@ static fast_t fast_geometry(const mcu_conv_2d_s8_params_t *p, const dims_t *d) {
   return g;
 }
 
-/* SMMLAR: acc + the rounded high word of a * b, exactly. */
-static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc) {
-#if MCU_SIMD_DSP
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
-  return r;
-#else
-  return mcu_smmulr(a, b) + acc;
-#endif
+/* A channel's bias from its record (the input offset folded in, or not: opt_conv_2d.py and
+ * opt_conv_lean.py say which). */
+static inline int32_t conv_bias(const mcu_conv_2d_s8_params_t *p, int32_t c) {
+  return p->channels[c * MCU_CONV_REC_WORDS + MCU_CONV_REC_BIAS];
 }
 
-/* The outputs of one channel (record `rec`: conv_2d_s8.c says how) for both pixels' sums,
- * the record read once (before any output is stored: the int8 stores may alias it). */
+/* One output of the channel whose record is `rec` (conv_2d_s8.c says how) from its sum, before
+ * the activation's clamp. */
+static inline __attribute__((always_inline)) int32_t requant_one(const int32_t *rec, int32_t acc) {
+  int32_t shifted = (int32_t)((uint32_t)acc << rec[MCU_CONV_REC_LEFT]);
+  int32_t k = ((acc >> 31) & rec[MCU_CONV_REC_SIGN]) + rec[MCU_CONV_REC_CONSTANT];
+  return mcu_smmlar(shifted, rec[MCU_CONV_REC_MULTIPLIER], k) >> rec[MCU_CONV_REC_RIGHT];
+}
+
+/* The output of the channel whose record is `rec` from its sum `acc`, clamped to [lo, hi]. */
+static inline int8_t conv_output(const int32_t *rec, int32_t acc, int32_t lo, int32_t hi) {
+  return (int8_t)mcu_clamp_i32(requant_one(rec, acc), lo, hi);
+}
+
+/* The outputs of one channel (record `rec`) for both pixels' sums, each clamped to all of int8
+ * (`full`, a constant at each call) or to [lo, hi]; the record is read before any output is
+ * stored (the int8 stores may alias it). */
 typedef struct {
   int32_t v0;
   int32_t v1;
@@ -147,14 +205,25 @@ typedef struct {
 static inline __attribute__((always_inline)) two_t requantize(const int32_t *rec, int32_t acc0,
                                                               int32_t acc1, int full, int32_t lo,
                                                               int32_t hi) {
-  int32_t m = rec[MCU_CONV_REC_MULTIPLIER], left = rec[MCU_CONV_REC_LEFT];
-  int32_t right = rec[MCU_CONV_REC_RIGHT], k = rec[MCU_CONV_REC_CONSTANT];
-  int32_t sign = rec[MCU_CONV_REC_SIGN];
-  int32_t v0 = smmlar((int32_t)((uint32_t)acc0 << left), m, ((acc0 >> 31) & sign) + k) >> right;
-  int32_t v1 = smmlar((int32_t)((uint32_t)acc1 << left), m, ((acc1 >> 31) & sign) + k) >> right;
+  int32_t v0 = requant_one(rec, acc0), v1 = requant_one(rec, acc1);
   two_t v = {full ? mcu_ssat8(v0) : mcu_clamp_i32(v0, lo, hi),
              full ? mcu_ssat8(v1) : mcu_clamp_i32(v1, lo, hi)};
   return v;
+}
+
+/* SXTB16 of `w` (h 0: bytes 0 and 2) or SXTB16 ROR 8 (h 1: bytes 1 and 3). */
+static inline uint32_t lanes(uint32_t w, int32_t h) {
+  return h ? mcu_sxtb16_ror8(w) : mcu_sxtb16(w);
+}
+
+/* The C (no DSP) of the kernels' products: one half block of four channels' weights, words wa
+ * (channels 0, 1) and wb (2, 3) in conv_layout, against the widened window word x (k0, k2) or
+ * (k1, k3): s[k * stride] += channel k's two products. */
+static inline void quad_half(uint32_t wa, uint32_t wb, uint32_t x, int32_t *s, int32_t stride) {
+  s[0] = mcu_smlad(mcu_sxtb16(wa), x, s[0]);
+  s[stride] = mcu_smlad(mcu_sxtb16_ror8(wa), x, s[stride]);
+  s[2 * stride] = mcu_smlad(mcu_sxtb16(wb), x, s[2 * stride]);
+  s[3 * stride] = mcu_smlad(mcu_sxtb16_ror8(wb), x, s[3 * stride]);
 }
 
 /* The last depth % 4 weights of a channel as one word: read past them when other weights

@@ -7,6 +7,8 @@
 #ifndef MCU_MAT_MULT_S8_H
 #define MCU_MAT_MULT_S8_H
 
+#include <string.h>
+
 #include "mcu/runtime.h"
 
 typedef struct {
@@ -69,5 +71,60 @@ void mcu_mat_mult_s8_pairs(const mcu_mat_mult_s8_params_t *p, const mcu_mat_mult
                            const int8_t *w, int32_t channels, int32_t depth, uint32_t *scratch);
 void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
                          int32_t channels, int32_t depth, int8_t *out);
+
+/* The sizes of a 1x1 CONV_2D of stride 1 and one group (the 1x1 variants, kernels/opt/
+ * conv_2d_1x1_s8*.c), from the tensor table: input and output channels and pixels, checked. */
+typedef struct {
+  int32_t in_c, out_c, pixels;
+} mcu_pointwise_t;
+
+static inline mcu_status_t mcu_pointwise_dims(const mcu_node_t *node, const mcu_context_t *ctx,
+                                              mcu_pointwise_t *d) {
+  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
+  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
+  d->in_c = in->dims[3];
+  d->out_c = out->dims[3];
+  MCU_ENSURE_MODEL(filter->dims[1] == 1 && filter->dims[2] == 1 && filter->dims[3] == d->in_c,
+                   MCU_ERR_BAD_MODEL);
+  d->pixels = out->dims[0] * out->dims[1] * out->dims[2];
+  MCU_ENSURE_MODEL(d->pixels == in->dims[0] * in->dims[1] * in->dims[2], MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* One pixel's outputs `out` from its inputs `x` (mcu_mat_mult_s8_row's arguments). */
+typedef void (*mcu_pointwise_pixel_fn)(const mcu_mat_mult_s8_params_t *p, const int8_t *x,
+                                       const int8_t *w, int32_t channels, int32_t depth,
+                                       int8_t *out);
+
+/* A 1x1 convolution a pixel at a time by `pixel` (inlined: a constant at each call). In place
+ * (the plan put the output over the input, with the reference kernel's staging of two pixels
+ * as scratch) each pixel is copied into the staging before its outputs are written: from the
+ * first pixel on when there are no more output than input channels (pixel k's outputs end at
+ * or before the end of its inputs), else from the last back (they start at or after the start
+ * of its inputs); either way no pixel not yet copied is overwritten. */
+static inline __attribute__((always_inline)) mcu_status_t mcu_pointwise_pixels(
+    const mcu_node_t *node, mcu_context_t *ctx, const mcu_pointwise_t *d,
+    mcu_pointwise_pixel_fn pixel) {
+  const mcu_mat_mult_s8_params_t *p = node->params;
+  const int8_t *input = mcu_input(ctx, node, 0);
+  const int8_t *weights = mcu_input(ctx, node, 1);
+  int8_t *output = mcu_output(ctx, node, 0);
+  if ((const void *)output != (const void *)input) {
+    for (int32_t i = 0; i < d->pixels; ++i) {
+      pixel(p, input + i * d->in_c, weights, d->out_c, d->in_c, output + i * d->out_c);
+    }
+    return MCU_OK;
+  }
+  int8_t *staged = mcu_scratch(ctx, node);
+  MCU_ENSURE(staged != NULL, MCU_ERR_BAD_MODEL); /* the plan's staging: checked every invoke */
+  for (int32_t i = 0; i < d->pixels; ++i) {
+    int32_t k = d->out_c <= d->in_c ? i : d->pixels - 1 - i;
+    memcpy(staged, input + k * d->in_c, (size_t)d->in_c);
+    pixel(p, staged, weights, d->out_c, d->in_c, output + k * d->out_c);
+  }
+  return MCU_OK;
+}
 
 #endif

@@ -17,16 +17,9 @@
 static inline __attribute__((always_inline)) mcu_status_t run(const mcu_node_t *node,
                                                               mcu_context_t *ctx, int pairs) {
   const mcu_mat_mult_s8_params_t *p = node->params;
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  int32_t in_c = in->dims[3];
-  int32_t out_c = out->dims[3];
-  MCU_ENSURE_MODEL(filter->dims[1] == 1 && filter->dims[2] == 1 && filter->dims[3] == in_c,
-                   MCU_ERR_BAD_MODEL);
-  int32_t pixels = out->dims[0] * out->dims[1] * out->dims[2];
-  MCU_ENSURE_MODEL(pixels == in->dims[0] * in->dims[1] * in->dims[2], MCU_ERR_BAD_MODEL);
+  mcu_pointwise_t d;
+  MCU_TRY(mcu_pointwise_dims(node, ctx, &d));
+  int32_t in_c = d.in_c, out_c = d.out_c, pixels = d.pixels;
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *weights = mcu_input(ctx, node, 1);
   int8_t *output = mcu_output(ctx, node, 0);

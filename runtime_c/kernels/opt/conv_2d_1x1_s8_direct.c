@@ -16,11 +16,10 @@
  * Scratch: none; in place (the plan put the output over the input, with the reference kernel's
  * staging of two pixels as scratch, conv_2d.py conv_staging_bytes) each pixel is copied into it
  * before its outputs are written, from the first pixel on when there are no more output than
- * input channels, else from the last back (conv_2d_1x1_s8_lean.c says why that is safe). */
-#include <string.h>
-
+ * input channels, else from the last back (mcu/mat_mult_s8.h mcu_pointwise_pixels). */
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/mat_mult_s8.h"
+#include "mcu/opt/mat_mult_s8_asm.h"
 #include "mcu/simd.h"
 
 /* The short requantisation of the undoubled sum `acc` (mat_mult_s8.c's header): multiplier `m`,
@@ -51,23 +50,6 @@ static void quads_c(const int32_t *q, const int8_t *x, const int8_t *w, int32_t 
 }
 
 #if MCU_SIMD_DSP
-/* One block of a pair's two channels (their words at `P`) into sums A0 and A1. */
-#define DIRECT_PAIR(P, A0, A1)                    \
-  "ldrd %[w0], %[w1], [%[" P "]], #8\n\t"         \
-  "sxtb16 %[t], %[w0]\n\t"                        \
-  "smlad %[" A0 "], %[t], %[xe], %[" A0 "]\n\t"   \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"               \
-  "smlad %[" A0 "], %[w0], %[xo], %[" A0 "]\n\t"  \
-  "sxtb16 %[t], %[w1]\n\t"                        \
-  "smlad %[" A1 "], %[t], %[xe], %[" A1 "]\n\t"   \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"               \
-  "smlad %[" A1 "], %[w1], %[xo], %[" A1 "]\n\t"
-#define DIRECT_BLOCK                    \
-  "ldr %[xo], [%[s]], #4\n\t"           \
-  "sxtb16 %[xe], %[xo]\n\t"             \
-  "sxtb16 %[xo], %[xo], ror #8\n\t"     \
-  DIRECT_PAIR("a", "c0", "c1") DIRECT_PAIR("b", "c2", "c3")
-
 /* Groups of four channels of pixel `x` (depth a multiple of 4, weights word-aligned) with the
  * build's stream `q` (mcu/mat_mult_s8.h): 16 words a group. */
 static void quads_dsp(const int32_t *q, const int8_t *x, const int8_t *w, int32_t groups,
@@ -79,17 +61,7 @@ static void quads_dsp(const int32_t *q, const int8_t *x, const int8_t *w, int32_
     const int8_t *s = x;
     const int8_t *b = a + 2 * depth;
     int32_t c0 = q[0], c1 = q[1], c2 = q[2], c3 = q[3];
-    __asm__ volatile("sub %[t], %[end], %[s]\n\t"
-                     "tst %[t], #4\n\t"
-                     "bne 2f\n\t"
-                     "1:\n\t" DIRECT_BLOCK "2:\n\t" DIRECT_BLOCK
-                     "cmp %[s], %[end]\n\t"
-                     "bne 1b\n\t"
-                     : [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
-                       [c2] "+r"(c2), [c3] "+r"(c3), [xe] "=&r"(xe), [xo] "=&r"(xo),
-                       [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
-                     : [end] "r"(end)
-                     : "memory", "cc");
+    MCU_LOOP_1X4(s);
     a = b; /* the next group's first pair */
     out[0] = short_out(c0, q[4], q[5], q[6]);
     out[1] = short_out(c1, q[7], q[8], q[9]);
@@ -97,8 +69,6 @@ static void quads_dsp(const int32_t *q, const int8_t *x, const int8_t *w, int32_
     out[3] = short_out(c3, q[13], q[14], q[15]);
   }
 }
-#undef DIRECT_PAIR
-#undef DIRECT_BLOCK
 #endif
 
 /* Every output channel of pixel `x`: the groups of four from the stream (the build gives one only
@@ -133,35 +103,11 @@ static void pixel(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8
 
 mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mat_mult_s8_params_t *p = node->params;
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  int32_t in_c = in->dims[3];
-  int32_t out_c = out->dims[3];
-  MCU_ENSURE_MODEL(filter->dims[1] == 1 && filter->dims[2] == 1 && filter->dims[3] == in_c,
-                   MCU_ERR_BAD_MODEL);
-  int32_t pixels = out->dims[0] * out->dims[1] * out->dims[2];
-  MCU_ENSURE_MODEL(pixels == in->dims[0] * in->dims[1] * in->dims[2], MCU_ERR_BAD_MODEL);
+  mcu_pointwise_t d;
+  MCU_TRY(mcu_pointwise_dims(node, ctx, &d));
   /* the stream's groups need whole words of inputs; channels past them need the arrays */
-  int groups_only = p->stream != NULL && (out_c & 3) == 0;
-  MCU_ENSURE_MODEL(p->stream == NULL || (in_c & 3) == 0, MCU_ERR_BAD_MODEL);
+  int groups_only = p->stream != NULL && (d.out_c & 3) == 0;
+  MCU_ENSURE_MODEL(p->stream == NULL || (d.in_c & 3) == 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(groups_only || p->short_shifts != NULL, MCU_ERR_BAD_MODEL);
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *weights = mcu_input(ctx, node, 1);
-  int8_t *output = mcu_output(ctx, node, 0);
-  if ((const void *)output != (const void *)input) {
-    for (int32_t i = 0; i < pixels; ++i) {
-      pixel(p, input + i * in_c, weights, out_c, in_c, output + i * out_c);
-    }
-    return MCU_OK;
-  }
-  int8_t *staged = mcu_scratch(ctx, node);
-  MCU_ENSURE(staged != NULL, MCU_ERR_BAD_MODEL); /* the plan's staging: checked every invoke */
-  for (int32_t i = 0; i < pixels; ++i) {
-    int32_t k = out_c <= in_c ? i : pixels - 1 - i;
-    memcpy(staged, input + k * in_c, (size_t)in_c);
-    pixel(p, staged, weights, out_c, in_c, output + k * out_c);
-  }
-  return MCU_OK;
+  return mcu_pointwise_pixels(node, ctx, &d, pixel);
 }

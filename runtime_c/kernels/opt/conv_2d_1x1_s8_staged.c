@@ -17,6 +17,7 @@
  * else from the last pair back; either way no pixel not yet copied is overwritten. */
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/mat_mult_s8.h"
+#include "mcu/opt/mat_mult_s8_asm.h"
 #include "mcu/simd.h"
 
 /* The short requantisation of the undoubled sum `acc`: multiplier `m`, rounding term `round`,
@@ -34,19 +35,7 @@ static inline int8_t short_out(int32_t acc, int32_t m, int32_t round, int32_t ri
   "sxtb16 %[x0e], %[x0e]\n\t"                       \
   "sxtb16 %[x1o], %[x1e], ror #8\n\t"               \
   "sxtb16 %[x1e], %[x1e]\n\t"                       \
-  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"              \
-  "sxtb16 %[t], %[w0]\n\t"                          \
-  "smlad %[a00], %[t], %[x0e], %[a00]\n\t"          \
-  "smlad %[a01], %[t], %[x1e], %[a01]\n\t"          \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"                 \
-  "smlad %[a00], %[w0], %[x0o], %[a00]\n\t"         \
-  "smlad %[a01], %[w0], %[x1o], %[a01]\n\t"         \
-  "sxtb16 %[t], %[w1]\n\t"                          \
-  "smlad %[a10], %[t], %[x0e], %[a10]\n\t"          \
-  "smlad %[a11], %[t], %[x1e], %[a11]\n\t"          \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"                 \
-  "smlad %[a10], %[w1], %[x0o], %[a10]\n\t"         \
-  "smlad %[a11], %[w1], %[x1o], %[a11]\n\t"
+  MCU_MACS_2X2
 #endif
 
 /* Every pair of channels against the staged pixels `x` (depth / 4 blocks of two words): sums
@@ -60,20 +49,7 @@ static void pairs(const int32_t *q, const uint32_t *x, const int8_t *w, int32_t 
 #if MCU_SIMD_DSP
     if (((uintptr_t)w & 3) == 0) {
       uint32_t x0e, x0o, x1e, x1o, w0, w1, t;
-      __asm__ volatile("ldr %[t], %[end]\n\t"
-                       "sub %[t], %[t], %[s]\n\t"
-                       "tst %[t], #8\n\t"
-                       "bne 2f\n\t"
-                       "1:\n\t" STAGED_BLOCK "2:\n\t" STAGED_BLOCK
-                       "ldr %[t], %[end]\n\t"
-                       "cmp %[s], %[t]\n\t"
-                       "bne 1b\n\t"
-                       : [s] "+r"(s), [pw] "+r"(w), [a00] "+r"(a00), [a01] "+r"(a01),
-                         [a10] "+r"(a10), [a11] "+r"(a11), [x0e] "=&r"(x0e), [x0o] "=&r"(x0o),
-                         [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [w0] "=&r"(w0), [w1] "=&r"(w1),
-                         [t] "=&r"(t)
-                       : [end] "m"(end)
-                       : "memory", "cc");
+      MCU_LOOP_2X2(s, STAGED_BLOCK, "8");
     }
 #endif
     for (; s != end; s += 2, w += 8) { /* plain C: other cores, unaligned weights */
@@ -99,16 +75,9 @@ static void pairs(const int32_t *q, const uint32_t *x, const int8_t *w, int32_t 
 
 mcu_status_t mcu_conv_2d_1x1_s8_staged(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_mat_mult_s8_params_t *p = node->params;
-  const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
-  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(in->ndims == 4 && filter->ndims == 4 && out->ndims == 4, MCU_ERR_BAD_MODEL);
-  int32_t in_c = in->dims[3];
-  int32_t out_c = out->dims[3];
-  MCU_ENSURE_MODEL(filter->dims[1] == 1 && filter->dims[2] == 1 && filter->dims[3] == in_c,
-                   MCU_ERR_BAD_MODEL);
-  int32_t pixels = out->dims[0] * out->dims[1] * out->dims[2];
-  MCU_ENSURE_MODEL(pixels == in->dims[0] * in->dims[1] * in->dims[2], MCU_ERR_BAD_MODEL);
+  mcu_pointwise_t d;
+  MCU_TRY(mcu_pointwise_dims(node, ctx, &d));
+  int32_t in_c = d.in_c, out_c = d.out_c, pixels = d.pixels;
   MCU_ENSURE_MODEL(p->stream != NULL && (in_c & 3) == 0 && (out_c & 1) == 0, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, 0);
   const int8_t *weights = mcu_input(ctx, node, 1);

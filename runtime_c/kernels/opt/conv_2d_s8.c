@@ -185,22 +185,7 @@ static void dot_pair(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t
 
 /* Half a block of dot_quad's assembly: two words of the window against one word of each of
  * the four channels' (k0, k2) or (k1, k3) pairs. */
-#define DOT_QUAD_HALF_ASM                 \
-  "ldrd %[x0], %[x1], [%[xp]], #8\n\t"    \
-  "ldr %[wd], [%[wp]], #4\n\t"            \
-  "sxtb16 %[e], %[wd]\n\t"                \
-  "smlad %[a00], %[e], %[x0], %[a00]\n\t" \
-  "smlad %[a01], %[e], %[x1], %[a01]\n\t" \
-  "sxtb16 %[e], %[wd], ror #8\n\t"        \
-  "smlad %[a10], %[e], %[x0], %[a10]\n\t" \
-  "smlad %[a11], %[e], %[x1], %[a11]\n\t" \
-  "ldr %[wd], [%[wp]], #4\n\t"            \
-  "sxtb16 %[e], %[wd]\n\t"                \
-  "smlad %[a20], %[e], %[x0], %[a20]\n\t" \
-  "smlad %[a21], %[e], %[x1], %[a21]\n\t" \
-  "sxtb16 %[e], %[wd], ror #8\n\t"        \
-  "smlad %[a30], %[e], %[x0], %[a30]\n\t" \
-  "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+#define DOT_QUAD_HALF_ASM "ldrd %[x0], %[x1], [%[xp]], #8\n\t" CONV_QUAD_HALF_ASM
 
 /* Two pixels against four channels, sums s[2 * channel + pixel]. The filter's block j of a
  * group of four channels is the first pair's word (k0, k2), the second pair's, then their
@@ -210,8 +195,6 @@ static void dot_pair(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t
  * registers for the requantisation. */
 static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, const int8_t *w,
                                                            int32_t blocks, int32_t s[8]) {
-  int32_t a00 = s[0], a01 = s[1], a10 = s[2], a11 = s[3];
-  int32_t a20 = s[4], a21 = s[5], a30 = s[6], a31 = s[7];
   const uint32_t *end = x + 4 * blocks;
 #if MCU_SIMD_DSP && defined(__OPTIMIZE__)
   if (blocks > 0) {
@@ -221,8 +204,9 @@ static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, co
         "ldr %[wd], %[end]\n\t"
         "cmp %[xp], %[wd]\n\t"
         "bne 1b"
-        : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20),
-          [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31), [xp] "+r"(x), [wp] "+r"(w),
+        : [a00] "+r"(s[0]), [a01] "+r"(s[1]), [a10] "+r"(s[2]), [a11] "+r"(s[3]),
+          [a20] "+r"(s[4]), [a21] "+r"(s[5]), [a30] "+r"(s[6]), [a31] "+r"(s[7]), [xp] "+r"(x),
+          [wp] "+r"(w),
           [x0] "=&r"(x0), [x1] "=&r"(x1), [wd] "=&r"(word), [e] "=&r"(e)
         : [end] "m"(end)
         : "cc", "memory");
@@ -230,27 +214,12 @@ static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, co
 #else
   for (; x != end; x += 4, w += 16) {
     for (int32_t h = 0; h < 2; ++h) { /* the words (k0, k2), then (k1, k3) */
-      uint32_t x0 = x[2 * h], x1 = x[2 * h + 1];
       uint32_t wa = mcu_load_u32(w + 8 * h), wb = mcu_load_u32(w + 8 * h + 4);
-      a00 = mcu_smlad(mcu_sxtb16(wa), x0, a00);
-      a01 = mcu_smlad(mcu_sxtb16(wa), x1, a01);
-      a10 = mcu_smlad(mcu_sxtb16_ror8(wa), x0, a10);
-      a11 = mcu_smlad(mcu_sxtb16_ror8(wa), x1, a11);
-      a20 = mcu_smlad(mcu_sxtb16(wb), x0, a20);
-      a21 = mcu_smlad(mcu_sxtb16(wb), x1, a21);
-      a30 = mcu_smlad(mcu_sxtb16_ror8(wb), x0, a30);
-      a31 = mcu_smlad(mcu_sxtb16_ror8(wb), x1, a31);
+      quad_half(wa, wb, x[2 * h], s, 2);
+      quad_half(wa, wb, x[2 * h + 1], s + 1, 2);
     }
   }
 #endif
-  s[0] = a00;
-  s[1] = a01;
-  s[2] = a10;
-  s[3] = a11;
-  s[4] = a20;
-  s[5] = a21;
-  s[6] = a30;
-  s[7] = a31;
 }
 
 /* Two pixels against one channel whose weights are blocks of four in order: acc[pixel]. */
@@ -329,24 +298,17 @@ static inline __attribute__((always_inline)) void channels_clamped(
 
 static void channels(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x,
                      const int8_t *w, int8_t *out0, int8_t *out1) {
-  if (p->act_min == -128 && p->act_max == 127) {
-    channels_clamped(p, d, x, w, out0, out1, 1);
-  } else {
-    channels_clamped(p, d, x, w, out0, out1, 0);
-  }
+  full_range(p) ? channels_clamped(p, d, x, w, out0, out1, 1)
+                : channels_clamped(p, d, x, w, out0, out1, 0);
 }
 
 mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_s8_params_t *p = node->params;
   dims_t d;
-  MCU_TRY(read_dims(node, ctx, &d));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *weights = mcu_input(ctx, node, 1);
-  int8_t *output = mcu_output(ctx, node, 0);
-  MCU_ENSURE((const void *)output != (const void *)input, MCU_ERR_BAD_MODEL); /* never in place */
+  operands_t k;
+  MCU_TRY(conv_operands(node, ctx, 1, &d, &k));
   /* scratch: the pair's words (4 per block, the tail's block included), then the byte window */
-  uint32_t *x = mcu_scratch(ctx, node);
-  MCU_ENSURE(x != NULL, MCU_ERR_BAD_MODEL);
+  uint32_t *x = k.scratch;
   int32_t words = 4 * (d.blocks + (d.tail != 0));
   int8_t *col = (int8_t *)(x + words);
   if (d.s.in_c % 4 != 0) {
@@ -357,13 +319,13 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   pixel_t q = {0, 0, 0};
   for (int32_t i = 0; i < pixels; i += 2) {
     int two = i + 1 < pixels;
-    if (!fast_window(p, &d, &g, input, q, x, col)) {
-      pixel_window(p, &d, input, q, x, col);
+    if (!fast_window(p, &d, &g, k.input, q, x, col)) {
+      pixel_window(p, &d, k.input, q, x, col);
     }
     next(&q, &d);
     if (two) {
-      if (!fast_window(p, &d, &g, input, q, x + 1, col)) {
-        pixel_window(p, &d, input, q, x + 1, col);
+      if (!fast_window(p, &d, &g, k.input, q, x + 1, col)) {
+        pixel_window(p, &d, k.input, q, x + 1, col);
       }
       next(&q, &d);
     } else {
@@ -371,8 +333,8 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
         x[k + 1] = x[k];
       }
     }
-    int8_t *out0 = output + i * d.s.out_c;
-    channels(p, &d, x, weights, out0, two ? out0 + d.s.out_c : out0);
+    int8_t *out0 = k.output + i * d.s.out_c;
+    channels(p, &d, x, k.weights, out0, two ? out0 + d.s.out_c : out0);
   }
   return MCU_OK;
 }

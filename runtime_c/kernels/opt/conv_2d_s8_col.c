@@ -39,7 +39,7 @@
                    "1:\n\t" COL_QUAD_ASM(LOAD2) "2:\n\t" COL_QUAD_ASM(LOAD2)               \
                    "cmp %[xp], %[end]\n\t"                                                 \
                    "bne 1b"                                                                \
-                   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),           \
+                   : [a0] "+r"(s[0]), [a1] "+r"(s[1]), [a2] "+r"(s[2]), [a3] "+r"(s[3]),   \
                      [xp] "+r"(x), [wp] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo),           \
                      [w0] "=&r"(w0), [w1] "=&r"(w1), [e] "=&r"(e)                          \
                    : [end] "r"(end), [n] "r"(blocks)                                       \
@@ -49,7 +49,6 @@
  * loop on a DSP core (entered at the second when the count is odd). */
 static inline __attribute__((always_inline)) void dot_quad(const int8_t *x, const int8_t *w,
                                                            int32_t blocks, int32_t s[4]) {
-  int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
   const int8_t *end = x + 4 * blocks;
 #if MCU_SIMD_DSP && defined(__OPTIMIZE__)
   uint32_t xe, xo, w0, w1, e;
@@ -63,19 +62,10 @@ static inline __attribute__((always_inline)) void dot_quad(const int8_t *x, cons
   for (; x != end; x += 4, w += 16) {
     uint32_t xw = mcu_load_u32(x);
     for (int32_t h = 0; h < 2; ++h) { /* the words (k0, k2), then (k1, k3) */
-      uint32_t xv = h ? mcu_sxtb16_ror8(xw) : mcu_sxtb16(xw);
-      uint32_t wa = mcu_load_u32(w + 8 * h), wb = mcu_load_u32(w + 8 * h + 4);
-      a0 = mcu_smlad(mcu_sxtb16(wa), xv, a0);
-      a1 = mcu_smlad(mcu_sxtb16_ror8(wa), xv, a1);
-      a2 = mcu_smlad(mcu_sxtb16(wb), xv, a2);
-      a3 = mcu_smlad(mcu_sxtb16_ror8(wb), xv, a3);
+      quad_half(mcu_load_u32(w + 8 * h), mcu_load_u32(w + 8 * h + 4), lanes(xw, h), s, 1);
     }
   }
 #endif
-  s[0] = a0;
-  s[1] = a1;
-  s[2] = a2;
-  s[3] = a3;
 }
 #undef COL_HALF_ASM
 #undef COL_QUAD_ASM
@@ -103,9 +93,7 @@ static inline int32_t dot_word(uint32_t x, uint32_t w, int32_t acc) {
 /* One output from its sum and its channel's record `rec`: conv_2d_s8.c's requantisation. */
 static inline __attribute__((always_inline)) int8_t requant(const int32_t *rec, int32_t acc,
                                                             int full, int32_t lo, int32_t hi) {
-  int32_t shifted = (int32_t)((uint32_t)acc << rec[MCU_CONV_REC_LEFT]);
-  int32_t k = ((acc >> 31) & rec[MCU_CONV_REC_SIGN]) + rec[MCU_CONV_REC_CONSTANT];
-  int32_t v = smmlar(shifted, rec[MCU_CONV_REC_MULTIPLIER], k) >> rec[MCU_CONV_REC_RIGHT];
+  int32_t v = requant_one(rec, acc);
   return (int8_t)(full ? mcu_ssat8(v) : mcu_clamp_i32(v, lo, hi));
 }
 
@@ -128,10 +116,6 @@ static inline __attribute__((always_inline)) void finish(const mcu_conv_2d_s8_pa
   }
 }
 
-static inline int32_t bias(const mcu_conv_2d_s8_params_t *p, int32_t c) {
-  return p->channels[c * MCU_CONV_REC_WORDS + MCU_CONV_REC_BIAS];
-}
-
 /* Every output channel of the window `x`: out[c]. `full`: the activation range is all of int8
  * (a constant at each call). */
 static inline __attribute__((always_inline)) void channels_clamped(
@@ -140,20 +124,20 @@ static inline __attribute__((always_inline)) void channels_clamped(
   const int8_t *blocks = w + d->s.out_c * d->tail;
   int32_t c = 0;
   for (; c + 4 <= d->s.out_c; c += 4) {
-    int32_t s[4] = {bias(p, c), bias(p, c + 1), bias(p, c + 2), bias(p, c + 3)};
+    int32_t s[4] = {conv_bias(p, c), conv_bias(p, c + 1), conv_bias(p, c + 2), conv_bias(p, c + 3)};
     if (d->blocks > 0) {
       dot_quad(x, blocks + c * 4 * d->blocks, d->blocks, s);
     }
     finish(p, d, x, w, c, 4, s, full, out);
   }
   for (; c + 2 <= d->s.out_c; c += 2) {
-    int32_t s[4] = {bias(p, c), bias(p, c + 1), 0, 0};
+    int32_t s[4] = {conv_bias(p, c), conv_bias(p, c + 1), 0, 0};
     dot_pair(x, blocks + c * 4 * d->blocks, d->blocks, s);
     finish(p, d, x, w, c, 2, s, full, out);
   }
   if (c < d->s.out_c) {
     const int8_t *row = blocks + c * 4 * d->blocks;
-    int32_t s[4] = {bias(p, c), 0, 0, 0};
+    int32_t s[4] = {conv_bias(p, c), 0, 0, 0};
     for (int32_t j = 0; j < d->blocks; ++j) {
       s[0] = dot_word(mcu_load_u32(x + 4 * j), mcu_load_u32(row + 4 * j), s[0]);
     }
@@ -163,23 +147,15 @@ static inline __attribute__((always_inline)) void channels_clamped(
 
 static void channels(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const int8_t *x,
                      const int8_t *w, int8_t *out) {
-  if (p->act_min == -128 && p->act_max == 127) {
-    channels_clamped(p, d, x, w, out, 1);
-  } else {
-    channels_clamped(p, d, x, w, out, 0);
-  }
+  full_range(p) ? channels_clamped(p, d, x, w, out, 1) : channels_clamped(p, d, x, w, out, 0);
 }
 
 mcu_status_t mcu_conv_2d_s8_col(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_s8_params_t *p = node->params;
   dims_t d;
-  MCU_TRY(read_dims(node, ctx, &d));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *weights = mcu_input(ctx, node, 1);
-  int8_t *output = mcu_output(ctx, node, 0);
-  MCU_ENSURE((const void *)output != (const void *)input, MCU_ERR_BAD_MODEL); /* never in place */
-  int8_t *col = mcu_scratch(ctx, node); /* one window, the depth rounded up to whole words */
-  MCU_ENSURE(col != NULL, MCU_ERR_BAD_MODEL);
+  operands_t k;
+  MCU_TRY(conv_operands(node, ctx, 1, &d, &k));
+  int8_t *col = k.scratch; /* one window, the depth rounded up to whole words */
   int32_t bytes = 4 * (d.blocks + (d.tail != 0));
   memset(col + d.depth, 0, (size_t)(bytes - d.depth)); /* the tail's missing values */
   fast_t g = fast_geometry(p, &d);
@@ -188,9 +164,9 @@ mcu_status_t mcu_conv_2d_s8_col(const mcu_node_t *node, mcu_context_t *ctx) {
   for (int32_t i = 0; i < pixels; ++i) {
     int32_t y0 = q.oy * p->win.stride_h - p->win.pad_h;
     int32_t x0 = q.ox * p->win.stride_w - p->win.pad_w;
-    gather_window(p, &d, input + q.b * g.image, y0, x0, col);
+    gather_window(p, &d, k.input + q.b * g.image, y0, x0, col);
     next(&q, &d);
-    channels(p, &d, col, weights, output + i * d.s.out_c);
+    channels(p, &d, col, k.weights, k.output + i * d.s.out_c);
   }
   return MCU_OK;
 }

@@ -61,21 +61,7 @@ static void pair_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const
 
 /* Half a block: the two pixels' words x0, x1 ((k0, k2) or (k1, k3)) against the words of the
  * group's two pairs. */
-#define COL2_HALF_ASM                     \
-  "ldr %[wd], [%[wp]], #4\n\t"            \
-  "sxtb16 %[e], %[wd]\n\t"                \
-  "smlad %[a00], %[e], %[x0], %[a00]\n\t" \
-  "smlad %[a01], %[e], %[x1], %[a01]\n\t" \
-  "sxtb16 %[e], %[wd], ror #8\n\t"        \
-  "smlad %[a10], %[e], %[x0], %[a10]\n\t" \
-  "smlad %[a11], %[e], %[x1], %[a11]\n\t" \
-  "ldr %[wd], [%[wp]], #4\n\t"            \
-  "sxtb16 %[e], %[wd]\n\t"                \
-  "smlad %[a20], %[e], %[x0], %[a20]\n\t" \
-  "smlad %[a21], %[e], %[x1], %[a21]\n\t" \
-  "sxtb16 %[e], %[wd], ror #8\n\t"        \
-  "smlad %[a30], %[e], %[x0], %[a30]\n\t" \
-  "smlad %[a31], %[e], %[x1], %[a31]\n\t"
+#define COL2_HALF_ASM CONV_QUAD_HALF_ASM
 #define COL2_BLOCK_ASM                      \
   "ldrd %[x0], %[x1], [%[xp]]\n\t"          \
   "sxtb16 %[x0], %[x0]\n\t"                 \
@@ -84,8 +70,8 @@ static void pair_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const
   "sxtb16 %[x0], %[x0], ror #8\n\t"         \
   "sxtb16 %[x1], %[x1], ror #8\n\t" COL2_HALF_ASM
 #define COL2_OPERANDS                                                                          \
-  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20),       \
-    [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31), [xp] "+r"(x), [wp] "+r"(w),             \
+  : [a00] "+r"(s[0]), [a01] "+r"(s[1]), [a10] "+r"(s[2]), [a11] "+r"(s[3]), [a20] "+r"(s[4]),  \
+    [a21] "+r"(s[5]), [a30] "+r"(s[6]), [a31] "+r"(s[7]), [xp] "+r"(x), [wp] "+r"(w),          \
     [x0] "=&r"(x0), [x1] "=&r"(x1), [wd] "=&r"(word), [e] "=&r"(e)                             \
   : [end] "m"(end)                                                                             \
   : "cc", "memory"
@@ -94,8 +80,6 @@ static void pair_window(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const
  * then two a loop. Inlined, so the sums stay in registers for the requantisation. */
 static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, const int8_t *w,
                                                            int32_t blocks, int32_t s[8]) {
-  int32_t a00 = s[0], a01 = s[1], a10 = s[2], a11 = s[3];
-  int32_t a20 = s[4], a21 = s[5], a30 = s[6], a31 = s[7];
   const uint32_t *end = x + 2 * blocks;
 #if MCU_SIMD_DSP && defined(__OPTIMIZE__)
   uint32_t x0, x1, word, e;
@@ -111,28 +95,12 @@ static inline __attribute__((always_inline)) void dot_quad(const uint32_t *x, co
 #else
   for (; x != end; x += 2, w += 16) {
     for (int32_t h = 0; h < 2; ++h) { /* the words (k0, k2), then (k1, k3) */
-      uint32_t x0 = h ? mcu_sxtb16_ror8(x[0]) : mcu_sxtb16(x[0]);
-      uint32_t x1 = h ? mcu_sxtb16_ror8(x[1]) : mcu_sxtb16(x[1]);
       uint32_t wa = mcu_load_u32(w + 8 * h), wb = mcu_load_u32(w + 8 * h + 4);
-      a00 = mcu_smlad(mcu_sxtb16(wa), x0, a00);
-      a01 = mcu_smlad(mcu_sxtb16(wa), x1, a01);
-      a10 = mcu_smlad(mcu_sxtb16_ror8(wa), x0, a10);
-      a11 = mcu_smlad(mcu_sxtb16_ror8(wa), x1, a11);
-      a20 = mcu_smlad(mcu_sxtb16(wb), x0, a20);
-      a21 = mcu_smlad(mcu_sxtb16(wb), x1, a21);
-      a30 = mcu_smlad(mcu_sxtb16_ror8(wb), x0, a30);
-      a31 = mcu_smlad(mcu_sxtb16_ror8(wb), x1, a31);
+      quad_half(wa, wb, lanes(x[0], h), s, 2);
+      quad_half(wa, wb, lanes(x[1], h), s + 1, 2);
     }
   }
 #endif
-  s[0] = a00;
-  s[1] = a01;
-  s[2] = a10;
-  s[3] = a11;
-  s[4] = a20;
-  s[5] = a21;
-  s[6] = a30;
-  s[7] = a31;
 }
 #undef COL2_HALF_ASM
 #undef COL2_BLOCK_ASM
@@ -175,10 +143,6 @@ static inline __attribute__((always_inline)) void finish(const mcu_conv_2d_s8_pa
   out0[c] = (int8_t)v.v0;
 }
 
-static inline int32_t bias(const mcu_conv_2d_s8_params_t *p, int32_t c) {
-  return p->channels[c * MCU_CONV_REC_WORDS + MCU_CONV_REC_BIAS];
-}
-
 /* Every output channel of the pixel pair in `x`: out0[c] and out1[c]. `full`: the activation
  * range is all of int8 (a constant at each call). */
 static inline __attribute__((always_inline)) void channels_clamped(
@@ -187,8 +151,8 @@ static inline __attribute__((always_inline)) void channels_clamped(
   const int8_t *blocks = w + d->s.out_c * d->tail;
   int32_t c = 0;
   for (; c + 4 <= d->s.out_c; c += 4) {
-    int32_t s[8] = {bias(p, c),     bias(p, c),     bias(p, c + 1), bias(p, c + 1),
-                    bias(p, c + 2), bias(p, c + 2), bias(p, c + 3), bias(p, c + 3)};
+    int32_t s[8] = {conv_bias(p, c),     conv_bias(p, c),     conv_bias(p, c + 1), conv_bias(p, c + 1),
+                    conv_bias(p, c + 2), conv_bias(p, c + 2), conv_bias(p, c + 3), conv_bias(p, c + 3)};
     if (d->blocks > 0) {
       dot_quad(x, blocks + c * 4 * d->blocks, d->blocks, s);
     }
@@ -197,14 +161,14 @@ static inline __attribute__((always_inline)) void channels_clamped(
     }
   }
   for (; c + 2 <= d->s.out_c; c += 2) {
-    int32_t acc[2][2] = {{bias(p, c), bias(p, c)}, {bias(p, c + 1), bias(p, c + 1)}};
+    int32_t acc[2][2] = {{conv_bias(p, c), conv_bias(p, c)}, {conv_bias(p, c + 1), conv_bias(p, c + 1)}};
     dot_pair(x, blocks + c * 4 * d->blocks, d->blocks, acc);
     finish(p, d, x, w, c, acc[0], full, out0, out1);
     finish(p, d, x, w, c + 1, acc[1], full, out0, out1);
   }
   if (c < d->s.out_c) {
     const int8_t *row = blocks + c * 4 * d->blocks;
-    int32_t acc[2] = {bias(p, c), bias(p, c)};
+    int32_t acc[2] = {conv_bias(p, c), conv_bias(p, c)};
     for (int32_t j = 0; j < d->blocks; ++j) {
       dot_word(x[2 * j], x[2 * j + 1], mcu_load_u32(row + 4 * j), acc);
     }
@@ -214,23 +178,16 @@ static inline __attribute__((always_inline)) void channels_clamped(
 
 static void channels(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x,
                      const int8_t *w, int8_t *out0, int8_t *out1) {
-  if (p->act_min == -128 && p->act_max == 127) {
-    channels_clamped(p, d, x, w, out0, out1, 1);
-  } else {
-    channels_clamped(p, d, x, w, out0, out1, 0);
-  }
+  full_range(p) ? channels_clamped(p, d, x, w, out0, out1, 1)
+                : channels_clamped(p, d, x, w, out0, out1, 0);
 }
 
 mcu_status_t mcu_conv_2d_s8_col2(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_conv_2d_s8_params_t *p = node->params;
   dims_t d;
-  MCU_TRY(read_dims(node, ctx, &d));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *weights = mcu_input(ctx, node, 1);
-  int8_t *output = mcu_output(ctx, node, 0);
-  MCU_ENSURE((const void *)output != (const void *)input, MCU_ERR_BAD_MODEL); /* never in place */
-  uint32_t *x = mcu_scratch(ctx, node); /* two words per block of four depth values */
-  MCU_ENSURE(x != NULL, MCU_ERR_BAD_MODEL);
+  operands_t k;
+  MCU_TRY(conv_operands(node, ctx, 1, &d, &k));
+  uint32_t *x = k.scratch; /* two words per block of four depth values */
   int32_t words = 2 * (d.blocks + (d.tail != 0));
   if (d.tail != 0) {
     x[words - 2] = x[words - 1] = 0; /* the values past the depth, never written after */
@@ -240,18 +197,18 @@ mcu_status_t mcu_conv_2d_s8_col2(const mcu_node_t *node, mcu_context_t *ctx) {
   pixel_t q = {0, 0, 0};
   for (int32_t i = 0; i < pixels; i += 2) {
     int two = i + 1 < pixels;
-    pair_window(p, &d, &g, input, q, x, 0);
+    pair_window(p, &d, &g, k.input, q, x, 0);
     next(&q, &d);
     if (two) {
-      pair_window(p, &d, &g, input, q, x, 1);
+      pair_window(p, &d, &g, k.input, q, x, 1);
       next(&q, &d);
     } else {
       for (int32_t k = 0; k < words; k += 2) { /* the last pixel alone: both slots hold it */
         x[k + 1] = x[k];
       }
     }
-    int8_t *out0 = output + i * d.s.out_c;
-    channels(p, &d, x, weights, out0, two ? out0 + d.s.out_c : out0);
+    int8_t *out0 = k.output + i * d.s.out_c;
+    channels(p, &d, x, k.weights, out0, two ? out0 + d.s.out_c : out0);
   }
   return MCU_OK;
 }

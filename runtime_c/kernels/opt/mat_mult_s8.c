@@ -26,6 +26,7 @@
 #include "mcu/mat_mult_s8.h"
 
 #include "mcu/mat_mult_s8_lanes.h"
+#include "mcu/opt/mat_mult_s8_asm.h"
 #include "mcu/quant.h"
 #include "mcu/requant.h"
 #include "mcu/simd.h"
@@ -70,20 +71,24 @@ static inline uint32_t weight_word(const int8_t *w, int32_t j, int32_t n) {
   return 4 * j + 4 <= n ? mcu_load_u32(w + 4 * j) : tail_word(w + 4 * j, n & 3);
 }
 
+/* Word j of channel k (0 or 1) of a pair in the pair layout: a whole block's, else (j = full,
+ * the depth's last `tail` values) channel k's tail bytes. */
+static inline uint32_t pair_word(const int8_t *pair, int32_t j, int32_t full, int32_t tail,
+                                 int32_t k) {
+  return j < full ? mcu_load_u32(pair + 8 * j + 4 * k) : tail_word(pair + 8 * j + k * tail, tail);
+}
+
 /* Channels from c0 on against two widened rows, in plain C: pairs, then the odd last one. */
 static void rows2_c(const mcu_mat_mult_s8_params_t *p, const uint32_t *s, const int8_t *w,
                     int32_t c0, int32_t channels, int32_t depth, int8_t *out0, int8_t *out1) {
-  int32_t blocks = (depth + 3) >> 2;
-  int32_t tail = depth & 3;
-  int32_t full = depth >> 2;
+  int32_t blocks = (depth + 3) >> 2, tail = depth & 3, full = depth >> 2;
   int32_t c = c0;
   for (; c + 2 <= channels; c += 2) {
     const int8_t *pair = w + c * depth;
     int32_t acc[4] = {p->bias[c], p->bias[c], p->bias[c + 1], p->bias[c + 1]};
     for (int32_t j = 0; j < blocks; ++j) {
       /* channel 0's word then channel 1's; the tail: channel 0's `tail` bytes then 1's */
-      uint32_t w0 = j < full ? mcu_load_u32(pair + 8 * j) : tail_word(pair + 8 * j, tail);
-      uint32_t w1 = j < full ? mcu_load_u32(pair + 8 * j + 4) : tail_word(pair + 8 * j + tail, tail);
+      uint32_t w0 = pair_word(pair, j, full, tail, 0), w1 = pair_word(pair, j, full, tail, 1);
       const uint32_t *sj = s + 4 * j;
       acc[0] = row_dot(sj, w0, acc[0]);
       acc[1] = row_dot(sj + 2, w0, acc[1]);
@@ -124,17 +129,14 @@ static inline int32_t row_sum(const mcu_mat_mult_s8_params_t *p, int32_t acc) {
 /* Channels from c0 on against one int8 row `x`, in plain C: pairs, then the odd last one. */
 static void row1_c(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
                    int32_t c0, int32_t channels, int32_t depth, int8_t *out) {
-  int32_t blocks = (depth + 3) >> 2;
-  int32_t tail = depth & 3;
-  int32_t full = depth >> 2;
+  int32_t blocks = (depth + 3) >> 2, tail = depth & 3, full = depth >> 2;
   int32_t c = c0;
   for (; c + 2 <= channels; c += 2) {
     const int8_t *pair = w + c * depth;
     int32_t acc0 = row_bias(p, c), acc1 = row_bias(p, c + 1);
     for (int32_t j = 0; j < blocks; ++j) {
       uint32_t xj = weight_word(x, j, depth);
-      uint32_t w0 = j < full ? mcu_load_u32(pair + 8 * j) : tail_word(pair + 8 * j, tail);
-      uint32_t w1 = j < full ? mcu_load_u32(pair + 8 * j + 4) : tail_word(pair + 8 * j + tail, tail);
+      uint32_t w0 = pair_word(pair, j, full, tail, 0), w1 = pair_word(pair, j, full, tail, 1);
       acc0 = x_dot(xj, w0, acc0);
       acc1 = x_dot(xj, w1, acc1);
     }
@@ -154,38 +156,7 @@ static void row1_c(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int
 #if MCU_SIMD_DSP
 /* One block of 2 channels x 2 rows: LDM of the rows' 4 words (r2-r5: LDM fills registers in
  * ascending order), LDRD of the 2 channels' weight words. */
-#define MCU_BLOCK_2X2                               \
-  "ldm %[s]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t" \
-  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"              \
-  "sxtb16 %[t], %[w0]\n\t"                          \
-  "smlad %[a00], %[t], %[x0e], %[a00]\n\t"          \
-  "smlad %[a01], %[t], %[x1e], %[a01]\n\t"          \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"                 \
-  "smlad %[a00], %[w0], %[x0o], %[a00]\n\t"         \
-  "smlad %[a01], %[w0], %[x1o], %[a01]\n\t"         \
-  "sxtb16 %[t], %[w1]\n\t"                          \
-  "smlad %[a10], %[t], %[x0e], %[a10]\n\t"          \
-  "smlad %[a11], %[t], %[x1e], %[a11]\n\t"          \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"                 \
-  "smlad %[a10], %[w1], %[x0o], %[a10]\n\t"         \
-  "smlad %[a11], %[w1], %[x1o], %[a11]\n\t"
-
-/* One block of 1 row x 2 channels of the pair at `P` into sums A0 and A1. */
-#define MCU_PAIR_1X2(P, A0, A1)                    \
-  "ldrd %[w0], %[w1], [%[" P "]], #8\n\t"          \
-  "sxtb16 %[t], %[w0]\n\t"                         \
-  "smlad %[" A0 "], %[t], %[xe], %[" A0 "]\n\t"    \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"                \
-  "smlad %[" A0 "], %[w0], %[xo], %[" A0 "]\n\t"   \
-  "sxtb16 %[t], %[w1]\n\t"                         \
-  "smlad %[" A1 "], %[t], %[xe], %[" A1 "]\n\t"    \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"                \
-  "smlad %[" A1 "], %[w1], %[xo], %[" A1 "]\n\t"
-#define MCU_BLOCK_1X4                        \
-  "ldr %[xo], [%[s]], #4\n\t"               \
-  "sxtb16 %[xe], %[xo]\n\t"                 \
-  "sxtb16 %[xo], %[xo], ror #8\n\t"         \
-  MCU_PAIR_1X2("a", "c0", "c1") MCU_PAIR_1X2("b", "c2", "c3")
+#define MCU_BLOCK_2X2 "ldm %[s]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t" MCU_MACS_2X2
 
 /* Pairs of channels against two widened rows (word-aligned, depth a multiple of 4): the sums in
  * registers, two blocks a loop (entered at the second when the count is odd), the short
@@ -214,20 +185,7 @@ static int32_t rows2_dsp(const mcu_mat_mult_s8_params_t *p, const uint32_t *s,
     bias += 2;
     /* 13 registers: the end is read from memory once a loop (14 are more than GCC finds for
      * the Cortex-M7) */
-    __asm__ volatile("ldr %[t], %[end]\n\t"
-                     "sub %[t], %[t], %[s]\n\t"
-                     "tst %[t], #16\n\t"
-                     "bne 2f\n\t"
-                     "1:\n\t" MCU_BLOCK_2X2 "2:\n\t" MCU_BLOCK_2X2
-                     "ldr %[t], %[end]\n\t"
-                     "cmp %[s], %[t]\n\t"
-                     "bne 1b\n\t"
-                     : [s] "+r"(si), [pw] "+r"(w), [a00] "+r"(a00), [a01] "+r"(a01),
-                       [a10] "+r"(a10), [a11] "+r"(a11), [x0e] "=&r"(x0e), [x0o] "=&r"(x0o),
-                       [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [w0] "=&r"(w0), [w1] "=&r"(w1),
-                       [t] "=&r"(t)
-                     : [end] "m"(end)
-                     : "memory", "cc");
+    MCU_LOOP_2X2(si, MCU_BLOCK_2X2, "16");
     if (right == NULL) {
       int32_t c = (int32_t)(o0 - out0);
       store(p, c, a00, a01, out0, out1);
@@ -270,17 +228,7 @@ static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const int8_t *x, cons
       acc[j] = row_bias(p, 4 * i + j);
     }
     int32_t c0 = acc[0], c1 = acc[1], c2 = acc[2], c3 = acc[3];
-    __asm__ volatile("sub %[t], %[end], %[s]\n\t"
-                     "tst %[t], #4\n\t"
-                     "bne 2f\n\t"
-                     "1:\n\t" MCU_BLOCK_1X4 "2:\n\t" MCU_BLOCK_1X4
-                     "cmp %[s], %[end]\n\t"
-                     "bne 1b\n\t"
-                     : [s] "+r"(xi), [a] "+r"(a), [b] "+r"(b), [c0] "+r"(c0), [c1] "+r"(c1),
-                       [c2] "+r"(c2), [c3] "+r"(c3), [xe] "=&r"(xe), [xo] "=&r"(xo),
-                       [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
-                     : [end] "r"(end)
-                     : "memory", "cc");
+    MCU_LOOP_1X4(xi);
     acc[0] = c0;
     acc[1] = c1;
     acc[2] = c2;
@@ -299,8 +247,6 @@ static int32_t row1_dsp(const mcu_mat_mult_s8_params_t *p, const int8_t *x, cons
   return 4 * quads;
 }
 #undef MCU_BLOCK_2X2
-#undef MCU_PAIR_1X2
-#undef MCU_BLOCK_1X4
 #endif
 
 void mcu_mat_mult_s8_row(const mcu_mat_mult_s8_params_t *p, const int8_t *x, const int8_t *w,
