@@ -1,9 +1,9 @@
 /* Board-to-board links (issue 16; docs/protocol.md "Board-to-board links"): a tensor crosses a
  * link UART as DATA frames in the console protocol's framing (A5 5A | cmd | len u16 | payload |
  * crc16), stop and wait. The receiver answers each DATA frame with ACK (received, or a duplicate
- * of one it has) or NAK (bad CRC); the sender resends after a NAK, a garbled reply or
- * MCU_LINK_ACK_TIMEOUT_MS of silence, at most MCU_LINK_TRIES times per frame, and then gives
- * up. Frames carry the host's transfer number: frames of another transfer (late resends of an
+ * of one it has) or NAK (bad CRC); the sender resends after a NAK, a garbled reply or a silence
+ * (MCU_LINK_ACK_TIMEOUT_MS, doubling at each resend up to MCU_LINK_ACK_TIMEOUT_MAX_MS), at most
+ * MCU_LINK_TRIES times per frame, and then gives up. Frames carry the host's transfer number: frames of another transfer (late resends of an
  * earlier one) are ignored, so they cannot land in the wrong tensor. Both ends count what
  * happened (frames, resends, NAKs, timeouts, CRC errors) and return a CRC-16 of the whole
  * tensor, which the host compares: a transfer is good only when both CRCs agree.
@@ -94,6 +94,12 @@ static void link_reply(uint32_t link, uint8_t cmd, uint8_t xfer, uint32_t seq) {
   link_write_frame(link, cmd, p, 3);
 }
 
+/* How long the sender waits for the answer to its try number `tries` (0-based). */
+static uint32_t ack_wait_ms(uint32_t tries) {
+  uint32_t wait = MCU_LINK_ACK_TIMEOUT_MS << tries;
+  return tries > 4u || wait > MCU_LINK_ACK_TIMEOUT_MAX_MS ? MCU_LINK_ACK_TIMEOUT_MAX_MS : wait;
+}
+
 int mcu_link_send(uint32_t link, uint8_t xfer, const uint8_t *data, uint32_t bytes,
                   uint8_t *scratch, mcu_link_stats_t *st) {
   if (link >= mcu_port_links()) {
@@ -116,7 +122,7 @@ int mcu_link_send(uint32_t link, uint8_t xfer, const uint8_t *data, uint32_t byt
       st->frames++;
       uint8_t cmd = 0;
       uint32_t len = 0;
-      int r = link_read_frame(link, MCU_LINK_ACK_TIMEOUT_MS, &cmd, scratch, 16u, &len);
+      int r = link_read_frame(link, ack_wait_ms(tries), &cmd, scratch, 16u, &len);
       if (r == FRAME_OK && len == 3u && scratch[0] == xfer && get_u16(scratch + 1) == seq) {
         if (cmd == MCU_LINK_ACK) {
           break;
@@ -147,7 +153,7 @@ int mcu_link_recv(uint32_t link, uint8_t xfer, uint8_t *dst, uint32_t bytes, uin
     uint8_t cmd = 0;
     uint32_t len = 0;
     /* the first frame may wait for the host to start the sender; later ones for its resends */
-    uint32_t wait = seq == 0u ? timeout_ms : MCU_LINK_ACK_TIMEOUT_MS * (MCU_LINK_TRIES + 1u);
+    uint32_t wait = seq == 0u ? timeout_ms : MCU_LINK_SENDER_QUIET_MS;
     int r = link_read_frame(link, wait, &cmd, scratch, MCU_LINK_CHUNK + 7u, &len);
     if (r == FRAME_TIMEOUT) {
       st->timeouts++;

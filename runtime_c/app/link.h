@@ -10,8 +10,15 @@
 
 /* Data bytes per DATA frame: 256 + 7 bytes of header fit the protocol's receive buffer. */
 #define MCU_LINK_CHUNK 256u
+/* The sender's first wait for an acknowledgement; each resend waits twice as long as the one
+ * before, up to MCU_LINK_ACK_TIMEOUT_MAX_MS, so a receiver that is slow for a while (a busy
+ * board, a twin starved of host CPU) is waited for while one lost frame costs only 50 ms. */
 #define MCU_LINK_ACK_TIMEOUT_MS 50u
+#define MCU_LINK_ACK_TIMEOUT_MAX_MS 400u
 #define MCU_LINK_TRIES 8u
+/* The receiver's wait between frames: longer than all of a sender's tries on one frame
+ * (50 + 100 + 200 + 5 x 400 = 2,350 ms) plus one first wait. */
+#define MCU_LINK_SENDER_QUIET_MS 2400u
 
 enum { MCU_LINK_DATA = 0x20, MCU_LINK_ACK = 0x21, MCU_LINK_NAK = 0x22 };
 
