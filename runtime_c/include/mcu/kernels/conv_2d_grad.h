@@ -25,6 +25,6 @@ typedef struct {
   mcu_sgd_params_t sgd;
 } mcu_conv_2d_grad_params_t;
 
-mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_grad_f32;
 
 #endif

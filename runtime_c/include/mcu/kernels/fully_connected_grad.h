@@ -21,6 +21,6 @@ typedef struct {
   mcu_sgd_params_t sgd;
 } mcu_fully_connected_grad_params_t;
 
-mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fully_connected_grad_f32;
 
 #endif

@@ -17,7 +17,7 @@ typedef struct {
   float weight_decay;
 } mcu_sgd_params_t;
 
-mcu_status_t mcu_sgd_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_sgd_f32;
 
 /* The update of n elements, shared by McugenSgd and the backward kernels that update their
  * weights one output channel at a time (conv_2d_grad, fully_connected_grad): the same
