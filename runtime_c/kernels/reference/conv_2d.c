@@ -14,9 +14,7 @@ static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx,
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
   MCU_ENSURE_MODEL(filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
   MCU_TRY(mcu_window_groups(d));
-  const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
-  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
+  return mcu_window_bias(node, ctx, 2, d);
 }
 
 /* Where one output pixel's receptive field starts, and which input channels it reads. */
@@ -104,14 +102,8 @@ CONV_IN_PLACE(conv_int8_in_place, int8_t, int32_t, conv_acc_int8, mcu_requant_ou
 CONV_IN_PLACE(conv_f32_in_place, float, float, conv_acc_f32, mcu_requant_out_f32)
 
 mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int8_t *out = mcu_output(ctx, node, 0);
+  MCU_WINDOW_KERNEL(mcu_conv_2d_params_t, conv_dims(node, ctx, &d), int8_t, int8_t, int32_t);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   if ((const void *)out == (const void *)input) {
     return conv_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
@@ -129,7 +121,7 @@ static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int a
   const mcu_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias64 = node->num_inputs > 2 && acc64 ? mcu_input(ctx, node, 2) : NULL;
@@ -159,13 +151,7 @@ mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx)
 }
 
 mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(conv_dims(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  const float *filter = mcu_input(ctx, node, 1);
-  const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  float *out = mcu_output(ctx, node, 0);
+  MCU_WINDOW_KERNEL(mcu_conv_2d_params_t, conv_dims(node, ctx, &d), float, float, float);
   if ((const void *)out == (const void *)input) {
     return conv_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
