@@ -95,19 +95,24 @@ static void dw_stage_plane(void *plane, const uint8_t *data, const mcu_window_di
 DW_IN_PLACE(dw_int8_in_place, int8_t, int32_t, dw_acc_int8, mcu_requant_out_int8)
 DW_IN_PLACE(dw_f32_in_place, float, float, dw_acc_f32, mcu_requant_out_f32)
 
-mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, dw_dims(node, ctx, &d),
-                    int8_t, int8_t, int32_t);
-  MCU_REQUANT_CHECK(p->rq, d.out_c);
-  if ((const void *)out == (const void *)input) {
-    return dw_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+/* `name`: the eval of elements `t` (bias `bias_t`) after the checks given last: in place by
+ * `in_place`, else each output's sum `acc`, finished by `finish`. */
+#define DW_EVAL(name, t, bias_t, acc, finish, in_place, ...)                                 \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) {                            \
+    MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, dw_dims(node, ctx, &d), t, t, bias_t); \
+    __VA_ARGS__;                                                                             \
+    if ((const void *)out == (const void *)input) {                                          \
+      return in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));                     \
+    }                                                                                        \
+    MCU_WINDOW_EACH_OUTPUT(&d, t, input, {                                                   \
+      dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);                    \
+      *out++ = finish(&p->rq, acc(p, &d, in, filter, w), bias, oc);                          \
+    });                                                                                      \
+    return MCU_OK;                                                                           \
   }
-  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
-    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    *out++ = mcu_requant_out_int8(&p->rq, dw_acc_int8(p, &d, in, filter, w), bias, oc);
-  });
-  return MCU_OK;
-}
+
+DW_EVAL(mcu_depthwise_conv_2d_int8, int8_t, int32_t, dw_acc_int8, mcu_requant_out_int8,
+        dw_int8_in_place, MCU_REQUANT_CHECK(p->rq, d.out_c))
 
 mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, dw_dims(node, ctx, &d),
@@ -121,14 +126,4 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   return MCU_OK;
 }
 
-mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, dw_dims(node, ctx, &d), float, float, float);
-  if ((const void *)out == (const void *)input) {
-    return dw_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
-  }
-  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
-    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    *out++ = mcu_requant_out_f32(&p->rq, dw_acc_f32(p, &d, in, filter, w), bias, oc);
-  });
-  return MCU_OK;
-}
+DW_EVAL(mcu_depthwise_conv_2d_f32, float, float, dw_acc_f32, mcu_requant_out_f32, dw_f32_in_place, )
