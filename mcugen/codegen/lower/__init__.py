@@ -65,7 +65,7 @@ class LayerKernel:
 @dataclass(frozen=True)
 class Lowered:
     kernel: str  # file stem: runtime_c/kernels/reference/<kernel>.c, mcu/kernels/<kernel>.h
-    function: str  # C eval function, signature mcu_eval_fn
+    function: str  # C eval function, of type mcu_eval_t
     params_type: str | None = None  # C struct type of the parameters, None if the kernel has none
     params: tuple[tuple[str, Value], ...] = ()
     scratch_bytes: int = 0

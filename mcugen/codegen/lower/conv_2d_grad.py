@@ -7,21 +7,15 @@ the kernel applies the SGD step (`learning_rate`, `momentum`, `weight_decay`) to
 output channel at a time, in a scratch of one filter. The other options are the forward
 operator's: its window (padding, strides, dilations) and `fused_activation_function`. Grouped
 convolutions (filter depth below the input depth) are handled as the forward kernel handles
-them. `grad_operands`, `check_grad_shapes` and `grad_params` serve the depthwise one too."""
+them. `grad_operands`, `check_grad_shapes` and `grad_window` serve the depthwise one too.
+This kernel's parameters besides the window are an mcu_grad_layer_params_t, the member `layer`."""
 
 from __future__ import annotations
 
-from mcugen.codegen import quant
 from mcugen.codegen.lower import Lowered, Value, member, register
-from mcugen.codegen.lower._common import (
-    WINDOW_PARAMS,
-    check_dtype,
-    fused_activation,
-    invalid,
-    req,
-)
+from mcugen.codegen.lower._common import WINDOW_PARAMS, check_dtype, invalid, req
 from mcugen.codegen.lower.conv_2d import check_4d, window_params
-from mcugen.codegen.lower.fully_connected_grad import weight_update
+from mcugen.codegen.lower.fully_connected_grad import activation_and_flags, weight_update
 from mcugen.model.ir import Graph, Operator, Tensor
 
 CODE = "McugenConv2DGrad"
@@ -60,16 +54,12 @@ def check_grad_shapes(
             raise invalid(op, f"gradient {t.index} has shape {t.shape} ({flag})")
 
 
-def grad_params(
-    op: Operator, x: Tensor, w: Tensor, y: Tensor, flags: tuple[str, ...]
-) -> tuple[tuple[str, Value], ...]:
-    """The forward window (checked against the shapes), the activation's float range, the flags."""
+def grad_window(op: Operator, x: Tensor, w: Tensor, y: Tensor) -> tuple[tuple[str, Value], ...]:
+    """The forward window, checked against the shapes."""
     window = window_params(
         op, (x.shape[1], x.shape[2]), (w.shape[1], w.shape[2]), out_hw=(y.shape[1], y.shape[2])
     )
-    lo, hi = quant.activation_range_float(fused_activation(op))
-    values = tuple((k, int(bool(op.options.get(k, False)))) for k in flags)
-    return member(WINDOW_PARAMS, window) + (("act_min_f", lo), ("act_max_f", hi)) + values
+    return member(WINDOW_PARAMS, window)
 
 
 @register(f"CUSTOM:{CODE}", types=("float32",))
@@ -84,7 +74,7 @@ def lower_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
         "conv_2d_grad",
         "mcu_conv_2d_grad_f32",
         "mcu_conv_2d_grad_params_t",
-        grad_params(op, x, w, y, FLAGS) + update,
+        grad_window(op, x, w, y) + member("layer", activation_and_flags(op, FLAGS) + update),
         scratch_bytes=scratch,
         headers=("mcu/kernels/sgd.h",),
     )

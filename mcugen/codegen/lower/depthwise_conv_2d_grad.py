@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from mcugen.codegen.lower import Lowered, register
 from mcugen.codegen.lower._common import invalid
-from mcugen.codegen.lower.conv_2d_grad import check_grad_shapes, grad_operands, grad_params
+from mcugen.codegen.lower.conv_2d_grad import check_grad_shapes, grad_operands, grad_window
 from mcugen.codegen.lower.depthwise_conv_2d import depth_multiplier
+from mcugen.codegen.lower.fully_connected_grad import activation_and_flags
 from mcugen.model.ir import Graph, Operator
 
 CODE = "McugenDepthwiseConv2DGrad"
@@ -31,5 +32,5 @@ def lower_depthwise_conv_2d_grad(graph: Graph, op: Operator) -> Lowered:
         "depthwise_conv_2d_grad",
         "mcu_depthwise_conv_2d_grad_f32",
         "mcu_depthwise_conv_2d_grad_params_t",
-        grad_params(op, x, w, y, FLAGS) + (("depth_multiplier", mult),),
+        grad_window(op, x, w, y) + activation_and_flags(op, FLAGS) + (("depth_multiplier", mult),),
     )

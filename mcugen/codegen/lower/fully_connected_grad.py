@@ -19,6 +19,14 @@ CODE = "McugenFullyConnectedGrad"
 FLAGS = ("has_db", "has_dx")
 
 
+def activation_and_flags(op: Operator, flags: tuple[str, ...]) -> tuple[tuple[str, Value], ...]:
+    """The fused activation's float range and the output flags `flags` (0 or 1): the fields of
+    mcu_grad_layer_params_t (mcu/kernels/sgd.h) besides the update, and of the depthwise one."""
+    lo, hi = quant.activation_range_float(fused_activation(op))
+    values = tuple((k, int(bool(op.options.get(k, False)))) for k in flags)
+    return (("act_min_f", lo), ("act_max_f", hi)) + values
+
+
 def weight_update(
     graph: Graph, op: Operator, w: Tensor, row: int
 ) -> tuple[tuple[tuple[str, Value], ...], int]:
@@ -44,13 +52,11 @@ def lower_fully_connected_grad(graph: Graph, op: Operator) -> Lowered:
     if len(w.shape) != 2 or dy.shape != y.shape or y.num_elements % w.shape[0] != 0:
         raise invalid(op, f"weights {w.shape}, output {y.shape} and its gradient {dy.shape}")
     update, scratch = weight_update(graph, op, w, w.shape[1])
-    lo, hi = quant.activation_range_float(fused_activation(op))
-    params = (("act_min_f", lo), ("act_max_f", hi)) + tuple(zip(FLAGS, flags, strict=True))
     return Lowered(
         "fully_connected_grad",
         "mcu_fully_connected_grad_f32",
         "mcu_fully_connected_grad_params_t",
-        params + update,
+        activation_and_flags(op, FLAGS) + update,
         scratch_bytes=scratch,
         headers=("mcu/kernels/sgd.h",),
     )

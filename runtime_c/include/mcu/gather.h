@@ -34,4 +34,16 @@ static inline void mcu_gather(const mcu_gather_t *w, const uint8_t *in, uint8_t 
   }
 }
 
+/* Defines the kernel `name` that gathers input 0 into output 0 along the walk `walk` (a function
+ * (node, ctx, &walk) returning a status) builds, elements of its parameters' (of `params_t`)
+ * `elem_bytes`. */
+#define MCU_GATHER_KERNEL(name, params_t, walk)                                               \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) {                             \
+    const params_t *p = node->params;                                                         \
+    mcu_gather_t w;                                                                           \
+    MCU_TRY(walk(node, ctx, &w));                                                             \
+    mcu_gather(&w, mcu_input(ctx, node, 0), mcu_output(ctx, node, 0), (size_t)p->elem_bytes); \
+    return MCU_OK;                                                                            \
+  }
+
 #endif

@@ -21,6 +21,11 @@ typedef struct {
   const int32_t *shifts;      /* TFLM exponents: positive shifts left */
 } mcu_requant_params_t;
 
+/* Checks (MCU_ENSURE_MODEL) that `rq` holds one multiplier and shift, or one per each of
+ * `channels` output channels. */
+#define MCU_REQUANT_CHECK(rq, channels) \
+  MCU_ENSURE_MODEL((rq).num_channels == 1 || (rq).num_channels == (channels), MCU_ERR_BAD_MODEL)
+
 /* Output channel `oc`'s entry of multipliers and shifts. */
 static inline int32_t mcu_requant_channel(const mcu_requant_params_t *rq, int32_t oc) {
   return rq->num_channels > 1 ? oc : 0;

@@ -98,7 +98,10 @@ typedef struct {
 
 typedef struct mcu_context mcu_context_t;
 typedef struct mcu_node mcu_node_t;
-typedef mcu_status_t (*mcu_eval_fn)(const mcu_node_t *node, mcu_context_t *ctx);
+/* A kernel's eval function. Kernel headers declare theirs with it (`mcu_eval_t mcu_relu_int8;`);
+ * the definitions spell the prototype out. */
+typedef mcu_status_t mcu_eval_t(const mcu_node_t *node, mcu_context_t *ctx);
+typedef mcu_eval_t *mcu_eval_fn;
 
 struct mcu_node {
   mcu_eval_fn eval;

@@ -33,6 +33,16 @@ static inline mcu_status_t mcu_unary_size(const mcu_node_t *node, const mcu_cont
     }                                                     \
   } while (0)
 
+/* Defines the kernel `name` whose eval is MCU_UNARY_EACH of the statement given last, with its
+ * parameters as `p` (of `params_t`; void when it has none). */
+#define MCU_UNARY_KERNEL(name, params_t, in_type, out_type, ...)  \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) { \
+    const params_t *p = node->params;                             \
+    (void)p;                                                      \
+    MCU_UNARY_EACH(node, ctx, in_type, out_type, __VA_ARGS__);    \
+    return MCU_OK;                                                \
+  }
+
 /* LOGISTIC's and TANH's int8 parameters (TFLM's gemmlowp path). */
 typedef struct {
   int32_t input_zero_point;

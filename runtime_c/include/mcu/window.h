@@ -61,6 +61,27 @@ static inline mcu_status_t mcu_window_node_dims(const mcu_node_t *node, const mc
                          mcu_output_tensor(ctx, node, 0), d);
 }
 
+/* The optional bias, input `index`: absent, or one value per output channel. */
+static inline mcu_status_t mcu_window_bias(const mcu_node_t *node, const mcu_context_t *ctx,
+                                           int index, const mcu_window_dims_t *d) {
+  const mcu_tensor_t *bias = node->num_inputs > index ? mcu_input_tensor(ctx, node, index) : NULL;
+  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
+  return MCU_OK;
+}
+
+/* The start of the eval of a window kernel whose input, filter and optional bias are inputs 0,
+ * 1 and 2: its parameters `p` (of `params_t`), its sizes `d`, read and checked by `dims` (a call
+ * that fills `d` and returns a status), and its operands `input` and `out` (of `in_t`), `filter`
+ * (of `filt_t`) and `bias` (of `bias_t`, NULL when absent). */
+#define MCU_WINDOW_KERNEL(params_t, dims, in_t, filt_t, bias_t)               \
+  const params_t *p = node->params;                                           \
+  mcu_window_dims_t d;                                                        \
+  MCU_TRY(dims);                                                              \
+  const in_t *input = mcu_input(ctx, node, 0);                                \
+  const filt_t *filter = mcu_input(ctx, node, 1);                             \
+  const bias_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL; \
+  in_t *out = mcu_output(ctx, node, 0)
+
 /* A convolution's groups: the filter's depth divides the input's, the groups divide the output
  * channels; sets per_group. */
 static inline mcu_status_t mcu_window_groups(mcu_window_dims_t *d) {

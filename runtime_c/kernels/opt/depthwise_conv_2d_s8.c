@@ -295,7 +295,7 @@ static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
   MCU_ENSURE_MODEL(p->depth_multiplier == 1 && p->win.dilation_h == 1 && p->win.dilation_w == 1,
                    MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(j.k_h <= MCU_DW_MAX_ROWS, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == j.ch, MCU_ERR_BAD_MODEL);
+  MCU_REQUANT_CHECK(p->rq, j.ch);
   MCU_ENSURE_MODEL(j.pad_w >= 0 && p->win.pad_h >= 0, MCU_ERR_BAD_MODEL);
   /* the band row: padding, the image, and what the last window reads past it */
   j.band_w = mcu_max_i32(j.pad_w + j.in_w, (j.out_w - 1) * p->win.stride_w + j.k_w);

@@ -78,16 +78,11 @@ static mcu_status_t in_place(const mcu_depthwise_conv_2d_params_t *p, const mcu_
 }
 
 mcu_status_t mcu_depthwise_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_depthwise_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, &d));
+  MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, mcu_window_node_dims(node, ctx, 0, 1, &d),
+                    int8_t, int8_t, int32_t);
   MCU_ENSURE_MODEL(p->depth_multiplier == 1 && d.k_c == d.in_c && d.out_c == d.in_c,
                    MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int8_t *out = mcu_output(ctx, node, 0);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   if ((const void *)out == (const void *)input) {
     return in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }

@@ -364,7 +364,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_ring(const mcu_node_t *node, mcu_context_t
   MCU_ENSURE_MODEL(out->dims[0] == batches && out->dims[3] == ch && filter->dims[3] == ch,
                    MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(filter->dims[1] == 3 && filter->dims[2] == 3 && dwr_fits(p), MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == ch, MCU_ERR_BAD_MODEL);
+  MCU_REQUANT_CHECK(p->rq, ch);
   void *scratch = mcu_scratch(ctx, node);
   MCU_ENSURE(scratch != NULL, MCU_ERR_BAD_MODEL);
   dwr_job_t j;

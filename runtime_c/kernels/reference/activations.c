@@ -5,29 +5,15 @@
 #include "mcu/quant.h"
 #include "mcu/unary.h"
 
-mcu_status_t mcu_relu_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_activations_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, {
-    int32_t v = p->output_offset +
-                mcu_mbqm(x - p->input_zero_point, p->output_multiplier, p->output_shift);
-    *y = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);
-  });
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_relu_int8, mcu_activations_params_t, int8_t, int8_t, {
+  int32_t v = p->output_offset +
+              mcu_mbqm(x - p->input_zero_point, p->output_multiplier, p->output_shift);
+  *y = (int8_t)mcu_clamp_i32(v, p->act_min, p->act_max);
+})
 
-mcu_status_t mcu_relu6_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_activations_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t,
-                 *y = (int8_t)(x > p->act_max ? p->act_max : (x < p->act_min ? p->act_min : x)));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_relu6_int8, mcu_activations_params_t, int8_t, int8_t,
+                 *y = (int8_t)(x > p->act_max ? p->act_max : (x < p->act_min ? p->act_min : x)))
 
-mcu_status_t mcu_relu_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_UNARY_EACH(node, ctx, float, float, *y = x < 0.0f ? 0.0f : x);
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_relu_f32, void, float, float, *y = x < 0.0f ? 0.0f : x)
 
-mcu_status_t mcu_relu6_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_UNARY_EACH(node, ctx, float, float, *y = x > 6.0f ? 6.0f : (x < 0.0f ? 0.0f : x));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_relu6_f32, void, float, float, *y = x > 6.0f ? 6.0f : (x < 0.0f ? 0.0f : x))

@@ -4,46 +4,13 @@
 
 #include <string.h>
 
-typedef struct {
-  int32_t batch;
-  int32_t height;
-  int32_t width;
-  int32_t depth;
-} bs_shape_t;
+#include "mcu/space_batch.h"
 
-/* NHWC, or NHC extended to NH1C as ExtendShapeBatchToSpace does. */
-static bs_shape_t bs_shape(const mcu_tensor_t *t) {
-  bs_shape_t s = {t->dims[0], t->dims[1], 1, t->dims[t->ndims - 1]};
-  if (t->ndims == 4) {
-    s.width = t->dims[2];
-  }
-  return s;
-}
-
-static size_t bs_offset(const bs_shape_t *s, int32_t b, int32_t y, int32_t x) {
-  return (((size_t)b * (size_t)s->height + (size_t)y) * (size_t)s->width + (size_t)x) *
-         (size_t)s->depth;
-}
-
-static mcu_status_t bs_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
-                              const mcu_batch_to_space_nd_params_t *p, bs_shape_t *in,
-                              bs_shape_t *out) {
-  const mcu_tensor_t *ti = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *to = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(ti != NULL && (ti->ndims == 3 || ti->ndims == 4), MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(to->ndims == ti->ndims, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->block_h > 0 && p->block_w > 0, MCU_ERR_BAD_MODEL);
-  *in = bs_shape(ti);
-  *out = bs_shape(to);
-  MCU_ENSURE_MODEL(out->batch > 0, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->depth == out->depth, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->batch == out->batch * p->block_h * p->block_w, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
+MCU_SPACE_BATCH_SHAPES(bs_shapes, mcu_batch_to_space_nd_params_t, out, in)
 
 static mcu_status_t bs_run(const mcu_node_t *node, mcu_context_t *ctx, size_t elem_bytes) {
   const mcu_batch_to_space_nd_params_t *p = node->params;
-  bs_shape_t in, out;
+  mcu_space_batch_shape_t in, out;
   MCU_TRY(bs_shapes(node, ctx, p, &in, &out));
   const uint8_t *input = mcu_input(ctx, node, 0);
   uint8_t *output = mcu_output(ctx, node, 0);
@@ -61,8 +28,8 @@ static mcu_status_t bs_run(const mcu_node_t *node, mcu_context_t *ctx, size_t el
         if (ox < 0 || ox >= out.width) {
           continue;
         }
-        memcpy(output + bs_offset(&out, ob, oy, ox) * elem_bytes,
-               input + bs_offset(&in, ib, iy, ix) * elem_bytes, pixel);
+        memcpy(output + mcu_space_batch_offset(&out, ob, oy, ox) * elem_bytes,
+               input + mcu_space_batch_offset(&in, ib, iy, ix) * elem_bytes, pixel);
       }
     }
   }

@@ -14,9 +14,7 @@ static mcu_status_t conv_dims(const mcu_node_t *node, const mcu_context_t *ctx,
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, 1);
   MCU_ENSURE_MODEL(filter->dims[0] == d->out_c, MCU_ERR_BAD_MODEL);
   MCU_TRY(mcu_window_groups(d));
-  const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
-  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
+  return mcu_window_bias(node, ctx, 2, d);
 }
 
 /* Where one output pixel's receptive field starts, and which input channels it reads. */
@@ -103,33 +101,32 @@ static int32_t conv_in_place_pixel(const mcu_window_dims_t *d, int32_t pixels, i
 CONV_IN_PLACE(conv_int8_in_place, int8_t, int32_t, conv_acc_int8, mcu_requant_out_int8)
 CONV_IN_PLACE(conv_f32_in_place, float, float, conv_acc_f32, mcu_requant_out_f32)
 
-mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int8_t *out = mcu_output(ctx, node, 0);
-  if ((const void *)out == (const void *)input) {
-    return conv_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+/* `name`: the eval of elements `t` (bias `bias_t`) after the checks given last: in place by
+ * `in_place`, else each output's sum `acc`, finished by `finish`. */
+#define CONV_EVAL(name, t, bias_t, acc, finish, in_place, ...)                         \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) {                      \
+    MCU_WINDOW_KERNEL(mcu_conv_2d_params_t, conv_dims(node, ctx, &d), t, t, bias_t);   \
+    __VA_ARGS__;                                                                       \
+    if ((const void *)out == (const void *)input) {                                    \
+      return in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));               \
+    }                                                                                  \
+    int32_t filter_size = d.k_h * d.k_w * d.k_c;                                       \
+    MCU_WINDOW_EACH_OUTPUT(&d, t, input, {                                             \
+      conv_window_t w = conv_window(p, &d, oy, ox, oc);                                \
+      *out++ = finish(&p->rq, acc(p, &d, in, filter + oc * filter_size, w), bias, oc); \
+    });                                                                                \
+    return MCU_OK;                                                                     \
   }
-  int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
-    conv_window_t w = conv_window(p, &d, oy, ox, oc);
-    int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
-    *out++ = mcu_requant_out_int8(&p->rq, acc, bias, oc);
-  });
-  return MCU_OK;
-}
+
+CONV_EVAL(mcu_conv_2d_int8, int8_t, int32_t, conv_acc_int8, mcu_requant_out_int8,
+          conv_int8_in_place, MCU_REQUANT_CHECK(p->rq, d.out_c))
 
 /* 16x8: `acc64` selects the int64 accumulator and bias (else int32, wrapping). */
 static mcu_status_t conv_int16(const mcu_node_t *node, mcu_context_t *ctx, int acc64) {
   const mcu_conv_2d_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(conv_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   const int16_t *input = mcu_input(ctx, node, 0);
   const int8_t *filter = mcu_input(ctx, node, 1);
   const int64_t *bias64 = node->num_inputs > 2 && acc64 ? mcu_input(ctx, node, 2) : NULL;
@@ -158,22 +155,4 @@ mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx)
   return conv_int16(node, ctx, 0);
 }
 
-mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(conv_dims(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  const float *filter = mcu_input(ctx, node, 1);
-  const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  float *out = mcu_output(ctx, node, 0);
-  if ((const void *)out == (const void *)input) {
-    return conv_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
-  }
-  int32_t filter_size = d.k_h * d.k_w * d.k_c;
-  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
-    conv_window_t w = conv_window(p, &d, oy, ox, oc);
-    float acc = conv_acc_f32(p, &d, in, filter + oc * filter_size, w);
-    *out++ = mcu_requant_out_f32(&p->rq, acc, bias, oc);
-  });
-  return MCU_OK;
-}
+CONV_EVAL(mcu_conv_2d_f32, float, float, conv_acc_f32, mcu_requant_out_f32, conv_f32_in_place, )

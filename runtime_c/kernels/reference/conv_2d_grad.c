@@ -15,7 +15,7 @@ static mcu_status_t conv_grad_dims(const mcu_node_t *node, const mcu_context_t *
                                    mcu_window_dims_t *d) {
   const mcu_conv_2d_grad_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs == 7, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(node->num_outputs == p->has_db + p->has_dx, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(node->num_outputs == p->layer.has_db + p->layer.has_dx, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *dy = mcu_input_tensor(ctx, node, 0);
   const mcu_tensor_t *w = mcu_input_tensor(ctx, node, 2);
   const mcu_tensor_t *y = mcu_input_tensor(ctx, node, 3);
@@ -30,10 +30,6 @@ static void conv_grad_clear(float *t, int32_t n) {
   for (int32_t i = 0; i < n; ++i) {
     t[i] = 0.0f;
   }
-}
-
-static inline float conv_grad_dz(const mcu_conv_2d_grad_params_t *p, float dy, float y) {
-  return (y > p->act_min_f && y < p->act_max_f) ? dy : 0.0f;
 }
 
 /* The taps k in [0, taps) whose input position start + dilation * k lies in [0, extent): one
@@ -84,7 +80,7 @@ static void conv_grad_input(const mcu_conv_2d_grad_params_t *p, const mcu_window
         conv_grad_window_t win;
         conv_grad_window(p, d, oy, ox, &win);
         for (int32_t o = 0; o < d->out_c; ++o, ++k) {
-          const float dz = conv_grad_dz(p, dy[k], y[k]);
+          const float dz = mcu_grad_passed(&p->layer, dy[k], y[k]);
           if (db != NULL) {
             db[o] += dz;
           }
@@ -121,7 +117,7 @@ static void conv_grad_weights(const mcu_conv_2d_grad_params_t *p, const mcu_wind
     const float *x_b = x + b * image;
     for (int32_t oy = 0; oy < d->out_h; ++oy) {
       for (int32_t ox = 0; ox < d->out_w; ++ox, k += d->out_c) {
-        const float dz = conv_grad_dz(p, dy[k], y[k]);
+        const float dz = mcu_grad_passed(&p->layer, dy[k], y[k]);
         if (dz == 0.0f) {
           continue; /* adds only zeros (x is finite): the sums keep their bits */
         }
@@ -148,7 +144,8 @@ mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   mcu_window_dims_t d;
   MCU_TRY(conv_grad_dims(node, ctx, &d));
   mcu_grad_operands_t g;
-  MCU_TRY(mcu_grad_operands(node, ctx, p->update_w, p->has_db, p->has_dx, &g));
+  MCU_TRY(mcu_grad_operands(node, ctx, p->layer.update_w, p->layer.has_db, p->layer.has_dx,
+                            &g));
   conv_grad_input(p, &d, g.dy, g.y, g.w, g.db, g.dx);
   if (!g.sgd.run) {
     return MCU_OK;
@@ -158,7 +155,7 @@ mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   for (int32_t o = 0; o < d.out_c; ++o) {
     conv_grad_weights(p, &d, g.dy, g.y, g.x, o, row);
     const int32_t at = o * filter_size;
-    mcu_sgd_step(&p->sgd, g.w + at, row, g.sgd.acc != NULL ? g.sgd.acc + at : NULL,
+    mcu_sgd_step(&p->layer.sgd, g.w + at, row, g.sgd.acc != NULL ? g.sgd.acc + at : NULL,
                  g.sgd.mom != NULL ? g.sgd.mom + at : NULL, filter_size, g.sgd.apply);
   }
   return MCU_OK;

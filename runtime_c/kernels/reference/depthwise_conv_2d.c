@@ -14,9 +14,7 @@ static mcu_status_t dw_dims(const mcu_node_t *node, const mcu_context_t *ctx,
   MCU_TRY(mcu_window_node_dims(node, ctx, 0, 1, d));
   MCU_ENSURE_MODEL(d->k_c == d->out_c && p->depth_multiplier > 0, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(d->out_c == d->in_c * p->depth_multiplier, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *bias = node->num_inputs > 2 ? mcu_input_tensor(ctx, node, 2) : NULL;
-  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
+  return mcu_window_bias(node, ctx, 2, d);
 }
 
 /* Top-left input position of one output pixel's window, and the channels it combines. */
@@ -97,34 +95,29 @@ static void dw_stage_plane(void *plane, const uint8_t *data, const mcu_window_di
 DW_IN_PLACE(dw_int8_in_place, int8_t, int32_t, dw_acc_int8, mcu_requant_out_int8)
 DW_IN_PLACE(dw_f32_in_place, float, float, dw_acc_f32, mcu_requant_out_f32)
 
-mcu_status_t mcu_depthwise_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_depthwise_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
-  const int8_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int32_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int8_t *out = mcu_output(ctx, node, 0);
-  if ((const void *)out == (const void *)input) {
-    return dw_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
+/* `name`: the eval of elements `t` (bias `bias_t`) after the checks given last: in place by
+ * `in_place`, else each output's sum `acc`, finished by `finish`. */
+#define DW_EVAL(name, t, bias_t, acc, finish, in_place, ...)                                 \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) {                            \
+    MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, dw_dims(node, ctx, &d), t, t, bias_t); \
+    __VA_ARGS__;                                                                             \
+    if ((const void *)out == (const void *)input) {                                          \
+      return in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));                     \
+    }                                                                                        \
+    MCU_WINDOW_EACH_OUTPUT(&d, t, input, {                                                   \
+      dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);                    \
+      *out++ = finish(&p->rq, acc(p, &d, in, filter, w), bias, oc);                          \
+    });                                                                                      \
+    return MCU_OK;                                                                           \
   }
-  MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
-    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    *out++ = mcu_requant_out_int8(&p->rq, dw_acc_int8(p, &d, in, filter, w), bias, oc);
-  });
-  return MCU_OK;
-}
+
+DW_EVAL(mcu_depthwise_conv_2d_int8, int8_t, int32_t, dw_acc_int8, mcu_requant_out_int8,
+        dw_int8_in_place, MCU_REQUANT_CHECK(p->rq, d.out_c))
 
 mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_depthwise_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(dw_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
-  const int16_t *input = mcu_input(ctx, node, 0);
-  const int8_t *filter = mcu_input(ctx, node, 1);
-  const int64_t *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  int16_t *out = mcu_output(ctx, node, 0);
+  MCU_WINDOW_KERNEL(mcu_depthwise_conv_2d_params_t, dw_dims(node, ctx, &d),
+                    int16_t, int8_t, int64_t);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   MCU_WINDOW_EACH_OUTPUT(&d, int16_t, input, {
     dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
     int64_t acc = dw_acc_int16(p, &d, in, filter, w) + (bias != NULL ? bias[oc] : 0);
@@ -133,20 +126,4 @@ mcu_status_t mcu_depthwise_conv_2d_int16(const mcu_node_t *node, mcu_context_t *
   return MCU_OK;
 }
 
-mcu_status_t mcu_depthwise_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_depthwise_conv_2d_params_t *p = node->params;
-  mcu_window_dims_t d;
-  MCU_TRY(dw_dims(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  const float *filter = mcu_input(ctx, node, 1);
-  const float *bias = node->num_inputs > 2 ? mcu_input(ctx, node, 2) : NULL;
-  float *out = mcu_output(ctx, node, 0);
-  if ((const void *)out == (const void *)input) {
-    return dw_f32_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
-  }
-  MCU_WINDOW_EACH_OUTPUT(&d, float, input, {
-    dw_window_t w = dw_window(p, oy, ox, oc / p->depth_multiplier, oc);
-    *out++ = mcu_requant_out_f32(&p->rq, dw_acc_f32(p, &d, in, filter, w), bias, oc);
-  });
-  return MCU_OK;
-}
+DW_EVAL(mcu_depthwise_conv_2d_f32, float, float, dw_acc_f32, mcu_requant_out_f32, dw_f32_in_place, )

@@ -5,10 +5,6 @@
  * every build gives the same bits. */
 #include "mcu/kernels/fully_connected_grad.h"
 
-static inline float passed(const mcu_fully_connected_grad_params_t *p, float dy, float y) {
-  return (y > p->act_min_f && y < p->act_max_f) ? dy : 0.0f;
-}
-
 mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t *ctx) {
   const mcu_fully_connected_grad_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs == 7, MCU_ERR_BAD_MODEL);
@@ -25,7 +21,7 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
       for (int32_t i = 0; i < ins; ++i) {
         float total = 0.0f;
         for (int32_t o = 0; o < outs; ++o) {
-          total += passed(p, g.dy[r * outs + o], g.y[r * outs + o]) * g.w[o * ins + i];
+          total += mcu_grad_passed(p, g.dy[r * outs + o], g.y[r * outs + o]) * g.w[o * ins + i];
         }
         g.dx[r * ins + i] = total;
       }
@@ -35,7 +31,7 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
     for (int32_t o = 0; o < outs; ++o) {
       float total = 0.0f;
       for (int32_t r = 0; r < rows; ++r) {
-        total += passed(p, g.dy[r * outs + o], g.y[r * outs + o]);
+        total += mcu_grad_passed(p, g.dy[r * outs + o], g.y[r * outs + o]);
       }
       g.db[o] = total;
     }
@@ -48,7 +44,7 @@ mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t 
     for (int32_t i = 0; i < ins; ++i) {
       float total = 0.0f;
       for (int32_t r = 0; r < rows; ++r) {
-        total += passed(p, g.dy[r * outs + o], g.y[r * outs + o]) * g.x[r * ins + i];
+        total += mcu_grad_passed(p, g.dy[r * outs + o], g.y[r * outs + o]) * g.x[r * ins + i];
       }
       row[i] = total;
     }

@@ -71,12 +71,9 @@ mcu_status_t mcu_hard_swish_int8(const mcu_node_t *node, mcu_context_t *ctx) {
   return MCU_OK;
 }
 
-mcu_status_t mcu_hard_swish_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_UNARY_EACH(node, ctx, float, float, {
-    float relu6 = x + 3.0f;
-    relu6 = 0.0f < relu6 ? relu6 : 0.0f;
-    relu6 = relu6 < 6.0f ? relu6 : 6.0f;
-    *y = x * relu6 / 6.0f;
-  });
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_hard_swish_f32, void, float, float, {
+  float relu6 = x + 3.0f;
+  relu6 = 0.0f < relu6 ? relu6 : 0.0f;
+  relu6 = relu6 < 6.0f ? relu6 : 6.0f;
+  *y = x * relu6 / 6.0f;
+})

@@ -19,22 +19,11 @@ static inline __attribute__((always_inline)) int32_t leaky_one(int32_t x,
   return out;
 }
 
-mcu_status_t mcu_leaky_relu_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_leaky_relu_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t,
-                 *y = (int8_t)mcu_clamp_i32(leaky_one(x, p), INT8_MIN, INT8_MAX));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_leaky_relu_int8, mcu_leaky_relu_params_t, int8_t, int8_t,
+                 *y = (int8_t)mcu_clamp_i32(leaky_one(x, p), INT8_MIN, INT8_MAX))
 
-mcu_status_t mcu_leaky_relu_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_leaky_relu_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int16_t, int16_t,
-                 *y = (int16_t)mcu_clamp_i32(leaky_one(x, p), INT16_MIN, INT16_MAX));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_leaky_relu_int16, mcu_leaky_relu_params_t, int16_t, int16_t,
+                 *y = (int16_t)mcu_clamp_i32(leaky_one(x, p), INT16_MIN, INT16_MAX))
 
-mcu_status_t mcu_leaky_relu_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_leaky_relu_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, float, float, *y = x > 0.0f ? x : x * p->alpha);
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_leaky_relu_f32, mcu_leaky_relu_params_t, float, float,
+                 *y = x > 0.0f ? x : x * p->alpha)

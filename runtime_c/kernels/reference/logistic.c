@@ -20,20 +20,10 @@ static int32_t logistic_fixed(int32_t a, int integer_bits) {
   return a > 0 ? positive : INT32_MAX - positive;
 }
 
-mcu_status_t mcu_logistic_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_UNARY_EACH(node, ctx, float, float, *y = mcu_sigmoid_f32(x));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_logistic_f32, void, float, float, *y = mcu_sigmoid_f32(x))
 
-mcu_status_t mcu_logistic_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_logistic_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t,
-                 *y = mcu_unary_fixed_int8(x, p, logistic_fixed, 23, -128));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_logistic_int8, mcu_logistic_params_t, int8_t, int8_t,
+                 *y = mcu_unary_fixed_int8(x, p, logistic_fixed, 23, -128))
 
-mcu_status_t mcu_logistic_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_logistic_int16_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, *y = mcu_unary_table_int16(x, p, mcu_sigmoid_q15));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_logistic_int16, mcu_logistic_int16_params_t, int16_t, int16_t,
+                 *y = mcu_unary_table_int16(x, p, mcu_sigmoid_q15))

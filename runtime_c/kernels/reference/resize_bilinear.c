@@ -80,45 +80,33 @@ static void bl_pixel_int8(const int8_t *in, const mcu_resize_dims_t *d, int32_t 
   }
 }
 
-mcu_status_t mcu_resize_bilinear_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_resize_bilinear_params_t *p = node->params;
-  mcu_resize_dims_t d;
-  MCU_TRY(mcu_resize_dims(node, ctx, &d));
-  const float *input = mcu_input(ctx, node, 0);
-  float *output = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t y = 0; y < d.out_h; ++y) {
-      bl_coord_f32_t cy = bl_coord_f32(y, p->height_scale, p->half_pixel_centers, d.in_h);
-      /* float32 rounding at extreme ratios is not bounded at build time: checked here */
-      MCU_ENSURE(cy.lo < d.in_h && cy.hi >= 0, MCU_ERR_INTERNAL);
-      for (int32_t x = 0; x < d.out_w; ++x) {
-        bl_coord_f32_t cx = bl_coord_f32(x, p->width_scale, p->half_pixel_centers, d.in_w);
-        MCU_ENSURE(cx.lo < d.in_w && cx.hi >= 0, MCU_ERR_INTERNAL);
-        bl_pixel_f32(input, &d, b, &cy, &cx, output);
-        output += d.depth;
-      }
-    }
+/* `name`: the eval over elements `t`, with coordinates `coord_t` from `coord` (scales `h_scale`,
+ * `w_scale` of the parameters) and pixels from `pixel`; `check` is how the coordinates are
+ * checked: MCU_ENSURE for float32, whose rounding at extreme ratios is not bounded at build
+ * time, MCU_ENSURE_MODEL for int8 (the build's check_q10_in_bounds). */
+#define BL_EVAL(name, t, coord_t, coord, h_scale, w_scale, pixel, check)    \
+  mcu_status_t name(const mcu_node_t *node, mcu_context_t *ctx) {           \
+    const mcu_resize_bilinear_params_t *p = node->params;                   \
+    mcu_resize_dims_t d;                                                    \
+    MCU_TRY(mcu_resize_dims(node, ctx, &d));                                \
+    const t *input = mcu_input(ctx, node, 0);                               \
+    t *output = mcu_output(ctx, node, 0);                                   \
+    for (int32_t b = 0; b < d.batches; ++b) {                               \
+      for (int32_t y = 0; y < d.out_h; ++y) {                               \
+        coord_t cy = coord(y, p->h_scale, p->half_pixel_centers, d.in_h);   \
+        check(cy.lo < d.in_h && cy.hi >= 0, MCU_ERR_INTERNAL);              \
+        for (int32_t x = 0; x < d.out_w; ++x) {                             \
+          coord_t cx = coord(x, p->w_scale, p->half_pixel_centers, d.in_w); \
+          check(cx.lo < d.in_w && cx.hi >= 0, MCU_ERR_INTERNAL);            \
+          pixel(input, &d, b, &cy, &cx, output);                            \
+          output += d.depth;                                                \
+        }                                                                   \
+      }                                                                     \
+    }                                                                       \
+    return MCU_OK;                                                          \
   }
-  return MCU_OK;
-}
 
-mcu_status_t mcu_resize_bilinear_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_resize_bilinear_params_t *p = node->params;
-  mcu_resize_dims_t d;
-  MCU_TRY(mcu_resize_dims(node, ctx, &d));
-  const int8_t *input = mcu_input(ctx, node, 0);
-  int8_t *output = mcu_output(ctx, node, 0);
-  for (int32_t b = 0; b < d.batches; ++b) {
-    for (int32_t y = 0; y < d.out_h; ++y) {
-      bl_coord_q10_t cy = bl_coord_q10(y, p->height_scale_10, p->half_pixel_centers, d.in_h);
-      MCU_ENSURE_MODEL(cy.lo < d.in_h && cy.hi >= 0, MCU_ERR_INTERNAL); /* check_q10_in_bounds */
-      for (int32_t x = 0; x < d.out_w; ++x) {
-        bl_coord_q10_t cx = bl_coord_q10(x, p->width_scale_10, p->half_pixel_centers, d.in_w);
-        MCU_ENSURE_MODEL(cx.lo < d.in_w && cx.hi >= 0, MCU_ERR_INTERNAL);
-        bl_pixel_int8(input, &d, b, &cy, &cx, output);
-        output += d.depth;
-      }
-    }
-  }
-  return MCU_OK;
-}
+BL_EVAL(mcu_resize_bilinear_f32, float, bl_coord_f32_t, bl_coord_f32, height_scale, width_scale,
+        bl_pixel_f32, MCU_ENSURE)
+BL_EVAL(mcu_resize_bilinear_int8, int8_t, bl_coord_q10_t, bl_coord_q10, height_scale_10,
+        width_scale_10, bl_pixel_int8, MCU_ENSURE_MODEL)

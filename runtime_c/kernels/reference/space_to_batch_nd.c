@@ -6,47 +6,14 @@
 
 #include <string.h>
 
-typedef struct {
-  int32_t batch;
-  int32_t height;
-  int32_t width;
-  int32_t depth;
-} sb_shape_t;
+#include "mcu/space_batch.h"
 
-/* NHWC, or NHC extended to NH1C as ExtendShapeSpaceToBatch does. */
-static sb_shape_t sb_shape(const mcu_tensor_t *t) {
-  sb_shape_t s = {t->dims[0], t->dims[1], 1, t->dims[t->ndims - 1]};
-  if (t->ndims == 4) {
-    s.width = t->dims[2];
-  }
-  return s;
-}
-
-static size_t sb_offset(const sb_shape_t *s, int32_t b, int32_t y, int32_t x) {
-  return (((size_t)b * (size_t)s->height + (size_t)y) * (size_t)s->width + (size_t)x) *
-         (size_t)s->depth;
-}
-
-static mcu_status_t sb_shapes(const mcu_node_t *node, const mcu_context_t *ctx,
-                              const mcu_space_to_batch_nd_params_t *p, sb_shape_t *in,
-                              sb_shape_t *out) {
-  const mcu_tensor_t *ti = mcu_input_tensor(ctx, node, 0);
-  const mcu_tensor_t *to = mcu_output_tensor(ctx, node, 0);
-  MCU_ENSURE_MODEL(ti != NULL && (ti->ndims == 3 || ti->ndims == 4), MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(to->ndims == ti->ndims, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->block_h > 0 && p->block_w > 0, MCU_ERR_BAD_MODEL);
-  *in = sb_shape(ti);
-  *out = sb_shape(to);
-  MCU_ENSURE_MODEL(in->batch > 0, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(in->depth == out->depth, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(out->batch == in->batch * p->block_h * p->block_w, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
-}
+MCU_SPACE_BATCH_SHAPES(sb_shapes, mcu_space_to_batch_nd_params_t, in, out)
 
 static mcu_status_t sb_run(const mcu_node_t *node, mcu_context_t *ctx, size_t elem_bytes,
                            int pad_byte) {
   const mcu_space_to_batch_nd_params_t *p = node->params;
-  sb_shape_t in, out;
+  mcu_space_batch_shape_t in, out;
   MCU_TRY(sb_shapes(node, ctx, p, &in, &out));
   const uint8_t *input = mcu_input(ctx, node, 0);
   uint8_t *output = mcu_output(ctx, node, 0);
@@ -59,11 +26,11 @@ static mcu_status_t sb_run(const mcu_node_t *node, mcu_context_t *ctx, size_t el
       const int32_t iy = oy * p->block_h + shift_h - p->pad_top;
       for (int32_t ox = 0; ox < out.width; ++ox) {
         const int32_t ix = ox * p->block_w + shift_w - p->pad_left;
-        uint8_t *dst = output + sb_offset(&out, ob, oy, ox) * elem_bytes;
+        uint8_t *dst = output + mcu_space_batch_offset(&out, ob, oy, ox) * elem_bytes;
         if (iy < 0 || iy >= in.height || ix < 0 || ix >= in.width) {
           memset(dst, pad_byte, pixel);
         } else {
-          memcpy(dst, input + sb_offset(&in, ib, iy, ix) * elem_bytes, pixel);
+          memcpy(dst, input + mcu_space_batch_offset(&in, ib, iy, ix) * elem_bytes, pixel);
         }
       }
     }

@@ -22,19 +22,10 @@ static int32_t tanh_fixed(int32_t a, int integer_bits) {
   return a < 0 ? -t : t;
 }
 
-mcu_status_t mcu_tanh_f32(const mcu_node_t *node, mcu_context_t *ctx) {
-  MCU_UNARY_EACH(node, ctx, float, float, *y = tanhf(x));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_tanh_f32, void, float, float, *y = tanhf(x))
 
-mcu_status_t mcu_tanh_int8(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_tanh_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int8_t, int8_t, *y = mcu_unary_fixed_int8(x, p, tanh_fixed, 24, 0));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_tanh_int8, mcu_tanh_params_t, int8_t, int8_t,
+                 *y = mcu_unary_fixed_int8(x, p, tanh_fixed, 24, 0))
 
-mcu_status_t mcu_tanh_int16(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_tanh_int16_params_t *p = node->params;
-  MCU_UNARY_EACH(node, ctx, int16_t, int16_t, *y = mcu_unary_table_int16(x, p, mcu_tanh_q15));
-  return MCU_OK;
-}
+MCU_UNARY_KERNEL(mcu_tanh_int16, mcu_tanh_int16_params_t, int16_t, int16_t,
+                 *y = mcu_unary_table_int16(x, p, mcu_tanh_q15))

@@ -35,10 +35,4 @@ static mcu_status_t transpose_walk(const mcu_node_t *node, const mcu_context_t *
   return MCU_OK;
 }
 
-mcu_status_t mcu_transpose(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_transpose_params_t *p = node->params;
-  mcu_gather_t w;
-  MCU_TRY(transpose_walk(node, ctx, &w));
-  mcu_gather(&w, mcu_input(ctx, node, 0), mcu_output(ctx, node, 0), (size_t)p->elem_bytes);
-  return MCU_OK;
-}
+MCU_GATHER_KERNEL(mcu_transpose, mcu_transpose_params_t, transpose_walk)

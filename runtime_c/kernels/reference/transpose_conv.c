@@ -14,10 +14,7 @@ static mcu_status_t tc_dims(const mcu_node_t *node, const mcu_context_t *ctx,
   MCU_TRY(mcu_window_node_dims(node, ctx, TC_INPUT, TC_FILTER, d));
   const mcu_tensor_t *filter = mcu_input_tensor(ctx, node, TC_FILTER);
   MCU_ENSURE_MODEL(filter->dims[0] == d->out_c && d->k_c == d->in_c, MCU_ERR_BAD_MODEL);
-  const mcu_tensor_t *bias =
-      node->num_inputs > TC_BIAS ? mcu_input_tensor(ctx, node, TC_BIAS) : NULL;
-  MCU_ENSURE_MODEL(bias == NULL || mcu_num_elements(bias) == d->out_c, MCU_ERR_BAD_MODEL);
-  return MCU_OK;
+  return mcu_window_bias(node, ctx, TC_BIAS, d);
 }
 
 /* One input pixel: where its window starts in the output, and its channel values. */
@@ -97,7 +94,7 @@ mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx)
   const mcu_transpose_conv_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   int32_t *acc = mcu_scratch(ctx, node);
   MCU_ENSURE_MODEL(acc != NULL, MCU_ERR_BAD_MODEL);
   const int8_t *input = mcu_input(ctx, node, TC_INPUT);
@@ -138,7 +135,7 @@ static mcu_status_t tc_int16(const mcu_node_t *node, mcu_context_t *ctx, uint8_t
   const mcu_transpose_conv_params_t *p = node->params;
   mcu_window_dims_t d;
   MCU_TRY(tc_dims(node, ctx, &d));
-  MCU_ENSURE_MODEL(p->rq.num_channels == 1 || p->rq.num_channels == d.out_c, MCU_ERR_BAD_MODEL);
+  MCU_REQUANT_CHECK(p->rq, d.out_c);
   int64_t *acc = mcu_scratch(ctx, node);
   /* the plan aligns scratch to 16 bytes */
   MCU_ENSURE_MODEL(acc != NULL && (uintptr_t)acc % sizeof(int64_t) == 0, MCU_ERR_BAD_MODEL);

@@ -10,6 +10,6 @@ typedef struct {
   float hi;
 } mcu_activation_grad_params_t;
 
-mcu_status_t mcu_activation_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_activation_grad_f32;
 
 #endif

@@ -15,9 +15,9 @@ typedef struct {
   int32_t act_max;
 } mcu_activations_params_t;
 
-mcu_status_t mcu_relu_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_relu_f32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_relu6_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_relu6_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_relu_int8;
+mcu_eval_t mcu_relu_f32;
+mcu_eval_t mcu_relu6_int8;
+mcu_eval_t mcu_relu6_f32;
 
 #endif

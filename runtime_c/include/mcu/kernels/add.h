@@ -7,10 +7,10 @@
 /* ADD with numpy broadcasting, TFLM's scheme (mcu/binary.h mcu_add_sub_params_t). */
 typedef mcu_add_sub_params_t mcu_add_params_t;
 
-mcu_status_t mcu_add_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_add_int16(const mcu_node_t *node, mcu_context_t *ctx); /* left_shift 15 */
-mcu_status_t mcu_add_int32(const mcu_node_t *node, mcu_context_t *ctx); /* no params */
-mcu_status_t mcu_add_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_add_int8;
+mcu_eval_t mcu_add_int16; /* left_shift 15 */
+mcu_eval_t mcu_add_int32; /* no params */
+mcu_eval_t mcu_add_f32;
 
 /* Optimised int8 ADD over same-shape operands (kernels/opt/add_s8.c): each input's rescaling
  * (offset, left shift 20, multiplier) looked up for its 256 values. */
@@ -24,6 +24,6 @@ typedef struct {
   int32_t act_max;
 } mcu_add_s8_table_params_t;
 
-mcu_status_t mcu_add_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_add_s8_opt;
 
 #endif

@@ -11,7 +11,7 @@ typedef struct {
   int32_t crop_left;
 } mcu_batch_to_space_nd_params_t;
 
-mcu_status_t mcu_batch_to_space_nd_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_batch_to_space_nd_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_batch_to_space_nd_int8;
+mcu_eval_t mcu_batch_to_space_nd_f32;
 
 #endif

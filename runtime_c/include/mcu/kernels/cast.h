@@ -5,6 +5,6 @@
 
 /* CAST between the integer types int8, int16, int32 and uint32 (any pair), as C conversions:
  * the value modulo 2^bits of the output type. The types are read from the tensor table. */
-mcu_status_t mcu_cast_int(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_cast_int;
 
 #endif

@@ -13,23 +13,23 @@ typedef struct {
   mcu_requant_params_t rq;
 } mcu_conv_2d_params_t;
 
-mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_int8;
 /* int16 input and output (zero points 0), int8 filter; bias int64 (or none) / int32. */
-mcu_status_t mcu_conv_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_conv_2d_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_conv_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_int16;
+mcu_eval_t mcu_conv_2d_int16_acc32;
+mcu_eval_t mcu_conv_2d_f32;
 /* Optimised variant (kernels/opt/conv_2d_1x1_s8.c): int8, 1x1 filter, stride 1, one group;
  * parameters mcu_mat_mult_s8_params_t (mcu/mat_mult_s8.h). */
-mcu_status_t mcu_conv_2d_1x1_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_1x1_s8_opt;
 /* The same with the parameters' `stream` (pairs of channels, depth a multiple of 4). */
-mcu_status_t mcu_conv_2d_1x1_s8_pairs(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_1x1_s8_pairs;
 /* Its rung for memory (kernels/opt/conv_2d_1x1_s8_direct.c): pixels read as they are, a pixel at
  * a time; the short requantisation (`short_shifts`), no `stream`; no scratch (in place: the
  * reference kernel's staging). */
-mcu_status_t mcu_conv_2d_1x1_s8_direct(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_1x1_s8_direct;
 /* Between the two (kernels/opt/conv_2d_1x1_s8_staged.c): the stream path's parameters, two
  * pixels of int8 inputs as scratch (the reference kernel's staging). */
-mcu_status_t mcu_conv_2d_1x1_s8_staged(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_1x1_s8_staged;
 
 /* Parameters of the general int8 variant (kernels/opt/conv_2d_s8.c): the window of
  * mcu_conv_2d_params_t, the value that pads (the input zero point: it adds nothing once the
@@ -59,13 +59,13 @@ typedef struct {
 /* Optimised variant (kernels/opt/conv_2d_s8.c): int8, one group, any filter, stride, dilation
  * and padding; parameters mcu_conv_2d_s8_params_t, scratch for two windows in 16-bit lanes
  * (and one in bytes when in_c is not a multiple of 4). */
-mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_s8_opt;
 /* Its rung for memory (kernels/opt/conv_2d_s8_col.c): the same parameters and filter layout, one
  * window of bytes as scratch (the depth rounded up to a multiple of 4), widened in registers. */
-mcu_status_t mcu_conv_2d_s8_col(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_s8_col;
 /* Between them (kernels/opt/conv_2d_s8_col2.c): two windows of bytes as scratch, half
  * mcu_conv_2d_s8_opt's, widened in registers. */
-mcu_status_t mcu_conv_2d_s8_col2(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_s8_col2;
 
 /* Parameters of the first-layer variant (kernels/opt/conv_2d_stem_s8.c): a filter of three
  * rows over one or three input channels, dilation 1. `weights` holds, per group of four output
@@ -88,6 +88,6 @@ typedef struct {
   const int32_t *weights;
 } mcu_conv_2d_stem_s8_params_t;
 
-mcu_status_t mcu_conv_2d_stem_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_stem_s8_opt;
 
 #endif

@@ -17,14 +17,9 @@
  * SGD step of mcu/kernels/sgd.h: no whole dW exists. */
 typedef struct {
   mcu_window_params_t win;
-  float act_min_f;
-  float act_max_f;
-  int32_t update_w;
-  int32_t has_db;
-  int32_t has_dx;
-  mcu_sgd_params_t sgd;
+  mcu_grad_layer_params_t layer;
 } mcu_conv_2d_grad_params_t;
 
-mcu_status_t mcu_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_grad_f32;
 
 #endif

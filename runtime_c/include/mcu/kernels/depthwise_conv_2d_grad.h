@@ -20,6 +20,6 @@ typedef struct {
   int32_t has_dx;
 } mcu_depthwise_conv_2d_grad_params_t;
 
-mcu_status_t mcu_depthwise_conv_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_depthwise_conv_2d_grad_f32;
 
 #endif

@@ -9,6 +9,6 @@ typedef struct {
 } mcu_dequantize_params_t;
 
 /* int8 / int16 / uint8 (the input tensor's type) -> float32. */
-mcu_status_t mcu_dequantize(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_dequantize;
 
 #endif

@@ -11,6 +11,6 @@ typedef struct {
   int32_t act_max;
 } mcu_div_params_t;
 
-mcu_status_t mcu_div_int32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_div_int32;
 
 #endif

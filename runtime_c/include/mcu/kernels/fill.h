@@ -9,6 +9,6 @@ typedef struct {
   int32_t element_bytes; /* 1 or 4 */
 } mcu_fill_params_t;
 
-mcu_status_t mcu_fill(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fill;
 
 #endif

@@ -5,6 +5,6 @@
 
 /* FLOOR_MOD with numpy broadcasting: the remainder with the sign of the divisor (float32 only,
  * as TFLM). No parameters. */
-mcu_status_t mcu_floor_mod_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_floor_mod_f32;
 
 #endif

@@ -9,15 +9,15 @@ typedef struct {
   mcu_requant_params_t rq;
 } mcu_fully_connected_params_t;
 
-mcu_status_t mcu_fully_connected_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fully_connected_int8;
 /* int16 input and output, int8 filter; bias int64 (or none) / int32 (the accumulator type). */
-mcu_status_t mcu_fully_connected_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_fully_connected_int16_acc32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_fully_connected_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fully_connected_int16;
+mcu_eval_t mcu_fully_connected_int16_acc32;
+mcu_eval_t mcu_fully_connected_f32;
 /* Optimised variant (kernels/opt/fully_connected_s8.c): int8, filter zero point 0; parameters
  * mcu_mat_mult_s8_params_t (mcu/mat_mult_s8.h). */
-mcu_status_t mcu_fully_connected_s8_opt(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fully_connected_s8_opt;
 /* The same for one row (batch 1): no scratch, no widened pairs linked in. */
-mcu_status_t mcu_fully_connected_s8_row(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fully_connected_s8_row;
 
 #endif

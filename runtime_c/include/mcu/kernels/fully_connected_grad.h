@@ -12,15 +12,8 @@
  * act_min_f < y < act_max_f (relu: y > 0). With update_w, dx is computed first (from the weights
  * as they were), then each output channel's row of dW, in a scratch of `in` floats, goes through
  * the SGD step of mcu/kernels/sgd.h: no whole dW exists. */
-typedef struct {
-  float act_min_f;
-  float act_max_f;
-  int32_t update_w;
-  int32_t has_db;
-  int32_t has_dx;
-  mcu_sgd_params_t sgd;
-} mcu_fully_connected_grad_params_t;
+typedef mcu_grad_layer_params_t mcu_fully_connected_grad_params_t;
 
-mcu_status_t mcu_fully_connected_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_fully_connected_grad_f32;
 
 #endif

@@ -14,7 +14,7 @@ typedef struct {
   int32_t reluish_exponent;
 } mcu_hard_swish_params_t;
 
-mcu_status_t mcu_hard_swish_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_hard_swish_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_hard_swish_int8;
+mcu_eval_t mcu_hard_swish_f32;
 
 #endif

@@ -16,8 +16,8 @@ typedef struct {
   float alpha;
 } mcu_leaky_relu_params_t;
 
-mcu_status_t mcu_leaky_relu_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_leaky_relu_int16(const mcu_node_t *node, mcu_context_t *ctx); /* zero points 0 */
-mcu_status_t mcu_leaky_relu_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_leaky_relu_int8;
+mcu_eval_t mcu_leaky_relu_int16; /* zero points 0 */
+mcu_eval_t mcu_leaky_relu_f32;
 
 #endif

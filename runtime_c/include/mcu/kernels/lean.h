@@ -9,9 +9,9 @@
 
 /* DEPTHWISE_CONV_2D int8, depth multiplier 1, any filter size, stride, dilation and padding
  * (mcu_depthwise_conv_2d_params_t): no scratch, not in place. */
-mcu_status_t mcu_depthwise_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_depthwise_conv_2d_s8_lean;
 /* CONV_2D int8 with a 1x1 filter, stride 1 and one group (mcu_mat_mult_s8_params_t, without a
  * `stream`): one pixel at a time read as it is, no scratch, not in place. */
-mcu_status_t mcu_conv_2d_1x1_s8_lean(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_1x1_s8_lean;
 
 #endif

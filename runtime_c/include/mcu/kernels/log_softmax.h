@@ -13,7 +13,7 @@ typedef struct {
   int32_t diff_min;                /* -CalculateInputRadius(5, input_left_shift) */
 } mcu_log_softmax_params_t;
 
-mcu_status_t mcu_log_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_log_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_log_softmax_int8;
+mcu_eval_t mcu_log_softmax_f32;
 
 #endif

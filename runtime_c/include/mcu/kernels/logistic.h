@@ -6,13 +6,13 @@
 
 typedef mcu_unary_fixed_params_t mcu_logistic_params_t;
 
-mcu_status_t mcu_logistic_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_logistic_f32;
 /* int8 with output scale 1/256, zero point -128 (TFLM's fixed-point path). */
-mcu_status_t mcu_logistic_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_logistic_int8;
 
 /* int16, zero points 0, output scale 2^-15 (TFLM's reference_integer_ops::Logistic for int16). */
 typedef mcu_unary_table_params_t mcu_logistic_int16_params_t;
 
-mcu_status_t mcu_logistic_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_logistic_int16;
 
 #endif

@@ -15,8 +15,8 @@ typedef struct {
   int32_t shift;
 } mcu_mean_params_t;
 
-mcu_status_t mcu_mean_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_mean_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_mean_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_mean_int8;
+mcu_eval_t mcu_mean_int16;
+mcu_eval_t mcu_mean_f32;
 
 #endif

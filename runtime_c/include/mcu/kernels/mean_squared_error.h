@@ -6,6 +6,6 @@
 /* The loss of a training graph for a regressor (mcugen/train/): the mean over all elements of
  * (prediction - target)^2, float32. Outputs: the loss [1] and its gradient by the prediction,
  * 2 (prediction - target) / elements. No parameters. */
-mcu_status_t mcu_mean_squared_error_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_mean_squared_error_f32;
 
 #endif

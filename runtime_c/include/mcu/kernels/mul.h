@@ -17,10 +17,10 @@ typedef struct {
   float act_max_f;
 } mcu_mul_params_t;
 
-mcu_status_t mcu_mul_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_mul_int16(const mcu_node_t *node, mcu_context_t *ctx); /* zero points 0 */
+mcu_eval_t mcu_mul_int8;
+mcu_eval_t mcu_mul_int16; /* zero points 0 */
 /* int32: the wrapping product clamped to [act_min, act_max] (offsets and multiplier unused) */
-mcu_status_t mcu_mul_int32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_mul_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_mul_int32;
+mcu_eval_t mcu_mul_f32;
 
 #endif

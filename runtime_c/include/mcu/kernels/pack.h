@@ -6,6 +6,6 @@
 /* PACK: stacks N inputs of identical shape along a new output axis. */
 typedef mcu_axis_params_t mcu_pack_params_t;
 
-mcu_status_t mcu_pack(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_pack;
 
 #endif

@@ -11,9 +11,9 @@ typedef struct {
   const int32_t *after;  /* elements added after each dimension */
 } mcu_pad_params_t;
 
-mcu_status_t mcu_pad_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_pad_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_pad_int32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_pad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_pad_int8;
+mcu_eval_t mcu_pad_int16;
+mcu_eval_t mcu_pad_int32;
+mcu_eval_t mcu_pad_f32;
 
 #endif

@@ -18,11 +18,11 @@ typedef struct {
   float act_max_f;
 } mcu_pooling_params_t;
 
-mcu_status_t mcu_average_pool_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_average_pool_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_average_pool_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_max_pool_2d_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_max_pool_2d_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_max_pool_2d_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_average_pool_2d_int8;
+mcu_eval_t mcu_average_pool_2d_int16;
+mcu_eval_t mcu_average_pool_2d_f32;
+mcu_eval_t mcu_max_pool_2d_int8;
+mcu_eval_t mcu_max_pool_2d_int16;
+mcu_eval_t mcu_max_pool_2d_f32;
 
 #endif

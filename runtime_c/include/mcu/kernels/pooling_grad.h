@@ -22,7 +22,7 @@ typedef struct {
   float act_max_f;
 } mcu_pooling_grad_params_t;
 
-mcu_status_t mcu_average_pool_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_max_pool_2d_grad_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_average_pool_2d_grad_f32;
+mcu_eval_t mcu_max_pool_2d_grad_f32;
 
 #endif

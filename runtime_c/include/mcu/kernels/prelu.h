@@ -15,7 +15,7 @@ typedef struct {
   int32_t alpha_shift;
 } mcu_prelu_params_t;
 
-mcu_status_t mcu_prelu_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_prelu_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_prelu_int8;
+mcu_eval_t mcu_prelu_f32;
 
 #endif

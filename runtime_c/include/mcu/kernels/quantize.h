@@ -12,8 +12,8 @@ typedef struct {
 } mcu_quantize_params_t;
 
 /* float32 -> int8 / int16 (the output tensor's type). */
-mcu_status_t mcu_quantize_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_quantize_f32;
 /* Requantization between integer types: int8, uint8, int16, int32 (pairs as TFLM allows). */
-mcu_status_t mcu_quantize_requantize(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_quantize_requantize;
 
 #endif

@@ -5,6 +5,6 @@
 
 /* RESHAPE, SQUEEZE and EXPAND_DIMS: the data is unchanged, only the shape differs. The kernel copies
  * the input bytes to the output, and does nothing when both are the same buffer. No parameters. */
-mcu_status_t mcu_reshape(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_reshape;
 
 #endif

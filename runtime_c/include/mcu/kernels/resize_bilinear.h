@@ -11,7 +11,7 @@ typedef struct {
   int32_t half_pixel_centers; /* sample at pixel centres */
 } mcu_resize_bilinear_params_t;
 
-mcu_status_t mcu_resize_bilinear_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_resize_bilinear_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_resize_bilinear_int8;
+mcu_eval_t mcu_resize_bilinear_f32;
 
 #endif

@@ -11,8 +11,8 @@ typedef struct {
   int32_t half_pixel_centers; /* clamp the source index at 0 */
 } mcu_resize_nearest_neighbor_params_t;
 
-mcu_status_t mcu_resize_nearest_neighbor_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_resize_nearest_neighbor_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_resize_nearest_neighbor_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_resize_nearest_neighbor_int8;
+mcu_eval_t mcu_resize_nearest_neighbor_int16;
+mcu_eval_t mcu_resize_nearest_neighbor_f32;
 
 #endif

@@ -17,7 +17,7 @@ typedef struct {
   float weight_decay;
 } mcu_sgd_params_t;
 
-mcu_status_t mcu_sgd_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_sgd_f32;
 
 /* The update of n elements, shared by McugenSgd and the backward kernels that update their
  * weights one output channel at a time (conv_2d_grad, fully_connected_grad): the same
@@ -76,9 +76,27 @@ static inline mcu_status_t mcu_sgd_operands(const mcu_node_t *node, mcu_context_
   return MCU_OK;
 }
 
-/* The operands of the float32 backward kernel of a weighted layer (CONV_2D, FULLY_CONNECTED): dy,
- * x, W (a variable when it trains) and y at inputs 0 to 3, W's update operands from input 4, and
- * the outputs db then dx, each present when its flag asks for it (else NULL). */
+/* The parameters of the float32 backward kernel of a weighted layer (CONV_2D, whose member
+ * `layer` they are besides its window, and FULLY_CONNECTED): the fused activation's range (dy
+ * passes where act_min_f < y < act_max_f), whether it updates W with the SGD step `sgd`, and
+ * which of the outputs db and dx it writes. */
+typedef struct {
+  float act_min_f;
+  float act_max_f;
+  int32_t update_w;
+  int32_t has_db;
+  int32_t has_dx;
+  mcu_sgd_params_t sgd;
+} mcu_grad_layer_params_t;
+
+/* dy where the fused activation passed the forward output y, else 0. */
+static inline float mcu_grad_passed(const mcu_grad_layer_params_t *p, float dy, float y) {
+  return (y > p->act_min_f && y < p->act_max_f) ? dy : 0.0f;
+}
+
+/* The operands of such a kernel: dy, x, W (a variable when it trains) and y at inputs 0 to 3,
+ * W's update operands from input 4, and the outputs db then dx, each present when its flag asks
+ * for it (else NULL). */
 typedef struct {
   const float *dy;
   const float *x;

@@ -10,6 +10,6 @@ typedef struct {
 } mcu_shape_params_t;
 
 /* Writes the int32 shape vector. */
-mcu_status_t mcu_shape_i32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_shape_i32;
 
 #endif

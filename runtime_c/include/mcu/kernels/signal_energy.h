@@ -11,6 +11,6 @@ typedef struct {
   int32_t end_index; /* <= the output's length and the input's complex count */
 } mcu_signal_energy_params_t;
 
-mcu_status_t mcu_signal_energy_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_energy_int16;
 
 #endif

@@ -6,6 +6,6 @@
 /* TFLM signal library's SignalFftAutoScale (custom): shifts the int16 input left by the most bits
  * its largest magnitude allows. Outputs: 0 the scaled values (int16), 1 the shift (int32 scalar).
  * No parameters. */
-mcu_status_t mcu_signal_fft_auto_scale_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_fft_auto_scale_int16;
 
 #endif

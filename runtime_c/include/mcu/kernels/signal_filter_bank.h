@@ -12,6 +12,6 @@ typedef struct {
   int32_t num_channels;
 } mcu_signal_filter_bank_params_t;
 
-mcu_status_t mcu_signal_filter_bank_uint32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_filter_bank_uint32;
 
 #endif

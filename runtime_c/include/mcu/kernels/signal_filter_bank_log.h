@@ -10,6 +10,6 @@ typedef struct {
   int32_t input_correction_bits; /* 0..31 */
 } mcu_signal_filter_bank_log_params_t;
 
-mcu_status_t mcu_signal_filter_bank_log_uint32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_filter_bank_log_uint32;
 
 #endif

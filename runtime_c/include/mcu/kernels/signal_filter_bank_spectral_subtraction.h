@@ -19,7 +19,6 @@ typedef struct {
   int32_t clamping;                  /* 0 or 1 */
 } mcu_signal_filter_bank_spectral_subtraction_params_t;
 
-mcu_status_t mcu_signal_filter_bank_spectral_subtraction_uint32(const mcu_node_t *node,
-                                                                mcu_context_t *ctx);
+mcu_eval_t mcu_signal_filter_bank_spectral_subtraction_uint32;
 
 #endif

@@ -10,6 +10,6 @@ typedef struct {
   int32_t snr_shift; /* 0..63 */
 } mcu_signal_pcan_params_t;
 
-mcu_status_t mcu_signal_pcan_uint32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_pcan_uint32;
 
 #endif

@@ -17,6 +17,6 @@ typedef struct {
   const int16_t *leaf_index;     /* per position of the complex FFT: the input pair it starts as */
 } mcu_signal_rfft_params_t;
 
-mcu_status_t mcu_signal_rfft_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_rfft_int16;
 
 #endif

@@ -10,6 +10,6 @@ typedef struct {
   int32_t shift; /* 0..31 */
 } mcu_signal_window_params_t;
 
-mcu_status_t mcu_signal_window_int16(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_signal_window_int16;
 
 #endif

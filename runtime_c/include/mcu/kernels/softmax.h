@@ -23,9 +23,9 @@ typedef struct {
   const int16_t *one_over_one_plus_x_lut;
 } mcu_softmax_int16_params_t;
 
-mcu_status_t mcu_softmax_int8(const mcu_node_t *node, mcu_context_t *ctx);       /* int8 out */
-mcu_status_t mcu_softmax_int8_int16(const mcu_node_t *node, mcu_context_t *ctx); /* int16 out */
-mcu_status_t mcu_softmax_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_softmax_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_softmax_int8;       /* int8 out */
+mcu_eval_t mcu_softmax_int8_int16; /* int16 out */
+mcu_eval_t mcu_softmax_int16;
+mcu_eval_t mcu_softmax_f32;
 
 #endif

@@ -11,6 +11,6 @@ typedef struct {
   float beta;
 } mcu_softmax_cross_entropy_params_t;
 
-mcu_status_t mcu_softmax_cross_entropy_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_softmax_cross_entropy_f32;
 
 #endif

@@ -12,7 +12,7 @@ typedef struct {
   int32_t pad_value; /* int8: the output zero point (TFLite semantics); float: unused (0.0f) */
 } mcu_space_to_batch_nd_params_t;
 
-mcu_status_t mcu_space_to_batch_nd_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_space_to_batch_nd_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_space_to_batch_nd_int8;
+mcu_eval_t mcu_space_to_batch_nd_f32;
 
 #endif

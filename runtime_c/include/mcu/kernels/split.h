@@ -10,6 +10,6 @@ typedef struct {
   int32_t data_input; /* index of the data input: 1 for SPLIT, 0 for SPLIT_V */
 } mcu_split_params_t;
 
-mcu_status_t mcu_split(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_split;
 
 #endif

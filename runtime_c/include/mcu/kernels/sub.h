@@ -8,8 +8,8 @@
  * mcu_add_sub_params_t). */
 typedef mcu_add_sub_params_t mcu_sub_params_t;
 
-mcu_status_t mcu_sub_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_sub_int16(const mcu_node_t *node, mcu_context_t *ctx); /* left_shift 15 */
-mcu_status_t mcu_sub_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_sub_int8;
+mcu_eval_t mcu_sub_int16; /* left_shift 15 */
+mcu_eval_t mcu_sub_f32;
 
 #endif

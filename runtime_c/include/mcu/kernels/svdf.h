@@ -19,9 +19,9 @@ typedef struct {
 } mcu_svdf_params_t;
 
 /* int8 input and output, int8 state and time weights */
-mcu_status_t mcu_svdf_int8(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_svdf_int8;
 /* int8 input and output, int16 state and time weights */
-mcu_status_t mcu_svdf_int8_state16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_svdf_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_svdf_int8_state16;
+mcu_eval_t mcu_svdf_f32;
 
 #endif

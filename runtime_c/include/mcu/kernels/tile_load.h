@@ -29,6 +29,6 @@ static inline size_t mcu_tile_pixel_bytes(const mcu_tile_params_t *p, const mcu_
 }
 
 /* McugenTileLoad: the output (a tile) is the box of input 0 (the whole tensor). Any type. */
-mcu_status_t mcu_tile_load(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_tile_load;
 
 #endif

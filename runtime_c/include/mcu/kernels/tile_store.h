@@ -6,6 +6,6 @@
 /* McugenTileStore: the output (the whole tensor) is input 0 (the whole tensor so far, or -1 for
  * the first tile) with input 1 (a tile) written at the box; the copy of input 0 is skipped when
  * the plan put the output over it. Any type. */
-mcu_status_t mcu_tile_store(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_tile_store;
 
 #endif

@@ -9,6 +9,6 @@ typedef struct {
   const int32_t *perm; /* one entry per input axis */
 } mcu_transpose_params_t;
 
-mcu_status_t mcu_transpose(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_transpose;
 
 #endif

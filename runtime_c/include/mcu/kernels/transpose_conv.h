@@ -17,9 +17,9 @@ typedef struct {
   mcu_requant_params_t rq;
 } mcu_transpose_conv_params_t;
 
-mcu_status_t mcu_transpose_conv_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_transpose_conv_int16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_transpose_conv_int16_bias16(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_transpose_conv_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_transpose_conv_int8;
+mcu_eval_t mcu_transpose_conv_int16;
+mcu_eval_t mcu_transpose_conv_int16_bias16;
+mcu_eval_t mcu_transpose_conv_f32;
 
 #endif

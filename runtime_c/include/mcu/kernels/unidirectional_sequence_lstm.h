@@ -34,7 +34,7 @@ typedef struct {
 } mcu_unidirectional_sequence_lstm_params_t;
 
 /* int8 input, weights, hidden state and output; int16 cell state; int32 biases */
-mcu_status_t mcu_lstm_int8(const mcu_node_t *node, mcu_context_t *ctx);
-mcu_status_t mcu_lstm_f32(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_lstm_int8;
+mcu_eval_t mcu_lstm_f32;
 
 #endif

@@ -10,6 +10,6 @@
 
 #include "mcu/runtime.h"
 
-mcu_status_t mcu_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_eval_t mcu_conv_2d_s8_lean;
 
 #endif
