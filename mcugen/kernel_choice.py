@@ -78,6 +78,18 @@ MAX_ROUNDS = 4
 MAX_RESTORES = 3
 
 
+def _layout_tied(graph: Graph, lowered: dict[int, Lowered]) -> set[int]:
+    """The layers whose fastest kernel lays out a constant that other layers read too (the tiles
+    of a patch stage share their filter, laid out once for all): they keep that kernel, since
+    one of them moved to a kernel reading the filter as stored would read the other layout."""
+    consumers = graph.consumers()
+    return {
+        i
+        for i, low in lowered.items()
+        if any(len(consumers.get(t, ())) > 1 for t, _ in low.constants)
+    }
+
+
 def ladder(graph: Graph, op_index: int, fastest: Lowered, core: str) -> tuple[Lowered, ...]:
     """The kernels of one layer from the fastest down, each with less scratch than the one above;
     the last is the reference kernel when it has less scratch than every variant."""
@@ -125,7 +137,8 @@ def choose_kernels(
     if options.kernels not in ("auto", "memory"):
         return lowered, fastest
     fastest_ram = ram_of(graph, fastest, options)
-    laddered = {i for i, low in lowered.items() if low.variant != "reference"}
+    tied = _layout_tied(graph, lowered)
+    laddered = {i for i, low in lowered.items() if low.variant != "reference" and i not in tied}
     if not laddered:
         return lowered, fastest
     # auto: where the board takes the fastest kernels (or without a board), memory's choice
