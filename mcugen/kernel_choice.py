@@ -79,15 +79,10 @@ MAX_RESTORES = 3
 
 
 def _layout_tied(graph: Graph, lowered: dict[int, Lowered]) -> set[int]:
-    """The layers whose fastest kernel lays out a constant that other layers read too (the tiles
-    of a patch stage share their filter, laid out once for all): they keep that kernel, since
-    one of them moved to a kernel reading the filter as stored would read the other layout."""
-    consumers = graph.consumers()
-    return {
-        i
-        for i, low in lowered.items()
-        if any(len(consumers.get(t, ())) > 1 for t, _ in low.constants)
-    }
+    """Layers whose fastest kernel lays out a constant others read too (a patch stage's tiles):
+    they keep it, as one moved to a kernel reading the constant as stored would misread it."""
+    readers = graph.consumers()
+    return {i for i, low in lowered.items() if any(len(readers[t]) > 1 for t, _ in low.constants)}
 
 
 def ladder(graph: Graph, op_index: int, fastest: Lowered, core: str) -> tuple[Lowered, ...]:
