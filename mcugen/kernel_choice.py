@@ -79,8 +79,7 @@ MAX_RESTORES = 3
 
 
 def _layout_tied(graph: Graph, lowered: dict[int, Lowered]) -> set[int]:
-    """Layers whose fastest kernel lays out a constant others read too (a patch stage's tiles):
-    they keep it, as one moved to a kernel reading the constant as stored would misread it."""
+    """Layers whose kernel lays out a constant others read too (a patch stage's tiles): kept."""
     readers = graph.consumers()
     return {i for i, low in lowered.items() if any(len(readers[t]) > 1 for t, _ in low.constants)}
 
