@@ -76,10 +76,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(table)
     print()
     print(summary)
-    print(f"\nresults in {results}; Pareto plots in {html}")
+    # stdout is the tables only: byte-identical however the sweep ran (interrupted, workers)
     print(
         f"mcugen sweep: {outcome.ran} jobs run in {outcome.seconds:.1f} s, {outcome.skipped} "
-        "already in the results file",
+        f"already in the results file; results in {results}, Pareto plots in {html}",
         file=sys.stderr,
     )
     return 0

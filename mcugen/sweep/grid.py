@@ -2,7 +2,7 @@
 the model's content hash, the board, the options in canonical form, the job and mcugen's version.
 
 A grid file is TOML: each key of `[options]` is a planning option by its command-line name
-(`mcugen.options.CHOICES`) with one value or a list of values; the sweep runs every combination.
+(mcugen.options.CHOICES) with one value or a list of values; the sweep runs every combination.
 `[[set]]` tables add option sets as they are (no combination). No file: one set, the defaults.
 
     [options]
@@ -26,7 +26,7 @@ from typing import Any
 
 from mcugen import __version__
 from mcugen.errors import McugenError
-from mcugen.options import CHOICES, options_from
+from mcugen.options import options_from
 
 JOBS = ("plan", "estimate", "build", "run", "verify")
 MODEL_SUFFIXES = (".tflite", ".onnx")
@@ -125,7 +125,10 @@ def expand(
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
         for board, options, job in itertools.product(boards, sets, jobs):
             found.append(Job(path.name, board, options, job, sha, str(path)))
-    return sorted(set(found))
+    unique: dict[tuple[str, ...], Job] = {}
+    for job in sorted(found):  # two files with the same bytes are one model: the first name
+        unique.setdefault(job.key, job)
+    return sorted(unique.values())
 
 
 def check_boards(boards: Sequence[str]) -> None:
@@ -134,6 +137,3 @@ def check_boards(boards: Sequence[str]) -> None:
 
     for board in boards:
         load_board(board)
-
-
-__all__ = ["CHOICES", "JOBS", "Job", "canonical", "check_boards", "expand", "option_sets"]

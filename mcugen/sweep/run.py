@@ -30,10 +30,10 @@ class ProgressLine:
     """One line on stderr, rewritten as results arrive: done of total, failures, the time left
     at this run's pace so far. Only on a terminal, and not when quiet."""
 
-    def __init__(self, total: int, *, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
+    def __init__(self, total: int, *, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.total, self.done, self.failed = total, 0, 0
-        self.stream = stream
-        self.shown = not quiet and stream.isatty()
+        self.stream = stream or sys.stderr
+        self.shown = not quiet and self.stream.isatty()
         self.start = time.monotonic()
 
     def update(self, result: Result) -> None:
