@@ -126,8 +126,8 @@ def expand(
         for board, options, job in itertools.product(boards, sets, jobs):
             found.append(Job(path.name, board, options, job, sha, str(path)))
     unique: dict[tuple[str, ...], Job] = {}
-    for job in sorted(found):  # two files with the same bytes are one model: the first name
-        unique.setdefault(job.key, job)
+    for each in sorted(found):  # two files with the same bytes are one model: the first name
+        unique.setdefault(each.key, each)
     return sorted(unique.values())
 
 
