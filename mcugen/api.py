@@ -72,6 +72,7 @@ class PlanResult:
     layout_strategy: str
     unsupported: str
     fits: bool | None
+    problem: str  # why it does not fit, as `mcugen plan --board` says it ("" when it fits)
     ram_need: int | None
     ram_free: int | None  # the board's RAM less ram_need (negative: short by that much)
     flash_need: int | None
@@ -208,6 +209,7 @@ def plan(
         layout_strategy=report["layout_strategy"],
         unsupported=planned.unsupported,
         fits=fit.fits if fit is not None else None,
+        problem=_problem(fit),
         ram_need=fit.ram_need if fit is not None else None,
         ram_free=fit.ram_size - fit.ram_need if fit is not None else None,
         flash_need=fit.flash_need if fit is not None else None,
@@ -218,6 +220,11 @@ def plan(
         estimated_uj=uj,
         report=report,
     )
+
+
+def _problem(fit: Fit | None) -> str:
+    problem = fit.problem() if fit is not None else None
+    return problem.line() if problem is not None else ""
 
 
 def generate(model: Model, board: str | None, options: Options, emulate: bool) -> Generated:

@@ -117,12 +117,7 @@ def _planned(job: Job, planned: Any) -> tuple[str, str, dict[str, Any]]:
     if planned.unsupported:
         return UNSUPPORTED, planned.unsupported, _present(figures)
     if planned.fits is False:
-        short = []
-        if planned.ram_free is not None and planned.ram_free < 0:
-            short.append(f"RAM short by {-planned.ram_free:,} bytes")
-        if planned.flash_free is not None and planned.flash_free < 0:
-            short.append(f"flash short by {-planned.flash_free:,} bytes")
-        return NO_FIT, "; ".join(short) or "does not fit", _present(figures)
+        return NO_FIT, planned.problem or "does not fit", _present(figures)
     return OK, "", _present(figures)
 
 
