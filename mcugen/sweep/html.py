@@ -1,12 +1,14 @@
 """A sweep's HTML page: per board, the Pareto plots of arena against latency and against energy
 (estimates of the board from the twin's instructions, or from per-MAC costs for `estimate`
 jobs), each point a model under an option set, the Pareto-optimal ones joined; then the table.
-Plain inline SVG: no script, no plotting library."""
+Plain inline SVG: no script, no plotting library; axes logarithmic when the values span
+over 100 times."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcugen import __version__
@@ -45,17 +47,27 @@ def pareto(pts: Sequence[dict[str, Any]], y: str) -> list[dict[str, Any]]:
     return front
 
 
+def _scale(values: Sequence[float]) -> Callable[[float], float]:
+    """Value -> 0..1: logarithmic when the values span over 100 times, else linear."""
+    lo, hi = min(values), max(values)
+    if lo > 0 and hi / lo > 100:
+        lo_log, span = math.log10(lo), math.log10(hi) - math.log10(lo)
+        return lambda v: (math.log10(v) - lo_log) / span
+    return lambda v: (v - lo) / (hi - lo) if hi > lo else 0.5
+
+
 def plot(pts: Sequence[dict[str, Any]], y: str, unit: str) -> str:
-    """An SVG scatter of arena bytes (x) against `y`, the Pareto front joined."""
+    """An SVG scatter of arena bytes (x) against `y`, the Pareto front joined and labelled."""
     if not pts:
         return "<p>no point with an arena and an estimate</p>"
     xs, ys = [p["arena"] for p in pts], [p[y] for p in pts]
-    x0, x1, y0, y1 = min(xs), max(xs) or 1, min(ys), max(ys) or 1
+    fx, fy = _scale(xs), _scale(ys)
 
     def at(p: dict[str, Any]) -> tuple[float, float]:
-        fx = (p["arena"] - x0) / (x1 - x0) if x1 > x0 else 0.5
-        fy = (p[y] - y0) / (y1 - y0) if y1 > y0 else 0.5
-        return MARGIN + fx * (WIDTH - 2 * MARGIN), HEIGHT - MARGIN - fy * (HEIGHT - 2 * MARGIN)
+        return (
+            MARGIN + fx(p["arena"]) * (WIDTH - 2 * MARGIN),
+            HEIGHT - MARGIN - fy(p[y]) * (HEIGHT - 2 * MARGIN),
+        )
 
     front = pareto(pts, y)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}">']
@@ -66,9 +78,9 @@ def plot(pts: Sequence[dict[str, Any]], y: str, unit: str) -> str:
     )
     parts.append(
         f'<text x="{WIDTH / 2}" y="{HEIGHT - 16}" text-anchor="middle">arena bytes '
-        f"({x0:,} to {x1:,})</text>"
+        f"({min(xs):,} to {max(xs):,})</text>"
         f'<text x="14" y="{HEIGHT / 2}" transform="rotate(-90 14 {HEIGHT / 2})" '
-        f'text-anchor="middle">{unit} ({y0:,.3g} to {y1:,.3g})</text>'
+        f'text-anchor="middle">{unit} ({min(ys):,.3g} to {max(ys):,.3g})</text>'
     )
     line = " ".join(f"{at(p)[0]:.1f},{at(p)[1]:.1f}" for p in front)
     parts.append(f'<polyline points="{line}" fill="none" stroke="#c33" stroke-width="1.5"/>')
@@ -80,6 +92,9 @@ def plot(pts: Sequence[dict[str, Any]], y: str, unit: str) -> str:
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}">'
             f"<title>{tip}</title></circle>"
         )
+        if p in front:
+            name = html.escape(p["label"].removesuffix(".tflite")[:28])
+            parts.append(f'<text x="{cx + 6:.1f}" y="{cy - 6:.1f}" font-size="10">{name}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
