@@ -5,7 +5,8 @@ workers, and Ray tasks on a Ray instance started here with 1 and 2 CPUs (when Ra
 Each measurement is a fresh command with a new results file, start-up included. The last lines
 MODEL a Ray cluster of N machines from the 1-worker Ray figures: they are not measurements.
 
-Run: python benchmarks/sweep.py [--plan-models 8] [--run-models 4] [--boards a,b] [--cores 2]
+Run: python benchmarks/sweep.py [--plan-models 8] [--run-models 4] [--boards a,b] [--cores 8]
+[--jobs 10000]
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def main() -> int:
     ap.add_argument("--run-models", type=int, default=4)
     ap.add_argument("--boards", default="nucleo-f767,nucleo-l4r5zi")
     ap.add_argument("--cores", type=int, default=8, help="cores per machine of the model")
+    ap.add_argument("--jobs", type=int, default=10_000, help="jobs of the modelled sweep")
     args = ap.parse_args()
     boards = args.boards.split(",")
     has_ray = importlib.util.find_spec("ray") is not None
@@ -120,15 +122,17 @@ def main() -> int:
         print("Ray is not installed (pip install 'mcugen[ray]'): no Ray rows")
         return 0
     print(
-        f"\nMODEL, not a measurement: a Ray cluster of N machines with {args.cores} cores each, "
-        "from the 1-worker Ray row (start-up counted once, jobs spread evenly, the driver and "
-        "the results file not a bottleneck)"
+        f"\nMODEL, not a measurement: {args.jobs:,} jobs on a Ray cluster of N machines with "
+        f"{args.cores} cores each: Ray's start-up (the Ray 1-worker row less the pool's) once, "
+        "then the pool's 1-worker seconds per job spread over every core; assumes the driver, "
+        "the results file and the network keep up"
     )
     for job, (jobs, seconds) in ray_one.items():
-        per_job = seconds / jobs  # an upper bound on one job's time: start-up is in it
+        pool_one = next(s for j, e, _, s in rows if j == job and e == "local pool, 1 worker")
+        start_up, per_job = max(seconds - pool_one, 0.0), pool_one / jobs
         for n in (1, 4, 16, 64):
-            rate = n * args.cores / per_job
-            print(f"  {job:5} N={n:<3} about {rate:,.0f} jobs/s")
+            total = start_up + args.jobs * per_job / (n * args.cores)
+            print(f"  {job:5} N={n:<3} {total:8.0f} s, about {args.jobs / total:,.0f} jobs/s")
     return 0
 
 
