@@ -70,7 +70,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise McugenError("--workers sizes --ray local only", hint="a cluster has its own CPUs")
     jobs = grid.expand(args.models, boards, sets, kinds)
     workers = args.workers or engine.default_workers()
-    outcome = sweep(jobs, results, workers=workers, ray=args.ray, quiet=args.quiet)
+    try:
+        outcome = sweep(jobs, results, workers=workers, ray=args.ray, quiet=args.quiet)
+    except KeyboardInterrupt:
+        print(
+            f"mcugen sweep: interrupted; every finished job is kept in {results}: run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return 130
     table, summary = results_table(outcome.rows), summary_table(outcome.rows)
     write_file(html, page(outcome.rows, summary))
     print(table)
