@@ -23,7 +23,7 @@ from mcugen.errors import McugenError
 #: The sub-commands in the order `mcugen --help` lists them.
 COMMANDS = (
     "plan", "build", "run", "verify", "optimize", "measure", "report", "flash", "export", "train",
-    "quantize", "boards", "ops",
+    "quantize", "boards", "ops", "sweep",
 )  # fmt: skip
 
 

@@ -4,9 +4,12 @@ reads the command line. The memory it may use is the `MemoryTarget` it carries."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
+from mcugen.errors import McugenError
 from mcugen.plan import dynamic, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
@@ -15,8 +18,11 @@ from mcugen.plan import patches as patch_strategies
 from mcugen.plan import pools as pool_strategies
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.paging.target import OBJECTIVES, PagingCosts
-from mcugen.plan.target import MemoryTarget
+from mcugen.plan.target import MemoryTarget, memory_target
 from mcugen.plan.weight_staging import STAGE_CHOICES
+
+if TYPE_CHECKING:
+    from mcugen.boards import Target
 
 KEEP_INPUT = ("no", "yes", "auto")
 PATCH_WHEN = ("auto", "always")
@@ -139,3 +145,70 @@ class PlanOptions:
             core=self.core,
             state_memory=self.state_memory,
         )
+
+
+#: The user's planning choices by the command line's names (`--no-inplace` is "no_inplace"):
+#: what `options_from` takes from the arguments, the Python API and a sweep's grid file.
+CHOICES = (
+    "order", "layout", "no_inplace", "no_rewrite", "time_budget", "allocator", "keep_input",
+    "pools", "kernels", "ram_budget", "pager", "objective", "copies_only", "state_memory",
+    "stage_weights", "patcher", "patch_overhead", "tflm_plan",
+)  # fmt: skip
+
+
+def options_from(
+    choices: Mapping[str, Any], *, firmware: bool = False, target: Target | None = None
+) -> PlanOptions:
+    """The one builder of `PlanOptions` from the user's choices (CHOICES; absent or None: the
+    command line's default), for `target` (None: the host): the CLI's arguments, the API's and a
+    sweep grid's options all go through it. `--tflm-plan` overrides order, layout, sharing. For
+    Cortex-M `firmware` the input stays in the arena when that saves the MLPerf runner's copy of
+    it (keep_input "auto"); a target with memories gets pools. An unknown name is one error line."""
+    unknown = sorted(k for k in choices if k not in CHOICES)
+    if unknown:
+        raise McugenError(
+            f"unknown planning option '{unknown[0]}'", hint=f"choose from {', '.join(CHOICES)}"
+        )
+
+    def get(name: str, default: Any) -> Any:
+        value = choices.get(name)
+        return default if value is None else value
+
+    try:
+        options = _built(get, choices, target, firmware)
+    except ValueError as exc:  # PlanOptions' checks of a value
+        raise McugenError(str(exc)) from None
+    return options.as_tflm() if get("tflm_plan", False) else options
+
+
+def _built(
+    get: Any, choices: Mapping[str, Any], target: Target | None, firmware: bool
+) -> PlanOptions:
+    return PlanOptions(
+        target=memory_target(target, choices.get("ram_budget")),
+        pager=get("pager", pagers.DEFAULT),
+        objective=get("objective", "cycles"),
+        copies_only=bool(get("copies_only", False)),
+        state_memory=get("state_memory", state_memory.DEFAULT),
+        kernels=get("kernels", "auto"),
+        core=target.port_board.core if target is not None else "host",
+        stage_weights=get("stage_weights", "off"),
+        pools=get("pools", pool_strategies.DEFAULT),
+        order=get("order", orders.DEFAULT),
+        layout=get("layout", layouts.DEFAULT),
+        in_place=not get("no_inplace", False),
+        rewrites=not get("no_rewrite", False),
+        time_budget=choices.get("time_budget"),
+        allocator=get("allocator", dynamic.STATIC),
+        keep_input=get("keep_input", "auto" if firmware else "no"),
+        patcher=get("patcher", patch_strategies.DEFAULT),
+        **patch_choice(get("patch_overhead", "auto")),
+    )
+
+
+def patch_choice(overhead: float | str) -> dict[str, Any]:
+    """PlanOptions' patch fields for `--patch-overhead`: "auto" (the default budget when the
+    model needs it) or a budget tried on every plan."""
+    if overhead == "auto":
+        return {"patch_overhead": patch_strategies.DEFAULT_OVERHEAD, "patch_when": "auto"}
+    return {"patch_overhead": float(overhead), "patch_when": "always"}

@@ -28,6 +28,7 @@ stamp=.venv/.mcugen-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[test]'
+  # ray: CI runs `mcugen sweep --ray local` (tests/cli/test_sweep.py); an optional extra for users
+  .venv/bin/python -m pip install -q -e '.[test,ray]'
   echo "$want" > "$stamp"
 fi

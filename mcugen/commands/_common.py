@@ -6,7 +6,6 @@ flash).
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +14,17 @@ import numpy as np
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.commands._estimate_mix import print_mix_estimate
 from mcugen.errors import McugenError
+from mcugen.figures import allocator_figures as allocator_figures
+from mcugen.figures import arena_bytes as arena_bytes
+from mcugen.figures import device_report as device_report
+from mcugen.figures import energy_estimate as energy_estimate
+from mcugen.figures import outputs_json as outputs_json
 from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
-from mcugen.model.macs import graph_macs, operator_macs
-from mcugen.options import PlanOptions
+from mcugen.options import CHOICES, PlanOptions, options_from
+from mcugen.options import patch_choice as patch_choice
 from mcugen.pipeline import Generated, generate_from_file
-from mcugen.plan import dynamic, paging, state_memory
-from mcugen.plan import patches as patch_strategies
-from mcugen.plan import pools as pool_strategies
-from mcugen.plan.fit import MIN_ARENA_BYTES
-from mcugen.plan.target import memory_target
+from mcugen.plan import dynamic
 
 
 def target_for(args: argparse.Namespace) -> Target:
@@ -60,43 +60,9 @@ def generate_for(args: argparse.Namespace, target: Target) -> Generated:
 def plan_options(
     args: argparse.Namespace, *, firmware: bool = False, target: Target | None = None
 ) -> PlanOptions:
-    """The planning options of the arguments (`--tflm-plan` overrides order, layout, sharing).
-    For Cortex-M `firmware` the input stays in the arena when that saves the MLPerf runner's
-    copy of it (PlanOptions.keep_input); TFLM's own plan keeps the copy, as TFLM's runner does.
-    A `target` with memories gets pools (`--pools`, plan/pools), TFLM's plan included."""
-    allocator = getattr(args, "allocator", dynamic.STATIC)
-    pools = getattr(args, "pools", None) or pool_strategies.DEFAULT
-    kernels = getattr(args, "kernels", None) or "auto"
-    core = target.port_board.core if target is not None else "host"
-    options = PlanOptions(
-        target=memory_target(target, getattr(args, "ram_budget", None)),
-        pager=getattr(args, "pager", None) or paging.DEFAULT,
-        objective=getattr(args, "objective", None) or "cycles",
-        copies_only=bool(getattr(args, "copies_only", False)),
-        state_memory=getattr(args, "state_memory", None) or state_memory.DEFAULT,
-        kernels=kernels,
-        core=core,
-        stage_weights=getattr(args, "stage_weights", None) or "off",
-        pools=pools,
-        order=args.order,
-        layout=args.layout,
-        in_place=not args.no_inplace,
-        rewrites=not args.no_rewrite,
-        time_budget=args.time_budget,
-        allocator=allocator,
-        keep_input=getattr(args, "keep_input", None) or ("auto" if firmware else "no"),
-        patcher=getattr(args, "patcher", None) or patch_strategies.DEFAULT,
-        **patch_choice(getattr(args, "patch_overhead", "auto")),
-    )
-    return options.as_tflm() if getattr(args, "tflm_plan", False) else options
-
-
-def patch_choice(overhead: float | str) -> dict[str, Any]:
-    """PlanOptions' patch fields for `--patch-overhead`: "auto" (the default budget when the
-    model needs it) or a budget tried on every plan."""
-    if overhead == "auto":
-        return {"patch_overhead": patch_strategies.DEFAULT_OVERHEAD, "patch_when": "auto"}
-    return {"patch_overhead": float(overhead), "patch_when": "always"}
+    """The planning options of the arguments, built as the API builds them (options_from)."""
+    given = {name: getattr(args, name, None) for name in CHOICES}
+    return options_from(given, firmware=firmware, target=target)
 
 
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:
@@ -153,26 +119,6 @@ def print_pools(gen: Generated, linked: tuple[tuple[str, int], ...]) -> None:
             f"{sections.get(p.name, 0)}); the memory holds {p.memory.size + p.memory.reserved}"
             + (f", {p.memory.reserved} of it firmware RAM and stack" if p.memory.reserved else "")
         )
-
-
-def arena_bytes(gen: Generated) -> int:
-    """The arena the firmware declares: all its pools together when split (the view-model's
-    `arena_bytes` is the first pool's, the one the runtime addresses as ctx->arena)."""
-    split = gen.plan.pools
-    if split is not None and split.split and gen.dynamic is None:
-        return sum(p.size for p in split.pools)
-    return max(gen.view_model.arena_bytes, MIN_ARENA_BYTES)  # as model.c.j2 declares it
-
-
-def allocator_figures(gen: Generated) -> dict[str, Any]:
-    """Allocator mode, its arena, the static layout's arena and the bytes moved per inference."""
-    dyn = gen.dynamic
-    return {
-        "allocator": dyn.mode if dyn else dynamic.STATIC,
-        "arena_bytes": arena_bytes(gen),
-        "static_arena_bytes": gen.plan.arena_bytes,
-        "moved_bytes_per_inference": dyn.moved_bytes if dyn else 0,
-    }
 
 
 def print_allocator(gen: Generated) -> None:
@@ -251,81 +197,6 @@ def require_location(target: Target, port: str | None) -> None:
         )
 
 
-def device_report(
-    gen: Generated,
-    target: Target,
-    result: BuildResult,
-    samples: list[list[np.ndarray]],
-    port: str | None,
-    profile: bool,
-) -> dict[str, Any]:
-    """Run `samples` on the board or its twin: counts, memory, sizes and outputs (under
-    "_outputs" the arrays themselves, for the caller to save or drop before printing JSON)."""
-    from mcugen.firmware.sizes import firmware_sizes, linked_ram
-    from mcugen.link.device_run import open_device, run_samples
-
-    with open_device(target, result.executable, None if target.emulate else port) as link:
-        run = run_samples(link, gen.graph, samples, emulated=target.emulate, profile=profile)
-    sizes = firmware_sizes(result.executable, target)
-    ram = linked_ram(sizes, gen.plan)
-    report: dict[str, Any] = {
-        "board": target.board.name,
-        "emulated": target.emulate,
-        "seconds": run.seconds,
-        "unit": run.unit,
-        "per_inference": run.instructions(run.ticks_per_inference[0]),
-        "arena_bytes": ram.arena,
-        "device_arena_bytes": run.arena_bytes,  # what the runtime reports: the first pool
-        "ram": ram.as_json(),
-        "ram_text": ram.text(),
-        "stack_used": run.stack_used,
-        "stack_bytes": run.stack_bytes,
-        "moved_bytes": run.moved_bytes,
-        "sizes": asdict(sizes),
-        "outputs": outputs_json(gen, run.outputs[0]),
-        "_outputs": run.outputs[0],
-    }
-    if profile:
-        report["per_operator"] = [
-            {
-                "step": k,
-                "operator": gen.plan.order[k],
-                "opcode": gen.graph.operators[gen.plan.order[k]].opcode,
-                "kernel": gen.lowered[gen.plan.order[k]].variant,
-                "macs": operator_macs(gen.graph, gen.graph.operators[gen.plan.order[k]]),
-                run.unit: run.instructions(t),
-            }
-            for k, t in enumerate(run.node_ticks)
-        ]
-    macs = graph_macs(gen.graph)
-    report["macs"] = macs
-    report["per_mac"] = round(report["per_inference"] / macs, 3) if macs else None
-    if target.emulate:
-        report.update(energy_estimate(target, report))
-    return report
-
-
-def energy_estimate(target: Target, report: dict[str, Any]) -> dict[str, Any]:
-    """The board's estimated time and energy per inference (and per operator) from the twin's
-    instructions (mcugen/energy.py), or why there is none."""
-    board, model = target.board, target.board.energy
-    if model is None:
-        return {"estimate": None, "estimate_note": f"{board.name} has no [energy] model"}
-    total = model.estimate(report["per_inference"], board.clock_hz)
-    for row in report.get("per_operator", []):
-        row["estimate_uj"] = round(model.estimate(row["instructions"], board.clock_hz).uj, 3)
-    return {
-        "estimate": {
-            **total.as_json(),
-            "board": board.name,
-            "clock_hz": board.clock_hz,
-            "cycles_per_instruction": model.cycles_per_instruction,
-            "run_mw": round(model.run_watts(board.clock_hz) * 1e3, 2),
-            "calibration": model.calibration,
-        }
-    }
-
-
 def print_estimate(r: dict[str, Any]) -> None:
     """One labelled line: the estimate is a model of the board, not a measurement."""
     e = r.get("estimate")
@@ -342,22 +213,6 @@ def print_estimate(r: dict[str, Any]) -> None:
         f"boards/{e['board']}/board.toml [energy])"
     )
     print_mix_estimate(r)
-
-
-def outputs_json(gen: Generated, outputs: list[np.ndarray]) -> list[dict[str, Any]]:
-    """Name, dtype, shape and values of each graph output, as the JSON reports list them."""
-    result = []
-    for t_index, arr in zip(gen.graph.outputs, outputs, strict=True):
-        t = gen.graph.tensors[t_index]
-        result.append(
-            {
-                "name": t.name,
-                "dtype": t.dtype,
-                "shape": list(t.shape),
-                "values": arr.ravel().tolist(),
-            }
-        )
-    return result
 
 
 def print_device_figures(r: dict[str, Any]) -> None:

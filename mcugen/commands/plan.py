@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
-from mcugen.codegen.lower import Lowered
 from mcugen.commands._common import plan_options
 from mcugen.commands._options import (
     mlperf_mode_option,
@@ -24,18 +22,17 @@ from mcugen.commands._options import (
     training_options,
 )
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
-from mcugen.errors import McugenError, UnsupportedError
+from mcugen.errors import McugenError
+from mcugen.figures import Planned as Planned
+from mcugen.figures import linked_fit
+from mcugen.figures import plan_model as plan_model
+from mcugen.figures import strategy_runs as strategy_runs
 from mcugen.model.ir import Graph
 from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
-from mcugen.pipeline import prepare, render
-from mcugen.plan.buffers import align_up
 from mcugen.plan.chart import FORMATS, memory_chart
-from mcugen.plan.compare import TFLM_BASELINE, StrategyRun, compare_strategies
-from mcugen.plan.fit import Fit, weight_bytes
-from mcugen.plan.memory_plan import MemoryPlan, plan_memory
-from mcugen.plan.ram_use import LinkedFlash
+from mcugen.plan.fit import Fit
 from mcugen.report.text import plan_json, plan_text
 from mcugen.train.graph import TrainingGraph
 
@@ -50,66 +47,6 @@ def chart_format(path: Path) -> str:
             hint="name the chart file *.png or *.svg",
         )
     return fmt
-
-
-@dataclass(frozen=True)
-class Planned:
-    """The plan `mcugen build` would use: after rewrites, with kernel scratch and aliasing. For a
-    model with operators the runtime lacks, the file planned as it is (no rewrites, scratch or
-    aliasing), `lowered` None and `unsupported` saying what the runtime lacks."""
-
-    graph: Graph
-    plan: MemoryPlan
-    lowered: dict[int, Lowered] | None
-    unsupported: str = ""
-    options: PlanOptions | None = None  # what it was planned with
-
-
-def plan_model(graph: Graph, options: PlanOptions) -> Planned:
-    try:
-        g, lowered, plan = prepare(graph, options)
-        return Planned(g, plan, lowered, options=options)
-    except UnsupportedError as exc:
-        plain = replace(options, in_place=False, rewrites=False)
-        plan = plan_memory(
-            graph, order=plain.order, layout=plain.layout, time_budget=plain.time_budget
-        )
-        return Planned(graph, plan, None, exc.what, options=options)
-
-
-def strategy_runs(
-    original: Graph, planned: Planned, *, in_place: bool | None = None
-) -> tuple[StrategyRun, ...]:
-    """Every registered order and layout, each row planned from `original` exactly as
-    `mcugen plan --order X --layout Y` with `planned`'s other options plans it (rewrites,
-    kernel scratch, sharing, kept input, pools, patch stage, paging), and TFLM's row as
-    `--tflm-plan` plans it. `in_place` False turns sharing off for every row. Each row counts
-    the firmware runner's copy of the input when its plan does not keep the input in place."""
-    options = planned.options or PlanOptions()
-    if in_place is False:
-        options = replace(options, in_place=False)
-    tflm = options.as_tflm()
-    chosen = (options.order, options.layout)
-    plans = {chosen: planned.plan}
-
-    def plan_pair(order: str, layout: str) -> MemoryPlan:
-        pair = tflm if (order, layout) == TFLM_BASELINE else replace(options, order=order)
-        plans[(order, layout)] = plan_model(original, replace(pair, layout=layout)).plan
-        return plans[(order, layout)]
-
-    runs = compare_strategies(
-        planned.graph, known={chosen: planned.plan}, plan_pair=plan_pair, chosen=chosen
-    )
-    copy = input_copy_bytes(original) if options.board is not None else 0
-    return tuple(
-        replace(r, input_copy_bytes=0 if r.error or plans[(r.order, r.layout)].input_kept else copy)
-        for r in runs
-    )
-
-
-def input_copy_bytes(graph: Graph) -> int:
-    """RAM of the firmware runner's copy of input 0 (fit.firmware_ram counts the same)."""
-    return align_up(graph.tensors[graph.inputs[0]].nbytes, 16) if graph.inputs else 0
 
 
 HELP = "plan the arena of a model and report it"
@@ -354,20 +291,7 @@ def board_fit(args: argparse.Namespace, planned: Planned, options: PlanOptions) 
     count, which the linked firmware's equals (tests/unit/test_fit.py, benchmarks/fit.py)."""
     if getattr(args, "board", None) is None:
         return None
-    from mcugen.firmware.compile import linked_sizes
-    from mcugen.firmware.fits import target_fit
-
     target = _target_of(args)
     if target.board.is_host:  # as without --board: the host has no limits to check against
         return None
-    graph, plan = planned.graph, planned.plan
-    fit = target_fit(graph, plan, options.allocator, weight_bytes(graph), target)
-    if planned.lowered is None:
-        return replace(fit, unsupported=planned.unsupported)
-    if shutil.which(target.port_board.cc) is None:
-        return replace(fit, unlinked=f"{target.port_board.cc} not found (scripts/install.sh)")
-    name = Path(args.model).stem
-    gen = render(graph, planned.lowered, plan, model_name=name, allocator=options.allocator)
-    sizes = linked_sizes(gen, target)
-    weights = 0 if sizes.external_weights else sizes.weights
-    return replace(fit, weights=weights, linked=LinkedFlash(sizes.code, sizes.other_rodata))
+    return linked_fit(replace(planned, options=options), target, Path(args.model).stem)

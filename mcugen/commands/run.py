@@ -17,11 +17,9 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.commands._common import (
     allocator_figures,
-    arena_bytes,
     device_report,
     generate_for,
     inputs_for,
-    outputs_json,
     print_device_figures,
     print_estimate,
     print_operator_table,
@@ -37,7 +35,8 @@ from mcugen.commands._options import (
     quantize_input_option,
 )
 from mcugen.errors import McugenError, RunError
-from mcugen.firmware.compile import BuildResult, build
+from mcugen.figures import host_report
+from mcugen.firmware.compile import build
 from mcugen.model.load import load_model
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
@@ -74,7 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")
         if target.board.is_host:
-            report = _run_host(gen, result, samples)
+            report = host_report(gen, result, samples)
         else:
             report = device_report(gen, target, result, samples, args.port, args.profile)
             if mix_board is not None:
@@ -96,22 +95,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_run(args, target, report)
     return 0
-
-
-def _run_host(
-    gen: Generated, result: BuildResult, samples: list[list[np.ndarray]]
-) -> dict[str, Any]:
-    from mcugen.link.host_run import run_host
-
-    run = run_host(result.executable, gen.graph, samples)
-    return {
-        "board": "host",
-        "emulated": False,
-        "seconds": run.seconds,
-        "arena_bytes": arena_bytes(gen),
-        "outputs": outputs_json(gen, run.outputs[0]),
-        "_outputs": run.outputs[0],
-    }
 
 
 def static_baseline(

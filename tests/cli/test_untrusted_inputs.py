@@ -105,7 +105,7 @@ def test_verify_compares_every_sample_of_a_folder(ws: Workspace) -> None:
         # an option of other commands: the line names them (issue 33)
         (
             ["build", "model.tflite", "-o", "out", "--boards", "nucleo-f767,nucleo-f767"],
-            "`mcugen build` does not take --boards; `mcugen plan`, `mcugen run` do",
+            "`mcugen build` does not take --boards; `mcugen plan`, `mcugen run`, `mcugen sweep` do",
         ),
         (
             ["plan", "model.tflite", "--samples=3"],

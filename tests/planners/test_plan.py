@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
+from mcugen import figures
 from mcugen.cli import main
-from mcugen.commands import plan as plan_command
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.tflite_import import load_model
@@ -144,7 +144,7 @@ def test_plan_says_whether_it_fits_a_board(capsys: pytest.CaptureFixture[str]) -
 def test_plan_without_the_toolchain_counts_weights_and_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(plan_command.shutil, "which", lambda name: None)
+    monkeypatch.setattr(figures.shutil, "which", lambda name: None)
     assert main(["plan", str(EXAMPLE), "--board", "nucleo-f767", "--no-strategies"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert "code not counted: arm-none-eabi-gcc not found (scripts/install.sh)" in line

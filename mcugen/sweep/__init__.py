@@ -1,0 +1,1 @@
+"""`mcugen sweep`'s engine (issue 36)."""
