@@ -29,6 +29,9 @@ class PlanOptions:
     order: str = orders.DEFAULT
     layout: str = layouts.DEFAULT
     in_place: bool = True  # views, element-wise in place, concatenation slices
+    #: Producers write straight into their channel slice of a concatenation along the last axis
+    #: (plan/channel_slices.py), where the arena does not grow; needs `in_place`.
+    concat_in_place: bool = True
     rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
     time_budget: float | None = None
     allocator: Allocator = dynamic.DEFAULT  # static offsets, or buffers that move

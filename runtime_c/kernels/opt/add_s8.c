@@ -14,7 +14,8 @@
  * not the half that the term decides. The output offset times 2^e joins the rounding constant
  * (the floor of a sum with a multiple of 2^e is the floor plus that multiple), and SMMLAR adds
  * it for free: the build checks e >= 1 and that no sum leaves int32. Per element: two loads of
- * the inputs, two of the tables, two adds, SMMLAR, a shift, SSAT and a store. */
+ * the inputs, two of the tables, two adds, SMMLAR, a shift, SSAT and a store. The output may be
+ * a concatenation's channel slice (the node's out_stride): one run per pixel then. */
 #include "mcu/kernels/add.h"
 
 #include "mcu/quant.h"
@@ -116,11 +117,18 @@ mcu_status_t mcu_add_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_ENSURE_MODEL(right >= 1 && right <= 30, MCU_ERR_BAD_MODEL);
   rescale_t r = {p->table1 + 128, p->table2 + 128, p->output_multiplier, right,
                  ((int32_t)1 << (right - 1)) + p->output_offset * ((int32_t)1 << right)};
-  int32_t n = mcu_num_elements(mcu_output_tensor(ctx, node, 0));
-  if (p->act_min == -128 && p->act_max == 127) {
-    add_full(r, a, b, y, n);
-  } else {
-    add_clamped(r, a, b, y, n, p->act_min, p->act_max);
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  int32_t n = mcu_num_elements(out);
+  int32_t c = out->ndims > 0 ? mcu_dim(out, -1) : n;
+  int32_t stride = mcu_output_stride(node, c);
+  /* dense: one run of all elements; a channel slice: a run per pixel, `stride` apart */
+  int32_t run = stride == c ? n : c;
+  for (int32_t i = 0; i < n; i += run, y += stride) {
+    if (p->act_min == -128 && p->act_max == 127) {
+      add_full(r, a + i, b + i, y, run);
+    } else {
+      add_clamped(r, a + i, b + i, y, run, p->act_min, p->act_max);
+    }
   }
   return MCU_OK;
 }

@@ -116,10 +116,16 @@ mcu_status_t mcu_conv_2d_int8(const mcu_node_t *node, mcu_context_t *ctx) {
     return conv_int8_in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));
   }
   int32_t filter_size = d.k_h * d.k_w * d.k_c;
+  /* a concatenation's channel slice (mcu_output_stride): the elements between two pixels */
+  int32_t gap = mcu_output_stride(node, d.out_c) - d.out_c;
+  MCU_ENSURE_MODEL(gap >= 0, MCU_ERR_BAD_MODEL);
   MCU_WINDOW_EACH_OUTPUT(&d, int8_t, input, {
     conv_window_t w = conv_window(p, &d, oy, ox, oc);
     int32_t acc = conv_acc_int8(p, &d, in, filter + oc * filter_size, w);
     *out++ = mcu_requant_out_int8(&p->rq, acc, bias, oc);
+    if (oc == d.out_c - 1) {
+      out += gap;
+    }
   });
   return MCU_OK;
 }
