@@ -16,11 +16,12 @@ stride too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from mcugen.model.ir import Graph, Operator, element_size
 from mcugen.model.traits import NO_TRAITS, Traits
+from mcugen.plan.buffers import Buffer, live_bytes_per_step
 from mcugen.plan.order import ORDERS, ArenaOf, OrderResult, peak_of
 
 
@@ -191,13 +192,19 @@ def slice_order(
     time_budget: float | None,
     evaluate: ArenaOf,
     result: OrderResult,
+    buffers_of: Callable[[tuple[int, ...]], Sequence[Buffer]],
 ) -> OrderResult:
     """`result` (the default order strategy's), or the optimal order of `graph` as it is when
     each of `candidate_sets` is written in place (`order_graph`) when its arena (`evaluate`) is
-    smaller: the other strategies order for copies, whose inputs coexist with the output.
+    smaller: the other strategies order for copies, whose inputs coexist with the output. Only
+    tried when a candidate or its concatenation's output is live at a peak step of `result`'s
+    plan (`buffers_of`: its buffers), so the search's work goes where the peak is.
     Complexity: one optimal-order search and one evaluation per candidate set (at most 3)."""
+    every = slice_candidates(graph, traits)
+    if not every or not _at_peak(every, buffers_of(result.order), len(result.order)):
+        return result
     best = (evaluate(result.order, None)[0], result.order)
-    for found in candidate_sets(graph, slice_candidates(graph, traits)):
+    for found in candidate_sets(graph, every):
         shaped = order_graph(graph, found)
         if shaped is None:
             continue
@@ -214,4 +221,16 @@ def slice_order(
         peak_live_bytes=peak,
         proven_optimal=peak <= result.lower_bound,
         chosen="optimal with concatenations in place",
+    )
+
+
+def _at_peak(found: Mapping[int, SliceCandidate], buffers: Sequence[Buffer], steps: int) -> bool:
+    """A candidate or its concatenation's output is in a buffer live at a step of peak bytes."""
+    live = live_bytes_per_step(buffers, steps)
+    peak = max(live, default=0)
+    wanted = set(found) | {c.output for c in found.values()}
+    return any(
+        live[s] == peak and any(t in wanted for t, _ in b.tensor_placements())
+        for b in buffers
+        for s in range(b.first, b.last + 1)
     )

@@ -93,8 +93,10 @@ class MemoryPlan:
     #: What choosing kernels for memory did (mcugen/kernel_choice.py); None when the policy
     #: did not weigh them (`--kernels opt|reference`, paging, or no optimised kernel).
     kernel_choice: KernelChoice | None = None
-    #: Concatenation inputs written in place by their producers (plan/channel_slices.py).
+    #: Concatenation inputs written in place by their producers (plan/channel_slices.py), and
+    #: the arena of the same options without (`--no-concat-in-place`; 0: not planned).
     channel_slices: tuple[ChannelSlice, ...] = ()
+    arena_without_slices: int = 0
 
     @property
     def staged_bytes(self) -> int:
@@ -230,7 +232,15 @@ def plan_memory(
     if given_order is None:
         result = strategy(graph, scratch=scratch, time_budget=time_budget, evaluate=evaluate)
         if order == orders.DEFAULT and in_place and aliases is None:
-            result = slice_order(graph, scratch, traits or {}, time_budget, evaluate, result)
+            result = slice_order(
+                graph,
+                scratch,
+                traits or {},
+                time_budget,
+                evaluate,
+                result,
+                lambda chosen: lay_out(chosen, None).buffers,
+            )
     else:
         peak = orders.peak_of(graph, given_order, scratch)
         result = orders.OrderResult(given_order, peak, op_working_set_bound(graph, scratch))

@@ -14,7 +14,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.traits import Traits
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
-from mcugen.plan.channel_slices import slice_spans
+from mcugen.plan.channel_slices import slice_candidates, slice_spans
 from mcugen.plan.staging import staging_scratch
 
 Aliases = Mapping[int, tuple[int, int]]
@@ -37,6 +37,7 @@ def sharing_candidates(
         # with channel concatenation in place (plan/channel_slices.py) first, then without it:
         # kept only where its arena is no larger; the layout budget is split as without it
         choices = []
+        slices = bool(slice_candidates(graph, traits))
         for convolutions in (True, False):
             copied = aliases_for(
                 graph,
@@ -47,6 +48,9 @@ def sharing_candidates(
                 convolutions=convolutions,
                 channel_slices=False,
             )
+            if not slices:
+                choices += [copied, copied]
+                continue
             ceiling = _peak(graph, order, scratch, traits, copied, profiles)
             choices += [
                 aliases_for(
