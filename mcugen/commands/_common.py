@@ -81,7 +81,7 @@ def plan_options(
         order=args.order,
         layout=args.layout,
         in_place=not args.no_inplace,
-        concat_in_place=not args.no_concat_in_place,
+        concat_in_place=not getattr(args, "no_concat_in_place", False),
         rewrites=not args.no_rewrite,
         time_budget=args.time_budget,
         allocator=allocator,

@@ -131,12 +131,10 @@ def no_worse(
     offset: int,
     *,
     staging: tuple[int, int] | None = None,
-    span: int | None = None,
 ) -> bool:
     """Moving `root`'s group into `host` at `offset` (and giving operator `staging[0]` scratch
-    `staging[1]`; `root` a channel slice spanning `span` bytes) keeps the peak live bytes no
-    larger."""
-    trial = trial_profile(order, groups, root, host, offset, staging, span)
+    `staging[1]`) keeps the peak live bytes no larger."""
+    trial = trial_profile(order, groups, root, host, offset, staging)
     return max(trial, default=0) <= max(groups.profile(order), default=0)
 
 
@@ -147,12 +145,11 @@ def trial_profile(
     host: int,
     offset: int,
     staging: tuple[int, int] | None,
-    span: int | None = None,
 ) -> list[int]:
     """The live bytes per step after the move `no_worse` considers, computed incrementally: the
     profile of the current groups changes only by the two merged buffers and one scratch."""
     live = list(groups.profile(order))
-    apply_move(groups, live, root, host, offset, span)
+    apply_move(groups, live, root, host, offset)
     if staging is not None:
         apply_staging(groups, live, order, *staging)
     return live
