@@ -48,7 +48,9 @@ static inline __attribute__((always_inline)) int32_t rescaled(rescale_t r, int32
  * -128): two elements a pass, both read before either is written, then the last one. The DSP
  * build runs the pass in assembly: 22 instructions for two elements (GCC's own takes 29, moving
  * pointers between registers). */
-static void add_full(rescale_t r, const int8_t *a, const int8_t *b, int8_t *y, int32_t n) {
+static inline __attribute__((always_inline)) void add_full(rescale_t r, const int8_t *a,
+                                                           const int8_t *b, int8_t *y,
+                                                           int32_t n) {
   const int8_t *end = a + (n & ~1);
 #if MCU_SIMD_DSP
   if (a != end) {
@@ -123,10 +125,12 @@ mcu_status_t mcu_add_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   int32_t stride = mcu_output_stride(node, c);
   /* dense: one run of all elements; a channel slice: a run per pixel, `stride` apart */
   int32_t run = stride == c ? n : c;
-  for (int32_t i = 0; i < n; i += run, y += stride) {
-    if (p->act_min == -128 && p->act_max == 127) {
+  if (p->act_min == -128 && p->act_max == 127) {
+    for (int32_t i = 0; i < n; i += run, y += stride) {
       add_full(r, a + i, b + i, y, run);
-    } else {
+    }
+  } else {
+    for (int32_t i = 0; i < n; i += run, y += stride) {
       add_clamped(r, a + i, b + i, y, run, p->act_min, p->act_max);
     }
   }
