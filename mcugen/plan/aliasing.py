@@ -76,7 +76,7 @@ from mcugen.plan.buffers import (
     live_bytes_per_step,
     tensor_lifetimes,
 )
-from mcugen.plan.channel_slices import SliceCandidate, slice_candidates, slice_spans
+from mcugen.plan.channel_slices import SliceCandidate, slice_candidates
 from mcugen.plan.stage_overlap import StageOverlap, stage_overlaps
 from mcugen.plan.staging import staging_scratch
 
@@ -166,13 +166,14 @@ def shared_peak(
 ) -> int:
     """Peak live bytes of `order` with everything `traits` let share (staging included, kernel
     `scratch` when given, buffer profiles with `profiles`): how a proposed rewrite or a patch
-    candidate is judged."""
-    aliases = aliases_for(graph, order, traits, scratch=scratch, profiles=profiles)
-    with_staging = staging_scratch(graph, aliases, scratch, traits)
-    spans = slice_spans(graph, traits, aliases)
-    buffers = activation_buffers(
-        graph, order, with_staging, aliases, profiles=profiles, spans=spans
+    candidate is judged. Without channel concatenation in place (step 3b), which reserves its
+    producers' outputs and is only kept by the planner where it lays out smaller: judged with
+    it, a candidate could look worse than the plan that will run it."""
+    aliases = aliases_for(
+        graph, order, traits, scratch=scratch, profiles=profiles, channel_slices=False
     )
+    with_staging = staging_scratch(graph, aliases, scratch, traits)
+    buffers = activation_buffers(graph, order, with_staging, aliases, profiles=profiles)
     return max(live_bytes_per_step(buffers, len(order)), default=0)
 
 
