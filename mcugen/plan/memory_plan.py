@@ -240,6 +240,12 @@ def plan_memory(
                 evaluate,
                 result,
                 lambda chosen: lay_out(chosen, None).buffers,
+                lambda chosen: min(
+                    peak
+                    for peak, _, _ in sharing_candidates(
+                        graph, chosen, scratch, None, True, traits or {}, profiles
+                    )[0]
+                ),
             )
     else:
         peak = orders.peak_of(graph, given_order, scratch)
