@@ -233,7 +233,7 @@ def slice_order(
         order=best[1],
         peak_live_bytes=peak,
         proven_optimal=peak <= result.lower_bound,
-        chosen="optimal with concatenations in place",
+        chosen="optimal, ordered for concatenations in place",
     )
 
 
