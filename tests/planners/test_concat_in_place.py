@@ -18,7 +18,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
-from support import assert_matches_tflm
+from support import assert_matches_tflm, without_variants
 
 
 def planned(graph: Graph, **options: object) -> Generated:
@@ -51,6 +51,22 @@ def _nodes(gen: Generated) -> tuple:  # the view model's nodes, with their outpu
     from mcugen.codegen.viewmodel import build_view_model
 
     return build_view_model(gen.graph, gen.plan, gen.lowered, "m").nodes
+
+
+def test_rungs_write_their_slices_bit_exact() -> None:
+    """With the fast convolutions (and the staged 1x1 rung) removed, the 1x1 layers run
+    conv_2d_1x1_s8_direct or _lean and the 3x3 ones conv_2d_s8_col2 (rungs for memory), each at
+    the slice's stride."""
+    graph = branchy(INCEPTION_LIKE, concats=2, seed=2)
+    fast = {"conv_2d_s8", "conv_2d_stem_s8", "conv_2d_1x1_s8", "conv_2d_1x1_s8_staged"}
+    with without_variants(fast):
+        gen = planned(graph, kernels="opt")
+        variants = {gen.lowered[s.producer].variant for s in gen.plan.channel_slices}
+        assert "conv_2d_s8_col2" in variants, variants
+        assert variants & {"conv_2d_1x1_s8_direct", "conv_2d_1x1_s8_lean"}, variants
+        assert_matches_tflm(
+            write_model(graph), samples=2, generate_fn=lambda g: planned(g, kernels="opt")
+        )
 
 
 def test_fallbacks_keep_the_copy() -> None:

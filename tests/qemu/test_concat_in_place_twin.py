@@ -1,7 +1,8 @@
 """Channel concatenation in place (issue 34 item 2) on the NUCLEO-F767ZI twin, where the DSP
 paths of the optimised kernels run: producers write their slices at the concatenation's pixel
 stride (the optimised ADD, the 1x1 product two pixels at a time, the general convolution's
-pairs of windows; then with those removed, its byte-window rungs), bit for bit with TFLM."""
+pairs of windows; then with those removed, its byte-window rungs and the 1x1 rungs: two pixels
+staged, then a pixel at a time), bit for bit with TFLM."""
 
 from __future__ import annotations
 
@@ -23,7 +24,12 @@ pytestmark = NEEDS_TWIN
 FAST = {"conv_2d_s8", "conv_2d_stem_s8", "conv_2d_1x1_s8"}
 
 
-@pytest.mark.parametrize("removed", [(), tuple(sorted(FAST))], ids=["fast", "rungs"])
+#: the second build's 1x1 layers run conv_2d_1x1_s8_staged; the third's, without it, the direct
+#: or lean rung (mcu_pointwise_pixels)
+BUILDS = [(), tuple(sorted(FAST)), tuple(sorted(FAST | {"conv_2d_1x1_s8_staged"}))]
+
+
+@pytest.mark.parametrize("removed", BUILDS, ids=["fast", "rungs", "pixel_rungs"])
 def test_slices_bit_exact_on_f767_twin(removed: tuple[str, ...], workdir: Path) -> None:
     graph = branchy(INCEPTION_LIKE, hw=7, concats=2, seed=5)
     model = write_model(graph)

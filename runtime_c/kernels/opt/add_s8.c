@@ -48,9 +48,9 @@ static inline __attribute__((always_inline)) int32_t rescaled(rescale_t r, int32
  * -128): two elements a pass, both read before either is written, then the last one. The DSP
  * build runs the pass in assembly: 22 instructions for two elements (GCC's own takes 29, moving
  * pointers between registers). */
-static inline __attribute__((always_inline)) void add_full(rescale_t r, const int8_t *a,
-                                                           const int8_t *b, int8_t *y,
-                                                           int32_t n) {
+static void add_full(const rescale_t *rp, const int8_t *a, const int8_t *b, int8_t *y,
+                     int32_t n) {
+  rescale_t r = *rp;
   const int8_t *end = a + (n & ~1);
 #if MCU_SIMD_DSP
   if (a != end) {
@@ -103,8 +103,9 @@ static inline __attribute__((always_inline)) void add_full(rescale_t r, const in
 }
 
 /* Any other activation range. */
-static void add_clamped(rescale_t r, const int8_t *a, const int8_t *b, int8_t *y, int32_t n,
-                        int32_t lo, int32_t hi) {
+static void add_clamped(const rescale_t *rp, const int8_t *a, const int8_t *b, int8_t *y,
+                        int32_t n, int32_t lo, int32_t hi) {
+  rescale_t r = *rp;
   for (int32_t i = 0; i < n; ++i) {
     y[i] = (int8_t)mcu_clamp_i32(rescaled(r, a[i], b[i]), lo, hi);
   }
@@ -127,11 +128,11 @@ mcu_status_t mcu_add_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   int32_t run = stride == c ? n : c;
   if (p->act_min == -128 && p->act_max == 127) {
     for (int32_t i = 0; i < n; i += run, y += stride) {
-      add_full(r, a + i, b + i, y, run);
+      add_full(&r, a + i, b + i, y, run);
     }
   } else {
     for (int32_t i = 0; i < n; i += run, y += stride) {
-      add_clamped(r, a + i, b + i, y, run, p->act_min, p->act_max);
+      add_clamped(&r, a + i, b + i, y, run, p->act_min, p->act_max);
     }
   }
   return MCU_OK;
