@@ -35,6 +35,9 @@ class PlanOptions:
     order: str = orders.DEFAULT
     layout: str = layouts.DEFAULT
     in_place: bool = True  # views, element-wise in place, concatenation slices
+    #: Producers write straight into their channel slice of a concatenation along the last axis
+    #: (plan/channel_slices.py), where the arena does not grow; needs `in_place`.
+    concat_in_place: bool = True
     rewrites: bool = True  # PAD fused into convolutions, depthwise split over concatenation
     time_budget: float | None = None
     allocator: Allocator = dynamic.DEFAULT  # static offsets, or buffers that move
@@ -152,7 +155,7 @@ class PlanOptions:
 CHOICES = (
     "order", "layout", "no_inplace", "no_rewrite", "time_budget", "allocator", "keep_input",
     "pools", "kernels", "ram_budget", "pager", "objective", "copies_only", "state_memory",
-    "stage_weights", "patcher", "patch_overhead", "tflm_plan",
+    "stage_weights", "patcher", "patch_overhead", "tflm_plan", "no_concat_in_place",
 )  # fmt: skip
 
 
@@ -197,6 +200,7 @@ def _built(
         order=get("order", orders.DEFAULT),
         layout=get("layout", layouts.DEFAULT),
         in_place=not get("no_inplace", False),
+        concat_in_place=not get("no_concat_in_place", False),
         rewrites=not get("no_rewrite", False),
         time_budget=choices.get("time_budget"),
         allocator=get("allocator", dynamic.STATIC),

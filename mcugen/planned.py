@@ -34,7 +34,7 @@ def planned_static(
             replace(g, outputs=g.outputs + kept),
             lowered,
             options,
-            op_traits(g, lowered),
+            op_traits(g, lowered, concat_in_place=options.concat_in_place),
             profiles=options.allocator == Allocator.STATIC,  # dynamic allocators move buffers
             given_order=order,
         )
@@ -63,7 +63,7 @@ def ram_floor(
             order,
             scratch=scratch_sizes(lowered),
             in_place=options.in_place,
-            traits=op_traits(g, lowered),
+            traits=op_traits(g, lowered, concat_in_place=options.concat_in_place),
             profiles=options.allocator == Allocator.STATIC,
         )
 
@@ -99,4 +99,10 @@ def plan_buffers(
 
 def whole_buffers(graph: Graph, lowered: dict[int, Lowered], options: PlanOptions) -> MemoryPlan:
     """The plan paging starts from: buffers that move whole (no profiles), the input not kept."""
-    return plan_buffers(graph, lowered, options, op_traits(graph, lowered), profiles=False)
+    return plan_buffers(
+        graph,
+        lowered,
+        options,
+        op_traits(graph, lowered, concat_in_place=options.concat_in_place),
+        profiles=False,
+    )

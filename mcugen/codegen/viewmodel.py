@@ -157,8 +157,15 @@ def build_view_model(
             )
         )
     emitted: dict[tuple[str, str], str] = {}
+    strides = {s.producer: s.stride for s in plan.channel_slices}
+    for op_index in strides:
+        if not lowered[op_index].output_stride:
+            raise AssertionError(f"operator {op_index}'s kernel takes no output stride")
     nodes = tuple(
-        node_vm(pos, graph, i, lowered[i], scratch.get(i, -1), emitted)
+        replace(
+            node_vm(pos, graph, i, lowered[i], scratch.get(i, -1), emitted),
+            out_stride=strides.get(i, 0),
+        )
         for pos, i in enumerate(plan.order)
     )
     if plan.staged:

@@ -111,6 +111,7 @@ class NodeVM:
     variant: str = "reference"  # the kernel implementation (codegen/lower/_variants.py)
     staged: StagedVM | None = None  # its weights staged into the arena first
     layer: LayerVM | None = None  # its own kernel, instantiated in model.c
+    out_stride: int = 0  # output pixel stride in elements, its output a channel slice (0: dense)
 
 
 @dataclass(frozen=True)

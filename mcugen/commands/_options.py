@@ -232,6 +232,12 @@ def model_options(
         action="store_true",
         help="no views, in-place operators or concatenation slices",
     )
+    p.add_argument(
+        "--no-concat-in-place",
+        action="store_true",
+        help="no producer writes straight into its channel slice of a concatenation (default: "
+        "where the arena does not grow)",
+    )
     p.add_argument("--no-rewrite", action="store_true", help="no PAD fusion or depthwise split")
     p.add_argument(
         "--patch-overhead",

@@ -154,6 +154,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             original, planned, schedule = _scheduled(args, training, options, target)
     if schedule is None:
         planned = plan_model(original, options)
+        if planned.plan.channel_slices:  # what writing the slices in place saved
+            without = plan_model(original, replace(options, concat_in_place=False)).plan
+            slices = replace(planned.plan, arena_without_slices=without.arena_bytes)
+            planned = replace(planned, plan=slices)
     graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
     note = (
         f"planned without kernel scratch, rewrites or in-place operators: {unsupported}"

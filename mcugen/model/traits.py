@@ -58,6 +58,15 @@ class OpTraits:
     #: Each input is one contiguous block of the output, in input order, and the kernel skips the
     #: copy of an input already at its block.
     input_blocks: bool = False
+    #: Each input is a slice of the output's last axis, in input order (the output's other
+    #: dimensions are the inputs'), and the kernel skips the copy of an input already at its
+    #: slice: the planner may let a producer with `strided_output` write there (plan/aliasing.py
+    #: step 3b, channel concatenation in place).
+    channel_slices: bool = False
+    #: The kernel writes its output with a pixel stride (elements between the starts of two
+    #: consecutive positions of the last axis) taken from its node, so the output may be a slice
+    #: of a wider tensor's last axis; the kernel variant decides (`Lowered.output_stride`).
+    strided_output: bool = False
     #: The output may go over input 0 at the same address when the kernel gets this much staging
     #: scratch (it detects the shared pointer and stages what it still needs); None: never.
     staging_bytes: int | None = None
@@ -81,6 +90,8 @@ class OpTraits:
             or bool(self.overwrites)
             or self.grows_over_input
             or self.input_blocks
+            or self.channel_slices
+            or self.strided_output
             or self.staging_bytes is not None
             or self.reads_window is not None
             or self.writes_window is not None

@@ -31,6 +31,9 @@ class Groups:
     profiles: bool = False  # buffers' bytes follow their live members (buffers.group_extent)
     _profile: list[int] | None = None
     members: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    #: bytes a channel slice's data spans from its offset (its pixels at the concatenation's
+    #: stride), for the slices placed so far; others span their own bytes
+    spans: dict[int, int] = field(default_factory=dict)
 
     def root(self, t: int) -> tuple[int, int]:
         offset = 0
@@ -52,7 +55,7 @@ class Groups:
             for op_index, nbytes in self.staging.items():
                 scratch[op_index] = scratch.get(op_index, 0) + nbytes
             buffers = activation_buffers(
-                self.graph, order, scratch, self.aliases, profiles=self.profiles
+                self.graph, order, scratch, self.aliases, profiles=self.profiles, spans=self.spans
             )
             self._profile = live_bytes_per_step(buffers, len(order))
         return self._profile
@@ -63,10 +66,13 @@ class Groups:
             apply_staging(self, self._profile, order, op_index, nbytes)
         self.staging[op_index] = nbytes
 
-    def place(self, t: int, host: int, offset: int) -> None:
-        """Move the whole group rooted at `t` into `host`'s group at `offset` from `host`."""
+    def place(self, t: int, host: int, offset: int, *, span: int | None = None) -> None:
+        """Move the whole group rooted at `t` into `host`'s group at `offset` from `host`; with
+        `span`, `t` is a channel slice whose data spans that many bytes."""
         if self._profile is not None:
-            apply_move(self, self._profile, t, host, offset)
+            apply_move(self, self._profile, t, host, offset, span)
+        if span is not None:
+            self.spans[t] = span
         host_root, host_offset = self.root(host)
         moved = [(m, off + offset + host_offset) for m, off in self.members.pop(t, [(t, 0)])]
         self.members.setdefault(host_root, [(host_root, 0)]).extend(moved)
@@ -83,10 +89,13 @@ class Groups:
             self.profiles,
             None if self._profile is None else list(self._profile),
             {root: list(members) for root, members in self.members.items()},
+            dict(self.spans),
         )
 
     def extent(self, t: int) -> int:
-        return max(off + self.graph.tensors[m].nbytes for m, off in self.group(t))
+        return max(
+            off + self.spans.get(m, self.graph.tensors[m].nbytes) for m, off in self.group(t)
+        )
 
     def dead_after(self, t: int, step: int) -> bool:
         """Every tensor stored with `t` is last used at or before `step`."""
@@ -98,7 +107,7 @@ class Groups:
 
 
 def segments(
-    groups: Groups, members: Sequence[tuple[int, int]]
+    groups: Groups, members: Sequence[tuple[int, int]], spans: Mapping[int, int] | None = None
 ) -> tuple[tuple[int, int, int], ...]:
     """(first, last, bytes) runs of the buffer holding `members`, exactly as
     `activation_buffers` builds it; () when it would get no buffer."""
@@ -107,7 +116,9 @@ def segments(
     ]
     if not placed:
         return ()
-    size, first, last, profile = group_extent(groups.graph, groups.life, placed, groups.profiles)
+    size, first, last, profile = group_extent(
+        groups.graph, groups.life, placed, groups.profiles, groups.spans if spans is None else spans
+    )
     return profile or ((first, last, size),)
 
 
@@ -144,14 +155,18 @@ def trial_profile(
     return live
 
 
-def apply_move(groups: Groups, live: list[int], root: int, host: int, offset: int) -> None:
-    """Update the profile `live` for moving `root`'s group into `host`'s at `offset`."""
+def apply_move(
+    groups: Groups, live: list[int], root: int, host: int, offset: int, span: int | None = None
+) -> None:
+    """Update the profile `live` for moving `root`'s group into `host`'s at `offset` (`root` a
+    channel slice spanning `span` bytes once moved)."""
     host_root, host_offset = groups.root(host)
     moving = groups.group(root)
     staying = groups.group(host_root)
     merged = [*staying, *((m, off + offset + host_offset) for m, off in moving)]
-    for members, sign in ((moving, -1), (staying, -1), (merged, 1)):
-        for first, last, size in segments(groups, members):
+    after = groups.spans if span is None else {**groups.spans, root: span}
+    for members, sign, spans in ((moving, -1, None), (staying, -1, None), (merged, 1, after)):
+        for first, last, size in segments(groups, members, spans):
             for step in range(first, last + 1):
                 live[step] += sign * size
 

@@ -28,6 +28,15 @@ handed over as `traits`: operator index -> traits); this module names no operato
    each input is accepted only when the peak live bytes do not grow (a tie is accepted: it can
    enable an enclosing concatenation).
 
+3b. Channel concatenation in place (`channel_slices`, plan/channel_slices.py): an input whose
+   producer's kernel takes an output pixel stride (`strided_output`), read by this operator
+   only, goes into the output's buffer at its channel offset, so its producer writes its pixels
+   at the output's stride and the kernel skips its copy. Its producer then never runs in place
+   over its own input (steps 2, 4 and 5 leave such outputs alone), and, as in step 3, the
+   slices are accepted together, else one by one, when the peak live bytes do not grow. The
+   planner lays out the choice without this step too and keeps the smaller arena
+   (memory_plan._candidates).
+
 4. Growing in place (`grows_over_input`: PAD writes its output from the last byte to the first,
    and each output element lies at or after the input element it copies when the input starts the
    output's buffer); so an operator whose input dies there (conditions as in step 2) gets its
@@ -67,6 +76,7 @@ from mcugen.plan.buffers import (
     live_bytes_per_step,
     tensor_lifetimes,
 )
+from mcugen.plan.channel_slices import SliceCandidate, slice_candidates
 from mcugen.plan.stage_overlap import StageOverlap, stage_overlaps
 from mcugen.plan.staging import staging_scratch
 
@@ -80,8 +90,10 @@ def aliases_for(
     in_place: bool = True,
     concatenation: bool = True,
     convolutions: bool = True,
+    channel_slices: bool = True,
     scratch: Mapping[int, int] | None = None,
     profiles: bool = False,
+    slice_ceiling: int | None = None,
 ) -> Aliases:
     """Tensor -> (host tensor, byte offset) for the order `order`, with what each operator's
     `traits` allow; see the module docstring.
@@ -90,15 +102,21 @@ def aliases_for(
     (the layout then packs `Buffer.profile`s), else its full size over its whole lifetime."""
     arena = set(graph.activation_tensors())
     groups = Groups(graph, tensor_lifetimes(graph, order), scratch=scratch or {}, profiles=profiles)
+    slices = slice_candidates(graph, traits) if concatenation and channel_slices else {}
     for step, op_index in enumerate(order, start=1):
         op = graph.operators[op_index]
         kind = traits.get(op_index, NO_TRAITS)
+        if slices and len(op.outputs) == 1 and op.outputs[0] in slices and not kind.view:
+            continue  # it may write its output into a concatenation's slice (step 3b)
         if views and kind.view:
             _alias_view(graph, op, arena, groups)
         elif in_place and kind.overwrites:
             _alias_in_place(graph, op, kind.overwrites, step, arena, groups)
         elif concatenation and kind.input_blocks:
             _alias_concatenation(graph, order, op, step, arena, groups)
+        elif slices and kind.channel_slices:
+            found = [slices[t] for t in op.inputs if t in slices]
+            _alias_slices(order, found, arena, groups, slice_ceiling)
         elif in_place and kind.grows_over_input:
             _alias_pad(graph, order, op, step, arena, groups)
         elif in_place and convolutions and kind.staging_bytes is not None:
@@ -148,8 +166,12 @@ def shared_peak(
 ) -> int:
     """Peak live bytes of `order` with everything `traits` let share (staging included, kernel
     `scratch` when given, buffer profiles with `profiles`): how a proposed rewrite or a patch
-    candidate is judged."""
-    aliases = aliases_for(graph, order, traits, scratch=scratch, profiles=profiles)
+    candidate is judged. Without channel concatenation in place (step 3b), which reserves its
+    producers' outputs and is only kept by the planner where it lays out smaller: judged with
+    it, a candidate could look worse than the plan that will run it."""
+    aliases = aliases_for(
+        graph, order, traits, scratch=scratch, profiles=profiles, channel_slices=False
+    )
     with_staging = staging_scratch(graph, aliases, scratch, traits)
     buffers = activation_buffers(graph, order, with_staging, aliases, profiles=profiles)
     return max(live_bytes_per_step(buffers, len(order)), default=0)
@@ -291,3 +313,44 @@ def _alias_concatenation(
     for root, at in candidates:
         if no_worse(graph, order, groups, root, z, at):
             groups.place(root, z, at)
+
+
+def _alias_slices(
+    order: Sequence[int],
+    found: list[SliceCandidate],
+    arena: set[int],
+    groups: Groups,
+    ceiling: int | None,
+) -> None:
+    """Step 3b: the candidates of one concatenation into its output's buffer at their channel
+    offsets, all together when that keeps the peak, else each one that keeps it; with
+    `ceiling` (the peak of the plan without this step), no step they raise may go above it,
+    whatever the peak so far (the steps after this one have not shared yet)."""
+    ready = [
+        c
+        for c in found
+        if c.tensor in arena
+        and c.output in arena
+        and groups.group(c.tensor) == [(c.tensor, 0)]
+        and groups.root(c.output) == (c.output, 0)
+    ]
+    trial = groups.copy()
+    for c in ready:
+        trial.place(c.tensor, c.output, c.offset, span=c.span)
+    if len(ready) > 1 and _fits(trial.profile(order), groups.profile(order), ceiling):
+        for c in ready:
+            groups.place(c.tensor, c.output, c.offset, span=c.span)
+        return
+    for c in ready:
+        trial = groups.copy()
+        trial.place(c.tensor, c.output, c.offset, span=c.span)
+        if _fits(trial.profile(order), groups.profile(order), ceiling):
+            groups.place(c.tensor, c.output, c.offset, span=c.span)
+
+
+def _fits(trial: list[int], live: list[int], ceiling: int | None) -> bool:
+    """The live bytes `trial` peak no higher than `live`, and, with a `ceiling`, every step
+    they raise stays at or below it."""
+    if max(trial, default=0) > max(live, default=0):
+        return False
+    return ceiling is None or all(t <= max(ceiling, v) for t, v in zip(trial, live, strict=True))

@@ -10,7 +10,8 @@ sharing its kernel declares (plain data, `OpTraits`) lets any two of them overla
 2. Per operator, the fewest bytes its operands can take, over the sharings its traits allow:
    nothing shared (the sum); the output over one input it may overwrite, view, grow over or
    stage (the sum less the smaller of the two, plus the staging bytes where the kernel needs
-   them); the inputs as blocks of the output (the larger of the output and the inputs' sum).
+   them); the inputs as blocks or channel slices of the output (the larger of the output and
+   the inputs' sum).
    Its kernel scratch is added (one buffer, rounded up to the arena alignment).
 3. The graph's inputs are live together before the first operator, its outputs after the last.
 The bound is the largest of these. A shared buffer's profile (`Buffer.profile`) at an
@@ -132,7 +133,7 @@ def _fewest_operand_bytes(
     if y not in arena or sizes[y] == 0:
         return alone
     best = alone
-    if kind.input_blocks:
+    if kind.input_blocks or kind.channel_slices:
         inputs = _distinct_bytes(op.inputs, arena, sizes, classes)
         others = _distinct_bytes(op.outputs[1:], arena, sizes, classes)
         best = min(best, max(align_up(sizes[y]), inputs) + others + align_up(kernel))

@@ -110,17 +110,23 @@ def group_extent(
     life: Mapping[int, tuple[int, int]],
     members: Sequence[tuple[int, int]],
     profiles: bool,
+    spans: Mapping[int, int] | None = None,
 ) -> tuple[int, int, int, tuple[tuple[int, int, int], ...]]:
     """(size, first, last, profile) of the buffer holding `members` (tensor, offset in it), all
     with bytes and lifetimes. Without `profiles` the buffer is `size` bytes for its lifetime;
     with them, the profile follows the bytes the live members reach at each step, when that
-    changes. O(members log members) with profiles, O(members) without."""
-    size = align_up(max(off + graph.tensors[t].nbytes for t, off in members))
+    changes. A member in `spans` (a channel slice, plan/channel_slices.py) reaches that many
+    bytes from its offset rather than its own size. O(members log members) with profiles,
+    O(members) without."""
+    spans = spans or {}
+    size = align_up(max(off + spans.get(t, graph.tensors[t].nbytes) for t, off in members))
     first = min(life[t][0] for t, _ in members)
     last = max(life[t][1] for t, _ in members)
     if not profiles or len(members) < 2:
         return size, first, last, ()
-    ends = sorted((life[t][0], life[t][1], off + graph.tensors[t].nbytes) for t, off in members)
+    ends = sorted(
+        (life[t][0], life[t][1], off + spans.get(t, graph.tensors[t].nbytes)) for t, off in members
+    )
     cuts = sorted({f for f, _, _ in ends} | {la + 1 for _, la, _ in ends})
     runs: list[tuple[int, int, int]] = []
     reach: list[tuple[int, int]] = []  # heap of (-extent, last step) of members born so far
@@ -148,13 +154,15 @@ def activation_buffers(
     aliases: Mapping[int, tuple[int, int]] | None = None,
     *,
     profiles: bool = False,
+    spans: Mapping[int, int] | None = None,
 ) -> tuple[Buffer, ...]:
     """The buffers to place, in TFLM's id order: tensors by index, then scratch by operator step.
 
     Sizes are the tensor bytes rounded up to `ARENA_ALIGNMENT`. Zero-byte tensors get no buffer.
     `aliases` maps a tensor to (host tensor, byte offset): it then lives inside the host's buffer,
     whose lifetime and size grow to cover it; with `profiles`, its bytes in use follow its live
-    members step by step (`Buffer.profile`). Complexity O(tensors + operator inputs/outputs),
+    members step by step (`Buffer.profile`); a channel slice in `spans` reaches that many bytes
+    from its offset. Complexity O(tensors + operator inputs/outputs),
     plus O(members^2) per shared buffer with `profiles`.
     """
     life = tensor_lifetimes(graph, order)
@@ -167,7 +175,7 @@ def activation_buffers(
     buffers: list[Buffer] = []
     for root in sorted(groups):
         members = groups[root]
-        size, first, last, profile = group_extent(graph, life, members, profiles)
+        size, first, last, profile = group_extent(graph, life, members, profiles, spans)
         listed = tuple(sorted(members)) if len(members) > 1 else ()
         buffers.append(
             Buffer(

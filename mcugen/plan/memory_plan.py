@@ -12,26 +12,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from mcugen.model.ir import Graph, Operator
-from mcugen.model.traits import NO_TRAITS, OpTraits, Traits
+from mcugen.model.ir import Graph
+from mcugen.model.traits import NO_TRAITS, Traits
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
-from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.bounds import arena_lower_bound
 from mcugen.plan.buffers import (
     Buffer,
-    activation_buffers,
     live_bytes_per_step,
     op_working_set_bound,
 )
+from mcugen.plan.channel_slices import ChannelSlice, planned_slices, slice_order
 from mcugen.plan.kernel_swaps import KernelChoice
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
+from mcugen.plan.sharing_check import PlanInvalid, check_sharing
+from mcugen.plan.sharing_choices import sharing_candidates
 from mcugen.plan.stage_overlap import WindowOrderViolated, check_window_order
-from mcugen.plan.staging import staging_scratch
 from mcugen.plan.weight_staging import StagedWeights, check_staged
 
 if TYPE_CHECKING:
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
     from mcugen.plan.pools import PoolPlan
 
 Aliases = Mapping[int, tuple[int, int]]
-
-
-class PlanInvalid(AssertionError):
-    """A planner produced an inconsistent plan: a bug in mcugen, not a user error."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +93,10 @@ class MemoryPlan:
     #: What choosing kernels for memory did (mcugen/kernel_choice.py); None when the policy
     #: did not weigh them (`--kernels opt|reference`, paging, or no optimised kernel).
     kernel_choice: KernelChoice | None = None
+    #: Concatenation inputs written in place by their producers (plan/channel_slices.py), and
+    #: the arena of the same options without (`--no-concat-in-place`; 0: not planned).
+    channel_slices: tuple[ChannelSlice, ...] = ()
+    arena_without_slices: int = 0
 
     @property
     def staged_bytes(self) -> int:
@@ -167,56 +167,11 @@ class MemoryPlan:
             offsets = self.tensor_offsets()
             scratch = {b.scratch_of: b.size for b in self.buffers if b.scratch_of >= 0}
             for op in graph.operators:
-                _check_sharing(graph, op, traits.get(op.index, NO_TRAITS), offsets, scratch)
+                check_sharing(graph, op, traits.get(op.index, NO_TRAITS), offsets, scratch)
             try:
                 check_window_order(graph, self.order, traits, offsets)
             except WindowOrderViolated as exc:
                 raise PlanInvalid(str(exc)) from None
-
-
-def _check_sharing(
-    graph: Graph,
-    op: Operator,
-    kind: OpTraits,
-    offsets: Mapping[int, int],
-    scratch: Mapping[int, int],
-) -> None:
-    """Every input whose bytes meet an output's is shared the way the kernel declares."""
-    for y in op.outputs:
-        size = graph.tensors[y].nbytes if y >= 0 else 0
-        if y not in offsets or size == 0:
-            continue
-        block = 0  # where input k starts in the output when the inputs are its blocks
-        for k, x in enumerate(op.inputs):
-            x_size = graph.tensors[x].nbytes if x >= 0 else 0
-            start = offsets.get(x, -1)
-            meets = start >= 0 and x_size > 0
-            if meets and start < offsets[y] + size and offsets[y] < start + x_size:
-                at = start - offsets[y]
-                if not _declared(kind, k, at, block, scratch.get(op.index, 0)):
-                    raise PlanInvalid(
-                        f"{op.label} writes tensor {y} over input {x} (at {at:+} bytes), which its "
-                        "kernel does not allow"
-                        + (
-                            f" without a staging scratch of {kind.staging_bytes}"
-                            if kind.staging_bytes is not None and k == 0 and at == 0
-                            else ""
-                        )
-                    )
-            block += x_size
-
-
-def _declared(kind: OpTraits, k: int, at: int, block: int, scratch: int) -> bool:
-    """Input k at `at` bytes from the output's start is a sharing the traits allow."""
-    if kind.input_blocks and at == block:
-        return True
-    if at != 0:
-        return False
-    if k == 0 and (kind.view or kind.grows_over_input):
-        return True
-    if k in kind.overwrites:
-        return True
-    return k == 0 and kind.staging_bytes is not None and scratch >= kind.staging_bytes
 
 
 def _check_order(graph: Graph, order: tuple[int, ...]) -> None:
@@ -262,6 +217,8 @@ def plan_memory(
     laid: dict[tuple[int, ...], _Laid] = {}
 
     def lay_out(chosen: tuple[int, ...], budget: float | None) -> _Laid:
+        if chosen in laid:
+            return laid[chosen]
         found = _lay_out(
             graph, chosen, lay, scratch, aliases, in_place, traits or {}, budget, profiles
         )
@@ -274,6 +231,22 @@ def plan_memory(
 
     if given_order is None:
         result = strategy(graph, scratch=scratch, time_budget=time_budget, evaluate=evaluate)
+        if order == orders.DEFAULT and in_place and aliases is None:
+            result = slice_order(
+                graph,
+                scratch,
+                traits or {},
+                time_budget,
+                evaluate,
+                result,
+                lambda chosen: lay_out(chosen, None).buffers,
+                lambda chosen: min(
+                    peak
+                    for peak, _, _ in sharing_candidates(
+                        graph, chosen, scratch, None, True, traits or {}, profiles
+                    )[0]
+                ),
+            )
     else:
         peak = orders.peak_of(graph, given_order, scratch)
         result = orders.OrderResult(given_order, peak, op_working_set_bound(graph, scratch))
@@ -293,6 +266,7 @@ def plan_memory(
         layout_proven_optimal=best.layout.proven_optimal,
         persistent=persistent_layout(graph),
     )
+    plan = replace(plan, channel_slices=planned_slices(graph, traits or {}, plan.tensor_offsets()))
     plan.validate(graph, traits)
     return plan
 
@@ -337,7 +311,9 @@ def _lay_out(
     (ties: the earlier, more shared). Each distinct choice is laid out once, by increasing peak live
     bytes, and none whose peak cannot beat the best arena so far is laid out at all (a layout never
     goes below its buffers' peak: the same answer, often for one layout instead of three)."""
-    candidates, tries = _candidates(graph, order, scratch, aliases, in_place, traits, profiles)
+    candidates, tries = sharing_candidates(
+        graph, order, scratch, aliases, in_place, traits, profiles
+    )
     best: tuple[int, _Laid] | None = None
     for peak, k, buffers in sorted(candidates, key=lambda c: c[:2]):
         if best is not None and (peak, k) > (best[1].layout.arena, best[0]):
@@ -361,34 +337,5 @@ def peak_in_order(
     """The smallest peak live bytes of the sharing choices `plan_memory(given_order=order)` lays
     out: no layout of them is smaller, so a plan whose peak is above a bound is above it laid
     out too (mcugen/kernel_choice.py rejects kernel trials with this before laying them out)."""
-    candidates, _ = _candidates(graph, order, scratch, None, in_place, traits, profiles)
+    candidates, _ = sharing_candidates(graph, order, scratch, None, in_place, traits, profiles)
     return min(peak for peak, _, _ in candidates)
-
-
-def _candidates(
-    graph: Graph,
-    order: tuple[int, ...],
-    scratch: Mapping[int, int] | None,
-    aliases: Aliases | None,
-    in_place: bool,
-    traits: Traits,
-    profiles: bool,
-) -> tuple[list[tuple[int, int, tuple[Buffer, ...]]], int]:
-    """(peak live bytes, choice, buffers) of each distinct sharing choice `_lay_out` tries, and
-    how many choices there were (the layout budget is split among them)."""
-    choices: list[Aliases | None] = [aliases]
-    if aliases is None and in_place:
-        choices = [
-            aliases_for(graph, order, traits, scratch=scratch, profiles=profiles),
-            aliases_for(
-                graph, order, traits, scratch=scratch, convolutions=False, profiles=profiles
-            ),
-            None,
-        ]
-        choices = [c for k, c in enumerate(choices) if c not in choices[:k]]
-    candidates = []
-    for k, choice in enumerate(choices):
-        with_staging = staging_scratch(graph, choice, scratch, traits) if choice else scratch
-        buffers = activation_buffers(graph, order, with_staging, choice, profiles=profiles)
-        candidates.append((max(live_bytes_per_step(buffers, len(order)), default=0), k, buffers))
-    return candidates, len(choices)

@@ -55,6 +55,13 @@ def plan_json(
     }
     if plan.kernel_choice is not None:
         result["kernel_choice"] = plan.kernel_choice.as_json()
+    if plan.channel_slices:
+        result["concat_in_place"] = {
+            "slices": [asdict(s) for s in plan.channel_slices],
+            "concatenations": sorted({s.concat for s in plan.channel_slices}),
+            "copy_bytes_elided": sum(s.nbytes for s in plan.channel_slices),
+            "arena_without": plan.arena_without_slices or None,
+        }
     if plan.staging:
         result["staging"] = plan.staging
         result["staged_bytes"] = plan.staged_bytes
@@ -182,6 +189,8 @@ def plan_text(
             f"{plan.input_kept_saving} bytes less RAM than its copy"
         )
     lines += kernel_choice_lines(graph, plan)
+    if plan.channel_slices:
+        lines.append(concat_line(plan))
     if plan.staging:
         lines.append(staging_line(plan))
     if plan.pools is not None or plan.pools_error:
@@ -245,6 +254,26 @@ def kernel_choice_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     if len(choice.swaps) > SWAPS_LISTED:
         lines.append(f"  (+{len(choice.swaps) - SWAPS_LISTED} more; --json lists them all)")
     return lines
+
+
+def concat_line(plan: MemoryPlan) -> str:
+    """Which concatenations their producers wrote in place (plan/channel_slices.py), the copies
+    that no longer run, and the arena saved against `--no-concat-in-place` when it was planned."""
+    concats = sorted({s.concat for s in plan.channel_slices})
+    copied = sum(s.nbytes for s in plan.channel_slices)
+    without = plan.arena_without_slices
+    saved = (
+        f"; arena {without:,} -> {plan.arena_bytes:,} bytes against --no-concat-in-place "
+        f"({without - plan.arena_bytes:,} saved)"
+        if without
+        else ""
+    )
+    return (
+        f"concatenations in place: {len(plan.channel_slices)} inputs of "
+        f"{_count(len(concats), 'concatenation')} ({', '.join(f'op {c}' for c in concats)}) "
+        f"written by their producers at the output's pixel stride, {copied:,} bytes no longer "
+        f"copied{saved}"
+    )
 
 
 def staging_line(plan: MemoryPlan) -> str:

@@ -83,6 +83,10 @@ class Lowered:
     traits: OpTraits | None = None
     #: the layer's own code, instantiated in model.c (None: `function` runs it)
     layer: LayerKernel | None = None
+    #: the kernel writes its NHWC output at the pixel stride of its node's `out_stride` (0: its
+    #: channels), so the planner may put the output in a concatenation's channel slice
+    #: (`OpTraits.strided_output`, plan/channel_slices.py)
+    output_stride: bool = False
 
     @property
     def c_sources(self) -> tuple[str, ...]:
@@ -158,11 +162,14 @@ def registry_key(op: Operator) -> str:
     return f"CUSTOM:{op.custom_code}" if op.custom_code is not None else op.opcode
 
 
-def op_traits(graph: Graph, lowered: Mapping[int, Lowered] | None = None) -> Traits:
+def op_traits(
+    graph: Graph, lowered: Mapping[int, Lowered] | None = None, *, concat_in_place: bool = True
+) -> Traits:
     """Operator index -> the traits its kernel declares, for every operator that shares something
     or is spatially local (unsupported operators share nothing). With `lowered` (operator -> the
-    kernel chosen), a variant's own sharing replaces the registered one; the window is the
-    operator's, whichever kernel runs it."""
+    kernel chosen), a variant's own sharing replaces the registered one, and the chosen kernel
+    says whether it writes at an output stride; the window is the operator's, whichever kernel
+    runs it. Without `concat_in_place`, no concatenation takes its inputs as channel slices."""
     _load_all()
     found: dict[int, OpTraits] = {}
     for op in graph.operators:
@@ -172,6 +179,10 @@ def op_traits(graph: Graph, lowered: Mapping[int, Lowered] | None = None) -> Tra
         traits = LOWERINGS[registry_key(op)].traits(graph, op)
         if chosen is not None and chosen.traits is not None:
             traits = replace(chosen.traits, window=traits.window)
+        if chosen is not None and chosen.output_stride:
+            traits = replace(traits, strided_output=True)
+        if not concat_in_place and traits.channel_slices:
+            traits = replace(traits, channel_slices=False)
         if traits.shares or traits.window is not None:
             found[op.index] = traits
     return MappingProxyType(found)

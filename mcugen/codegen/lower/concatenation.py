@@ -46,7 +46,9 @@ def check_quantization(op: Operator, x: Tensor, y: Tensor) -> None:
 
 def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
     """Each input is one contiguous block of the output when every output dimension before the
-    axis is 1; the kernel then skips the copy of an input already at its block. Along the
+    axis is 1; the kernel then skips the copy of an input already at its block. Along the last
+    axis otherwise, each input is a channel slice a producer may write in place
+    (`channel_slices`) when it has the output's type and quantization. Along the
     channels of an NHWC batch-1 output with no constant input it is also tileable
     (`Window.all_inputs`): a tile of each input gives that tile of the output. Never raises."""
     if len(op.outputs) != 1 or op.outputs[0] < 0 or any(t < 0 for t in op.inputs):
@@ -67,9 +69,29 @@ def concatenation_traits(graph: Graph, op: Operator) -> OpTraits:
             not x.is_constant and x.shape[:3] == shape[:3] and len(x.shape) == 4 for x in inputs
         )
     )
-    if not blocks and not tileable:
+    slices = (
+        not blocks
+        and axis == len(shape) - 1
+        and _channel_slices(inputs, graph.tensors[op.outputs[0]])
+    )
+    if not blocks and not tileable and not slices:
         return NO_TRAITS
-    return OpTraits(input_blocks=blocks, window=ELEMENTWISE if tileable else None)
+    return OpTraits(
+        input_blocks=blocks, channel_slices=slices, window=ELEMENTWISE if tileable else None
+    )
+
+
+def _channel_slices(inputs: list[Tensor], y: Tensor) -> bool:
+    """Every input is a slice of the output's last axis that a producer could write in place:
+    not a constant, the output's other dimensions and type, and its scale and zero point (the
+    copy then changes no byte)."""
+    return bool(inputs) and all(
+        not x.is_constant
+        and x.shape[:-1] == y.shape[:-1]
+        and x.dtype == y.dtype
+        and scale_and_zero_point(x) == scale_and_zero_point(y)
+        for x in inputs
+    )
 
 
 @register("CONCATENATION", traits=concatenation_traits, types=TYPES)

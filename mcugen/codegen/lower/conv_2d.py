@@ -360,4 +360,7 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     window = member(WINDOW_PARAMS, window_params(op, in_hw, (k_h, k_w), out_hw=out_hw))
     params = window + type_params(op, x, w, y, 0, bias)
     function = kernel_function(op, "conv_2d", dtype, w, bias, 0, params)
-    return Lowered("conv_2d", function, PARAMS, params)
+    # the int8 kernel writes a concatenation's channel slice at its node's output stride
+    return Lowered(
+        "conv_2d", function, PARAMS, params, output_stride=function == "mcu_conv_2d_int8"
+    )

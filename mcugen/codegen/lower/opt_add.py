@@ -83,4 +83,5 @@ def add_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
         params,
         variant="add_s8",
         sources=("opt/add_s8.c",),
+        output_stride=True,
     )

@@ -258,6 +258,7 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
         variant=NAME,
         sources=(f"opt/{NAME}.c",),
         constants=weights,
+        output_stride=True,  # as conv_2d_s8_col and _col2, which take its lowering
     )
 
 
@@ -334,4 +335,5 @@ def depthwise_as_conv(graph: Graph, op: Operator, reference: Lowered) -> Lowered
         sources=(f"opt/{NAME}.c",),
         headers=("mcu/kernels/conv_2d.h",),
         constants=weights,
+        output_stride=True,
     )

@@ -49,4 +49,5 @@ def conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lowered |
         variant=NAME,
         sources=(f"opt/{NAME}.c",),
         headers=("mcu/kernels/conv_2d.h", HEADER),
+        output_stride=True,
     )

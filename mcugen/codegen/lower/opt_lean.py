@@ -75,4 +75,5 @@ def conv_2d_1x1_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lower
     low = _variant(graph, op, reference, "conv_2d_1x1_s8_lean", "mcu_conv_2d_1x1_s8_lean", 0)
     if low is None:
         return None
-    return replace(low, headers=(HEADER, LEAN_HEADER))
+    # mcu_pointwise_pixels writes a concatenation's channel slice at the node's output stride
+    return replace(low, headers=(HEADER, LEAN_HEADER), output_stride=True)

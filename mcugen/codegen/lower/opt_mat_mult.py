@@ -326,8 +326,10 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     )
     if low is None:
         return None
-    # the kernel file runs the stream path too (mat_mult_s8_pairs.c), whichever it is given
-    low = replace(low, sources=(*low.sources, "opt/mat_mult_s8_pairs.c"))
+    # the kernel file runs the stream path too (mat_mult_s8_pairs.c), whichever it is given;
+    # both write a concatenation's channel slice at the node's output stride (so does
+    # conv_2d_1x1_s8_staged, which takes this lowering)
+    low = replace(low, sources=(*low.sources, "opt/mat_mult_s8_pairs.c"), output_stride=True)
     params = pair_stream(low.params, graph.tensors[op.inputs[0]].shape[3])
     if params == low.params:
         return low

@@ -103,7 +103,8 @@ typedef void (*mcu_pointwise_pixel_fn)(const mcu_mat_mult_s8_params_t *p, const 
  * as scratch) each pixel is copied into the staging before its outputs are written: from the
  * first pixel on when there are no more output than input channels (pixel k's outputs end at
  * or before the end of its inputs), else from the last back (they start at or after the start
- * of its inputs); either way no pixel not yet copied is overwritten. */
+ * of its inputs); either way no pixel not yet copied is overwritten. Not in place, the output
+ * may be a concatenation's channel slice (pixels `out_stride` apart). */
 static inline __attribute__((always_inline)) mcu_status_t mcu_pointwise_pixels(
     const mcu_node_t *node, mcu_context_t *ctx, const mcu_pointwise_t *d,
     mcu_pointwise_pixel_fn pixel) {
@@ -112,8 +113,9 @@ static inline __attribute__((always_inline)) mcu_status_t mcu_pointwise_pixels(
   const int8_t *weights = mcu_input(ctx, node, 1);
   int8_t *output = mcu_output(ctx, node, 0);
   if ((const void *)output != (const void *)input) {
+    int32_t out_s = mcu_output_stride(node, d->out_c); /* a concatenation's channel slice */
     for (int32_t i = 0; i < d->pixels; ++i) {
-      pixel(p, input + i * d->in_c, weights, d->out_c, d->in_c, output + i * d->out_c);
+      pixel(p, input + i * d->in_c, weights, d->out_c, d->in_c, output + i * out_s);
     }
     return MCU_OK;
   }

@@ -112,6 +112,10 @@ struct mcu_node {
   uint8_t num_outputs;
   uint16_t index;         /* operator index in the .tflite file, for reports */
   int32_t scratch_offset; /* arena offset of this operator's scratch, -1 if none */
+  /* elements between the starts of two output pixels when the plan put the output in a
+   * concatenation's channel slice (mcugen/plan/channel_slices.py); 0: dense. Only kernels whose
+   * lowering declares `output_stride` get one, and read it through mcu_output_stride. */
+  int32_t out_stride;
 };
 
 /* Dynamic allocation (allocator modes "compacting" and "planned", see src/allocator.c): constant
@@ -293,6 +297,11 @@ static inline void *mcu_scratch(const mcu_context_t *ctx, const mcu_node_t *n) {
     return mcu_dyn_address(ctx, ctx->scratch_offset);
   }
   return ctx->arena + n->scratch_offset;
+}
+
+/* Elements between the starts of two pixels of node `n`'s output of `channels` channels. */
+static inline int32_t mcu_output_stride(const mcu_node_t *n, int32_t channels) {
+  return n->out_stride > 0 ? n->out_stride : channels;
 }
 
 /* Number of elements of a tensor. */

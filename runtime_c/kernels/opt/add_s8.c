@@ -14,7 +14,8 @@
  * not the half that the term decides. The output offset times 2^e joins the rounding constant
  * (the floor of a sum with a multiple of 2^e is the floor plus that multiple), and SMMLAR adds
  * it for free: the build checks e >= 1 and that no sum leaves int32. Per element: two loads of
- * the inputs, two of the tables, two adds, SMMLAR, a shift, SSAT and a store. */
+ * the inputs, two of the tables, two adds, SMMLAR, a shift, SSAT and a store. The output may be
+ * a concatenation's channel slice (the node's out_stride): one run per pixel then. */
 #include "mcu/kernels/add.h"
 
 #include "mcu/quant.h"
@@ -47,7 +48,9 @@ static inline __attribute__((always_inline)) int32_t rescaled(rescale_t r, int32
  * -128): two elements a pass, both read before either is written, then the last one. The DSP
  * build runs the pass in assembly: 22 instructions for two elements (GCC's own takes 29, moving
  * pointers between registers). */
-static void add_full(rescale_t r, const int8_t *a, const int8_t *b, int8_t *y, int32_t n) {
+static void add_full(const rescale_t *rp, const int8_t *a, const int8_t *b, int8_t *y,
+                     int32_t n) {
+  rescale_t r = *rp;
   const int8_t *end = a + (n & ~1);
 #if MCU_SIMD_DSP
   if (a != end) {
@@ -100,8 +103,9 @@ static void add_full(rescale_t r, const int8_t *a, const int8_t *b, int8_t *y, i
 }
 
 /* Any other activation range. */
-static void add_clamped(rescale_t r, const int8_t *a, const int8_t *b, int8_t *y, int32_t n,
-                        int32_t lo, int32_t hi) {
+static void add_clamped(const rescale_t *rp, const int8_t *a, const int8_t *b, int8_t *y,
+                        int32_t n, int32_t lo, int32_t hi) {
+  rescale_t r = *rp;
   for (int32_t i = 0; i < n; ++i) {
     y[i] = (int8_t)mcu_clamp_i32(rescaled(r, a[i], b[i]), lo, hi);
   }
@@ -116,11 +120,20 @@ mcu_status_t mcu_add_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_ENSURE_MODEL(right >= 1 && right <= 30, MCU_ERR_BAD_MODEL);
   rescale_t r = {p->table1 + 128, p->table2 + 128, p->output_multiplier, right,
                  ((int32_t)1 << (right - 1)) + p->output_offset * ((int32_t)1 << right)};
-  int32_t n = mcu_num_elements(mcu_output_tensor(ctx, node, 0));
+  const mcu_tensor_t *out = mcu_output_tensor(ctx, node, 0);
+  int32_t n = mcu_num_elements(out);
+  int32_t c = out->ndims > 0 ? mcu_dim(out, -1) : n;
+  int32_t stride = mcu_output_stride(node, c);
+  /* dense: one run of all elements; a channel slice: a run per pixel, `stride` apart */
+  int32_t run = stride == c ? n : c;
   if (p->act_min == -128 && p->act_max == 127) {
-    add_full(r, a, b, y, n);
+    for (int32_t i = 0; i < n; i += run, y += stride) {
+      add_full(&r, a + i, b + i, y, run);
+    }
   } else {
-    add_clamped(r, a, b, y, n, p->act_min, p->act_max);
+    for (int32_t i = 0; i < n; i += run, y += stride) {
+      add_clamped(&r, a + i, b + i, y, run, p->act_min, p->act_max);
+    }
   }
   return MCU_OK;
 }

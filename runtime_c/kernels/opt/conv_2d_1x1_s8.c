@@ -25,24 +25,28 @@ static inline __attribute__((always_inline)) mcu_status_t run(const mcu_node_t *
   int8_t *output = mcu_output(ctx, node, 0);
   uint32_t *widened = mcu_scratch(ctx, node);
   MCU_ENSURE(widened != NULL, MCU_ERR_BAD_MODEL);
+  /* a concatenation's channel slice: pixels `out_s` apart, never over the input */
+  int32_t out_s = mcu_output_stride(node, out_c);
+  MCU_ENSURE_MODEL(out_s == out_c || (const void *)output != (const void *)input,
+                   MCU_ERR_BAD_MODEL);
   if (pairs) {
     /* the pairs from the front, or from the back; then an odd last pixel with itself */
     int32_t back = out_c > in_c, k = back ? pixels - 2 : 0;
     mcu_mat_mult_s8_rows_t rows = {input + k * in_c,         in_c,   (back ? -2 : 2) * in_c,
-                                   output + k * out_c,       out_c,  (back ? -2 : 2) * out_c,
+                                   output + k * out_s,       out_s,  (back ? -2 : 2) * out_s,
                                    pixels >> 1};
     if (rows.count > 0) {
       mcu_mat_mult_s8_pairs(p, &rows, weights, out_c, in_c, widened);
     }
     if (pixels & 1) {
       k = back ? 0 : pixels - 1;
-      rows = (mcu_mat_mult_s8_rows_t){input + k * in_c, 0, 0, output + k * out_c, 0, 0, 1};
+      rows = (mcu_mat_mult_s8_rows_t){input + k * in_c, 0, 0, output + k * out_s, 0, 0, 1};
       mcu_mat_mult_s8_pairs(p, &rows, weights, out_c, in_c, widened);
     }
     return MCU_OK;
   }
   if ((const void *)output != (const void *)input) {
-    mcu_mat_mult_s8(p, input, pixels, in_c, weights, out_c, in_c, output, out_c, widened);
+    mcu_mat_mult_s8(p, input, pixels, in_c, weights, out_c, in_c, output, out_s, widened);
     return MCU_OK;
   }
   for (int32_t i = 0; i < pixels; i += 2) {

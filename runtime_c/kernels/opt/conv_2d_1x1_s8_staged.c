@@ -85,6 +85,10 @@ mcu_status_t mcu_conv_2d_1x1_s8_staged(const mcu_node_t *node, mcu_context_t *ct
   uint32_t *x = mcu_scratch(ctx, node); /* two pixels: 2 in_c bytes, word-aligned */
   MCU_ENSURE(x != NULL, MCU_ERR_BAD_MODEL);
   int32_t back = out_c > in_c; /* in place: from the last pair back */
+  /* a concatenation's channel slice: pixels `out_s` apart, never over the input */
+  int32_t out_s = mcu_output_stride(node, out_c);
+  MCU_ENSURE_MODEL(out_s == out_c || (const void *)output != (const void *)input,
+                   MCU_ERR_BAD_MODEL);
   for (int32_t i = 0; i < pixels; i += 2) {
     int32_t two = pixels - i >= 2;
     /* the pair's first pixel: the pairs from the front or the back, then an odd one left */
@@ -95,8 +99,8 @@ mcu_status_t mcu_conv_2d_1x1_s8_staged(const mcu_node_t *node, mcu_context_t *ct
       x[2 * j] = mcu_load_u32(x0 + 4 * j);
       x[2 * j + 1] = mcu_load_u32(x1 + 4 * j);
     }
-    int8_t *out0 = output + k * out_c;
-    pairs(p->stream, x, weights, out_c, in_c, out0, two ? out0 + out_c : out0);
+    int8_t *out0 = output + k * out_s;
+    pairs(p->stream, x, weights, out_c, in_c, out0, two ? out0 + out_s : out0);
   }
   return MCU_OK;
 }

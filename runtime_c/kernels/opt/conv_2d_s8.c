@@ -317,6 +317,7 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
   int32_t pixels = d.s.batches * d.s.out_h * d.s.out_w;
   fast_t g = fast_geometry(p, &d);
   pixel_t q = {0, 0, 0};
+  int32_t out_s = mcu_output_stride(node, d.s.out_c); /* a channel slice's pixel stride */
   for (int32_t i = 0; i < pixels; i += 2) {
     int two = i + 1 < pixels;
     if (!fast_window(p, &d, &g, k.input, q, x, col)) {
@@ -333,8 +334,8 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
         x[k + 1] = x[k];
       }
     }
-    int8_t *out0 = k.output + i * d.s.out_c;
-    channels(p, &d, x, k.weights, out0, two ? out0 + d.s.out_c : out0);
+    int8_t *out0 = k.output + i * out_s;
+    channels(p, &d, x, k.weights, out0, two ? out0 + out_s : out0);
   }
   return MCU_OK;
 }

@@ -161,12 +161,13 @@ mcu_status_t mcu_conv_2d_s8_col(const mcu_node_t *node, mcu_context_t *ctx) {
   fast_t g = fast_geometry(p, &d);
   int32_t pixels = d.s.batches * d.s.out_h * d.s.out_w;
   pixel_t q = {0, 0, 0};
+  int32_t out_s = mcu_output_stride(node, d.s.out_c); /* a channel slice's pixel stride */
   for (int32_t i = 0; i < pixels; ++i) {
     int32_t y0 = q.oy * p->win.stride_h - p->win.pad_h;
     int32_t x0 = q.ox * p->win.stride_w - p->win.pad_w;
     gather_window(p, &d, k.input + q.b * g.image, y0, x0, col);
     next(&q, &d);
-    channels(p, &d, col, k.weights, k.output + i * d.s.out_c);
+    channels(p, &d, col, k.weights, k.output + i * out_s);
   }
   return MCU_OK;
 }

@@ -254,12 +254,13 @@ mcu_status_t mcu_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t *ctx) {
   MCU_ENSURE_MODEL(mcu_input_tensor(ctx, node, 1)->dims[0] == d.s.out_c && d.s.k_c == d.s.in_c,
                    MCU_ERR_BAD_MODEL);
   int8_t *out = k.output;
+  int32_t out_s = mcu_output_stride(node, d.s.out_c); /* a channel slice's pixel stride */
   uint32_t off2 = mcu_pack16(-p->pad_value, -p->pad_value);
   int32_t image = d.s.in_h * d.s.in_w * d.s.in_c;
   for (int32_t b = 0; b < d.s.batches; ++b) {
     for (int32_t oy = 0; oy < d.s.out_h; ++oy) {
       int32_t y0 = oy * p->win.stride_h - p->win.pad_h;
-      for (int32_t ox = 0; ox < d.s.out_w; ++ox, out += d.s.out_c) {
+      for (int32_t ox = 0; ox < d.s.out_w; ++ox, out += out_s) {
         int32_t x0 = ox * p->win.stride_w - p->win.pad_w;
         taps_t t = window_taps(p, &d, k.input + b * image, k.weights, y0, x0);
         if (t.rows > 0) {

@@ -111,9 +111,15 @@ CONV_IN_PLACE(conv_f32_in_place, float, float, conv_acc_f32, mcu_requant_out_f32
       return in_place(p, &d, out, filter, bias, mcu_scratch(ctx, node));               \
     }                                                                                  \
     int32_t filter_size = d.k_h * d.k_w * d.k_c;                                       \
+    /* a concatenation's channel slice (mcu_output_stride): elements between pixels */ \
+    int32_t gap = mcu_output_stride(node, d.out_c) - d.out_c;                          \
+    MCU_ENSURE_MODEL(gap >= 0, MCU_ERR_BAD_MODEL);                                     \
     MCU_WINDOW_EACH_OUTPUT(&d, t, input, {                                             \
       conv_window_t w = conv_window(p, &d, oy, ox, oc);                                \
       *out++ = finish(&p->rq, acc(p, &d, in, filter + oc * filter_size, w), bias, oc); \
+      if (oc == d.out_c - 1) {                                                         \
+        out += gap;                                                                    \
+      }                                                                                \
     });                                                                                \
     return MCU_OK;                                                                     \
   }
