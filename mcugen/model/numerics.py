@@ -2,9 +2,13 @@
 "ort", onnxruntime's (float32 scales rounded half to even, its own pools, Sigmoid and Softmax;
 the default, since onnxruntime is the reference an ONNX user has), or "fixed", TFLite's
 fixed-point multipliers, bit-exact with TFLM. The ONNX importer records the choice in the graph's
-metadata, with the ONNX type of the activations (onnxruntime computes some steps in float on the
-uint8 values themselves, which mcugen stores less 128); the lowering reads both from there. A
-TFLite model has neither and is always "fixed"."""
+metadata; the lowering reads it from there. A TFLite model has none and is always "fixed".
+
+onnxruntime on x86-64 runs its fused kernels on uint8 activations: it converts an int8 model's
+(QDQS8ToU8Transformer, zero points + 128) before fusing, and some steps (QLinearAdd's constant
+term, QLinearAveragePool's and QLinearMul's zero point added in float) round differently on other
+values. mcugen stores both kinds less 128 (an int8 model's as they are): `model_domain` is what to
+add back."""
 
 from __future__ import annotations
 
@@ -15,9 +19,6 @@ CHOICES = (ORT, FIXED)
 DEFAULT = ORT
 #: graph metadata: the numerics of an imported ONNX model (b"ort" or b"fixed")
 NUMERICS_METADATA = "onnx_numerics"
-#: graph metadata: what was added to the ONNX model's activations to store them as int8
-#: (b"-128" for uint8 activations, b"0" for int8)
-SHIFT_METADATA = "onnx_activation_shift"
 
 
 def numerics_of(graph: Graph) -> str:
@@ -30,9 +31,6 @@ def uses_ort(graph: Graph) -> bool:
 
 
 def model_domain(graph: Graph) -> int:
-    """What to add to a stored int8 activation to get the ONNX model's own value (128 for a
-    uint8 model, 0 for an int8 one)."""
-    try:
-        return -int(graph.metadata.get(SHIFT_METADATA, b"0"))
-    except ValueError:
-        return 0
+    """What to add to a stored int8 activation to get the uint8 value onnxruntime computes on
+    (128 with onnxruntime's numerics, else 0)."""
+    return 128 if uses_ort(graph) else 0

@@ -72,8 +72,8 @@ def quantize_table(
     graph: Graph, op: Operator, x: Tensor, y: Tensor, fn: Callable[[np.ndarray], np.ndarray]
 ) -> Array:
     """The 256 int8 results of DequantizeLinear, `fn` (float32 to float32) and QuantizeLinear,
-    for the stored inputs -128..127, computed in float32 on the ONNX model's own values as
-    onnxruntime does (QlinearBuildLookupTable: x_scale * (x - x_zero), then x / y_scale rounded
+    for the stored inputs -128..127, computed in float32 on the uint8 values onnxruntime works on
+    (model_domain), as it does (QlinearBuildLookupTable: x_scale * (x - x_zero), then x / y_scale rounded
     half to even, plus y_zero, saturated)."""
     domain = model_domain(graph)
     q = np.arange(-128, 128, dtype=np.int64) + domain

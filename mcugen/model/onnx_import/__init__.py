@@ -20,7 +20,7 @@ import onnx
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.numerics import DEFAULT, FIXED, NUMERICS_METADATA, ORT, SHIFT_METADATA
+from mcugen.model.numerics import DEFAULT, FIXED, NUMERICS_METADATA, ORT
 from mcugen.model.onnx_import import ops, qoperator, shapes, windows
 from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value, attributes
 from mcugen.model.validate import validate_graph
@@ -120,7 +120,6 @@ def _convert(ctx: Context) -> Graph:
     meta = {
         NHWC_METADATA: ",".join(nhwc).encode(),
         NUMERICS_METADATA: (ORT if ctx.ort else FIXED).encode(),
-        SHIFT_METADATA: b"-128" if ctx.uint8 else b"0",
     }
     return replace(graph, metadata=MappingProxyType(meta))
 

@@ -98,8 +98,6 @@ class Context:
         #: mcugen/model/numerics.py: "ort" makes the operators whose output onnxruntime
         #: quantizes directly (AveragePool, Softmax, Sigmoid) write the output's quantization
         self.ort = numerics == ORT
-        #: whether an activation was uint8 (stored less 128)
-        self.uint8 = False
         #: the default domain's opset (Softmax's axis and meaning changed at 13)
         self.opset = max(
             (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0
@@ -202,9 +200,7 @@ class Context:
         s = float(scale.reshape(()))
         if not (np.isfinite(s) and s > 0):
             raise self.fail(f"activation scale {s} must be finite and positive", node)
-        zp = np.asarray(zp)
-        self.uint8 |= zp.dtype == np.uint8
-        return Quant(s, _int8_zero_point(zp, node, self))
+        return Quant(s, _int8_zero_point(np.asarray(zp), node, self))
 
     # --- writing the IR ----------------------------------------------------------------------
 

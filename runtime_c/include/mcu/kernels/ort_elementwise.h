@@ -4,9 +4,9 @@
 #include "mcu/runtime.h"
 
 /* ADD and MUL as onnxruntime's QLinearAdd and QLinearMul compute them (`--onnx-numerics ort`,
- * docs/onnx.md), numpy broadcasting. Both work on the values of the ONNX model's own type:
- * `domain` (128 for a uint8 model, whose int8 values are the uint8 ones less 128, else 0) is
- * added to each operand first and taken off the result.
+ * docs/onnx.md), numpy broadcasting. Both work on the uint8 values onnxruntime computes on
+ * (it converts int8 activations to uint8 first): `domain` (128) is added to each stored operand
+ * first and taken off the result.
  * ADD: y = a * ratio_a + (b * ratio_b + fixed), each step a fused multiply-add (MLAS's AVX2
  * kernel), with ratio_a = s_a / s_y, ratio_b = s_b / s_y and fixed = z_y - (ratio_a * z_a +
  * ratio_b * z_b) computed at build time in float32; rounded half to even, clamped.
@@ -14,7 +14,7 @@
  * in float32; rounded half to even, clamped. */
 typedef struct {
   int32_t domain;
-  int32_t zero_a; /* MUL: the operands' zero points in the model's type */
+  int32_t zero_a; /* MUL: the operands' zero points as onnxruntime's uint8 values */
   int32_t zero_b;
   float ratio_a; /* ADD: the operands' ratios; MUL: ratio_a is the product's */
   float ratio_b;

@@ -7,7 +7,7 @@
 /* AVERAGE_POOL_2D as onnxruntime's QLinearAveragePool computes it (`--onnx-numerics ort`):
  * each tap dequantized in float32 (x_scale * (x - x_zero)), summed in float32 rows then columns,
  * divided by the number of taps inside the image, then round_half_even(sum / y_scale + y_zero)
- * with y_zero in the model's own type (`domain`: 128 for a uint8 model, else 0), clamped. The
+ * with y_zero as onnxruntime's uint8 value (the stored one plus `domain`, 128), clamped. The
  * output's quantization may differ from the input's. Input [N,H,W,C], output [N,OH,OW,C]. */
 typedef struct {
   int32_t stride_w;
@@ -19,7 +19,7 @@ typedef struct {
   int32_t input_zero; /* as stored (int8) */
   float input_scale;
   float output_scale;
-  float output_zero; /* in the model's type */
+  float output_zero; /* as onnxruntime's uint8 value */
   int32_t domain;
   int32_t act_min;
   int32_t act_max;
