@@ -17,6 +17,7 @@ from mcugen.commands._estimate_mix import print_mix_estimate
 from mcugen.errors import McugenError
 from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
+from mcugen.model.load import load_model
 from mcugen.model.macs import graph_macs, operator_macs
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate_from_file
@@ -86,9 +87,15 @@ def plan_options(
         allocator=allocator,
         keep_input=getattr(args, "keep_input", None) or ("auto" if firmware else "no"),
         patcher=getattr(args, "patcher", None) or patch_strategies.DEFAULT,
+        onnx_numerics=getattr(args, "onnx_numerics", None),
         **patch_choice(getattr(args, "patch_overhead", "auto")),
     )
     return options.as_tflm() if getattr(args, "tflm_plan", False) else options
+
+
+def load_for(args: argparse.Namespace) -> Graph:
+    """The model of the arguments, an ONNX one with the numerics of `--onnx-numerics`."""
+    return load_model(args.model, numerics=getattr(args, "onnx_numerics", None))
 
 
 def patch_choice(overhead: float | str) -> dict[str, Any]:

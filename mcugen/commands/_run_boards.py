@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mcugen.boards import Target, load_board, resolve_target
-from mcugen.commands._common import inputs_for, plan_options
+from mcugen.commands._common import inputs_for, load_for, plan_options
 from mcugen.commands._partition import board_specs
 from mcugen.errors import DoesNotFit, McugenError
 from mcugen.link.linked_run import run_partition
@@ -27,7 +27,7 @@ from mcugen.link.multiboard import (
     run_twin,
 )
 from mcugen.model.ir import Graph
-from mcugen.model.load import load_model, reference_flatbuffer
+from mcugen.model.load import reference_flatbuffer
 from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
@@ -93,7 +93,7 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
     specs = board_specs(args.boards)
     links_mode = getattr(args, "links", "uart")
     targets = linked_targets(names, links_mode)
-    graph = load_model(args.model)
+    graph = load_for(args)
     sample = inputs_for(args, graph, 1)[0]  # before any work: a wrong file costs nothing
     link = LinkModel(baud=args.baud)
     problem = partitions.partition_problem(graph, specs, link)

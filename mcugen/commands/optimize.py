@@ -13,8 +13,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from mcugen.commands._common import load_for
 from mcugen.commands._options import model_options
-from mcugen.model.load import load_model, reference_flatbuffer
+from mcugen.model.load import reference_flatbuffer
 from mcugen.outputs import write_file
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.offline import optimize_model
@@ -39,7 +40,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    graph = load_model(args.model)
+    graph = load_for(args)
     tflm = getattr(args, "tflm_plan", False)
     data, plan = optimize_model(
         graph,

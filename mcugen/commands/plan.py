@@ -13,7 +13,7 @@ from typing import Any
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
 from mcugen.codegen.lower import Lowered
-from mcugen.commands._common import plan_options
+from mcugen.commands._common import load_for, plan_options
 from mcugen.commands._options import (
     mlperf_mode_option,
     model_options,
@@ -26,7 +26,6 @@ from mcugen.commands._options import (
 from mcugen.commands._patch_curve import curve_chart, curve_table, patch_budget, patch_curve
 from mcugen.errors import McugenError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
 from mcugen.pipeline import prepare, render
@@ -199,7 +198,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise McugenError(
             "--patch-curve plans inference, not --trainable", hint="leave one of them out"
         )
-    original = load_model(args.model)
+    original = load_for(args)
     board = getattr(args, "board", None)
     target = _target_of(args) if board else None
     options = plan_options(args, firmware=board not in (None, "host"), target=target)

@@ -22,7 +22,7 @@ NUMERICS_METADATA = "onnx_numerics"
 
 
 def numerics_of(graph: Graph) -> str:
-    """"ort" for an ONNX import with onnxruntime's numerics, else "fixed"."""
+    """ "ort" for an ONNX import with onnxruntime's numerics, else "fixed"."""
     return graph.metadata.get(NUMERICS_METADATA, FIXED.encode()).decode(errors="replace")
 
 

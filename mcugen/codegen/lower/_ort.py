@@ -36,7 +36,7 @@ def ort_lowering_for(graph: Graph, op: Operator) -> OrtLowering | None:
     return ORT_LOWERINGS.get(op.opcode)
 
 
-def f32(value: float) -> np.float32:
+def f32(value: float | np.floating | np.ndarray) -> np.float32:
     return np.float32(value)
 
 
@@ -73,8 +73,8 @@ def quantize_table(
 ) -> Array:
     """The 256 int8 results of DequantizeLinear, `fn` (float32 to float32) and QuantizeLinear,
     for the stored inputs -128..127, computed in float32 on the uint8 values onnxruntime works on
-    (model_domain), as it does (QlinearBuildLookupTable: x_scale * (x - x_zero), then x / y_scale rounded
-    half to even, plus y_zero, saturated)."""
+    (model_domain), as it does (QlinearBuildLookupTable: x_scale * (x - x_zero), then
+    x / y_scale rounded half to even, plus y_zero, saturated)."""
     domain = model_domain(graph)
     q = np.arange(-128, 128, dtype=np.int64) + domain
     real = scale_of(op, x) * (q - (zero_of(op, x) + domain)).astype(np.float32)

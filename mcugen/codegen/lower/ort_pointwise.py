@@ -19,9 +19,9 @@ from mcugen.model.numerics import model_domain
 
 #: MLAS's logistic (logistic.cpp, Eigen's rational approximation): numerator and denominator
 #: coefficients in x^2, highest first; the input clamped to [-18, 18].
-_ALPHA = (4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05)
+_ALPHA: tuple[float, ...] = (4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05)
 _ALPHA += (8.51377133304701e-03, 2.48287947061529e-01)
-_BETA = (6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06)
+_BETA: tuple[float, ...] = (6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06)
 _BETA += (1.70198817374094e-03, 1.16817656904453e-01, 9.93151921023180e-01)
 
 

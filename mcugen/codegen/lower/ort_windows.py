@@ -52,8 +52,9 @@ def lower_weighted(graph: Graph, op: Operator) -> Lowered:
         raise unsupported(op, "onnxruntime's numerics need a filter zero point of 0")
     act = (int(known["act_min"]), int(known["act_max"]))  # type: ignore[arg-type]
     rq = requant_member(op, x, y, _output_scales(op, graph), act)
+    extra: Params = ()
     if op.opcode == "FULLY_CONNECTED":
-        kernel, params_type, extra = "fully_connected", "mcu_ort_fully_connected_params_t", ()
+        kernel, params_type = "fully_connected", "mcu_ort_fully_connected_params_t"
     else:
         window = tuple((n, v) for n, v in reference.params if n.startswith("win."))
         multiplier = int(known.get("depth_multiplier", 1))  # type: ignore[arg-type]
