@@ -20,11 +20,11 @@ typedef struct {
   const float *scales;
 } mcu_ort_requant_t;
 
-/* `value` clamped to [lo, hi] (float), rounded half to even. */
+/* `value` clamped to [lo, hi] (float), rounded half to even (nearbyintf: the FPU's vrintr on an M7). */
 static inline int32_t mcu_ort_round_clamped(float value, float lo, float hi) {
   value = value < lo ? lo : value;
   value = value > hi ? hi : value;
-  return (int32_t)lrintf(value);
+  return (int32_t)nearbyintf(value);
 }
 
 /* Accumulator `acc` of output channel `oc` requantized (the bias already in it). */

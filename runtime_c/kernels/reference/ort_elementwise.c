@@ -9,7 +9,7 @@
 #include "mcu/quant.h"
 
 static inline int8_t ort_finish(const mcu_ort_binary_params_t *p, float value) {
-  int32_t q = (int32_t)lrintf(value) - p->domain;
+  int32_t q = (int32_t)nearbyintf(value) - p->domain;
   return (int8_t)mcu_clamp_i32(q, p->act_min, p->act_max);
 }
 

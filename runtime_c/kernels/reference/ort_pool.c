@@ -33,7 +33,7 @@ mcu_status_t mcu_average_pool_2d_int8_ort(const mcu_node_t *node, mcu_context_t 
           }
           float average = sum / (float)count;
           float scaled = average / p->output_scale;
-          int32_t rounded = (int32_t)lrintf(scaled + p->output_zero) - p->domain;
+          int32_t rounded = (int32_t)nearbyintf(scaled + p->output_zero) - p->domain;
           *out++ = (int8_t)mcu_clamp_i32(rounded, p->act_min, p->act_max);
         }
       }

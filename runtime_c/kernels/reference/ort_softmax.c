@@ -30,7 +30,7 @@ mcu_status_t mcu_softmax_int8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
     int8_t *dst = out + r * depth;
     for (int32_t i = 0; i < depth; ++i) {
       float scaled = p->table[top - row[i]] * p->y_factor;
-      int32_t q = (int32_t)lrintf(scaled / sum) + p->output_offset;
+      int32_t q = (int32_t)nearbyintf(scaled / sum) + p->output_offset;
       dst[i] = (int8_t)mcu_clamp_i32(q, -128, 127);
     }
   }
