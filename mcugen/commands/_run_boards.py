@@ -28,10 +28,12 @@ from mcugen.link.multiboard import (
 )
 from mcugen.model.ir import Graph
 from mcugen.model.load import reference_flatbuffer
+from mcugen.model.numerics import uses_ort
 from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
 from mcugen.plan.partition.segments import board_programs, segments
+from mcugen.reference import onnxruntime_outputs
 from mcugen.report.multiboard import multiboard_json, multiboard_text
 
 
@@ -118,8 +120,12 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
             def host_build() -> Firmware:
                 return build_firmware(graph, ops, host, options_for(host), Path(tmp) / "host")
 
-            model = reference_flatbuffer(args.model)
-            expected, reference = reference_outputs(model, graph, sample, host_build)
+            if uses_ort(graph):  # an ONNX model with onnxruntime's numerics
+                expected = onnxruntime_outputs(args.model, graph, [list(sample)])[0]
+                reference = "onnxruntime"
+            else:
+                model = reference_flatbuffer(args.model)
+                expected, reference = reference_outputs(model, graph, sample, host_build)
         run = run_partition(graph, segs, programs, firmware, sample, links=links_mode)
     measured = partitions.Partition.of(
         part.strategy,
