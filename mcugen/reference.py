@@ -13,6 +13,7 @@ import numpy as np
 from mcugen import progress
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
+from mcugen.model.numerics import uses_ort
 
 
 def _runtime():  # type: ignore[no-untyped-def]
@@ -29,7 +30,13 @@ def tflm_outputs(
     model: bytes, graph: Graph, samples: list[list[np.ndarray]]
 ) -> list[list[np.ndarray]]:
     """TFLM's outputs for each sample. The arena is sized from the graph's activations (TFLM's
-    default of ten times the file size is too small for small models with large activations)."""
+    default of ten times the file size is too small for small models with large activations).
+    An ONNX import with onnxruntime's numerics has no TFLM reference: refused in one line."""
+    if uses_ort(graph):
+        raise McugenError(
+            "TFLM computes TFLite's numerics, not onnxruntime's (--onnx-numerics ort)",
+            hint="compare with onnxruntime (mcugen verify), or import with --onnx-numerics fixed",
+        )
     runtime = _runtime()
     activations = sum(graph.tensors[t].nbytes for t in graph.activation_tensors())
     arena = max(len(model) * 10, 4 * activations + 64 * 1024)

@@ -69,7 +69,6 @@ from mcugen.link.mlperf import (
 from mcugen.link.power import PowerSpec, parse_power_spec
 from mcugen.model.ir import DTYPES
 from mcugen.model.load import reference_flatbuffer
-from mcugen.model.numerics import uses_ort
 from mcugen.pipeline import Generated
 from mcugen.report.mlperf import print_energy, print_mlperf
 
@@ -364,9 +363,6 @@ def _tflm_comparison(
 ) -> dict[str, Any]:
     from mcugen.reference import tflm_outputs
 
-    if uses_ort(gen.graph):  # TFLM computes TFLite's numerics, not onnxruntime's
-        note = "not compared: onnxruntime's numerics (--onnx-numerics ort); mcugen verify checks"
-        return {"tflm": None, "agree": None, "comparison_note": note}
     model = reference_flatbuffer(gen.source)
     try:
         reference = dequantized(gen.graph, tflm_outputs(model, gen.graph, [sample])[0][0])
