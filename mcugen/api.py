@@ -130,22 +130,24 @@ class VerifyResult:
     report: Mapping[str, Any]
 
 
-def load(model: Model) -> Graph:
-    """The model as a graph: a path read as `mcugen` reads it, bytes of a .tflite or .onnx file,
-    or a graph as it is (its sha256 that of its .tflite form when it has none)."""
+def load(model: Model, numerics: str | None = None) -> Graph:
+    """The model as a graph: a path read as `mcugen` reads it, bytes of a .tflite or .onnx file
+    (an ONNX model with `numerics`, `--onnx-numerics`), or a graph as it is (its sha256 that of
+    its .tflite form when it has none)."""
     if isinstance(model, Graph):
         if model.sha256:
             return model
         return replace(model, sha256=hashlib.sha256(write_model(model)).hexdigest())
     if isinstance(model, bytes):
         if is_onnx("", model[:8]):
+            from mcugen.model.numerics import DEFAULT
             from mcugen.model.onnx_import import import_onnx
 
-            return import_onnx(model, source="<bytes>")
+            return import_onnx(model, source="<bytes>", numerics=numerics or DEFAULT)
         from mcugen.model.tflite_import import import_model
 
         return import_model(model, source="<bytes>")
-    return load_model(Path(model))
+    return load_model(Path(model), numerics=numerics)
 
 
 @functools.lru_cache(maxsize=64)
@@ -177,9 +179,9 @@ def plan(
     """Plan `model` for `board` as `mcugen plan --board` does. `link` False skips linking the
     firmware (flash then counts the weights only: fast, for search loops); `strategies` adds
     every registered order and layout to the report (slow: one plan each)."""
-    graph = load(model)
     on = target(board, emulate=emulate)
     opts = plan_options(options, on)
+    graph = load(model, opts.onnx_numerics)
     planned = plan_model(graph, opts)
     runs = strategy_runs(graph, planned, in_place=not planned.unsupported) if strategies else None
     report = plan_json(planned.graph, planned.plan, runs, timings=False)
@@ -229,9 +231,9 @@ def _problem(fit: Fit | None) -> str:
 
 def generate(model: Model, board: str | None, options: Options, emulate: bool) -> Generated:
     """The firmware sources of `model` for `board` (an unsupported operator: one error)."""
-    graph = load(model)
     on = target(board, emulate=emulate)
     opts = plan_options(options, on)
+    graph = load(model, opts.onnx_numerics)
     planned = plan_model(graph, opts)
     if planned.lowered is None:
         from mcugen.errors import UnsupportedError
@@ -348,7 +350,7 @@ def verify(
     from mcugen.link.verify import verify as compare
 
     on = target(board, emulate=emulate and board not in (None, "host"))
-    graph = load(model)
+    graph = load(model, plan_options(options, on).onnx_numerics)
     with tempfile.TemporaryDirectory(prefix="mcugen-api-") as tmp:
         onnx = isinstance(model, bytes) and is_onnx("", model[:8])
         path = Path(tmp) / ("model.onnx" if onnx else "model.tflite")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
 from mcugen.errors import McugenError
+from mcugen.model import numerics
 from mcugen.plan import dynamic, state_memory
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
@@ -80,6 +81,9 @@ class PlanOptions:
     #: (plan/weight_staging.py): "off" (default) or "auto" (where the arena has room at that
     #: step; never a larger arena). Static offsets in one arena only.
     stage_weights: str = "off"
+    #: An ONNX model's arithmetic (mcugen/model/numerics.py): "ort" (onnxruntime's), "fixed"
+    #: (TFLite's, bit-exact with TFLM); None: the default, "ort" (a TFLite model refuses any).
+    onnx_numerics: str | None = None
 
     def __post_init__(self) -> None:
         """Every strategy named exists (else the registries' one-line error with the names)."""
@@ -102,6 +106,8 @@ class PlanOptions:
             raise ValueError(f"objective is one of {', '.join(OBJECTIVES)}")
         if self.stage_weights not in STAGE_CHOICES:
             raise ValueError(f"stage_weights is one of {', '.join(STAGE_CHOICES)}")
+        if self.onnx_numerics not in (None, *numerics.CHOICES):
+            raise ValueError(f"onnx_numerics is one of {', '.join(numerics.CHOICES)}")
         if self.state_memory not in state_memory.STATE_MEMORIES:
             raise ValueError(f"state memory is one of {', '.join(state_memory.STATE_MEMORIES)}")
 
@@ -147,6 +153,7 @@ class PlanOptions:
             copies_only=self.copies_only,
             core=self.core,
             state_memory=self.state_memory,
+            onnx_numerics=self.onnx_numerics,
         )
 
 
@@ -156,6 +163,7 @@ CHOICES = (
     "order", "layout", "no_inplace", "no_rewrite", "time_budget", "allocator", "keep_input",
     "pools", "kernels", "ram_budget", "pager", "objective", "copies_only", "state_memory",
     "stage_weights", "patcher", "patch_overhead", "tflm_plan", "no_concat_in_place",
+    "onnx_numerics",
 )  # fmt: skip
 
 
@@ -201,6 +209,7 @@ def _built(
         layout=get("layout", layouts.DEFAULT),
         in_place=not get("no_inplace", False),
         concat_in_place=not get("no_concat_in_place", False),
+        onnx_numerics=choices.get("onnx_numerics"),
         rewrites=not get("no_rewrite", False),
         time_budget=choices.get("time_budget"),
         allocator=get("allocator", dynamic.STATIC),

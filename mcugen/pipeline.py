@@ -333,6 +333,6 @@ def plan_allocator(
 
 
 def generate_from_file(path: str | Path, options: PlanOptions | None = None) -> Generated:
-    graph = load_model(path)
+    graph = load_model(path, numerics=options.onnx_numerics if options is not None else None)
     gen = generate(graph, model_name=Path(path).stem, options=options)
     return replace(gen, source=str(path))

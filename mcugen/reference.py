@@ -13,6 +13,7 @@ import numpy as np
 from mcugen import progress
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
+from mcugen.model.numerics import uses_ort
 
 
 def _runtime():  # type: ignore[no-untyped-def]
@@ -29,7 +30,13 @@ def tflm_outputs(
     model: bytes, graph: Graph, samples: list[list[np.ndarray]]
 ) -> list[list[np.ndarray]]:
     """TFLM's outputs for each sample. The arena is sized from the graph's activations (TFLM's
-    default of ten times the file size is too small for small models with large activations)."""
+    default of ten times the file size is too small for small models with large activations).
+    An ONNX import with onnxruntime's numerics has no TFLM reference: refused in one line."""
+    if uses_ort(graph):
+        raise McugenError(
+            "TFLM computes TFLite's numerics, not onnxruntime's (--onnx-numerics ort)",
+            hint="compare with onnxruntime (mcugen verify), or import with --onnx-numerics fixed",
+        )
     runtime = _runtime()
     activations = sum(graph.tensors[t].nbytes for t in graph.activation_tensors())
     arena = max(len(model) * 10, 4 * activations + 64 * 1024)
@@ -93,3 +100,61 @@ def first_difference(ours: np.ndarray, ref: np.ndarray, rtol: float) -> tuple[in
     if not bad.any():
         return None
     return int(bad.sum()), int(np.flatnonzero(bad.ravel())[0])
+
+
+def onnxruntime_outputs(
+    path: str | Path, graph: Graph, samples: list[list[np.ndarray]]
+) -> list[list[np.ndarray]]:
+    """onnxruntime's outputs (CPU, default graph optimisations) for each int8 sample of the
+    ONNX model at `path` imported as `graph`, in mcugen's layout and int8 storage: each input
+    dequantized (a float input) or shifted back (a uint8 one) and transposed to NCHW where the
+    import stored it NHWC, each float output quantized back with the output's scale and zero
+    point (onnxruntime's last DequantizeLinear is exact, so this recovers its integers)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise McugenError(
+            "onnxruntime is not installed (the reference of --onnx-numerics ort)",
+            hint="pip install onnxruntime, or verify against TFLM with --onnx-numerics fixed",
+        ) from None
+    from mcugen.model.onnx_import import NHWC_METADATA
+
+    nhwc = set(graph.metadata.get(NHWC_METADATA, b"").decode().split(","))
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    sess = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    result = []
+    with progress.step("running onnxruntime") as step:
+        for k, sample in enumerate(samples):
+            step.update(f"sample {k + 1} of {len(samples)}")
+            feeds = {
+                spec.name: _ort_input(graph, graph.inputs[i], spec.type, arr, nhwc)
+                for i, (spec, arr) in enumerate(zip(sess.get_inputs(), sample, strict=True))
+            }
+            outs = sess.run(None, feeds)
+            pairs = zip(graph.outputs, outs, strict=True)
+            result.append([_ort_output(graph, t, np.asarray(o), nhwc) for t, o in pairs])
+    return result
+
+
+def _ort_input(graph: Graph, index: int, kind: str, q: np.ndarray, nhwc: set[str]) -> np.ndarray:
+    t = graph.tensors[index]
+    assert t.quant is not None
+    if kind == "tensor(float)":
+        value = (q.astype(np.float32) - np.float32(t.quant.zero_point)) * np.float32(t.quant.scale)
+    elif kind == "tensor(uint8)":
+        value = (q.astype(np.int16) + 128).astype(np.uint8)
+    else:
+        value = q.astype(np.int8)
+    return value.transpose(0, 3, 1, 2) if t.name in nhwc else value
+
+
+def _ort_output(graph: Graph, index: int, out: np.ndarray, nhwc: set[str]) -> np.ndarray:
+    t = graph.tensors[index]
+    assert t.quant is not None
+    if out.dtype == np.float32:
+        q = np.rint(out.astype(np.float64) / np.float32(t.quant.scale)) + t.quant.zero_point
+    else:
+        q = out.astype(np.int16) - (128 if out.dtype == np.uint8 else 0)
+    q = q.transpose(0, 2, 3, 1) if t.name in nhwc else q
+    return np.clip(q, -128, 127).astype(np.int8).reshape(t.shape)

@@ -21,6 +21,7 @@ from mcugen.figures import energy_estimate as energy_estimate
 from mcugen.figures import outputs_json as outputs_json
 from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
+from mcugen.model.load import load_model
 from mcugen.options import CHOICES, PlanOptions, options_from
 from mcugen.options import patch_choice as patch_choice
 from mcugen.pipeline import Generated, generate_from_file
@@ -63,6 +64,11 @@ def plan_options(
     """The planning options of the arguments, built as the API builds them (options_from)."""
     given = {name: getattr(args, name, None) for name in CHOICES}
     return options_from(given, firmware=firmware, target=target)
+
+
+def load_for(args: argparse.Namespace) -> Graph:
+    """The model of the arguments, an ONNX one with the numerics of `--onnx-numerics`."""
+    return load_model(args.model, numerics=getattr(args, "onnx_numerics", None))
 
 
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:

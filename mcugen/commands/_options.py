@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mcugen.boards import MLPERF_MODES
 from mcugen.codegen.lower._variants import KERNEL_CHOICES
+from mcugen.model import numerics
 from mcugen.options import KEEP_INPUT
 from mcugen.plan import dynamic, paging, patches, pools, state_memory
 from mcugen.plan import layout as layouts
@@ -239,6 +240,14 @@ def model_options(
         "where the arena does not grow)",
     )
     p.add_argument("--no-rewrite", action="store_true", help="no PAD fusion or depthwise split")
+    p.add_argument(
+        "--onnx-numerics",
+        choices=numerics.CHOICES,
+        default=None,
+        help="an ONNX model's arithmetic: ort (default) onnxruntime's, bit-exact with it on an "
+        "FPU; fixed TFLite's fixed-point requantisation, bit-exact with TFLM (docs/onnx.md); "
+        "refused for a .tflite model",
+    )
     p.add_argument(
         "--patch-overhead",
         type=patch_overhead,

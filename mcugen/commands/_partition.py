@@ -9,9 +9,9 @@ import tempfile
 from pathlib import Path
 
 from mcugen.boards import Target, load_board, resolve_target
+from mcugen.commands._common import load_for
 from mcugen.errors import McugenError
 from mcugen.model.ir import Graph
-from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import INSTRUCTIONS_PER_MAC, BoardSpec, LinkModel
@@ -58,7 +58,7 @@ def cmd_partition(args: argparse.Namespace) -> int:
     report: the partition's modelled times, the firmware's planned arena and linked flash."""
     strategy = partitions.PARTITIONERS.get(getattr(args, "partition", None))
     specs = board_specs(args.boards)
-    graph = load_model(args.model)
+    graph = load_for(args)
     link = LinkModel(baud=args.baud)
     problem = partitions.partition_problem(graph, specs, link)
     found = strategy(problem, budget=getattr(args, "partition_work", None))

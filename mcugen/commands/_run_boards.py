@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mcugen.boards import Target, load_board, resolve_target
-from mcugen.commands._common import inputs_for, plan_options
+from mcugen.commands._common import inputs_for, load_for, plan_options
 from mcugen.commands._partition import board_specs
 from mcugen.errors import DoesNotFit, McugenError
 from mcugen.link.linked_run import run_partition
@@ -27,11 +27,13 @@ from mcugen.link.multiboard import (
     run_twin,
 )
 from mcugen.model.ir import Graph
-from mcugen.model.load import load_model, reference_flatbuffer
+from mcugen.model.load import reference_flatbuffer
+from mcugen.model.numerics import uses_ort
 from mcugen.options import PlanOptions
 from mcugen.plan import partition as partitions
 from mcugen.plan.partition.problem import LinkModel
 from mcugen.plan.partition.segments import board_programs, segments
+from mcugen.reference import onnxruntime_outputs
 from mcugen.report.multiboard import multiboard_json, multiboard_text
 
 
@@ -93,7 +95,7 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
     specs = board_specs(args.boards)
     links_mode = getattr(args, "links", "uart")
     targets = linked_targets(names, links_mode)
-    graph = load_model(args.model)
+    graph = load_for(args)
     sample = inputs_for(args, graph, 1)[0]  # before any work: a wrong file costs nothing
     link = LinkModel(baud=args.baud)
     problem = partitions.partition_problem(graph, specs, link)
@@ -118,8 +120,12 @@ def cmd_run_boards(args: argparse.Namespace) -> int:
             def host_build() -> Firmware:
                 return build_firmware(graph, ops, host, options_for(host), Path(tmp) / "host")
 
-            model = reference_flatbuffer(args.model)
-            expected, reference = reference_outputs(model, graph, sample, host_build)
+            if uses_ort(graph):  # an ONNX model with onnxruntime's numerics
+                expected = onnxruntime_outputs(args.model, graph, [list(sample)])[0]
+                reference = "onnxruntime"
+            else:
+                model = reference_flatbuffer(args.model)
+                expected, reference = reference_outputs(model, graph, sample, host_build)
         run = run_partition(graph, segs, programs, firmware, sample, links=links_mode)
     measured = partitions.Partition.of(
         part.strategy,

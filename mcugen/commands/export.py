@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mcugen.boards import board_names, load_board, resolve_target
-from mcugen.commands._common import plan_options
+from mcugen.commands._common import load_for, plan_options
 from mcugen.commands._options import model_options
 from mcugen.errors import DoesNotFit, McugenError
 from mcugen.firmware.export import (
@@ -17,7 +17,6 @@ from mcugen.firmware.export import (
     export_files,
     library_fit,
 )
-from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.outputs import check_output_dir, staged_directory, write_tree
 from mcugen.pipeline import Generated, check_paging_pays, generate_from_file, prepare
@@ -59,7 +58,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     budget = options.ram_budget
     if paging is not None and options.target is not None and budget:
         unbudgeted = replace(options, target=replace(options.target, ram_budget=None))
-        graph, _, unpaged = prepare(load_model(args.model), unbudgeted)
+        graph, _, unpaged = prepare(load_for(args), unbudgeted)
         check_paging_pays(graph, unpaged, gen.plan, budget)
     fit = board_fit(args.board, gen)
     if fit is not None and not fit.fits:

@@ -38,6 +38,7 @@ from mcugen.commands._common import (
     energy_estimate,
     generate_for,
     inputs_for,
+    load_for,
     print_device_figures,
     print_estimate,
     print_operator_table,
@@ -67,7 +68,7 @@ from mcugen.link.mlperf import (
 )
 from mcugen.link.power import PowerSpec, parse_power_spec
 from mcugen.model.ir import DTYPES
-from mcugen.model.load import load_model, reference_flatbuffer
+from mcugen.model.load import reference_flatbuffer
 from mcugen.pipeline import Generated
 from mcugen.report.mlperf import print_energy, print_mlperf
 
@@ -169,7 +170,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     mix_board = check_mix(args, target)
     if power is not None and target.mlperf_mode != "energy":
         target = with_mlperf_mode(target, "energy")  # the monitor needs the firmware's marks
-    sample = inputs_for(args, load_model(args.model), 1)
+    sample = inputs_for(args, load_for(args), 1)
     gen = generate_for(args, target)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:

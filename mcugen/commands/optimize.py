@@ -14,7 +14,10 @@ import tempfile
 from pathlib import Path
 
 from mcugen.commands._options import model_options
-from mcugen.model.load import load_model, reference_flatbuffer
+from mcugen.errors import UnsupportedError
+from mcugen.model import numerics
+from mcugen.model.ir import Graph
+from mcugen.model.load import is_onnx, load_model, read_model_file, reference_flatbuffer
 from mcugen.outputs import write_file
 from mcugen.plan.memory_plan import plan_memory
 from mcugen.plan.offline import optimize_model
@@ -39,7 +42,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    graph = load_model(args.model)
+    graph = _tflm_graph(args)
     tflm = getattr(args, "tflm_plan", False)
     data, plan = optimize_model(
         graph,
@@ -72,3 +75,16 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         after = tflm_arena_head(args.output)
         print(f"  measured with tflite_micro: head {before} -> {after} bytes")
     return 0
+
+
+def _tflm_graph(args: argparse.Namespace) -> Graph:
+    """The model for stock TFLM: an ONNX model with TFLite's numerics (TFLM computes no other);
+    `--onnx-numerics ort` is refused in one line."""
+    if getattr(args, "onnx_numerics", None) == numerics.ORT:
+        raise UnsupportedError(
+            "mcugen optimize writes a .tflite for TFLM, which computes TFLite's numerics",
+            where=str(args.model),
+            hint="drop --onnx-numerics (an ONNX model is then imported with fixed)",
+        )
+    onnx = is_onnx(args.model, read_model_file(args.model)[:8])
+    return load_model(args.model, numerics=numerics.FIXED if onnx else None)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcugen.boards import MLPERF_MODES, Target, load_board, resolve_target, with_mlperf_mode
-from mcugen.commands._common import plan_options
+from mcugen.commands._common import load_for, plan_options
 from mcugen.commands._options import (
     mlperf_mode_option,
     model_options,
@@ -28,7 +28,6 @@ from mcugen.figures import linked_fit
 from mcugen.figures import plan_model as plan_model
 from mcugen.figures import strategy_runs as strategy_runs
 from mcugen.model.ir import Graph
-from mcugen.model.load import load_model
 from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
 from mcugen.plan.chart import FORMATS, memory_chart
@@ -136,7 +135,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise McugenError(
             "--patch-curve plans inference, not --trainable", hint="leave one of them out"
         )
-    original = load_model(args.model)
+    original = load_for(args)
     board = getattr(args, "board", None)
     target = _target_of(args) if board else None
     options = plan_options(args, firmware=board not in (None, "host"), target=target)

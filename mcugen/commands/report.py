@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from mcugen.boards import Board, load_board, resolve_target
-from mcugen.commands._common import device_report, generate_for, plan_options
+from mcugen.commands._common import device_report, generate_for, load_for, plan_options
 from mcugen.commands._options import model_options
 from mcugen.commands.plan import board_fit, plan_model, strategy_runs
 from mcugen.errors import McugenError, UnsupportedError
-from mcugen.model.load import load_model
 from mcugen.outputs import write_file
 from mcugen.plan.fit import Fit
 from mcugen.report.html.figures import ReportInputs, report_figures
@@ -63,7 +62,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             "the host board has no memory limits to report against",
             hint="name a board (`mcugen boards` lists them), e.g. --board nucleo-f767",
         )
-    graph = load_model(args.model)
+    graph = load_for(args)
     target = resolve_target(board, emulate=False)
     options = plan_options(args, firmware=True, target=target)
     planned = plan_model(graph, options)

@@ -20,6 +20,7 @@ from mcugen.commands._common import (
     device_report,
     generate_for,
     inputs_for,
+    load_for,
     print_device_figures,
     print_estimate,
     print_operator_table,
@@ -37,7 +38,6 @@ from mcugen.commands._options import (
 from mcugen.errors import McugenError, RunError
 from mcugen.figures import host_report
 from mcugen.firmware.compile import build
-from mcugen.model.load import load_model
 from mcugen.pipeline import Generated
 from mcugen.plan import dynamic
 
@@ -68,7 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
     mix_board = check_mix(args, target)
-    samples = inputs_for(args, load_model(args.model), 1)
+    samples = inputs_for(args, load_for(args), 1)
     gen = generate_for(args, target)
     with tempfile.TemporaryDirectory(prefix="mcugen-") as tmp:
         result = build(gen, target, Path(tmp) / "project")

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mcugen.commands._common import plan_options, require_location, target_for
+from mcugen.commands._common import load_for, plan_options, require_location, target_for
 from mcugen.commands._options import (
     device_options,
     model_options,
@@ -37,7 +37,6 @@ from mcugen.link.train_run import (
     train_on_device,
     train_on_host,
 )
-from mcugen.model.load import load_model
 from mcugen.model.tflite_write import write_model
 from mcugen.outputs import write_file
 from mcugen.report.training import print_training
@@ -164,7 +163,7 @@ def _checked_run(args: argparse.Namespace) -> tuple[TrainingGraph, list[Segment]
     dataset.py) before anything is planned or built; the held-out data (--val-data) too."""
     data = load_dataset(args.data)
     held_out = load_dataset(args.val_data) if args.val_data is not None else None
-    tg = build_training_graph(load_model(args.model), train_options(args))
+    tg = build_training_graph(load_for(args), train_options(args))
     check_dataset(tg, data, where=str(args.data))
     if held_out is not None:
         check_dataset(tg, held_out, where=str(args.val_data), held_out=True)

@@ -1,4 +1,5 @@
-"""`mcugen verify`: the device's outputs against TFLM's interpreter; exit 1 on a mismatch."""
+"""`mcugen verify`: the device's outputs against TFLM's interpreter (onnxruntime for an ONNX model
+with `--onnx-numerics ort`, the default); exit 1 on a mismatch."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from mcugen.commands._common import (
     generate_for,
     inputs_for,
+    load_for,
     read_sample,
     require_location,
     target_for,
@@ -19,9 +21,8 @@ from mcugen.commands._options import device_options, model_options, positive, qu
 from mcugen.errors import McugenError
 from mcugen.link.verify import verify
 from mcugen.model.ir import Graph
-from mcugen.model.load import load_model
 
-HELP = "compare device outputs with TFLM's interpreter"
+HELP = "compare device outputs with TFLM's interpreter (an ONNX model: onnxruntime)"
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
@@ -46,7 +47,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     target = target_for(args)
     require_location(target, args.port)
-    samples = verify_samples(args, load_model(args.model))
+    samples = verify_samples(args, load_for(args))
     gen = generate_for(args, target)
     report = verify(gen, target, samples, port=args.port)
     print(json.dumps(report.as_json()) if args.json else report.text())

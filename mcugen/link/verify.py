@@ -1,4 +1,5 @@
-"""The device's outputs against TFLM's interpreter, sample by sample (`mcugen verify`)."""
+"""The device's outputs against the reference, sample by sample (`mcugen verify`): TFLM's
+interpreter, or onnxruntime for an ONNX model with its numerics (`--onnx-numerics ort`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.firmware.compile import build
 from mcugen.model.load import reference_flatbuffer
+from mcugen.model.numerics import uses_ort
 from mcugen.pipeline import Generated
 from mcugen.plan.ram_use import RamUse
-from mcugen.reference import first_difference, tflm_outputs
+from mcugen.reference import first_difference, onnxruntime_outputs, tflm_outputs
 
 FLOAT_RTOL = 1e-5
 
@@ -27,6 +29,7 @@ class VerifyReport:
     per_inference: list[int]
     unit: str
     ram: RamUse | None = None  # the linked firmware's RAM (a Cortex-M board)
+    reference: str = "TFLM"  # what the outputs were compared with
 
     @property
     def ok(self) -> bool:
@@ -42,12 +45,13 @@ class VerifyReport:
             "per_inference": self.per_inference,
             "unit": self.unit or None,
             "ram": self.ram.as_json() if self.ram is not None else None,
+            "reference": self.reference,
         }
 
     def text(self) -> str:
         head = (
             f"mcugen: verify on {self.target}: {self.samples} samples, "
-            f"{'all outputs match TFLM' if self.ok else 'MISMATCH'}"
+            f"{f'all outputs match {self.reference}' if self.ok else 'MISMATCH'}"
         )
         lines = [head]
         if self.per_inference:
@@ -83,8 +87,7 @@ def verify(
     gen: Generated, target: Target, samples: list[list[np.ndarray]], *, port: str | None
 ) -> VerifyReport:
     ours, counts, unit, ram = device_outputs(gen, target, samples, port)
-    model = reference_flatbuffer(gen.source) if gen.source else b""
-    ref = tflm_outputs(model, gen.graph, samples)
+    ref, reference = reference_outputs(gen, samples)
     mismatches = []
     for k, (o_sample, r_sample) in enumerate(zip(ours, ref, strict=True)):
         for j, (o, r) in enumerate(zip(o_sample, r_sample, strict=True)):
@@ -94,7 +97,19 @@ def verify(
                 name = gen.graph.tensors[gen.graph.outputs[j]].name or str(j)
                 mismatches.append(
                     f"sample {k}, output {name}: {count}/{o.size} elements differ, first at "
-                    f"flat index {first}: device {o.ravel()[first]}, TFLM "
+                    f"flat index {first}: device {o.ravel()[first]}, {reference} "
                     f"{r.reshape(o.shape).ravel()[first]}"
                 )
-    return VerifyReport(target.label, len(samples), mismatches, counts, unit, ram)
+    return VerifyReport(target.label, len(samples), mismatches, counts, unit, ram, reference)
+
+
+def reference_outputs(
+    gen: Generated, samples: list[list[np.ndarray]]
+) -> tuple[list[list[np.ndarray]], str]:
+    """The reference's outputs and its name: onnxruntime for an ONNX model imported with its
+    numerics (mcugen/model/numerics.py), else TFLM on the model (an ONNX model's import with
+    TFLite's numerics)."""
+    if gen.source and uses_ort(gen.graph):
+        return onnxruntime_outputs(gen.source, gen.graph, samples), "onnxruntime"
+    model = reference_flatbuffer(gen.source) if gen.source else b""
+    return tflm_outputs(model, gen.graph, samples), "TFLM"

@@ -103,10 +103,14 @@ def test_dynamic_batch_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_verify_takes_an_onnx_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The host build against TFLM on the imported graph, through the CLI; the ds_cnn's explicit
-    PAD is folded into its convolution by mcugen's rewrites (the reference is the graph before)."""
+    """The host build against onnxruntime (the default numerics, ort) and, with `--onnx-numerics
+    fixed`, against TFLM on the imported graph, through the CLI; the ds_cnn's explicit PAD is
+    folded into its convolution by mcugen's rewrites (the reference is the graph before)."""
     path, _ = quantized("ds_cnn", tmp_path, per_channel=False, activations="uint8")
     code = main(["verify", str(path), "--samples", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "all outputs match onnxruntime" in out, err
+    code = main(["verify", str(path), "--samples", "2", "--onnx-numerics", "fixed"])
     out, err = capsys.readouterr()
     assert code == 0 and "all outputs match TFLM" in out, err
     code = main(["run", str(path)])
@@ -128,3 +132,26 @@ def test_softmax_over_a_spatial_axis_refused(
         del NETWORKS["spatial_softmax"]
     code, err = run_plan(path, capsys)
     assert code == 2 and "softmax over axis 2 of (1, 4, 6, 6) (only over the channel axis)" in err
+
+
+def test_onnx_numerics_refused_for_a_tflite_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Naming an ONNX model's numerics for a .tflite model is one line and exit 2, whatever the
+    command; the default numerics (none named) leave a .tflite model as it is."""
+    from mcugen.model.builder import GraphBuilder
+
+    b = GraphBuilder("tiny")
+    x = b.input((1, 4), "int8", scale=0.5, zero_point=0)
+    y = b.activation((1, 4), "int8", scale=0.5, zero_point=0)
+    b.op("RELU", [x], [y])
+    b.output(y)
+    model = tmp_path / "tiny.tflite"
+    model.write_bytes(b.tflite())
+    for command in ("plan", "run", "export"):
+        extra = ["-o", str(tmp_path / "out")] if command == "export" else []
+        code = main([command, str(model), "--onnx-numerics", "ort", *extra])
+        out, err = capsys.readouterr()
+        assert code == 2 and "applies to ONNX models only" in err, (command, err)
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert main(["plan", str(model)]) == 0

@@ -1,21 +1,37 @@
-"""What `--onnx-numerics ort` (not built yet, docs/onnx.md) would have to compute: onnxruntime's
-output stage for Conv, depthwise Conv and Gemm is round_half_even(float32(acc) * s) + zp with
-s = x_scale * w_scale / y_scale in float32 (MLAS's requantisation; the same in float64 passes
-too on these data). A numpy model of that reproduces onnxruntime on every element of the
+"""`--onnx-numerics ort` (the default for ONNX models, docs/onnx.md): mcugen's C runtime gives
+onnxruntime's outputs on every element, on the host, for every test network and operator in
+both quantizations (tests/qemu/test_onnx_twin.py does it on the F767 twin).
+
+Also what it computes: onnxruntime's output stage for Conv, depthwise Conv and Gemm is
+round_half_even(float32(acc) * s) + zp with s = x_scale * w_scale / y_scale in float32 (MLAS's
+requantisation); a numpy model of that reproduces onnxruntime on every element of the
 one-operator models, where mcugen's fixed-point requantisation (TFLite's) agrees on 99.5-99.8 %
-(test_onnx_import.py): the difference is the output stage alone."""
+(test_onnx_import.py): the difference is the output stage alone. The tables mcugen builds for
+Sigmoid and requantisations equal onnxruntime's QLinearSigmoid and QuantizeLinear on all 256
+inputs."""
 
 from __future__ import annotations
 
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
+from mcugen.boards import load_board, resolve_target
+from mcugen.codegen.lower import fields, lower
+from mcugen.firmware.compile import build
+from mcugen.link.host_run import run_host
+from mcugen.model.builder import GraphBuilder
 from mcugen.model.load import load_model
-from support.onnx_models import onnx_samples, ort_outputs, quantized
+from mcugen.model.numerics import NUMERICS_METADATA
+from mcugen.pipeline import generate
+from support.onnx_models import ONE_OPERATOR, agreement, onnx_samples, ort_outputs, quantized
+
+NETWORKS = ("ds_cnn", "mobilenet", "resnet", "inception", "unet", "nhwc_input")
 
 
 class _Layer:
@@ -77,3 +93,83 @@ def test_float_requantisation_is_onnxruntime_bit_for_bit(
     for x, ref in zip(inputs, ort_outputs(path, inputs), strict=True):
         theirs = np.rint(ref / layer.y_scale) + int(layer.y_zp)
         np.testing.assert_array_equal(layer.float_requantized(x), theirs)
+
+
+def host_agreement(path: Path, samples: int = 20) -> tuple[int, int]:
+    """(elements, elements equal to onnxruntime's) of the host build with ort numerics."""
+    graph = load_model(path)
+    ours_in, theirs_in = onnx_samples(graph, samples, seed=0)
+    gen = generate(graph)
+    with tempfile.TemporaryDirectory(prefix="mcugen-ort-") as tmp:
+        result = build(gen, resolve_target(load_board("host"), emulate=False), Path(tmp) / "p")
+        ours = run_host(result.executable, gen.graph, ours_in).outputs
+    found = agreement(graph, ours, ort_outputs(path, theirs_in))
+    return found.elements, found.equal
+
+
+@pytest.mark.parametrize("net", NETWORKS)
+@pytest.mark.parametrize("pc, act", [(True, "uint8"), (False, "int8")])
+def test_networks_equal_onnxruntime_on_the_host(
+    net: str, pc: bool, act: str, workdir: Path
+) -> None:
+    path, _ = quantized(net, workdir, per_channel=pc, activations=act)
+    elements, equal = host_agreement(path)
+    assert equal == elements, (net, pc, act, equal, elements)
+
+
+@pytest.mark.parametrize("kind", ONE_OPERATOR)
+def test_operators_equal_onnxruntime_on_the_host(kind: str, workdir: Path) -> None:
+    """Every operator (after a 1x1 conv where onnxruntime quantizes only after one), int8 and
+    uint8 activations alternately, per-channel weights."""
+    act = ("int8", "uint8")[ONE_OPERATOR.index(kind) % 2]
+    path, _ = quantized(f"one_{kind}", workdir, per_channel=True, activations=act)
+    elements, equal = host_agreement(path)
+    assert equal == elements, (kind, act, equal, elements)
+
+
+def _qlinear_sigmoid(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """onnxruntime's QLinearSigmoid (uint8) of every input 0..255."""
+    import onnxruntime as ort
+
+    inits = [
+        numpy_helper.from_array(np.array(v, t), n)
+        for v, t, n in [
+            (x_scale, np.float32, "xs"),
+            (x_zero, np.uint8, "xz"),
+            (y_scale, np.float32, "ys"),
+            (y_zero, np.uint8, "yz"),
+        ]
+    ]
+    node = helper.make_node(
+        "QLinearSigmoid", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft"
+    )
+    value = helper.make_tensor_value_info
+    g = helper.make_graph(
+        [node], "g", [value("x", TensorProto.UINT8, [256])], [value("y", TensorProto.UINT8, [256])]
+    )
+    g.initializer.extend(inits)
+    m = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    )
+    m.ir_version = 8
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return np.asarray(sess.run(None, {"x": np.arange(256, dtype=np.uint8)})[0])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sigmoid_table_is_onnxruntimes(seed: int) -> None:
+    """LOGISTIC's table (MLAS's logistic in float32, built at code generation) equals
+    QLinearSigmoid on all 256 inputs; stored int8 is the uint8 value less 128."""
+    rng = np.random.default_rng(seed)
+    xs, ys = float(np.float32(rng.uniform(0.01, 0.2))), float(np.float32(1 / 256))
+    xz, yz = int(rng.integers(0, 256)), int(rng.integers(0, 40))
+    b = GraphBuilder("sigmoid")
+    x = b.input((1, 256), "int8", scale=xs, zero_point=xz - 128)
+    y = b.activation((1, 256), "int8", scale=ys, zero_point=yz - 128)
+    b.op("LOGISTIC", [x], [y])
+    b.output(y)
+    graph = b.graph()
+    graph = replace(graph, metadata={NUMERICS_METADATA: b"ort"})
+    table = fields(lower(graph, graph.operators[0]).params)["table"]
+    ours = np.array(table.values, np.int64) + 128  # type: ignore[union-attr]
+    np.testing.assert_array_equal(ours, _qlinear_sigmoid(xs, xz, ys, yz))

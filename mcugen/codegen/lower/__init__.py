@@ -223,8 +223,11 @@ def lower(graph: Graph, op: Operator) -> Lowered:
             f"{op.label}: tensor {t.index} has type {t.dtype}; supported: {', '.join(entry.types)}",
             hint=f"`mcugen ops {key}` lists the types and kernels of {key}",
         )
+    from mcugen.codegen.lower._ort import ort_lowering_for
+
+    lowering = ort_lowering_for(graph, op) or entry.lower  # --onnx-numerics ort
     try:
-        return entry.lower(graph, op)
+        return lowering(graph, op)
     except McugenError as exc:  # a check of a shared helper (quant.py) does not know the operator
         if exc.what.startswith(op.label):
             raise

@@ -20,6 +20,7 @@ import onnx
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
+from mcugen.model.numerics import DEFAULT, FIXED, NUMERICS_METADATA, ORT
 from mcugen.model.onnx_import import ops, qoperator, shapes, windows
 from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value, attributes
 from mcugen.model.validate import validate_graph
@@ -56,13 +57,14 @@ _PLAIN = Value(-1, (), Quant(1.0, 0))
 _FLOAT, _UINT8, _INT8 = onnx.TensorProto.FLOAT, onnx.TensorProto.UINT8, onnx.TensorProto.INT8
 
 
-def import_onnx(buf: bytes, *, source: str = "<bytes>") -> Graph:
-    """Import a QDQ-quantized ONNX model held in memory."""
+def import_onnx(buf: bytes, *, source: str = "<bytes>", numerics: str = DEFAULT) -> Graph:
+    """Import a QDQ-quantized ONNX model held in memory, for `numerics` "ort" or "fixed"
+    (mcugen/model/numerics.py, recorded in the graph's metadata)."""
     model = _parse(buf, source)
     try:
         if qoperator.has_qoperators(model):
             model = qoperator.to_qdq(model, lambda what: UnsupportedError(what, where=source))
-        graph = _convert(Context(model, source))
+        graph = _convert(Context(model, source, numerics))
     except McugenError:
         raise
     except Exception:  # onnx's accessors raise anything on inconsistent fields
@@ -115,7 +117,10 @@ def _convert(ctx: Context) -> Graph:
         ctx.b.output(value.index)
         nhwc += [out.name] if value.nhwc else []
     graph = ctx.b.graph()
-    meta = {NHWC_METADATA: ",".join(nhwc).encode()}
+    meta = {
+        NHWC_METADATA: ",".join(nhwc).encode(),
+        NUMERICS_METADATA: (ORT if ctx.ort else FIXED).encode(),
+    }
     return replace(graph, metadata=MappingProxyType(meta))
 
 

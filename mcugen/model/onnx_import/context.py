@@ -24,6 +24,7 @@ from onnx import numpy_helper
 
 from mcugen.errors import ModelError, UnsupportedError
 from mcugen.model.builder import GraphBuilder
+from mcugen.model.numerics import ORT
 
 #: NCHW axis -> NHWC axis, and the permutations between the two.
 NHWC_AXIS = (0, 3, 1, 2)
@@ -91,9 +92,12 @@ class Spec:
 
 
 class Context:
-    def __init__(self, model: onnx.ModelProto, source: str) -> None:
+    def __init__(self, model: onnx.ModelProto, source: str, numerics: str = ORT) -> None:
         self.graph = model.graph
         self.source = source
+        #: mcugen/model/numerics.py: "ort" makes the operators whose output onnxruntime
+        #: quantizes directly (AveragePool, Softmax, Sigmoid) write the output's quantization
+        self.ort = numerics == ORT
         #: the default domain's opset (Softmax's axis and meaning changed at 13)
         self.opset = max(
             (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0

@@ -202,7 +202,8 @@ def _to_nchw(ctx: Context, x: Value) -> Value:
 
 def softmax(ctx: Context, node: onnx.NodeProto) -> None:
     """Softmax on the last IR axis; Sigmoid. TFLM writes scale 1/256, zero point -128: another
-    output quantization costs a requantisation after."""
+    output quantization costs a requantisation after (with onnxruntime's numerics the kernels
+    write the output's own)."""
     x = ctx.value(node.input[0], node)
     if node.op_type == "Softmax":
         # before opset 13, Softmax normalises over all the axes from `axis` on, flattened
@@ -216,7 +217,8 @@ def softmax(ctx: Context, node: onnx.NodeProto) -> None:
                 f"softmax over axis {axis} of {x.shape} (only over the channel axis)", node
             )
     spec = ctx.output_spec(node)
-    t = Value(ctx.tensor(x.ir_shape, PROBABILITY), x.shape, PROBABILITY, x.nhwc)
+    out = spec.quant if ctx.ort else PROBABILITY  # onnxruntime's kernels quantize directly
+    t = Value(ctx.tensor(x.ir_shape, out), x.shape, out, x.nhwc)
     opcode = "SOFTMAX" if node.op_type == "Softmax" else "LOGISTIC"
     if opcode == "SOFTMAX":
         ctx.b.op(opcode, [x.index], [t.index], beta=1.0)

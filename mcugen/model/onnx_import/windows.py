@@ -272,7 +272,9 @@ def pool(ctx: Context, node: onnx.NodeProto) -> None:
     opcode = "MAX_POOL_2D" if node.op_type == "MaxPool" else "AVERAGE_POOL_2D"
     spec = ctx.output_spec(node)
     shape = (x.shape[0], x.shape[1], *hw)
-    tmp = Value(ctx.tensor((shape[0], *hw, shape[1]), x.quant), shape, x.quant, nhwc=True)
+    # onnxruntime's QLinearAveragePool quantizes to the output's own parameters
+    quant = spec.quant if ctx.ort and opcode == "AVERAGE_POOL_2D" else x.quant
+    tmp = Value(ctx.tensor((shape[0], *hw, shape[1]), quant), shape, quant, nhwc=True)
     ctx.b.op(
         opcode,
         [x.index],

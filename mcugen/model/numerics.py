@@ -1,0 +1,36 @@
+"""Which arithmetic an ONNX model's requantising operators follow (`--onnx-numerics`, docs/onnx.md):
+"ort", onnxruntime's (float32 scales rounded half to even, its own pools, Sigmoid and Softmax;
+the default, since onnxruntime is the reference an ONNX user has), or "fixed", TFLite's
+fixed-point multipliers, bit-exact with TFLM. The ONNX importer records the choice in the graph's
+metadata; the lowering reads it from there. A TFLite model has none and is always "fixed".
+
+onnxruntime on x86-64 runs its fused kernels on uint8 activations: it converts an int8 model's
+(QDQS8ToU8Transformer, zero points + 128) before fusing, and some steps (QLinearAdd's constant
+term, QLinearAveragePool's and QLinearMul's zero point added in float) round differently on other
+values. mcugen stores both kinds less 128 (an int8 model's as they are): `model_domain` is what to
+add back."""
+
+from __future__ import annotations
+
+from mcugen.model.ir import Graph
+
+ORT, FIXED = "ort", "fixed"
+CHOICES = (ORT, FIXED)
+DEFAULT = ORT
+#: graph metadata: the numerics of an imported ONNX model (b"ort" or b"fixed")
+NUMERICS_METADATA = "onnx_numerics"
+
+
+def numerics_of(graph: Graph) -> str:
+    """ "ort" for an ONNX import with onnxruntime's numerics, else "fixed"."""
+    return graph.metadata.get(NUMERICS_METADATA, FIXED.encode()).decode(errors="replace")
+
+
+def uses_ort(graph: Graph) -> bool:
+    return numerics_of(graph) == ORT
+
+
+def model_domain(graph: Graph) -> int:
+    """What to add to a stored int8 activation to get the uint8 value onnxruntime computes on
+    (128 with onnxruntime's numerics, else 0)."""
+    return 128 if uses_ort(graph) else 0

@@ -1,0 +1,39 @@
+#ifndef MCU_KERNELS_ORT_ELEMENTWISE_H
+#define MCU_KERNELS_ORT_ELEMENTWISE_H
+
+#include "mcu/runtime.h"
+
+/* ADD and MUL as onnxruntime's QLinearAdd and QLinearMul compute them (`--onnx-numerics ort`,
+ * docs/onnx.md), numpy broadcasting. Both work on the uint8 values onnxruntime computes on
+ * (it converts int8 activations to uint8 first): `domain` (128) is added to each stored operand
+ * first and taken off the result.
+ * ADD: y = a * ratio_a + (b * ratio_b + fixed), each step a fused multiply-add (MLAS's AVX2
+ * kernel), with ratio_a = s_a / s_y, ratio_b = s_b / s_y and fixed = z_y - (ratio_a * z_a +
+ * ratio_b * z_b) computed at build time in float32; rounded half to even, clamped.
+ * MUL: y = float((a - z_a) * (b - z_b)) * ratio + z_y (no fused step), ratio = s_a * s_b / s_y
+ * in float32; rounded half to even, clamped. */
+typedef struct {
+  int32_t domain;
+  int32_t zero_a; /* MUL: the operands' zero points as onnxruntime's uint8 values */
+  int32_t zero_b;
+  float ratio_a; /* ADD: the operands' ratios; MUL: ratio_a is the product's */
+  float ratio_b;
+  float fixed; /* ADD: the constant term; MUL: the output zero point */
+  int32_t act_min; /* as stored (int8) */
+  int32_t act_max;
+} mcu_ort_binary_params_t;
+
+mcu_status_t mcu_add_int8_ort(const mcu_node_t *node, mcu_context_t *ctx);
+mcu_status_t mcu_mul_int8_ort(const mcu_node_t *node, mcu_context_t *ctx);
+
+/* An int8 -> int8 function of one element as a table of its 256 results, indexed by the input
+ * plus 128, built at build time in float32 as onnxruntime builds it (QUANTIZE: QLinearConcat's
+ * requantisation and QuantizeLinear of a DequantizeLinear; LOGISTIC: QLinearSigmoid's table,
+ * MLAS's logistic; RELU, RELU6: DequantizeLinear, the clip, QuantizeLinear). In place too. */
+typedef struct {
+  const int8_t *table;
+} mcu_ort_table_params_t;
+
+mcu_status_t mcu_table_int8_ort(const mcu_node_t *node, mcu_context_t *ctx);
+
+#endif
