@@ -85,6 +85,20 @@ def test_auto_takes_the_memory_choice_where_it_is_cheap() -> None:
     assert 0 < auto.kernel_choice.added_instructions <= CHEAP_SHARE * total
 
 
+def test_auto_measures_against_the_reference_plan_searched_in_full() -> None:
+    """randwire_ws32_s7's fastest kernels plan 49,760 B; the reference kernels 49,408 with the
+    whole order budget but 53,504 with a quarter of it, which made auto keep the fastest kernels
+    above the reference's arena. Searched in full, auto swaps one depthwise layer and is below."""
+    graph = randwire(7, nodes=32)
+    _, _, fast = prepare(graph, PlanOptions(kernels="opt"))
+    _, _, reference = prepare(graph, PlanOptions(kernels="reference"))
+    _, _, auto = prepare(graph, PlanOptions())
+    assert fast.arena_bytes > reference.arena_bytes, "the case must have scratch at its peak"
+    assert auto.kernel_choice is not None and auto.kernel_choice.swaps
+    assert auto.kernel_choice.bound == reference.arena_bytes
+    assert auto.arena_bytes <= reference.arena_bytes
+
+
 def test_auto_keeps_the_fastest_where_memory_is_dear_unless_the_board_needs_it() -> None:
     """The example's memory choice runs reference kernels (about as many instructions again as
     the model): auto keeps the fastest kernels and says what memory would save, unless the
