@@ -9,6 +9,7 @@ their buffers, O(choices x aliasing)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from mcugen.model.ir import Graph
 from mcugen.model.traits import Traits
@@ -38,32 +39,14 @@ def sharing_candidates(
         # kept only where its arena is no larger; the layout budget is split as without it
         choices = []
         slices = bool(slice_candidates(graph, traits))
+        alias = partial(aliases_for, graph, order, traits, scratch=scratch, profiles=profiles)
         for convolutions in (True, False):
-            copied = aliases_for(
-                graph,
-                order,
-                traits,
-                scratch=scratch,
-                profiles=profiles,
-                convolutions=convolutions,
-                channel_slices=False,
-            )
+            copied = alias(convolutions=convolutions, channel_slices=False)
             if not slices:
                 choices += [copied, copied]
                 continue
             ceiling = _peak(graph, order, scratch, traits, copied, profiles)
-            choices += [
-                aliases_for(
-                    graph,
-                    order,
-                    traits,
-                    scratch=scratch,
-                    profiles=profiles,
-                    convolutions=convolutions,
-                    slice_ceiling=ceiling,
-                ),
-                copied,
-            ]
+            choices += [alias(convolutions=convolutions, slice_ceiling=ceiling), copied]
         tries = len(_distinct([choices[1], choices[3], None]))
         choices = _distinct([*choices, None])
     candidates = []
