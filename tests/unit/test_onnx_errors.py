@@ -118,6 +118,31 @@ def test_verify_takes_an_onnx_model(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0 and "output softmax" in out and "int8[1, 6]" in out, out + err
 
 
+def test_verify_against_onnxruntime_can_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same build with onnxruntime's answer moved one step on one element: verify names
+    onnxruntime, the sample and the element, and exits 1."""
+    import numpy as np
+
+    from mcugen.link import verify as verify_module
+
+    real = verify_module.onnxruntime_outputs
+
+    def one_off(*args: object) -> list[list[np.ndarray]]:
+        outputs = real(*args)  # type: ignore[arg-type]
+        first = outputs[1][0].reshape(-1)
+        first[3] = np.int8(first[3] ^ 1) if first.dtype == np.int8 else first[3] + 1
+        return outputs
+
+    monkeypatch.setattr(verify_module, "onnxruntime_outputs", one_off)
+    path, _ = quantized("ds_cnn", tmp_path, per_channel=False, activations="uint8")
+    code = main(["verify", str(path), "--samples", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1, out + err
+    assert "sample 1" in out + err and "flat index 3" in out + err and "onnxruntime" in out + err
+
+
 def test_softmax_over_a_spatial_axis_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
