@@ -37,12 +37,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mcugen.codegen.lower import Lowered, lower, registry_key
-from mcugen.codegen.lower._variants import variants_for
+from mcugen.codegen.lower import Lowered, lower
 from mcugen.kernel_costs import added_instructions, estimated_instructions
+from mcugen.kernel_ladder import Trial, ram_of, reach, traits_differ
+from mcugen.kernel_ladder import ladder as ladder  # re-exported: tests and benchmarks use it
 from mcugen.model.ir import Graph
 from mcugen.model.macs import operator_macs
-from mcugen.plan.fit import input_copy_bytes
 from mcugen.plan.kernel_swaps import KernelChoice, KernelSwap
 from mcugen.plan.memory_plan import MemoryPlan
 
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
 #: (graph, kernels, options, order or None: search one) -> plan, as the pipeline plans.
 PlanFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", "tuple[int, ...] | None"], MemoryPlan]
-#: (graph, kernels, options) -> plan of those kernels, in an order already searched.
-Trial = Callable[[Graph, dict[int, Lowered], "PlanOptions"], MemoryPlan]
 #: (graph, kernels, options, order) -> no plan in that order needs less than this of `ram_of`.
 FloorFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", tuple[int, ...]], int]
 
@@ -62,46 +60,11 @@ FloorFn = Callable[[Graph, dict[int, Lowered], "PlanOptions", tuple[int, ...]], 
 #: for 1,008 B, is left to --kernels memory. X-CUBE-AI's "balanced" optimisation in spirit.
 CHEAP_SHARE = 0.10
 
-#: Rounds of moving the layers above the bound one rung down before all go to the reference.
-MAX_ROUNDS = 4
-#: Swapped layers tried back at their fastest kernel once the bound is met (one plan each).
-MAX_RESTORES = 3
-
 
 def _layout_tied(graph: Graph, lowered: dict[int, Lowered]) -> set[int]:
     """Layers whose kernel lays out a constant others read too (a patch stage's tiles): kept."""
     readers = graph.consumers()
     return {i for i, low in lowered.items() if any(len(readers[t]) > 1 for t, _ in low.constants)}
-
-
-def ladder(graph: Graph, op_index: int, fastest: Lowered, core: str) -> tuple[Lowered, ...]:
-    """The kernels of one layer from the fastest down, each with less scratch than the one above;
-    the last is the reference kernel when it has less scratch than every variant."""
-    op = graph.operators[op_index]
-    reference = lower(graph, op)
-    rungs = [fastest]
-    for candidate in variants_for(registry_key(op), core):
-        found = candidate.select(graph, op, reference)
-        if found is not None and found.scratch_bytes < rungs[-1].scratch_bytes:
-            rungs.append(found)
-    if reference.scratch_bytes < rungs[-1].scratch_bytes or _traits_differ(reference, rungs[-1]):
-        rungs.append(reference)
-    return tuple(rungs)
-
-
-def _traits_differ(a: Lowered, b: Lowered) -> bool:
-    """Whether two kernels of one layer share storage differently (an optimised kernel that runs
-    in place with its own scratch): then the reference may plan smaller even with no less
-    scratch."""
-    return a.traits != b.traits
-
-
-def ram_of(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> int:
-    """What the choice compares: the arena, plus the runner's input copy where the plan decides
-    whether to keep the input (a kept input costs arena, a copy costs RAM beside it)."""
-    if options.keep_input != "auto":
-        return plan.arena_bytes
-    return plan.arena_bytes + input_copy_bytes(graph, plan, "ram")
 
 
 def choose_kernels(
@@ -151,12 +114,42 @@ def choose_kernels(
             fastest, kernel_choice=choice, plan_seconds=time.perf_counter() - start
         )
     trial = _in_known_orders(plan_fn, floor_fn, (bottom, fastest), bound)
-    found = _search(graph, lowered, options, trial, fastest, bound)
-    if found is None:
-        chosen, plan = {**lowered, **references}, bottom
-    else:
-        chosen, plan = found
-    swaps = tuple(
+    # the search starts from the fastest kernels in their own order and in the reference
+    # kernels' order, where other layers may be at the peak
+    starts = (fastest, plan_fn(graph, lowered, options, bottom.order))
+    found = reach(graph, lowered, options, trial, starts, laddered, bound)
+    chosen, plan = found or ({**lowered, **references}, bottom)
+    swaps = _swaps(graph, lowered, chosen)
+    if balanced:
+        declined = _too_dear(graph, lowered, swaps, fastest_ram - ram_of(graph, plan, options))
+        # too dear for the bound in the reference kernels' own order: the bound in the fastest
+        # plan's order may take fewer swaps (what `--order <that strategy>` would find)
+        near = None
+        if declined:
+            bottom = plan_fn(graph, {**lowered, **references}, options, fastest.order)
+            bound = min(ram_of(graph, bottom, options), fastest_ram)
+            trial = _in_known_orders(plan_fn, floor_fn, (bottom, fastest), bound)
+            near = reach(graph, lowered, options, trial, (fastest,), laddered, bound)
+        if near is not None:
+            chosen, plan = near
+            swaps = _swaps(graph, lowered, chosen)
+            declined = _too_dear(graph, lowered, swaps, fastest_ram - ram_of(graph, plan, options))
+        if declined:
+            choice = KernelChoice(options.kernels, fastest_ram, bound, kept_because=declined)
+            return lowered, replace(
+                fastest, kernel_choice=choice, plan_seconds=time.perf_counter() - start
+            )
+    return chosen, replace(
+        plan,
+        kernel_choice=KernelChoice(options.kernels, fastest_ram, bound, swaps),
+        plan_seconds=time.perf_counter() - start,
+    )
+
+
+def _swaps(
+    graph: Graph, lowered: dict[int, Lowered], chosen: dict[int, Lowered]
+) -> tuple[KernelSwap, ...]:
+    return tuple(
         KernelSwap(
             op=i,
             opcode=graph.operators[i].opcode,
@@ -169,18 +162,6 @@ def choose_kernels(
         )
         for i in sorted(lowered)
         if chosen[i] is not lowered[i]
-    )
-    if balanced:
-        declined = _too_dear(graph, lowered, swaps, fastest_ram - ram_of(graph, plan, options))
-        if declined:
-            choice = KernelChoice(options.kernels, fastest_ram, bound, kept_because=declined)
-            return lowered, replace(
-                fastest, kernel_choice=choice, plan_seconds=time.perf_counter() - start
-            )
-    return chosen, replace(
-        plan,
-        kernel_choice=KernelChoice(options.kernels, fastest_ram, bound, swaps),
-        plan_seconds=time.perf_counter() - start,
     )
 
 
@@ -224,7 +205,7 @@ def _scratch_at_peak(
         reference = lower(graph, graph.operators[op])
         if reference.scratch_bytes < lowered[op].scratch_bytes:
             return True
-        if _traits_differ(reference, lowered[op]):
+        if traits_differ(reference, lowered[op]):
             return True
     return False
 
@@ -263,124 +244,3 @@ def _in_known_orders(
         return best
 
     return planned
-
-
-def _search(
-    graph: Graph,
-    lowered: dict[int, Lowered],
-    options: PlanOptions,
-    plan_fn: Trial,
-    fastest: MemoryPlan,
-    bound: int,
-) -> tuple[dict[int, Lowered], MemoryPlan] | None:
-    """The first guess from the `fastest` kernels' plan, then layers moved down their ladders
-    round by round until the plan is at `bound`, then the largest tried back at their fastest
-    kernel; None when `MAX_ROUNDS` do not reach the bound."""
-    ladders: dict[int, tuple[Lowered, ...]] = {}
-
-    def ladder_of(op: int) -> tuple[Lowered, ...]:
-        if op not in ladders:
-            ladders[op] = ladder(graph, op, lowered[op], options.core)
-        return ladders[op]
-
-    laddered = {i for i, low in lowered.items() if low.variant != "reference"}
-    rung = _first_guess(fastest, lowered, laddered, ladder_of, bound)
-    chosen = {**lowered, **{i: ladder_of(i)[k] for i, k in rung.items()}}
-    for _ in range(MAX_ROUNDS):
-        plan = plan_fn(graph, chosen, options)
-        if ram_of(graph, plan, options) <= bound:
-            return _restored(graph, lowered, options, plan_fn, chosen, plan, bound, ladder_of)
-        moved = False
-        for i in _at_peak(plan, bound):
-            if i in laddered and rung.get(i, 0) + 1 < len(ladder_of(i)):
-                rung[i] = rung.get(i, 0) + 1
-                chosen[i] = ladder_of(i)[rung[i]]
-                moved = True
-        if not moved:
-            return None
-    return None
-
-
-def _first_guess(
-    plan: MemoryPlan,
-    lowered: dict[int, Lowered],
-    laddered: set[int],
-    ladder_of: Callable[[int], tuple[Lowered, ...]],
-    bound: int,
-) -> dict[int, int]:
-    """Per layer at a step of `plan` above `bound`, the fastest rung whose scratch fits under
-    the bound there (the bytes live at its step without its own scratch)."""
-    live = plan.live_bytes
-    rung = {}
-    for step, op in enumerate(plan.order):
-        if op not in laddered or live[step + 1] <= bound:
-            continue
-        base = live[step + 1] - lowered[op].scratch_bytes
-        rungs = ladder_of(op)
-        fitting = [k for k, low in enumerate(rungs) if base + low.scratch_bytes <= bound]
-        rung[op] = fitting[0] if fitting else len(rungs) - 1
-    return {op: k for op, k in rung.items() if k}
-
-
-def _at_peak(plan: MemoryPlan, bound: int) -> list[int]:
-    """The operators running at a step whose live bytes exceed `bound`, or when none does (the
-    layout, not the live bytes, is above it), those at the plan's peak steps."""
-    live = plan.live_bytes
-    over = [op for step, op in enumerate(plan.order) if live[step + 1] > bound]
-    if over:
-        return over
-    peak = max(live, default=0)
-    return [op for step, op in enumerate(plan.order) if live[step + 1] == peak]
-
-
-def _restored(
-    graph: Graph,
-    lowered: dict[int, Lowered],
-    options: PlanOptions,
-    plan_fn: Trial,
-    chosen: dict[int, Lowered],
-    plan: MemoryPlan,
-    bound: int,
-    ladder_of: Callable[[int], tuple[Lowered, ...]],
-) -> tuple[dict[int, Lowered], MemoryPlan]:
-    """`chosen` with the swapped layers of most MACs back at their fastest kernel wherever the
-    arena stays at `bound` (at most `MAX_RESTORES` plans), then `_stepped_up`."""
-    swapped = [i for i in chosen if chosen[i] is not lowered[i]]
-    if len(swapped) < 2:
-        return _stepped_up(graph, lowered, options, plan_fn, chosen, plan, bound, ladder_of)
-    swapped.sort(key=lambda i: (-operator_macs(graph, graph.operators[i]), i))
-    for i in swapped[:MAX_RESTORES]:
-        trial = {**chosen, i: lowered[i]}
-        trial_plan = plan_fn(graph, trial, options)
-        if ram_of(graph, trial_plan, options) <= bound:
-            chosen, plan = trial, trial_plan
-    return _stepped_up(graph, lowered, options, plan_fn, chosen, plan, bound, ladder_of)
-
-
-def _stepped_up(
-    graph: Graph,
-    lowered: dict[int, Lowered],
-    options: PlanOptions,
-    plan_fn: Trial,
-    chosen: dict[int, Lowered],
-    plan: MemoryPlan,
-    bound: int,
-    ladder_of: Callable[[int], tuple[Lowered, ...]],
-) -> tuple[dict[int, Lowered], MemoryPlan]:
-    """`chosen` with every layer at the bottom of its ladder one rung up at once (one plan; the
-    rung above is not the fastest, which `_restored` tried), kept when the arena stays at
-    `bound`: the rounds move every layer at the peak down, some below a rung that fits, and the
-    bottom rung is not always the smallest (the lean depthwise kernel in place needs the
-    reference's staging, a channel plane, where the ring kernel above it needs less scratch and
-    no staging)."""
-    trial = dict(chosen)
-    for i, low in chosen.items():
-        rungs = ladder_of(i) if low is not lowered[i] else ()
-        if len(rungs) > 2 and low is rungs[-1]:
-            trial[i] = rungs[-2]
-    if trial == chosen:
-        return chosen, plan
-    trial_plan = plan_fn(graph, trial, options)
-    if ram_of(graph, trial_plan, options) <= bound:
-        return trial, trial_plan
-    return chosen, plan

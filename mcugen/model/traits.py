@@ -70,6 +70,10 @@ class OpTraits:
     #: The output may go over input 0 at the same address when the kernel gets this much staging
     #: scratch (it detects the shared pointer and stages what it still needs); None: never.
     staging_bytes: int | None = None
+    #: The output may start this many bytes (or more) before input 0 in one buffer and run over
+    #: it: the kernel computes output pixels in row-major order and writes no byte a later
+    #: pixel's window still reads at that distance (mcugen/model/overlap.py). None: never.
+    input_after: int | None = None
     #: The operator is spatially local over input 0 (its only non-constant input, or every
     #: non-constant input with `Window.all_inputs`) in this way, and its kernel runs on any
     #: window of it (patch stages); None: not tileable.
@@ -93,6 +97,7 @@ class OpTraits:
             or self.channel_slices
             or self.strided_output
             or self.staging_bytes is not None
+            or self.input_after is not None
             or self.reads_window is not None
             or self.writes_window is not None
         )

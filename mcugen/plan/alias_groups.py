@@ -92,18 +92,28 @@ class Groups:
             dict(self.spans),
         )
 
-    def extent(self, t: int) -> int:
+    def extent(self, t: int, step: int | None = None) -> int:
+        """Bytes from the start of `t`'s buffer to the end of its last member (with `step`: of
+        its last member still used at `step` or later, `t` always counted)."""
         return max(
-            off + self.spans.get(m, self.graph.tensors[m].nbytes) for m, off in self.group(t)
+            off + self.spans.get(m, self.graph.tensors[m].nbytes)
+            for m, off in self.group(t)
+            if step is None or m == t or self.life[m][1] >= step
         )
 
     def dead_after(self, t: int, step: int) -> bool:
         """Every tensor stored with `t` is last used at or before `step`."""
         return all(self.life[m][1] <= step for m, _ in self.group(t))
 
-    def touches_io(self, t: int) -> bool:
-        io = set(self.graph.inputs) | set(self.graph.outputs)
-        return any(m in io for m, _ in self.group(t))
+    def touches_io(self, t: int, step: int | None = None) -> bool:
+        """A graph output is stored with `t`, or a graph input (with `step`: one still used at
+        `step`; an input that died before, such as one a convolution ran over, step 7 of
+        plan/aliasing.py, is gone like any other dead tensor)."""
+        outputs, inputs = set(self.graph.outputs), set(self.graph.inputs)
+        return any(
+            m in outputs or (m in inputs and (step is None or self.life[m][1] >= step))
+            for m, _ in self.group(t)
+        )
 
 
 def segments(

@@ -58,6 +58,13 @@ handed over as `traits`: operator index -> traits); this module names no operato
    first rows take the input's rows no later tile reads, when nothing else shares the end's
    buffer while the input lives and the peak live bytes do not grow.
 
+7. Output before its input (`input_after`: kernels that compute output pixels in row-major order,
+   mcugen/model/overlap.py): an input that dies here and is its buffer's only bytes goes the
+   declared distance (aligned, at least one unit) into the output's buffer, so the output's first
+   pixels take the input's rows no later window reads, when step 5 shared nothing and the peak
+   live bytes do not grow. Graph inputs may be overwritten this way (they are dead after this
+   step, as TFLM reuses them), graph outputs are never shared.
+
 Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each
 candidate, O(candidates x (tensors + steps x buffers)). Weaknesses: greedy in the order of the
 operators (an early in-place choice can block a later, better concatenation), conservative on graph
@@ -73,6 +80,7 @@ from mcugen.model.traits import NO_TRAITS, Traits
 from mcugen.plan.alias_groups import Aliases, Groups, no_worse
 from mcugen.plan.buffers import (
     activation_buffers,
+    align_up,
     live_bytes_per_step,
     tensor_lifetimes,
 )
@@ -121,6 +129,8 @@ def aliases_for(
             _alias_pad(graph, order, op, step, arena, groups)
         elif in_place and convolutions and kind.staging_bytes is not None:
             _alias_conv(graph, order, op, kind.staging_bytes, step, arena, groups)
+        if in_place and convolutions and kind.input_after is not None:
+            _alias_overlap(graph, order, op, kind.input_after, step, arena, groups)
     if in_place:
         for overlap in stage_overlaps(graph, order, traits):
             _alias_stage_input(graph, order, overlap, arena, groups)
@@ -195,14 +205,50 @@ def _alias_conv(
         return
     if x in op.inputs[1:]:
         return  # the kernel reads the input again through another operand
-    if not groups.dead_after(x, step) or groups.touches_io(x):
+    if not groups.dead_after(x, step) or groups.touches_io(x, step):
         return
     grows = graph.tensors[y].nbytes > graph.tensors[x].nbytes
-    if grows and (groups.root(x)[1] != 0 or groups.extent(x) != graph.tensors[x].nbytes):
+    if grows and (groups.root(x)[1] != 0 or groups.extent(x, step) != graph.tensors[x].nbytes):
         return  # the output would run over whatever follows the input in its buffer
     if no_worse(graph, order, groups, y, x, 0, staging=(op.index, staging)):
         groups.place(y, x, 0)
         groups.stage(order, op.index, staging)
+
+
+def _alias_overlap(
+    graph: Graph,
+    order: Sequence[int],
+    op: Operator,
+    distance: int,
+    step: int,
+    arena: set[int],
+    groups: Groups,
+) -> None:
+    """Step 7: the output starts `overlap_gap(distance)` bytes before its input in one buffer,
+    when the input dies here, is its buffer's only bytes, and the peak does not grow."""
+    if len(op.outputs) != 1 or not op.inputs:
+        return
+    x, y = op.inputs[0], op.outputs[0]
+    if x not in arena or y not in arena or y in groups.aliases or x in op.inputs[1:]:
+        return
+    if y in graph.outputs or groups.root(y) != (y, 0) or len(groups.group(y)) != 1:
+        return  # already shared (step 5 took it) or a graph output
+    nbytes = graph.tensors[x].nbytes
+    if groups.root(x)[1] != 0 or groups.extent(x, step) != nbytes or not groups.dead_after(x, step):
+        return
+    if any(m in graph.outputs for m, _ in groups.group(x)):
+        return
+    gap = overlap_gap(distance)
+    if gap >= graph.tensors[y].nbytes:
+        return  # no byte in common: nothing to gain
+    if no_worse(graph, order, groups, groups.root(x)[0], y, gap):
+        groups.place(groups.root(x)[0], y, gap)
+
+
+def overlap_gap(distance: int) -> int:
+    """Where the input starts in its output's buffer for a kernel's `input_after` distance: at
+    least one alignment unit, since kernels take equal addresses for in place with staging."""
+    return align_up(max(distance, 1))
 
 
 def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: Groups) -> None:
@@ -240,7 +286,7 @@ def _alias_in_place(
             continue
         if element_size(src.dtype) != element_size(out.dtype):
             continue
-        if not groups.dead_after(x, step) or groups.touches_io(x):
+        if not groups.dead_after(x, step) or groups.touches_io(x, step):
             continue
         mine = groups.root(x)[0]
         others = [t for j, t in enumerate(op.inputs) if j != k and t >= 0 and t in arena]
@@ -263,9 +309,9 @@ def _alias_pad(
     src, out = graph.tensors[x], graph.tensors[y]
     if src.nbytes == 0 or src.dtype != out.dtype or out.nbytes < src.nbytes:
         return
-    if groups.root(x)[1] != 0 or groups.extent(x) != src.nbytes:
+    if groups.root(x)[1] != 0 or groups.extent(x, step) != src.nbytes:
         return
-    if not groups.dead_after(x, step) or groups.touches_io(x):
+    if not groups.dead_after(x, step) or groups.touches_io(x, step):
         return
     mine = groups.root(x)[0]
     if any(t in arena and groups.root(t)[0] == mine for t in op.inputs[1:]):
@@ -294,7 +340,7 @@ def _alias_concatenation(
             and groups.root(t)[1] == 0
             and groups.extent(t) == nbytes
             and groups.dead_after(t, step)
-            and not groups.touches_io(t)
+            and not groups.touches_io(t, step)
         ):
             candidates.append((roots[k], offset))
         offset += nbytes

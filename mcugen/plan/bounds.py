@@ -11,7 +11,8 @@ sharing its kernel declares (plain data, `OpTraits`) lets any two of them overla
    nothing shared (the sum); the output over one input it may overwrite, view, grow over or
    stage (the sum less the smaller of the two, plus the staging bytes where the kernel needs
    them); the inputs as blocks or channel slices of the output (the larger of the output and
-   the inputs' sum).
+   the inputs' sum); the output starting `input_after` bytes (aligned) before input 0 (the
+   larger of the output and that gap plus the input).
    Its kernel scratch is added (one buffer, rounded up to the arena alignment).
 3. The graph's inputs are live together before the first operator, its outputs after the last.
 The bound is the largest of these. A shared buffer's profile (`Buffer.profile`) at an
@@ -143,6 +144,12 @@ def _fewest_operand_bytes(
     over += [(k, 0) for k in kind.overwrites]
     if kind.staging_bytes is not None:
         over.append((0, kind.staging_bytes))
+    if kind.input_after is not None and op.inputs and op.inputs[0] in arena:
+        x = op.inputs[0]
+        gap = align_up(max(kind.input_after, 1))
+        if sizes[x] > 0 and classes.get(x, x) != classes.get(y, y) and gap < sizes[y]:
+            shared = min(align_up(sizes[x]), align_up(sizes[y]) - gap)
+            best = min(best, alone - shared)
     for k, staging in over:
         x = op.inputs[k] if k < len(op.inputs) else -1
         if x not in arena or sizes[x] == 0 or classes.get(x, x) == classes.get(y, y):

@@ -48,6 +48,11 @@ def check_sharing(
                             if kind.staging_bytes is not None and k == 0 and at == 0
                             else ""
                         )
+                        + (
+                            f" closer than {kind.input_after} bytes"
+                            if kind.input_after is not None and k == 0 and at > 0
+                            else ""
+                        )
                     )
             block += x_size
 
@@ -56,6 +61,8 @@ def _declared(kind: OpTraits, k: int, at: int, block: int, scratch: int) -> bool
     """Input k at `at` bytes from the output's start is a sharing the traits allow."""
     if kind.input_blocks and at == block:
         return True
+    if k == 0 and kind.input_after is not None and at > 0 and at >= kind.input_after:
+        return True  # the output runs over its input from far enough before it
     if at != 0:
         return False
     if k == 0 and (kind.view or kind.grows_over_input):

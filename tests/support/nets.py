@@ -39,8 +39,10 @@ def generate_optimized(
     """As `pipeline.generate`, after `rewrite` and with `aliases_for` (greedy-by-size layout).
     `order` names an order strategy, or gives the order itself (of the graph after rewrites)."""
     g = rewritten(graph) if rewrites else graph
-    traits = op_traits(g)
     lowered = lower_all(g, tuple(range(len(g.operators))), kernels=kernels)
+    # the chosen kernels' own sharing; no channel slices: the given-order path below lays out
+    # buffers without their spans (tests/planners/test_concat_in_place.py covers them)
+    traits = op_traits(g, lowered, concat_in_place=False)
     scratch = scratch_sizes(lowered)
     if isinstance(order, str):
         chosen = get_order(order)(g, scratch=scratch).order

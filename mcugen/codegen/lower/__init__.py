@@ -87,6 +87,11 @@ class Lowered:
     #: channels), so the planner may put the output in a concatenation's channel slice
     #: (`OpTraits.strided_output`, plan/channel_slices.py)
     output_stride: bool = False
+    #: the kernel computes output pixels in row-major order, each written after the reads of
+    #: the earlier ones (pixel by pixel, or pairs or strips of windows gathered first), so the
+    #: output may start the operator's `OpTraits.input_after` bytes before its input
+    #: (mcugen/model/overlap.py); a kernel that does not say so never gets that sharing
+    pixels_in_order: bool = False
 
     @property
     def c_sources(self) -> tuple[str, ...]:
@@ -179,6 +184,8 @@ def op_traits(
         traits = LOWERINGS[registry_key(op)].traits(graph, op)
         if chosen is not None and chosen.traits is not None:
             traits = replace(chosen.traits, window=traits.window)
+        if chosen is not None and not chosen.pixels_in_order and traits.input_after is not None:
+            traits = replace(traits, input_after=None)
         if chosen is not None and chosen.output_stride:
             traits = replace(traits, strided_output=True)
         if not concat_in_place and traits.channel_slices:

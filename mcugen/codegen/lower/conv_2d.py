@@ -29,6 +29,7 @@ from mcugen.codegen.lower._common import (
     unsupported,
 )
 from mcugen.model.ir import Graph, Operator, Tensor, element_size
+from mcugen.model.overlap import overlap_distance
 from mcugen.model.rewrite import EXPLICIT_PADDING
 from mcugen.model.traits import NO_TRAITS, OpTraits, Window
 
@@ -324,9 +325,25 @@ def spatial_window(
     return Window(kernel, stride, dilation, (pad[0], pad[1]), macs)
 
 
+def window_overlap(graph: Graph, op: Operator, window: Window | None) -> int | None:
+    """`OpTraits.input_after` of a windowed operator whose reference kernel (and every variant
+    that keeps the registered traits) computes output pixels in row-major order, each written
+    after its window is read (reference/conv_2d.c, depthwise_conv_2d.c, pooling.c; the im2col
+    variants gather a pair or strip of windows first; mcugen/model/overlap.py): None without a
+    window or for elements of different sizes. Never raises."""
+    if window is None:
+        return None
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if element_size(x.dtype) != element_size(y.dtype):
+        return None
+    in_hwc = (x.shape[1], x.shape[2], x.shape[3])
+    out_hwc = (y.shape[1], y.shape[2], y.shape[3])
+    return overlap_distance(window, in_hwc, out_hwc, element_size(x.dtype))
+
+
 def conv_traits(graph: Graph, op: Operator) -> OpTraits:
-    """CONV_2D and DEPTHWISE_CONV_2D may write over their input with a staging scratch, and are
-    spatially local (`Window`). Never raises."""
+    """CONV_2D and DEPTHWISE_CONV_2D may write over their input with a staging scratch or at a
+    distance before it (`window_overlap`), and are spatially local (`Window`). Never raises."""
     staging = conv_staging_bytes(graph, op)
     window = None
     if len(op.inputs) >= 2 and op.inputs[1] >= 0 and len(graph.tensors[op.inputs[1]].shape) == 4:
@@ -339,7 +356,9 @@ def conv_traits(graph: Graph, op: Operator) -> OpTraits:
         window = spatial_window(graph, op, (w[1], w[2]), dilation, taps)
     if staging is None and window is None:
         return NO_TRAITS
-    return OpTraits(staging_bytes=staging, window=window)
+    return OpTraits(
+        staging_bytes=staging, window=window, input_after=window_overlap(graph, op, window)
+    )
 
 
 @register("CONV_2D", traits=conv_traits, types=CONV_TYPES)
@@ -362,5 +381,10 @@ def lower_conv_2d(graph: Graph, op: Operator) -> Lowered:
     function = kernel_function(op, "conv_2d", dtype, w, bias, 0, params)
     # the int8 kernel writes a concatenation's channel slice at its node's output stride
     return Lowered(
-        "conv_2d", function, PARAMS, params, output_stride=function == "mcu_conv_2d_int8"
+        "conv_2d",
+        function,
+        PARAMS,
+        params,
+        output_stride=function == "mcu_conv_2d_int8",
+        pixels_in_order=True,
     )

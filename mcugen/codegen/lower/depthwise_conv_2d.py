@@ -56,4 +56,4 @@ def lower_depthwise_conv_2d(graph: Graph, op: Operator) -> Lowered:
         + type_params(op, x, w, y, 3, bias)
     )
     function = kernel_function(op, "depthwise_conv_2d", dtype, w, bias, 3, params)
-    return Lowered("depthwise_conv_2d", function, PARAMS, params)
+    return Lowered("depthwise_conv_2d", function, PARAMS, params, pixels_in_order=True)

@@ -232,6 +232,7 @@ def conv_2d_stem(graph: Graph, op: Operator, reference: Lowered) -> Lowered | No
         variant="conv_2d_stem_s8",
         sources=("opt/conv_2d_stem_s8.c",),
         headers=("mcu/kernels/conv_2d.h",),
+        pixels_in_order=True,  # a strip's windows widened into the band, then its outputs
     )
 
 
@@ -259,6 +260,7 @@ def conv_2d_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None
         sources=(f"opt/{NAME}.c",),
         constants=weights,
         output_stride=True,  # as conv_2d_s8_col and _col2, which take its lowering
+        pixels_in_order=True,  # a pair's windows gathered, then its outputs (col, col2 alike)
     )
 
 
@@ -336,4 +338,5 @@ def depthwise_as_conv(graph: Graph, op: Operator, reference: Lowered) -> Lowered
         headers=("mcu/kernels/conv_2d.h",),
         constants=weights,
         output_stride=True,
+        pixels_in_order=True,
     )

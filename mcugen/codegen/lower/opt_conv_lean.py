@@ -50,4 +50,5 @@ def conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lowered |
         sources=(f"opt/{NAME}.c",),
         headers=("mcu/kernels/conv_2d.h", HEADER),
         output_stride=True,
+        pixels_in_order=True,
     )

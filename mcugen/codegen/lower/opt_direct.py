@@ -58,9 +58,14 @@ def conv_2d_1x1_s8_direct(graph: Graph, op: Operator, reference: Lowered) -> Low
     if low is None or "short_shifts" not in fields(low.params):
         return None
     params = quad_stream(low.params, graph.tensors[op.inputs[0]].shape[3])
-    # mcu_pointwise_pixels writes a concatenation's channel slice at the node's output stride
+    # mcu_pointwise_pixels writes a concatenation's channel slice at the node's output stride,
+    # and, not in place, pixels from the first on
     return replace(
-        low, params=params, headers=(HEADER, "mcu/kernels/conv_2d.h"), output_stride=True
+        low,
+        params=params,
+        headers=(HEADER, "mcu/kernels/conv_2d.h"),
+        output_stride=True,
+        pixels_in_order=True,
     )
 
 

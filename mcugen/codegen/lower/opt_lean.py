@@ -63,6 +63,7 @@ def depthwise_conv_2d_s8_lean(graph: Graph, op: Operator, reference: Lowered) ->
         variant="depthwise_conv_2d_s8_lean",
         sources=("opt/depthwise_conv_2d_s8_lean.c",),
         headers=(LEAN_HEADER,),
+        pixels_in_order=True,  # per output pixel, its taps read where they are
     )
 
 
@@ -75,5 +76,6 @@ def conv_2d_1x1_s8_lean(graph: Graph, op: Operator, reference: Lowered) -> Lower
     low = _variant(graph, op, reference, "conv_2d_1x1_s8_lean", "mcu_conv_2d_1x1_s8_lean", 0)
     if low is None:
         return None
-    # mcu_pointwise_pixels writes a concatenation's channel slice at the node's output stride
-    return replace(low, headers=(HEADER, LEAN_HEADER), output_stride=True)
+    # mcu_pointwise_pixels writes a concatenation's channel slice at the node's output stride,
+    # and, not in place, pixels from the first on
+    return replace(low, headers=(HEADER, LEAN_HEADER), output_stride=True, pixels_in_order=True)

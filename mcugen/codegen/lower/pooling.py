@@ -15,7 +15,12 @@ from mcugen.codegen.lower._common import (
     req,
     unsupported,
 )
-from mcugen.codegen.lower.conv_2d import check_window_arithmetic, explicit_padding, spatial_window
+from mcugen.codegen.lower.conv_2d import (
+    check_window_arithmetic,
+    explicit_padding,
+    spatial_window,
+    window_overlap,
+)
 from mcugen.model.ir import Graph, Operator, Tensor
 from mcugen.model.rewrite import EXPLICIT_PADDING
 from mcugen.model.traits import NO_TRAITS, OpTraits
@@ -77,10 +82,13 @@ def _check_sum(op: Operator, x: Tensor) -> None:
 
 
 def pool_traits(graph: Graph, op: Operator) -> OpTraits:
-    """Pooling is spatially local (`Window`, patch stages); it shares nothing. Never raises."""
+    """Pooling is spatially local (`Window`, patch stages) and may write at a distance before
+    its input (reference/pooling.c runs output pixels in row-major order). Never raises."""
     filt = (int(op.options.get("filter_height", 0)), int(op.options.get("filter_width", 0)))
     window = spatial_window(graph, op, filt, (1, 1), 0)
-    return NO_TRAITS if window is None else OpTraits(window=window)
+    if window is None:
+        return NO_TRAITS
+    return OpTraits(window=window, input_after=window_overlap(graph, op, window))
 
 
 @register("AVERAGE_POOL_2D", "MAX_POOL_2D", traits=pool_traits, types=TYPES)
@@ -98,4 +106,5 @@ def lower_pool_2d(graph: Graph, op: Operator) -> Lowered:
     params = window_params(op, x, y) + activation_params(op, y)
     if op.opcode == "AVERAGE_POOL_2D" and dtype != "float32":
         _check_sum(op, x)
-    return Lowered("pooling", f"{FUNCTIONS[op.opcode]}_{SUFFIX[dtype]}", PARAMS, params)
+    function = f"{FUNCTIONS[op.opcode]}_{SUFFIX[dtype]}"
+    return Lowered("pooling", function, PARAMS, params, pixels_in_order=True)
