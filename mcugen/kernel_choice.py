@@ -116,8 +116,9 @@ def choose_kernels(
     trial = _in_known_orders(plan_fn, floor_fn, (bottom, fastest), bound)
     # the search starts from the fastest kernels in their own order and in the reference
     # kernels' order, where other layers may be at the peak
+    cheap = CHEAP_SHARE * estimated_instructions(graph, lowered)
     starts = (fastest, plan_fn(graph, lowered, options, bottom.order))
-    found = reach(graph, lowered, options, trial, starts, laddered, bound)
+    found = reach(graph, lowered, options, trial, starts, laddered, bound, cheap)
     chosen, plan = found or ({**lowered, **references}, bottom)
     swaps = _swaps(graph, lowered, chosen)
     if balanced:

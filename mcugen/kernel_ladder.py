@@ -68,13 +68,20 @@ def reach(
     starts: tuple[MemoryPlan, ...],
     laddered: set[int],
     bound: int,
+    good_enough: float = 0.0,
 ) -> tuple[dict[int, Lowered], MemoryPlan] | None:
     """Kernels and plan at `bound`: the ladder search from each of the fastest kernels' plans
-    `starts` (the layers above the bound differ with the order), the one adding the fewest
-    estimated instructions; else every laddered layer on its lowest rung (the reference kernel
+    `starts` (the layers above the bound differ with the order) until one adds at most
+    `good_enough` estimated instructions, the cheapest found; else every laddered layer on its lowest rung (the reference kernel
     only where it shares storage as no variant does: the reference kernels' memory at a
     fraction of their cost); None when nothing reaches it."""
-    found = [f for f in (_search(graph, lowered, options, plan_fn, p, bound) for p in starts) if f]
+    found: list[tuple[dict[int, Lowered], MemoryPlan]] = []
+    for start in starts:
+        result = _search(graph, lowered, options, plan_fn, start, bound)
+        if result is not None:
+            found.append(result)
+            if _added(graph, lowered, result[0]) <= good_enough:
+                break  # cheap enough: the next start's search (a few plans) is not made
     if found:
         return min(found, key=lambda f: _added(graph, lowered, f[0]))
     chosen = {**lowered, **{i: ladder(graph, i, lowered[i], options.core)[-1] for i in laddered}}
