@@ -72,9 +72,9 @@ def reach(
 ) -> tuple[dict[int, Lowered], MemoryPlan] | None:
     """Kernels and plan at `bound`: the ladder search from each of the fastest kernels' plans
     `starts` (the layers above the bound differ with the order) until one adds at most
-    `good_enough` estimated instructions, the cheapest found; else every laddered layer on its lowest rung (the reference kernel
-    only where it shares storage as no variant does: the reference kernels' memory at a
-    fraction of their cost); None when nothing reaches it."""
+    `good_enough` estimated instructions, the cheapest found; else every laddered layer on its
+    lowest rung (the reference kernel only where it shares storage as no variant does: the
+    reference kernels' memory at a fraction of their cost); None when nothing reaches it."""
     found: list[tuple[dict[int, Lowered], MemoryPlan]] = []
     for start in starts:
         result = _search(graph, lowered, options, plan_fn, start, bound)
