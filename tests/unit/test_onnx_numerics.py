@@ -12,7 +12,6 @@ inputs."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,15 +20,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mcugen.boards import load_board, resolve_target
 from mcugen.codegen.lower import fields, lower
-from mcugen.firmware.compile import build
-from mcugen.link.host_run import run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.load import load_model
 from mcugen.model.numerics import NUMERICS_METADATA
-from mcugen.pipeline import generate
-from support.onnx_models import ONE_OPERATOR, agreement, onnx_samples, ort_outputs, quantized
+from support.onnx_models import ONE_OPERATOR, host_agreement, onnx_samples, ort_outputs, quantized
 
 NETWORKS = ("ds_cnn", "mobilenet", "resnet", "inception", "unet", "nhwc_input")
 
@@ -93,18 +88,6 @@ def test_float_requantisation_is_onnxruntime_bit_for_bit(
     for x, ref in zip(inputs, ort_outputs(path, inputs), strict=True):
         theirs = np.rint(ref / layer.y_scale) + int(layer.y_zp)
         np.testing.assert_array_equal(layer.float_requantized(x), theirs)
-
-
-def host_agreement(path: Path, samples: int = 20) -> tuple[int, int]:
-    """(elements, elements equal to onnxruntime's) of the host build with ort numerics."""
-    graph = load_model(path)
-    ours_in, theirs_in = onnx_samples(graph, samples, seed=0)
-    gen = generate(graph)
-    with tempfile.TemporaryDirectory(prefix="mcugen-ort-") as tmp:
-        result = build(gen, resolve_target(load_board("host"), emulate=False), Path(tmp) / "p")
-        ours = run_host(result.executable, gen.graph, ours_in).outputs
-    found = agreement(graph, ours, ort_outputs(path, theirs_in))
-    return found.elements, found.equal
 
 
 @pytest.mark.parametrize("net", NETWORKS)
