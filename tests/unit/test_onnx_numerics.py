@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 from mcugen.codegen.lower import fields, lower
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.load import load_model
-from mcugen.model.numerics import NUMERICS_METADATA
+from mcugen.model.numerics import NUMERICS_METADATA, float_nodes_of
 from support.onnx_models import ONE_OPERATOR, host_agreement, onnx_samples, ort_outputs, quantized
 
 NETWORKS = ("ds_cnn", "mobilenet", "resnet", "inception", "unet", "nhwc_input")
@@ -91,13 +91,27 @@ def test_float_requantisation_is_onnxruntime_bit_for_bit(
 
 
 @pytest.mark.parametrize("net", NETWORKS)
-@pytest.mark.parametrize("pc, act", [(True, "uint8"), (False, "int8")])
+@pytest.mark.parametrize(
+    "pc, act, form",
+    [
+        (True, "uint8", "qdq"),
+        (False, "uint8", "qdq"),
+        (True, "int8", "qoperator"),
+        (False, "int8", "qdq"),
+    ],
+)
 def test_networks_equal_onnxruntime_on_the_host(
-    net: str, pc: bool, act: str, workdir: Path
+    net: str, pc: bool, act: str, form: str, workdir: Path
 ) -> None:
-    path, _ = quantized(net, workdir, per_channel=pc, activations=act)
-    elements, equal = host_agreement(path)
-    assert equal == elements, (net, pc, act, equal, elements)
+    """Every element of 200 inputs, where onnxruntime fuses every QDQ group; where it runs
+    some in float (int8 QDQ with a fork: the note names them, test_onnx_fusion.py) all but a
+    few elements."""
+    path, _ = quantized(net, workdir, per_channel=pc, activations=act, form=form)
+    elements, equal = host_agreement(path, samples=200)
+    if float_nodes_of(load_model(path)):
+        assert equal >= 0.995 * elements, (net, pc, act, equal, elements)
+    else:
+        assert equal == elements, (net, pc, act, form, equal, elements)
 
 
 @pytest.mark.parametrize("kind", ONE_OPERATOR)
