@@ -69,7 +69,7 @@ def test_ort_numerics_equal_onnxruntime_on_the_twin(
     counts = {}
     for numerics in ("ort", "fixed"):
         graph = load_model(path, numerics=numerics)
-        samples, _ = onnx_samples(graph, 8, seed=3)
+        samples, _ = onnx_samples(graph, 50, seed=3)
         options = PlanOptions(kernels="reference", core="cortex-m7", onnx_numerics=numerics)
         gen = generate(graph, options=options)
         result = build(gen, target, workdir / f"{net}-{act}-{form}-{numerics}")
