@@ -159,3 +159,20 @@ def test_mcugen_quantize_int8_qdq_gets_the_note(
     captured = capsys.readouterr()
     assert "int8 activations (qdq)" in captured.out
     assert "note:" in captured.err and ", ".join(RESNET_INT8_FLOAT) in captured.err
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_an_integer_graph_input(act: str, workdir: Path) -> None:
+    """A model taking int8 or uint8 data (its input QuantizeLinear removed): no Q -> DQ pair to
+    convert, so onnxruntime runs the first convolution of an int8 input in float."""
+    path, _ = quantized("mobilenet", workdir, per_channel=False, activations=act)
+    model = onnx.load(str(path))
+    q = next(n for n in model.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "input")
+    zero = next(t for t in model.graph.initializer if t.name == q.input[2])
+    model.graph.node.remove(q)
+    model.graph.input[0].name = q.output[0]
+    model.graph.input[0].type.tensor_type.elem_type = zero.data_type
+    integer = workdir / f"mobilenet_{act}_input.onnx"
+    onnx.save(model, str(integer))
+    ours = {n.name for n in float_nodes(model)}
+    assert ours == onnxruntime_float_nodes(integer) == ({"conv3"} if act == "int8" else set())
