@@ -22,6 +22,7 @@ from mcugen.figures import outputs_json as outputs_json
 from mcugen.firmware.compile import BuildResult
 from mcugen.model.ir import Graph
 from mcugen.model.load import load_model
+from mcugen.model.numerics import float_nodes_note
 from mcugen.options import CHOICES, PlanOptions, options_from
 from mcugen.options import patch_choice as patch_choice
 from mcugen.pipeline import Generated, generate_from_file
@@ -50,6 +51,7 @@ def generate_for(args: argparse.Namespace, target: Target) -> Generated:
     lists them, unless the output is JSON (which carries them in the plan)."""
     options = plan_options(args, firmware=not target.board.is_host, target=target)
     gen = generate_from_file(args.model, options)
+    note_float_nodes(args, gen.graph)
     if not getattr(args, "json", False):
         from mcugen.report.text import kernel_choice_lines
 
@@ -68,7 +70,20 @@ def plan_options(
 
 def load_for(args: argparse.Namespace) -> Graph:
     """The model of the arguments, an ONNX one with the numerics of `--onnx-numerics`."""
-    return load_model(args.model, numerics=getattr(args, "onnx_numerics", None))
+    graph = load_model(args.model, numerics=getattr(args, "onnx_numerics", None))
+    note_float_nodes(args, graph)
+    return graph
+
+
+def note_float_nodes(args: argparse.Namespace, graph: Graph) -> None:
+    """Once per command, on stderr: the nodes of an ONNX model onnxruntime runs in float, where
+    the outputs may differ from its (mcugen/model/numerics.py)."""
+    import sys
+
+    note = float_nodes_note(graph)
+    if note is not None and not vars(args).get("float_nodes_noted"):
+        args.float_nodes_noted = True
+        print(f"mcugen: note: {args.model}: {note}", file=sys.stderr)
 
 
 def print_memory(gen: Generated, target: Target, result: BuildResult) -> None:

@@ -2,7 +2,9 @@
 kernels (the reference kernel, bit-exact with TFLM's, and the optimised variants that take over
 for the shapes they handle), read from the lowering and variant registries, so the list is what
 the code does: the types are the ones each lowering declares with its registration and
-`lower` enforces (e.g. "tensor 3 has type uint8; supported: int8, float32")."""
+`lower` enforces (e.g. "tensor 3 has type uint8; supported: int8, float32"). The operators with
+an onnxruntime-numerics kernel (runtime_c/kernels/reference/ort_*.c, the ONNX import's
+`--onnx-numerics ort`) are read from the ort lowerings' registry the same way."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import json
 
 from mcugen.codegen.lower import LOWERINGS, supported_opcodes
 from mcugen.codegen.lower._common import ANY_TYPE
+from mcugen.codegen.lower._ort import ORT_LOWERINGS
 from mcugen.codegen.lower._variants import VARIANTS
 from mcugen.errors import McugenError
 
@@ -43,6 +46,7 @@ def operator_rows() -> list[dict[str, object]]:
             if code in v.opcodes
         ]
         internal = code.startswith("CUSTOM:Mcugen")
+        ort = ORT_LOWERINGS.get(code)
         rows.append(
             {
                 "operator": code,
@@ -50,6 +54,7 @@ def operator_rows() -> list[dict[str, object]]:
                 "data_input": entry.data_input,
                 "internal": internal,
                 "variants": variants,
+                "ort": ort.__module__.replace(".", "/") + ".py" if ort is not None else None,
             }
         )
     return rows
@@ -83,7 +88,7 @@ def cmd_ops(args: argparse.Namespace) -> int:
         variants = r["variants"]
         assert isinstance(variants, list)
         names = ", ".join(str(v["name"]) for v in variants)
-        extra = names
+        extra = (names + " [ort]" if names else "[ort]") if r["ort"] else names
         mark = "  (mcugen's own: training graphs, patch tiles)" if r["internal"] else ""
         types = r["types"]
         assert isinstance(types, list)
@@ -92,6 +97,17 @@ def cmd_ops(args: argparse.Namespace) -> int:
             for v in variants:
                 cores = ", ".join(v["cores"]) if v["cores"] else "any core"
                 print(f"    {v['name']} ({cores}): {v['handles']}")
+            if r["ort"]:
+                print(
+                    f"    onnxruntime's arithmetic (ONNX, --onnx-numerics ort): int8, its own "
+                    f"reference kernel (runtime_c/kernels/reference/ort_*.c, lowered by {r['ort']})"
+                )
             if r["data_input"]:
                 print(f"    the types are those of input {r['data_input']} (its data)")
+    if not args.operator:
+        ort = sum(1 for r in rows if r["ort"])
+        print(
+            f"{ort} marked [ort] also have a kernel with onnxruntime's arithmetic, run for ONNX "
+            "models with --onnx-numerics ort (the default; docs/onnx.md)"
+        )
     return 0

@@ -1,11 +1,18 @@
 """`mcugen quantize MODEL.onnx --data CALIB.npz -o OUT.onnx`: a float ONNX model (a PyTorch
 export) quantized by onnxruntime's static quantizer from calibration samples, in the QDQ form
-every other command takes (docs/onnx.md). onnxruntime is needed for this command only."""
+every other command takes (docs/onnx.md). onnxruntime is needed for this command only.
+
+Activations are uint8 by default: onnxruntime on x86-64 fuses every uint8 QDQ group into its
+quantized kernels, which `--onnx-numerics ort` reproduces bit for bit, where it runs int8 groups
+at a fork (a tensor read by two operators) or with an int8 constant operand in float
+(onnx_import/fusion.py); mcugen runs both the same way (uint8 stored as int8, zero point - 128).
+int8 activations in the QOperator form (`--format qoperator`) are fused throughout as well."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +21,7 @@ import numpy as np
 
 from mcugen.errors import McugenError, ModelError
 from mcugen.model.load import read_model_file
+from mcugen.model.numerics import float_nodes_note
 from mcugen.model.onnx_import import import_onnx
 from mcugen.outputs import write_file
 
@@ -32,7 +40,18 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="the quantized .onnx model")
     p.add_argument(
-        "--activations", choices=("int8", "uint8"), default="int8", help="activation type"
+        "--activations",
+        choices=("uint8", "int8"),
+        default="uint8",
+        help="activation type (default uint8: onnxruntime fuses every uint8 QDQ group, so its "
+        "outputs and mcugen's agree exactly; int8 QDQ groups at forks it runs in float)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("qdq", "qoperator"),
+        default="qdq",
+        help="QuantizeLinear/DequantizeLinear around float operators (default), or QLinearConv, "
+        "QLinearAdd, ... (onnxruntime runs those as they are, int8 included)",
     )
     p.add_argument(
         "--per-tensor",
@@ -123,7 +142,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
                 str(source),
                 str(out),
                 Reader(),
-                quant_format=QuantFormat.QDQ,
+                quant_format=QuantFormat.QDQ if args.format == "qdq" else QuantFormat.QOperator,
                 per_channel=not args.per_tensor,
                 activation_type=kind,
                 weight_type=QuantType.QInt8,
@@ -142,6 +161,9 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     print(
         f"mcugen: wrote {args.output}: {len(graph.operators)} operators, int8 weights "
         f"({'per tensor' if args.per_tensor else 'per channel'}), {args.activations} "
-        f"activations, calibrated on {count} samples"
+        f"activations ({args.format}), calibrated on {count} samples"
     )
+    note = float_nodes_note(graph)
+    if note is not None:
+        print(f"mcugen: note: {args.output}: {note}", file=sys.stderr)
     return 0

@@ -13,7 +13,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.firmware.compile import build
 from mcugen.model.load import reference_flatbuffer
-from mcugen.model.numerics import uses_ort
+from mcugen.model.numerics import float_nodes_of, uses_ort
 from mcugen.pipeline import Generated
 from mcugen.plan.ram_use import RamUse
 from mcugen.reference import first_difference, onnxruntime_outputs, tflm_outputs
@@ -30,6 +30,7 @@ class VerifyReport:
     unit: str
     ram: RamUse | None = None  # the linked firmware's RAM (a Cortex-M board)
     reference: str = "TFLM"  # what the outputs were compared with
+    hint: str = ""  # why they may differ (the nodes onnxruntime runs in float)
 
     @property
     def ok(self) -> bool:
@@ -46,6 +47,7 @@ class VerifyReport:
             "unit": self.unit or None,
             "ram": self.ram.as_json() if self.ram is not None else None,
             "reference": self.reference,
+            "hint": self.hint or None,
         }
 
     def text(self) -> str:
@@ -60,6 +62,8 @@ class VerifyReport:
         if self.ram is not None:
             lines.append(f"  {self.ram.text()}")
         lines.extend(f"  {m}" for m in self.mismatches)
+        if self.hint and not self.ok:
+            lines.append(f"  {self.hint}")
         return "\n".join(lines)
 
 
@@ -100,7 +104,15 @@ def verify(
                     f"flat index {first}: device {o.ravel()[first]}, {reference} "
                     f"{r.reshape(o.shape).ravel()[first]}"
                 )
-    return VerifyReport(target.label, len(samples), mismatches, counts, unit, ram, reference)
+    names = float_nodes_of(gen.graph) if reference == "onnxruntime" else []
+    hint = (
+        f"onnxruntime ran {', '.join(names)} in float (unfused int8 QDQ groups): the "
+        "differences can come from there; `mcugen quantize` (uint8 activations) gives a model "
+        "it fuses throughout"
+        if names
+        else ""
+    )
+    return VerifyReport(target.label, len(samples), mismatches, counts, unit, ram, reference, hint)
 
 
 def reference_outputs(

@@ -19,6 +19,8 @@ CHOICES = (ORT, FIXED)
 DEFAULT = ORT
 #: graph metadata: the numerics of an imported ONNX model (b"ort" or b"fixed")
 NUMERICS_METADATA = "onnx_numerics"
+#: graph metadata: the ONNX nodes onnxruntime runs in float (onnx_import/fusion.py), comma-separated
+FLOAT_NODES_METADATA = "onnx_float_nodes"
 
 
 def numerics_of(graph: Graph) -> str:
@@ -34,3 +36,25 @@ def model_domain(graph: Graph) -> int:
     """What to add to a stored int8 activation to get the uint8 value onnxruntime computes on
     (128 with onnxruntime's numerics, else 0)."""
     return 128 if uses_ort(graph) else 0
+
+
+def float_nodes_of(graph: Graph) -> list[str]:
+    """The ONNX nodes onnxruntime leaves unfused and runs in float (onnx_import/fusion.py), where
+    `ort`'s fused-kernel arithmetic can round otherwise."""
+    names = graph.metadata.get(FLOAT_NODES_METADATA, b"").decode(errors="replace")
+    return [n for n in names.split(",") if n]
+
+
+def float_nodes_note(graph: Graph) -> str | None:
+    """One line saying where onnxruntime computes in float and the outputs may differ, or None."""
+    names = float_nodes_of(graph)
+    if not uses_ort(graph) or not names:
+        return None
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (
+        f"onnxruntime leaves {len(names)} quantized node(s) unfused and runs them in float "
+        f"({shown}: int8 tensors it cannot convert to uint8 on x86-64, such as one read by two "
+        "operators); mcugen computes them as its fused kernels, so outputs can differ from "
+        "onnxruntime's by a few steps; `mcugen quantize` (uint8 activations) gives a model it "
+        "fuses throughout (docs/onnx.md)"
+    )

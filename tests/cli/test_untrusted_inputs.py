@@ -125,12 +125,29 @@ def test_ops_lists_what_the_lowerings_register(ws: Workspace) -> None:
 
     result = ws.run("ops")
     assert result.code == 0
-    listed = [line.split()[0] for line in result.out.splitlines()[2:]]
+    listed = [line.split()[0] for line in result.out.splitlines()[2:-1]]
     assert listed == sorted(supported_opcodes()) and "CONV_2D" in listed
     conv = ws.run("ops", "conv_2d").out
     assert "conv_2d_1x1_s8" in conv and "1x1 filter" in conv
     assert "int8, int16, float32" in conv
     assert "`mcugen ops` lists the ones it runs" in ws.run("ops", "NOPE").one_error_line()
+
+
+def test_ops_marks_the_onnxruntime_numerics_kernels(ws: Workspace) -> None:
+    """The operators with an `--onnx-numerics ort` lowering, read from its registry."""
+    import json
+
+    from mcugen.codegen.lower._ort import ORT_LOWERINGS
+
+    rows = {r["operator"]: r for r in json.loads(ws.run("ops", "--json").out)}
+    assert {code for code, r in rows.items() if r["ort"]} == set(ORT_LOWERINGS)
+    assert {"CONV_2D", "ADD", "SOFTMAX", "LOGISTIC", "MEAN"} <= set(ORT_LOWERINGS)
+    text = ws.run("ops").out
+    marked = [line.split()[0] for line in text.splitlines() if line.endswith("[ort]")]
+    assert sorted(marked) == sorted(ORT_LOWERINGS), marked
+    assert f"{len(ORT_LOWERINGS)} marked [ort]" in text.splitlines()[-1]
+    assert "ort_windows.py" in ws.run("ops", "conv_2d").out
+    assert rows["RESHAPE"]["ort"] is None
 
 
 def test_ops_prints_the_types_each_lowering_declares_and_enforces(ws: Workspace) -> None:

@@ -359,3 +359,24 @@ def agreement(graph: Graph, ours: list[list[np.ndarray]], theirs: list[np.ndarra
         equal += int((diff == 0).sum())
         worst = max(worst, int(diff.max(initial=0)))
     return Agreement(total, equal, worst)
+
+
+def host_agreement(path: Path, samples: int = 20, seed: int = 0) -> tuple[int, int]:
+    """(elements, elements equal to onnxruntime's) of the host build with ort numerics, over
+    `samples` seeded inputs."""
+    import tempfile
+
+    from mcugen.boards import load_board, resolve_target
+    from mcugen.firmware.compile import build
+    from mcugen.link.host_run import run_host
+    from mcugen.model.load import load_model
+    from mcugen.pipeline import generate
+
+    graph = load_model(path)
+    ours_in, theirs_in = onnx_samples(graph, samples, seed=seed)
+    gen = generate(graph)
+    with tempfile.TemporaryDirectory(prefix="mcugen-ort-") as tmp:
+        result = build(gen, resolve_target(load_board("host"), emulate=False), Path(tmp) / "p")
+        ours = run_host(result.executable, gen.graph, ours_in).outputs
+    found = agreement(graph, ours, ort_outputs(path, theirs_in))
+    return found.elements, found.equal

@@ -12,7 +12,6 @@ inputs."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,15 +20,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mcugen.boards import load_board, resolve_target
 from mcugen.codegen.lower import fields, lower
-from mcugen.firmware.compile import build
-from mcugen.link.host_run import run_host
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.load import load_model
-from mcugen.model.numerics import NUMERICS_METADATA
-from mcugen.pipeline import generate
-from support.onnx_models import ONE_OPERATOR, agreement, onnx_samples, ort_outputs, quantized
+from mcugen.model.numerics import NUMERICS_METADATA, float_nodes_of
+from support.onnx_models import ONE_OPERATOR, host_agreement, onnx_samples, ort_outputs, quantized
 
 NETWORKS = ("ds_cnn", "mobilenet", "resnet", "inception", "unet", "nhwc_input")
 
@@ -95,26 +90,28 @@ def test_float_requantisation_is_onnxruntime_bit_for_bit(
         np.testing.assert_array_equal(layer.float_requantized(x), theirs)
 
 
-def host_agreement(path: Path, samples: int = 20) -> tuple[int, int]:
-    """(elements, elements equal to onnxruntime's) of the host build with ort numerics."""
-    graph = load_model(path)
-    ours_in, theirs_in = onnx_samples(graph, samples, seed=0)
-    gen = generate(graph)
-    with tempfile.TemporaryDirectory(prefix="mcugen-ort-") as tmp:
-        result = build(gen, resolve_target(load_board("host"), emulate=False), Path(tmp) / "p")
-        ours = run_host(result.executable, gen.graph, ours_in).outputs
-    found = agreement(graph, ours, ort_outputs(path, theirs_in))
-    return found.elements, found.equal
-
-
 @pytest.mark.parametrize("net", NETWORKS)
-@pytest.mark.parametrize("pc, act", [(True, "uint8"), (False, "int8")])
+@pytest.mark.parametrize(
+    "pc, act, form",
+    [
+        (True, "uint8", "qdq"),
+        (False, "uint8", "qdq"),
+        (True, "int8", "qoperator"),
+        (False, "int8", "qdq"),
+    ],
+)
 def test_networks_equal_onnxruntime_on_the_host(
-    net: str, pc: bool, act: str, workdir: Path
+    net: str, pc: bool, act: str, form: str, workdir: Path
 ) -> None:
-    path, _ = quantized(net, workdir, per_channel=pc, activations=act)
-    elements, equal = host_agreement(path)
-    assert equal == elements, (net, pc, act, equal, elements)
+    """Every element of 200 inputs, where onnxruntime fuses every QDQ group; where it runs
+    some in float (int8 QDQ with a fork: the note names them, test_onnx_fusion.py) all but a
+    few elements."""
+    path, _ = quantized(net, workdir, per_channel=pc, activations=act, form=form)
+    elements, equal = host_agreement(path, samples=200)
+    if float_nodes_of(load_model(path)):
+        assert equal >= 0.995 * elements, (net, pc, act, equal, elements)
+    else:
+        assert equal == elements, (net, pc, act, form, equal, elements)
 
 
 @pytest.mark.parametrize("kind", ONE_OPERATOR)
@@ -125,6 +122,31 @@ def test_operators_equal_onnxruntime_on_the_host(kind: str, workdir: Path) -> No
     path, _ = quantized(f"one_{kind}", workdir, per_channel=True, activations=act)
     elements, equal = host_agreement(path)
     assert equal == elements, (kind, act, equal, elements)
+
+
+@pytest.mark.parametrize("pc", [True, False])
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_whole_map_average_pool_is_onnxruntimes_global_pool(
+    pc: bool, act: str, workdir: Path
+) -> None:
+    """onnxruntime's QLinearAveragePool runs a window over the whole unpadded map as its global
+    average pool (an int32 sum, one requantisation): the DS-CNN's AveragePool imports as MEAN
+    under ort (AVERAGE_POOL_2D's float average agreed on 98.7-98.9 % of 500 inputs), and
+    agrees on every element of 300 inputs; under fixed it stays TFLite's AVERAGE_POOL_2D."""
+    path, _ = quantized("ds_cnn", workdir, per_channel=pc, activations=act)
+    assert "MEAN" in {op.opcode for op in load_model(path).operators}
+    assert "AVERAGE_POOL_2D" in {op.opcode for op in load_model(path, numerics="fixed").operators}
+    elements, equal = host_agreement(path, samples=300)
+    assert equal == elements
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_grouped_conv_per_tensor_equals_onnxruntime(act: str, workdir: Path) -> None:
+    """A grouped convolution with one weight scale for all groups (its import once took the
+    scale of the first group only and failed)."""
+    path, _ = quantized("one_grouped", workdir, per_channel=False, activations=act)
+    elements, equal = host_agreement(path, samples=50)
+    assert equal == elements
 
 
 def _qlinear_sigmoid(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:

@@ -5,7 +5,8 @@ builds, so every planner, kernel and report works unchanged.
 Steps: parse the protobuf (`onnx`), make one int8 IR input per graph input (NHWC for a rank-4
 input), convert the nodes in their (topological) order, each float operator together with the
 QuantizeLinear nodes after it (context.py says how values, layouts and uint8 are mapped), then
-check the result with the model-level rules of mcugen/model/validate.py. Every failure is one
+check the result with the model-level rules of mcugen/model/validate.py. The nodes onnxruntime
+would leave unfused (fusion.py) are recorded in the graph's metadata. Every failure is one
 `ModelError` or `UnsupportedError` line naming the node. O(nodes + weights).
 """
 
@@ -20,8 +21,8 @@ import onnx
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.numerics import DEFAULT, FIXED, NUMERICS_METADATA, ORT
-from mcugen.model.onnx_import import ops, qoperator, shapes, windows
+from mcugen.model.numerics import DEFAULT, FIXED, FLOAT_NODES_METADATA, NUMERICS_METADATA, ORT
+from mcugen.model.onnx_import import fusion, ops, qoperator, shapes, windows
 from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value, attributes
 from mcugen.model.validate import validate_graph
 
@@ -62,6 +63,7 @@ def import_onnx(buf: bytes, *, source: str = "<bytes>", numerics: str = DEFAULT)
     (mcugen/model/numerics.py, recorded in the graph's metadata)."""
     model = _parse(buf, source)
     try:
+        in_float = fusion.inexact_float_nodes(model)
         if qoperator.has_qoperators(model):
             model = qoperator.to_qdq(model, lambda what: UnsupportedError(what, where=source))
         graph = _convert(Context(model, source, numerics))
@@ -74,6 +76,9 @@ def import_onnx(buf: bytes, *, source: str = "<bytes>", numerics: str = DEFAULT)
             hint="the file is corrupt; re-export it",
         ) from None
     graph = replace(graph, sha256=hashlib.sha256(buf).hexdigest())
+    if in_float:  # where onnxruntime does not fuse: said by the commands (numerics.py)
+        meta = {**graph.metadata, FLOAT_NODES_METADATA: ",".join(in_float).encode()}
+        graph = replace(graph, metadata=MappingProxyType(meta))
     validate_graph(graph, source)
     return graph
 

@@ -192,16 +192,20 @@ def conv(ctx: Context, node: onnx.NodeProto) -> None:
     mg = m // group
     for g, part in enumerate(parts):
         sl = slice(g * mg, (g + 1) * mg)
+        part_scales = scales if scales.size == 1 else scales[sl]  # per tensor: one for all
         wt = ctx.b.const(
             np.ascontiguousarray(w.data[sl].transpose(0, 2, 3, 1)),
-            scale=scales[sl].tolist(),
+            scale=part_scales.tolist(),
             zero_point=0,
             axis=0,
         )
         if group > 1:
             outs.append(ctx.tensor((x.shape[0], *hw, mg), spec.quant))
         ctx.b.op(
-            "CONV_2D", [part, wt, _bias_tensor(ctx, bias[sl], x, scales[sl])], [outs[g]], **window
+            "CONV_2D",
+            [part, wt, _bias_tensor(ctx, bias[sl], x, part_scales)],
+            [outs[g]],
+            **window,
         )
     if group > 1:
         ctx.b.op("CONCATENATION", outs, [y.index], axis=3, fused_activation_function=ACT_NONE)
@@ -252,7 +256,8 @@ def gemm(ctx: Context, node: onnx.NodeProto) -> None:
 
 
 def pool(ctx: Context, node: onnx.NodeProto) -> None:
-    """MaxPool and AveragePool (padding excluded from the average, as TFLite's)."""
+    """MaxPool and AveragePool (padding excluded from the average, as TFLite's). Under `ort`
+    an AveragePool over the whole unpadded map is a MEAN, as onnxruntime computes it."""
     x = ctx.value(node.input[0], node)
     a = attributes(node)
     k = tuple(a.get("kernel_shape", ()))
@@ -261,6 +266,11 @@ def pool(ctx: Context, node: onnx.NodeProto) -> None:
     strides, dil, pads = _window(ctx, node, x, k)  # type: ignore[arg-type]
     if dil != (1, 1) or a.get("storage_order", 0):
         raise ctx.refuse("dilated pools and storage_order=1 are not supported", node)
+    if ctx.ort and node.op_type == "AveragePool" and k == tuple(x.shape[2:]) and not any(pads):
+        # onnxruntime's QLinearAveragePool runs a window over the whole map, unpadded, as its
+        # global average pool (an int32 sum, one requantisation): MEAN, as GlobalAveragePool
+        global_average_pool(ctx, node)
+        return
     padding = _padding(ctx, x, k, strides, dil, pads)  # type: ignore[arg-type]
     if padding is None or (padding == SAME and a.get("count_include_pad", 0)):
         raise ctx.refuse(
