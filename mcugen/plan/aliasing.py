@@ -102,12 +102,15 @@ def aliases_for(
     scratch: Mapping[int, int] | None = None,
     profiles: bool = False,
     slice_ceiling: int | None = None,
+    overlap: bool = True,
 ) -> Aliases:
     """Tensor -> (host tensor, byte offset) for the order `order`, with what each operator's
     `traits` allow; see the module docstring.
     `scratch` (operator -> bytes) only sharpens the peak comparisons of steps 3 to 5; with
     `profiles` they count a shared buffer's bytes as its live members reach them step by step
-    (the layout then packs `Buffer.profile`s), else its full size over its whole lifetime."""
+    (the layout then packs `Buffer.profile`s), else its full size over its whole lifetime.
+    Without `overlap`, step 7 is left out (its early choices can block concatenations in place;
+    `convolutions=False` leaves steps 5 and 7 out)."""
     arena = set(graph.activation_tensors())
     groups = Groups(graph, tensor_lifetimes(graph, order), scratch=scratch or {}, profiles=profiles)
     slices = slice_candidates(graph, traits) if concatenation and channel_slices else {}
@@ -129,7 +132,7 @@ def aliases_for(
             _alias_pad(graph, order, op, step, arena, groups)
         elif in_place and convolutions and kind.staging_bytes is not None:
             _alias_conv(graph, order, op, kind.staging_bytes, step, arena, groups)
-        if in_place and convolutions and kind.input_after is not None:
+        if in_place and convolutions and overlap and kind.input_after is not None:
             _alias_overlap(graph, order, op, kind.input_after, step, arena, groups)
     if in_place:
         for overlap in stage_overlaps(graph, order, traits):

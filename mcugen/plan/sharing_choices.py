@@ -40,14 +40,17 @@ def sharing_candidates(
         choices = []
         slices = bool(slice_candidates(graph, traits))
         alias = partial(aliases_for, graph, order, traits, scratch=scratch, profiles=profiles)
-        for convolutions in (True, False):
-            copied = alias(convolutions=convolutions, channel_slices=False)
+        # steps 5 and 7 of plan/aliasing.py on, step 7 off, both off: greedy choices at one
+        # operator can block better ones later (a concatenation's slices after an overlap)
+        for convolutions, overlap in ((True, True), (True, False), (False, False)):
+            copied = alias(convolutions=convolutions, overlap=overlap, channel_slices=False)
             if not slices:
                 choices += [copied, copied]
                 continue
             ceiling = _peak(graph, order, scratch, traits, copied, profiles)
-            choices += [alias(convolutions=convolutions, slice_ceiling=ceiling), copied]
-        tries = len(_distinct([choices[1], choices[3], None]))
+            sliced = alias(convolutions=convolutions, overlap=overlap, slice_ceiling=ceiling)
+            choices += [sliced, copied]
+        tries = len(_distinct([choices[1], choices[3], choices[5], None]))
         choices = _distinct([*choices, None])
     candidates = []
     for k, choice in enumerate(choices):
