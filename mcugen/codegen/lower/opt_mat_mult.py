@@ -336,10 +336,12 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     return replace(low, function="mcu_conv_2d_1x1_s8_pairs", params=params)
 
 
-def takes_1x1(graph: Graph, op: Operator, reference: Lowered) -> bool:
-    """The 1x1 variants' shape: the reference int8 CONV_2D with a 1x1 filter over every input
-    channel (one group), stride 1 and no padding."""
-    if reference.function != "mcu_conv_2d_int8":
+def takes_1x1(
+    graph: Graph, op: Operator, reference: Lowered, function: str = "mcu_conv_2d_int8"
+) -> bool:
+    """The 1x1 variants' shape: the reference int8 CONV_2D (`function`) with a 1x1 filter over
+    every input channel (one group), stride 1 and no padding."""
+    if reference.function != function:
         return False
     ref = fields(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]

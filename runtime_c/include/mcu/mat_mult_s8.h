@@ -11,7 +11,13 @@
 
 #include "mcu/runtime.h"
 
-typedef struct {
+typedef struct mcu_mat_mult_s8_params mcu_mat_mult_s8_params_t;
+
+/* An output stage other than TFLM's: channel `c`'s output from its sum (the bias in it). */
+typedef int8_t (*mcu_mat_mult_s8_out_fn)(const mcu_mat_mult_s8_params_t *p, int32_t acc,
+                                         int32_t c);
+
+struct mcu_mat_mult_s8_params {
   int32_t output_offset; /* output zero point */
   int32_t act_min;
   int32_t act_max;
@@ -33,7 +39,14 @@ typedef struct {
    * four channels (the build's `quad_stream`): their four undoubled biases, then per channel its
    * multiplier, rounding term and shift. */
   const int32_t *stream;
-} mcu_mat_mult_s8_params_t;
+  /* onnxruntime's output stage (`--onnx-numerics ort`, kernels/opt/mat_mult_s8_ort.c): per
+   * entry (1, or one per output channel: `num_channels`) x_scale * w_scale / y_scale; NULL:
+   * TFLM's. Set, `multipliers`, `shifts`, `short_shifts` and `stream` are NULL and the product
+   * is run by that file's entries, which set `out` (NULL in the build's parameters: a float
+   * output stage is then linked only where a layer uses it). */
+  const float *ort_scales;
+  mcu_mat_mult_s8_out_fn out;
+};
 
 /* Bytes of scratch the product needs for two rows of `depth` inputs: 16-bit lanes, depth
  * rounded up to a multiple of 4. */

@@ -1,6 +1,7 @@
 #ifndef MCU_KERNELS_CONV_2D_H
 #define MCU_KERNELS_CONV_2D_H
 
+#include "mcu/ort_requant.h"
 #include "mcu/requant_params.h"
 #include "mcu/runtime.h"
 #include "mcu/window.h"
@@ -54,6 +55,9 @@ typedef struct {
   int32_t act_min;
   int32_t act_max;
   const int32_t *channels; /* MCU_CONV_REC_WORDS per output channel */
+  /* onnxruntime's output stage, for mcu_conv_2d_s8_ort (mcu/kernels/ort_conv.h) alone: the
+   * records then hold only the folded bias (the rest 0); zeros for the other entries */
+  mcu_ort_requant_t ort;
 } mcu_conv_2d_s8_params_t;
 
 /* Optimised variant (kernels/opt/conv_2d_s8.c): int8, one group, any filter, stride, dilation

@@ -24,4 +24,13 @@ mcu_status_t mcu_conv_2d_int8_ort(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_depthwise_conv_2d_int8_ort(const mcu_node_t *node, mcu_context_t *ctx);
 mcu_status_t mcu_fully_connected_int8_ort(const mcu_node_t *node, mcu_context_t *ctx);
 
+/* Optimised variants with the same output stage (mcugen/codegen/lower/ort_opt.py): the int8
+ * matrix product (kernels/opt/mat_mult_s8_ort.c; parameters mcu_mat_mult_s8_params_t with
+ * `ort_scales`) for FULLY_CONNECTED (one row: _row_ort) and 1x1 CONV_2D of stride 1, and the
+ * general CONV_2D (kernels/opt/conv_2d_s8.c; mcu_conv_2d_s8_params_t with `ort`). */
+mcu_eval_t mcu_fully_connected_s8_ort;
+mcu_eval_t mcu_fully_connected_s8_row_ort;
+mcu_eval_t mcu_conv_2d_1x1_s8_ort;
+mcu_eval_t mcu_conv_2d_s8_ort;
+
 #endif

@@ -1,0 +1,42 @@
+/* FULLY_CONNECTED and 1x1 CONV_2D with onnxruntime's output stage (`--onnx-numerics ort`):
+ * the optimised int8 matrix product (mat_mult_s8.c through fully_connected_s8.c and
+ * conv_2d_1x1_s8.c, their shapes, scratch and in-place rules) with each sum handed to
+ * mcu_ort_requant (mcu/ort_requant.h) instead of TFLM's requantisation. The sums are the
+ * reference kernels' (reference/ort_conv.c) exactly: the input offset folded into the bias is
+ * the same integer (mcugen/codegen/lower/ort_opt.py checks it fits int32), so the outputs are
+ * byte for byte theirs. The entries run the product on a copy of the node whose parameters
+ * carry the output function: the build's parameters hold only data. */
+#include "mcu/kernels/conv_2d.h"
+#include "mcu/kernels/fully_connected.h"
+#include "mcu/kernels/ort_conv.h"
+#include "mcu/mat_mult_s8.h"
+
+static int8_t ort_out(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
+  const mcu_ort_requant_t rq = {0, p->output_offset, p->act_min, p->act_max, p->num_channels,
+                                p->ort_scales};
+  return (int8_t)mcu_ort_requant(&rq, acc, c);
+}
+
+/* `run` on `node` with its parameters' output function set to onnxruntime's. */
+static mcu_status_t with_ort_out(const mcu_node_t *node, mcu_context_t *ctx, mcu_eval_fn run) {
+  const mcu_mat_mult_s8_params_t *p = node->params;
+  MCU_ENSURE_MODEL(p->ort_scales != NULL && p->short_shifts == NULL && p->stream == NULL,
+                   MCU_ERR_BAD_MODEL);
+  mcu_mat_mult_s8_params_t params = *p;
+  params.out = ort_out;
+  mcu_node_t copy = *node;
+  copy.params = &params;
+  return run(&copy, ctx);
+}
+
+mcu_status_t mcu_fully_connected_s8_row_ort(const mcu_node_t *node, mcu_context_t *ctx) {
+  return with_ort_out(node, ctx, mcu_fully_connected_s8_row);
+}
+
+mcu_status_t mcu_fully_connected_s8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
+  return with_ort_out(node, ctx, mcu_fully_connected_s8_opt);
+}
+
+mcu_status_t mcu_conv_2d_1x1_s8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
+  return with_ort_out(node, ctx, mcu_conv_2d_1x1_s8_opt);
+}
