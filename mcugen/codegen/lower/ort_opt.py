@@ -30,6 +30,7 @@ from mcugen.codegen.lower.opt_conv_2d import (
     laid_out_weights,
     scratch_bytes,
 )
+from mcugen.codegen.lower.opt_depthwise import MAX_ROWS, band_width, in_place_ok
 from mcugen.codegen.lower.opt_mat_mult import (
     HEADER,
     folded_bias,
@@ -38,7 +39,7 @@ from mcugen.codegen.lower.opt_mat_mult import (
     widened_bytes,
 )
 from mcugen.model.ir import Graph, Operator
-from mcugen.model.traits import OpTraits
+from mcugen.model.traits import NO_TRAITS, OpTraits
 
 #: the ort reference functions (ort_windows.py) the variants take over
 ORT_FUNCTIONS = {
@@ -171,4 +172,34 @@ def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
         headers=("mcu/kernels/conv_2d.h",),
         constants=weights,
         output_stride=True,
+    )
+
+
+@rung("depthwise_conv_2d_s8_ort", "DEPTHWISE_CONV_2D")
+def depthwise_conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """onnxruntime's numerics: int8, depth multiplier 1, dilation 1, at most 16 filter rows, any
+    stride and padding, in place too (depthwise_conv_2d_s8's band path)."""
+    if not is_ort(op, reference):
+        return None
+    ref = fields(reference.params)
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    if w.data is None or ref["depth_multiplier"] != 1 or w.shape[1] > MAX_ROWS:
+        return None
+    if ref["dilation_h"] != 1 or ref["dilation_w"] != 1:
+        return None
+    in_hw, out_hw = (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2])
+    k_h, k_w = w.shape[1], w.shape[2]
+    band = band_width(ref, in_hw[1], k_w, out_hw[1])
+    # in place where the registered traits allow it and the band stays ahead of the outputs
+    in_place = conv_staging_bytes(graph, op) is not None and in_place_ok(ref, in_hw, k_h, out_hw)
+    return Lowered(
+        reference.kernel,
+        "mcu_depthwise_conv_2d_s8_ort",
+        reference.params_type,
+        reference.params,
+        8 * k_h * k_w + 4 * k_h * band,  # four channels' widened weights, k_h band rows
+        variant="depthwise_conv_2d_s8_ort",
+        sources=("opt/depthwise_conv_2d_s8.c",),
+        headers=("mcu/kernels/depthwise_conv_2d.h", "mcu/kernels/depthwise_layer.h"),
+        traits=OpTraits(staging_bytes=0) if in_place else NO_TRAITS,
     )

@@ -27,10 +27,14 @@ mcu_status_t mcu_fully_connected_int8_ort(const mcu_node_t *node, mcu_context_t 
 /* Optimised variants with the same output stage (mcugen/codegen/lower/ort_opt.py): the int8
  * matrix product (kernels/opt/mat_mult_s8_ort.c; parameters mcu_mat_mult_s8_params_t with
  * `ort_scales`) for FULLY_CONNECTED (one row: _row_ort) and 1x1 CONV_2D of stride 1, and the
- * general CONV_2D (kernels/opt/conv_2d_s8.c; mcu_conv_2d_s8_params_t with `ort`). */
+ * general CONV_2D (kernels/opt/conv_2d_s8.c; mcu_conv_2d_s8_params_t with `ort`). They run in
+ * place where their TFLite twins do. */
 mcu_eval_t mcu_fully_connected_s8_ort;
 mcu_eval_t mcu_fully_connected_s8_row_ort;
 mcu_eval_t mcu_conv_2d_1x1_s8_ort;
 mcu_eval_t mcu_conv_2d_s8_ort;
+/* DEPTHWISE_CONV_2D of depth multiplier 1 and dilation 1, at most 16 filter rows
+ * (kernels/opt/depthwise_conv_2d_s8.c's band path; parameters mcu_ort_conv_params_t). */
+mcu_eval_t mcu_depthwise_conv_2d_s8_ort;
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mcu/kernels/depthwise_conv_2d.h"
+#include "mcu/ort_requant.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 
@@ -23,6 +24,9 @@ typedef struct {
   int32_t pad_w, band_w; /* band row: pad_w zero-point entries, in_w pixels, the rest padding */
   uint32_t *wide;        /* scratch: k_h * k_w * 2 words of widened weights */
   uint32_t *band;        /* then k_h * band_w words */
+  /* onnxruntime's output stage (mcu_depthwise_conv_2d_s8_ort: the band path, `p` then without
+   * multipliers and shifts); NULL: TFLM's */
+  const mcu_ort_requant_t *ort;
 } dw_job_t;
 
 /* One channel's requantisation, prepared for `requant` (see the top of
@@ -37,6 +41,10 @@ typedef struct {
 } dw_requant_t;
 
 static dw_requant_t requant_of(const dw_job_t *j, int32_t c) {
+  if (j->ort != NULL) { /* only the bias: mcu_ort_requant does the rest */
+    dw_requant_t r = {j->bias != NULL ? j->bias[c] : 0, 0, 0, 0, 0, 0};
+    return r;
+  }
   int32_t q = j->p->rq.num_channels > 1 ? c : 0;
   int32_t shift = j->p->rq.shifts[q];
   dw_requant_t r;
@@ -173,10 +181,19 @@ static uint32_t pack4(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
          ((uint32_t)r3 << 24);
 }
 
+/* Four sums' outputs, channels c .. c + 3 (lanes past the last channel: channel c's scale,
+ * never stored), by onnxruntime's output stage. */
+static uint32_t ort_pack4(const mcu_ort_requant_t *ort, dw_acc4_t s, int32_t c, int32_t g) {
+  return pack4(mcu_ort_requant(ort, s.a0, c), mcu_ort_requant(ort, s.a1, c + (g > 1)),
+               mcu_ort_requant(ort, s.a2, c + (g > 2 ? 2 : 0)),
+               mcu_ort_requant(ort, s.a3, c + (g > 3 ? 3 : 0)));
+}
+
 /* Channels c .. c + g - 1 (g <= 4) of every output pixel. The loops read the job's fields into
  * locals once: int8 stores may alias anything, so fields read through `j` would be read again
- * after each. */
-static void group(const dw_job_t *j, int32_t c, int32_t g) {
+ * after each. `ort` (a constant at each call): onnxruntime's output stage. */
+static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, int32_t c,
+                                                           int32_t g, int ort) {
   const int32_t ch = j->ch, k_h = j->k_h, k_w = j->k_w, taps = k_h * k_w;
   uint32_t *wide = j->wide;
   for (int32_t t = 0; t < taps; ++t) {
@@ -224,8 +241,9 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
           }
         }
       }
-      uint32_t word = pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
-                            requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
+      uint32_t word = ort ? ort_pack4(j->ort, s, c, g)
+                          : pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
+                                  requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
       if (g == 4) {
         mcu_store_u32(out, word);
       } else {
@@ -234,5 +252,9 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
     }
   }
 }
+
+static void group(const dw_job_t *j, int32_t c, int32_t g) { group_as(j, c, g, 0); }
+
+static void group_ort(const dw_job_t *j, int32_t c, int32_t g) { group_as(j, c, g, 1); }
 
 #endif /* MCU_OPT_DW_S8_BAND_H */
