@@ -35,7 +35,6 @@
 
 #include "mcu/kernels/depthwise_conv_2d.h"
 #include "mcu/kernels/depthwise_layer.h"
-#include "mcu/kernels/ort_conv.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 

@@ -11,21 +11,28 @@
 #include "mcu/kernels/ort_conv.h"
 #include "mcu/mat_mult_s8.h"
 
+/* The parameters the product runs with: the build's, the output function set, and the
+ * output stage's constants, computed once a layer (the product's `p` points at `product`). */
+typedef struct {
+  mcu_mat_mult_s8_params_t product;
+  mcu_ort_out_t out;
+} ort_params_t;
+
 static int8_t ort_out(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
-  const mcu_ort_requant_t rq = {0, p->output_offset, p->act_min, p->act_max, p->num_channels,
-                                p->ort_scales};
-  return (int8_t)mcu_ort_requant(&rq, acc, c);
+  return (int8_t)mcu_ort_out(&((const ort_params_t *)p)->out, acc, c);
 }
 
-/* `run` on `node` with its parameters' output function set to onnxruntime's. */
+/* `run` on a copy of `node` whose parameters are those. */
 static mcu_status_t with_ort_out(const mcu_node_t *node, mcu_context_t *ctx, mcu_eval_fn run) {
   const mcu_mat_mult_s8_params_t *p = node->params;
   MCU_ENSURE_MODEL(p->ort_scales != NULL && p->short_shifts == NULL && p->stream == NULL,
                    MCU_ERR_BAD_MODEL);
-  mcu_mat_mult_s8_params_t params = *p;
-  params.out = ort_out;
+  const mcu_ort_requant_t rq = {0, p->output_offset, p->act_min, p->act_max, p->num_channels,
+                                p->ort_scales};
+  ort_params_t params = {*p, mcu_ort_out_of(&rq)};
+  params.product.out = ort_out;
   mcu_node_t copy = *node;
-  copy.params = &params;
+  copy.params = &params.product;
   return run(&copy, ctx);
 }
 

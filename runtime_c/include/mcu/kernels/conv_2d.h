@@ -70,6 +70,9 @@ mcu_eval_t mcu_conv_2d_s8_col;
 /* Between them (kernels/opt/conv_2d_s8_col2.c): two windows of bytes as scratch, half
  * mcu_conv_2d_s8_opt's, widened in registers. */
 mcu_eval_t mcu_conv_2d_s8_col2;
+/* conv_2d_s8.c with onnxruntime's output stage (`--onnx-numerics ort`, the parameters' `ort`;
+ * mcugen/codegen/lower/ort_opt.py). */
+mcu_eval_t mcu_conv_2d_s8_ort;
 
 /* Parameters of the first-layer variant (kernels/opt/conv_2d_stem_s8.c): a filter of three
  * rows over one or three input channels, dilation 1. `weights` holds, per group of four output

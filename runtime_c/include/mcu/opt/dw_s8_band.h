@@ -183,10 +183,9 @@ static uint32_t pack4(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
 
 /* Four sums' outputs, channels c .. c + 3 (lanes past the last channel: channel c's scale,
  * never stored), by onnxruntime's output stage. */
-static uint32_t ort_pack4(const mcu_ort_requant_t *ort, dw_acc4_t s, int32_t c, int32_t g) {
-  return pack4(mcu_ort_requant(ort, s.a0, c), mcu_ort_requant(ort, s.a1, c + (g > 1)),
-               mcu_ort_requant(ort, s.a2, c + (g > 2 ? 2 : 0)),
-               mcu_ort_requant(ort, s.a3, c + (g > 3 ? 3 : 0)));
+static uint32_t ort_pack4(const mcu_ort_out_t *o, dw_acc4_t s, int32_t c, int32_t g) {
+  return pack4(mcu_ort_out(o, s.a0, c), mcu_ort_out(o, s.a1, c + (g > 1)),
+               mcu_ort_out(o, s.a2, c + (g > 2 ? 2 : 0)), mcu_ort_out(o, s.a3, c + (g > 3 ? 3 : 0)));
 }
 
 /* Channels c .. c + g - 1 (g <= 4) of every output pixel. The loops read the job's fields into
@@ -210,6 +209,10 @@ static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, in
   const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   const int32_t stride_h = j->p->win.stride_h, stride_w = j->p->win.stride_w, pad_h = j->p->win.pad_h;
   const int32_t lo = j->p->rq.act_min, hi = j->p->rq.act_max;
+  mcu_ort_out_t o = {0};
+  if (ort) {
+    o = mcu_ort_out_of(j->ort);
+  }
   const int32_t out_w = j->out_w;
   const int is_3x3 = k_h == 3 && k_w == 3;
   const uint32_t *rows[MCU_DW_MAX_ROWS];
@@ -241,7 +244,7 @@ static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, in
           }
         }
       }
-      uint32_t word = ort ? ort_pack4(j->ort, s, c, g)
+      uint32_t word = ort ? ort_pack4(&o, s, c, g)
                           : pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
                                   requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
       if (g == 4) {
