@@ -18,7 +18,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen.link.host_run import random_inputs
-from mcugen.model.builder import GraphBuilder
 from mcugen.model.ir import Graph
 from mcugen.model.numerics import NUMERICS_METADATA
 from mcugen.model.tflite_import import import_model
@@ -31,6 +30,7 @@ from support.convs import (
     conv_int8,
     dw_after_add,
     dw_int8,
+    fc_models,
     runs_in_place,
     window_convs,
     window_depthwise,
@@ -63,54 +63,28 @@ def assert_ort_exact(model: bytes, variant: str, samples: int = 2) -> Generated:
     return gen
 
 
-def dense(batch: int, depth: int, units: int, seed: int, per_channel: bool) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((batch, depth), "int8", scale=0.05, zero_point=int(rng.integers(-128, 128)))
-    scales = rng.uniform(0.005, 0.03, units) if per_channel else 0.02
-    w = b.const(rng.integers(-127, 128, (units, depth), dtype=np.int8), scale=scales, axis=0)
-    bias_scale = 0.05 * np.atleast_1d(scales) * np.ones(units)
-    bias = b.const(rng.integers(-900, 900, units, dtype=np.int32), scale=bias_scale)
-    y = b.activation((batch, units), "int8", scale=0.4, zero_point=int(rng.integers(-128, 128)))
-    b.op("FULLY_CONNECTED", [x, w, bias], [y])
-    b.output(y)
-    return b.tflite()
-
-
 @SLOW
-@given(
-    batch=st.integers(1, 3),
-    depth=st.integers(1, 41),
-    units=st.integers(1, 11),
-    per_channel=st.booleans(),
-    seed=st.integers(0, 1000),
-)
-def test_dense(batch: int, depth: int, units: int, per_channel: bool, seed: int) -> None:
+@given(model=fc_models(units=11))
+def test_dense(model: bytes) -> None:
     """One row (four channels a pass, then a pair, then one) and pairs of rows."""
-    assert_ort_exact(dense(batch, depth, units, seed, per_channel), "fully_connected_s8_ort")
+    assert_ort_exact(model, "fully_connected_s8_ort")
 
 
 @SLOW
 @given(
-    hw=st.tuples(st.integers(1, 5), st.integers(1, 5)),
-    in_c=st.integers(1, 21),
-    out_c=st.integers(1, 13),
-    act=st.sampled_from([0, 1, 3]),
-    per_channel=st.booleans(),
-    chain=st.booleans(),
-    seed=st.integers(0, 1000),
+    model=st.builds(
+        pointwise,
+        st.tuples(st.integers(1, 5), st.integers(1, 5)),
+        st.integers(1, 21),
+        st.integers(1, 13),
+        st.integers(0, 1000),
+        act=st.sampled_from([0, 1, 3]),
+        per_channel=st.booleans(),
+        chain=st.booleans(),
+    )
 )
-def test_pointwise(
-    hw: tuple[int, int],
-    in_c: int,
-    out_c: int,
-    act: int,
-    per_channel: bool,
-    chain: bool,
-    seed: int,
-) -> None:
+def test_pointwise(model: bytes) -> None:
     """Odd pixel counts end on one row; chained, the second layer runs in place."""
-    model = pointwise(hw, in_c, out_c, seed, act=act, per_channel=per_channel, chain=chain)
     assert_ort_exact(model, "conv_2d_1x1_s8_ort")
 
 
@@ -158,10 +132,12 @@ def test_depthwise_runs_in_place(stride: int) -> None:
 
 
 def test_what_the_variants_leave_to_the_reference() -> None:
-    """A grouped convolution, a depth multiplier of 2 and a dilated depthwise layer keep the
-    ort reference kernel."""
+    """A grouped convolution, a depth multiplier of 2, a dilated depthwise layer, and a layer
+    whose accumulators times the scale could leave int32 (`scaled_fits`) keep the ort
+    reference kernel."""
     for model in (
         conv_int8(Conv(in_hwc=(6, 6, 4), out_c=4, groups=2)),
+        conv_int8(Conv(in_hwc=(6, 6, 4), out_c=4, out_scale=1e-7)),
         dw_int8(Dw(in_hwc=(6, 6, 3), mult=2)),
         dw_int8(Dw(in_hwc=(9, 9, 3), dilation=(2, 2))),
     ):

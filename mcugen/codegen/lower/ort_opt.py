@@ -9,7 +9,8 @@ lowering is an ort kernel.
   opt_mat_mult's pair layout and the input offset folded into the bias.
 - CONV_2D of one group, any other filter, stride, dilation and padding: conv_2d_s8.c's
   `mcu_conv_2d_s8_ort`, opt_conv_2d's filter layout, records holding only the folded bias.
-- DEPTHWISE_CONV_2D of depth multiplier 1 and dilation 1 (`ort_depthwise`).
+- DEPTHWISE_CONV_2D of depth multiplier 1 and dilation 1, at most 16 filter rows:
+  depthwise_conv_2d_s8's band path (kernels/opt/depthwise_conv_2d_s8_ort.c).
 
 Folding is exact as in the TFLite variants: the sums are integers whose order does not matter,
 the reference lowering checked the full sum fits int32, and a folded bias outside int32 keeps
@@ -19,6 +20,8 @@ input zero point outside int8) runs the ort reference kernel, as `--kernels refe
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, Params, fields, member
 from mcugen.codegen.lower._common import WINDOW_PARAMS
@@ -33,8 +36,10 @@ from mcugen.codegen.lower.opt_conv_2d import (
 from mcugen.codegen.lower.opt_depthwise import MAX_ROWS, band_width, in_place_ok
 from mcugen.codegen.lower.opt_mat_mult import (
     HEADER,
+    _variant,
+    dense_entry,
+    filter_rows,
     folded_bias,
-    relaid_weights,
     takes_1x1,
     widened_bytes,
 )
@@ -60,8 +65,33 @@ PRODUCT_SOURCES = (
 )
 
 
-def is_ort(op: Operator, reference: Lowered) -> bool:
-    return reference.function == ORT_FUNCTIONS.get(op.opcode)
+def is_ort(graph: Graph, op: Operator, reference: Lowered) -> bool:
+    """The reference lowering is the ort kernel of `op`, its sums within `scaled_fits`."""
+    if reference.function != ORT_FUNCTIONS.get(op.opcode):
+        return False
+    w = graph.tensors[op.inputs[1]]
+    return w.data is not None and w.dtype == "int8" and scaled_fits(graph, op, reference)
+
+
+#: |accumulator * scale| below this, for every accumulator a layer can produce: the kernels'
+#: output stage (mcu/ort_requant.h mcu_ort_out) converts the rounded product to int32 and
+#: clamps it there, with room for the zero point
+SCALED_LIMIT = 2.0**29
+
+
+def scaled_fits(graph: Graph, op: Operator, reference: Lowered) -> bool:
+    """Every output channel's largest |accumulator| (|bias| plus the largest |input - zero point|
+    times the sum of |weights|) times its scale stays below SCALED_LIMIT (in float64, exact for
+    the float32 scales; the float32 products differ by a few units in 2^-24)."""
+    rq = dict(ort_fields(reference))
+    offset, scales = rq["input_offset"], rq["scales"]
+    assert isinstance(offset, int) and isinstance(scales, Array)
+    reach = max(127 + offset, 128 - offset) * np.abs(filter_rows(graph, op)).sum(axis=1)
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        bias = graph.tensors[op.inputs[2]].array().astype(np.int64).reshape(-1)
+        reach = reach + np.abs(bias)
+    scaled = reach.astype(np.float64) * np.asarray(scales.values, np.float64)
+    return bool(np.all(scaled < SCALED_LIMIT))
 
 
 def ort_fields(reference: Lowered) -> Params:
@@ -83,33 +113,28 @@ def _product_params(graph: Graph, op: Operator, reference: Lowered) -> Params | 
 def _product(
     graph: Graph, op: Operator, reference: Lowered, name: str, function: str, scratch: int
 ) -> Lowered | None:
-    params = _product_params(graph, op, reference)
-    relaid = relaid_weights(graph, op)
-    if params is None or relaid is None:
-        return None
-    return Lowered(
-        reference.kernel,
+    return _variant(
+        graph,
+        op,
+        reference,
+        name,
         function,
-        "mcu_mat_mult_s8_params_t",
-        params,
         scratch,
-        variant=name,
+        params_of=_product_params,
         sources=PRODUCT_SOURCES,
         # mat_mult_s8_ort.c declares both operators' entries
         headers=(HEADER, "mcu/kernels/conv_2d.h", "mcu/kernels/fully_connected.h"),
-        constants=relaid,
     )
 
 
 @rung("fully_connected_s8_ort", "FULLY_CONNECTED")
 def fully_connected_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     """onnxruntime's numerics: int8 input, any shape (the int8 matrix product)."""
-    if not is_ort(op, reference):
+    if not is_ort(graph, op, reference):
         return None
-    w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
-    rows = y.num_elements // max(w.shape[0], 1)
-    scratch = widened_bytes(w.shape[-1]) if rows > 1 else 0
-    function = "mcu_fully_connected_s8_ort" if rows > 1 else "mcu_fully_connected_s8_row_ort"
+    function, scratch = dense_entry(
+        graph, op, "mcu_fully_connected_s8_ort", "mcu_fully_connected_s8_row_ort"
+    )
     return _product(graph, op, reference, "fully_connected_s8_ort", function, scratch)
 
 
@@ -117,6 +142,8 @@ def fully_connected_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lo
 def conv_2d_1x1_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     """onnxruntime's numerics: int8, 1x1 filter, stride 1, one group (the int8 matrix product)."""
     if not takes_1x1(graph, op, reference, ORT_FUNCTIONS["CONV_2D"]):
+        return None
+    if not is_ort(graph, op, reference):
         return None
     x = graph.tensors[op.inputs[0]]
     low = _product(
@@ -139,7 +166,7 @@ def conv_2d_1x1_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowere
 def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     """onnxruntime's numerics: int8, one group, any filter, stride, dilation and padding but 1x1
     stride 1 (conv_2d_s8's windows and products)."""
-    if not is_ort(op, reference):
+    if not is_ort(graph, op, reference):
         return None
     ref = fields(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
@@ -179,7 +206,7 @@ def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
 def depthwise_conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     """onnxruntime's numerics: int8, depth multiplier 1, dilation 1, at most 16 filter rows, any
     stride and padding, in place too (depthwise_conv_2d_s8's band path)."""
-    if not is_ort(op, reference):
+    if not is_ort(graph, op, reference):
         return None
     ref = fields(reference.params)
     x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
@@ -199,7 +226,7 @@ def depthwise_conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> 
         reference.params,
         8 * k_h * k_w + 4 * k_h * band,  # four channels' widened weights, k_h band rows
         variant="depthwise_conv_2d_s8_ort",
-        sources=("opt/depthwise_conv_2d_s8.c",),
-        headers=("mcu/kernels/depthwise_conv_2d.h", "mcu/kernels/depthwise_layer.h"),
+        sources=("opt/depthwise_conv_2d_s8_ort.c",),
+        headers=("mcu/kernels/depthwise_conv_2d.h",),
         traits=OpTraits(staging_bytes=0) if in_place else NO_TRAITS,
     )

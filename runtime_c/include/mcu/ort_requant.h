@@ -10,7 +10,6 @@
 #include <math.h>
 
 #include "mcu/runtime.h"
-#include "mcu/window.h"
 
 typedef struct {
   int32_t input_offset;  /* -input zero point */
@@ -21,14 +20,6 @@ typedef struct {
   const float *scales;
 } mcu_ort_requant_t;
 
-/* The parameters of the ort kernels of a window (mcu/kernels/ort_conv.h: CONV_2D and
- * DEPTHWISE_CONV_2D), here for the optimised depthwise kernel too. */
-typedef struct {
-  mcu_window_params_t win;
-  int32_t depth_multiplier; /* DEPTHWISE_CONV_2D only */
-  mcu_ort_requant_t rq;
-} mcu_ort_conv_params_t;
-
 /* `value` clamped to [lo, hi] (float), rounded half to even (nearbyintf: the FPU's vrintr on an M7). */
 static inline int32_t mcu_ort_round_clamped(float value, float lo, float hi) {
   value = value < lo ? lo : value;
@@ -36,33 +27,38 @@ static inline int32_t mcu_ort_round_clamped(float value, float lo, float hi) {
   return (int32_t)nearbyintf(value);
 }
 
-/* mcu_ort_requant's constants as a kernel's inner loop wants them, computed once per layer or
- * block of outputs (the optimised kernels): the scale's stride, the range less the zero point
- * in float. */
+/* Accumulator `acc` of output channel `oc` requantized (the bias already in it). */
+static inline int32_t mcu_ort_requant(const mcu_ort_requant_t *rq, int32_t acc, int32_t oc) {
+  float scale = rq->scales[rq->num_channels > 1 ? oc : 0];
+  float lo = (float)(rq->act_min - rq->output_offset);
+  float hi = (float)(rq->act_max - rq->output_offset);
+  return mcu_ort_round_clamped((float)acc * scale, lo, hi) + rq->output_offset;
+}
+
+/* The output stage of the optimised kernels (mcugen/codegen/lower/ort_opt.py), computed once
+ * per layer or block of outputs. */
 typedef struct {
   const float *scales;
   int32_t per_channel; /* 1: one scale per output channel, 0: one */
-  float lo;
-  float hi;
-  int32_t zero; /* output zero point */
+  int32_t zero;        /* output zero point */
+  int32_t act_min;
+  int32_t act_max;
 } mcu_ort_out_t;
 
 static inline mcu_ort_out_t mcu_ort_out_of(const mcu_ort_requant_t *rq) {
-  mcu_ort_out_t o = {rq->scales, rq->num_channels > 1, (float)(rq->act_min - rq->output_offset),
-                     (float)(rq->act_max - rq->output_offset), rq->output_offset};
+  mcu_ort_out_t o = {rq->scales, rq->num_channels > 1, rq->output_offset, rq->act_min,
+                     rq->act_max};
   return o;
 }
 
-/* Accumulator `acc` of output channel `oc` requantized by `o` (the bias already in it). */
+/* mcu_ort_requant's result where the build proved |acc * scale| < 2^29 for every accumulator
+ * the layer can produce (ort_opt.py `scaled_fits`), so the rounded product converts to int32 as
+ * it is: the clamp then runs on the integer, which gives the same value (the range's bounds
+ * less the zero point are integers, so clamping before rounding or after is the same). */
 static inline int32_t mcu_ort_out(const mcu_ort_out_t *o, int32_t acc, int32_t oc) {
   float scale = o->scales[o->per_channel ? oc : 0];
-  return mcu_ort_round_clamped((float)acc * scale, o->lo, o->hi) + o->zero;
-}
-
-/* The same from the parameters themselves (the reference kernels). */
-static inline int32_t mcu_ort_requant(const mcu_ort_requant_t *rq, int32_t acc, int32_t oc) {
-  mcu_ort_out_t o = mcu_ort_out_of(rq);
-  return mcu_ort_out(&o, acc, oc);
+  int32_t v = (int32_t)nearbyintf((float)acc * scale) + o->zero;
+  return v < o->act_min ? o->act_min : (v > o->act_max ? o->act_max : v);
 }
 
 #endif

@@ -243,11 +243,11 @@ static void dot_one(const uint32_t *x, const int8_t *w, int32_t blocks, int32_t 
 /* The channels' shared facts for `finish`. */
 typedef struct {
   const int32_t *rec;     /* records, MCU_CONV_REC_WORDS per channel */
-  mcu_ort_out_t ort;      /* onnxruntime's output stage (mode ORT_OUT) */
   const int8_t *tails;    /* each channel's last depth % 4 weights */
   const uint32_t *x_tail; /* the pair's tail block */
   int32_t lo;
   int32_t hi;
+  const mcu_ort_out_t *ort; /* onnxruntime's output stage (mode ORT_OUT only) */
 } finish_t;
 
 /* `finish`'s output stage besides 0 (clamped to [lo, hi]) and 1 (all of int8). */
@@ -265,8 +265,8 @@ static inline __attribute__((always_inline)) void finish(const dims_t *d, const 
     acc1 = mcu_smlad(o, f->x_tail[3], mcu_smlad(e, f->x_tail[1], acc1));
   }
   if (full == ORT_OUT) {
-    out1[c] = (int8_t)mcu_ort_out(&f->ort, acc1, c);
-    out0[c] = (int8_t)mcu_ort_out(&f->ort, acc0, c);
+    out1[c] = (int8_t)mcu_ort_out(f->ort, acc1, c);
+    out0[c] = (int8_t)mcu_ort_out(f->ort, acc0, c);
     return;
   }
   two_t v = requantize(f->rec + c * MCU_CONV_REC_WORDS, acc0, acc1, full, f->lo, f->hi);
@@ -284,9 +284,11 @@ static inline int32_t bias(const finish_t *f, int32_t c) {
 static inline __attribute__((always_inline)) void channels_clamped(
     const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x, const int8_t *w,
     int8_t *out0, int8_t *out1, int full) {
-  finish_t f = {p->channels, {0}, w, x + 4 * d->blocks, p->act_min, p->act_max};
+  finish_t f = {p->channels, w, x + 4 * d->blocks, p->act_min, p->act_max, NULL};
+  mcu_ort_out_t ort;
   if (full == ORT_OUT) {
-    f.ort = mcu_ort_out_of(&p->ort);
+    ort = mcu_ort_out_of(&p->ort);
+    f.ort = &ort;
   }
   const int8_t *blocks = w + d->s.out_c * d->tail;
   int32_t c = 0;

@@ -27,9 +27,7 @@
  * Output row oy covers flat input pixels below (oy + 1) * out_w, and the rows not yet copied
  * start at oy * stride_h - pad_h + k_h; the build only lets the plan run the operator in place
  * when the first never passes the second while rows remain to copy (`in_place_ok` in
- * opt_depthwise.py), and the kernel checks it again.
- *
- * mcu_depthwise_conv_2d_s8_ort: onnxruntime's output stage on the band path (its comment). */
+ * opt_depthwise.py), and the kernel checks it again. */
 #include <stddef.h>
 #include <string.h>
 
@@ -187,9 +185,7 @@ static int dw3_by_columns(const dw_job_t *g) {
 }
 
 /* The planar path runs every layer that fits, lines of any length (blocks of four, two, one). */
-static int dw3_takes(const dw_job_t *g) {
-  return g->ort == NULL && dw3_fits(g->p, g->k_h, g->k_w); /* onnxruntime's: the band */
-}
+static int dw3_takes(const dw_job_t *g) { return dw3_fits(g->p, g->k_h, g->k_w); }
 
 /* Rows as lines, or columns when the output is taller than wide; `layer`: the layer's own
  * assembly, which wants one chunk of every line. */
@@ -263,13 +259,13 @@ static int in_place_ok(const dw_job_t *j) {
 
 static void run(const dw_job_t *j) {
   for (int32_t c = 0; c < j->ch; c += 4) {
-    (j->ort != NULL ? group_ort : group)(j, c, j->ch - c < 4 ? j->ch - c : 4);
+    group(j, c, j->ch - c < 4 ? j->ch - c : 4);
   }
 }
 
 /* The kernel; `layer` (NULL: none) runs a 3x3 layer over a band of the whole image. */
 static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
-                            const mcu_dw3_layer_t *layer, const mcu_ort_requant_t *ort) {
+                            const mcu_dw3_layer_t *layer) {
   const mcu_depthwise_conv_2d_params_t *p = node->params;
   MCU_ENSURE_MODEL(node->num_inputs >= 2 && node->num_outputs == 1, MCU_ERR_BAD_MODEL);
   const mcu_tensor_t *in = mcu_input_tensor(ctx, node, 0);
@@ -292,8 +288,7 @@ static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
                 p->win.pad_w,
                 0,
                 NULL,
-                NULL,
-                ort};
+                NULL};
   int32_t batches = in->dims[0];
   MCU_ENSURE_MODEL(out->dims[0] == batches && out->dims[3] == j.ch && filter->dims[3] == j.ch,
                    MCU_ERR_BAD_MODEL);
@@ -334,30 +329,10 @@ static mcu_status_t dw_eval(const mcu_node_t *node, mcu_context_t *ctx,
 }
 
 mcu_status_t mcu_depthwise_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
-  return dw_eval(node, ctx, NULL, NULL);
+  return dw_eval(node, ctx, NULL);
 }
 
 mcu_status_t mcu_depthwise_conv_2d_s8_layer(const mcu_node_t *node, mcu_context_t *ctx,
                                             const mcu_dw3_layer_t *layer) {
-  return dw_eval(node, ctx, layer, NULL);
-}
-
-/* onnxruntime's output stage (`--onnx-numerics ort`, mcu/kernels/ort_conv.h): the band path's
- * sums, each to mcu_ort_requant, as reference/ort_conv.c computes them (the same integers: the
- * input offset added to every tap, padding the input zero point). The kernel reads the window
- * and offsets from TFLM's parameter struct, built here from the ort parameters; its multipliers
- * and shifts stay NULL, never read on this path. */
-mcu_status_t mcu_depthwise_conv_2d_s8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_ort_conv_params_t *o = node->params;
-  const mcu_ort_requant_t *rq = &o->rq;
-  MCU_ENSURE_MODEL(rq->scales != NULL, MCU_ERR_BAD_MODEL);
-  mcu_depthwise_conv_2d_params_t p = {o->win, o->depth_multiplier, {0}};
-  p.rq.input_offset = rq->input_offset;
-  p.rq.output_offset = rq->output_offset;
-  p.rq.act_min = rq->act_min;
-  p.rq.act_max = rq->act_max;
-  p.rq.num_channels = rq->num_channels;
-  mcu_node_t copy = *node;
-  copy.params = &p;
-  return dw_eval(&copy, ctx, NULL, rq);
+  return dw_eval(node, ctx, layer);
 }

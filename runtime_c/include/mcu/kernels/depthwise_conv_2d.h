@@ -1,7 +1,6 @@
 #ifndef MCU_KERNELS_DEPTHWISE_CONV_2D_H
 #define MCU_KERNELS_DEPTHWISE_CONV_2D_H
 
-#include "mcu/ort_requant.h"
 #include "mcu/requant_params.h"
 #include "mcu/runtime.h"
 #include "mcu/window.h"
@@ -26,8 +25,5 @@ mcu_eval_t mcu_depthwise_conv_2d_s8_opt;
  * depthwise_conv_2d_s8_ring.c, mcugen/codegen/lower/opt_depthwise_ring.py): one channel at a
  * time over a ring of its lines; the same parameters, in place too. */
 mcu_eval_t mcu_depthwise_conv_2d_s8_ring;
-/* The general variant with onnxruntime's output stage (`--onnx-numerics ort`, its band path;
- * mcugen/codegen/lower/ort_opt.py): parameters mcu_ort_conv_params_t (mcu/ort_requant.h). */
-mcu_eval_t mcu_depthwise_conv_2d_s8_ort;
 
 #endif

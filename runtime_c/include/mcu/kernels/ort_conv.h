@@ -3,13 +3,19 @@
 
 #include "mcu/ort_requant.h"
 #include "mcu/runtime.h"
+#include "mcu/window.h"
 
 /* CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED with onnxruntime's output stage
  * (mcu/ort_requant.h; `--onnx-numerics ort`): the same integer sums as the reference kernels,
  * then a float32 scale rounded half to even. Tensors as the reference kernels' (int8, NHWC,
  * filters OHWI / 1HW(C*M) / [O, K], int32 bias). They never run in place (their lowering says
  * so). */
-/* Parameters: mcu_ort_conv_params_t (mcu/ort_requant.h), mcu_ort_fully_connected_params_t. */
+typedef struct {
+  mcu_window_params_t win;
+  int32_t depth_multiplier; /* DEPTHWISE_CONV_2D only */
+  mcu_ort_requant_t rq;
+} mcu_ort_conv_params_t;
+
 typedef struct {
   mcu_ort_requant_t rq;
 } mcu_ort_fully_connected_params_t;
@@ -26,6 +32,9 @@ mcu_status_t mcu_fully_connected_int8_ort(const mcu_node_t *node, mcu_context_t 
 mcu_eval_t mcu_fully_connected_s8_ort;
 mcu_eval_t mcu_fully_connected_s8_row_ort;
 mcu_eval_t mcu_conv_2d_1x1_s8_ort;
-/* The general CONV_2D's and DEPTHWISE_CONV_2D's: mcu/kernels/conv_2d.h, depthwise_conv_2d.h. */
+/* The general CONV_2D's: mcu/kernels/conv_2d.h. DEPTHWISE_CONV_2D of depth multiplier 1 and
+ * dilation 1, at most 16 filter rows (kernels/opt/depthwise_conv_2d_s8_ort.c, the band path of
+ * depthwise_conv_2d_s8.c; parameters mcu_ort_conv_params_t): */
+mcu_eval_t mcu_depthwise_conv_2d_s8_ort;
 
 #endif

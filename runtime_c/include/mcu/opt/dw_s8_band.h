@@ -1,9 +1,10 @@
 #ifndef MCU_OPT_DW_S8_BAND_H
 #define MCU_OPT_DW_S8_BAND_H
 
-/* Part of kernels/opt/depthwise_conv_2d_s8.c, included by it alone (its static functions stay in
- * one translation unit, so that the compiler inlines them as it did in one file): the band path
- * of any filter, four channels at a time (the kernel's top comment). */
+/* Part of kernels/opt/depthwise_conv_2d_s8.c, included by it (its static functions stay in one
+ * translation unit, so that the compiler inlines them as it did in one file): the band path of
+ * any filter, four channels at a time (the kernel's top comment). Also the band path of
+ * kernels/opt/depthwise_conv_2d_s8_ort.c, with onnxruntime's output stage (group_ort). */
 #include <stdint.h>
 #include <string.h>
 
@@ -24,9 +25,6 @@ typedef struct {
   int32_t pad_w, band_w; /* band row: pad_w zero-point entries, in_w pixels, the rest padding */
   uint32_t *wide;        /* scratch: k_h * k_w * 2 words of widened weights */
   uint32_t *band;        /* then k_h * band_w words */
-  /* onnxruntime's output stage (mcu_depthwise_conv_2d_s8_ort: the band path, `p` then without
-   * multipliers and shifts); NULL: TFLM's */
-  const mcu_ort_requant_t *ort;
 } dw_job_t;
 
 /* One channel's requantisation, prepared for `requant` (see the top of
@@ -41,10 +39,6 @@ typedef struct {
 } dw_requant_t;
 
 static dw_requant_t requant_of(const dw_job_t *j, int32_t c) {
-  if (j->ort != NULL) { /* only the bias: mcu_ort_requant does the rest */
-    dw_requant_t r = {j->bias != NULL ? j->bias[c] : 0, 0, 0, 0, 0, 0};
-    return r;
-  }
   int32_t q = j->p->rq.num_channels > 1 ? c : 0;
   int32_t shift = j->p->rq.shifts[q];
   dw_requant_t r;
@@ -58,6 +52,12 @@ static dw_requant_t requant_of(const dw_job_t *j, int32_t c) {
   return r;
 }
 
+/* Channel c's bias alone, for onnxruntime's output stage. */
+static dw_requant_t bias_of(const dw_job_t *j, int32_t c) {
+  dw_requant_t r = {j->bias != NULL ? j->bias[c] : 0, 0, 0, 0, 0, 0};
+  return r;
+}
+
 /* The output of one sum, clamped. Adding output_offset << right before the shift is adding
  * output_offset after it (the shift is a floor division by 2^right); the build keeps right <= 22,
  * so with |x| < 2^29 nothing overflows. */
@@ -66,6 +66,13 @@ static inline int32_t requant(const dw_requant_t *r, int32_t acc, int32_t lo, in
   x = (x + r->round + ((x >> 31) & r->sign)) >> r->right; /* arithmetic shifts */
   return mcu_clamp_i32(x, lo, hi);
 }
+
+/* A job with onnxruntime's output stage (depthwise_conv_2d_s8_ort.c): group_ort's `j` points
+ * at `job`, its multipliers and shifts absent. */
+typedef struct {
+  dw_job_t job;
+  mcu_ort_out_t out;
+} dw_ort_job_t;
 
 typedef struct {
   int32_t a0, a1, a2, a3; /* channels c .. c + 3 */
@@ -190,9 +197,9 @@ static uint32_t ort_pack4(const mcu_ort_out_t *o, dw_acc4_t s, int32_t c, int32_
 
 /* Channels c .. c + g - 1 (g <= 4) of every output pixel. The loops read the job's fields into
  * locals once: int8 stores may alias anything, so fields read through `j` would be read again
- * after each. `ort` (a constant at each call): onnxruntime's output stage. */
-static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, int32_t c,
-                                                           int32_t g, int ort) {
+ * after each. `ort` (a constant at each call): onnxruntime's output stage, `j` a dw_ort_job_t's
+ * (plain inline: always_inline changed how GCC allocates the TFLite path's registers). */
+static inline void group_as(const dw_job_t *j, int32_t c, int32_t g, int ort) {
   const int32_t ch = j->ch, k_h = j->k_h, k_w = j->k_w, taps = k_h * k_w;
   uint32_t *wide = j->wide;
   for (int32_t t = 0; t < taps; ++t) {
@@ -203,16 +210,13 @@ static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, in
   }
   dw_requant_t q[4];
   for (int32_t i = 0; i < 4; ++i) {
-    q[i] = requant_of(j, c + (i < g ? i : 0)); /* missing lanes: any channel, never stored */
+    /* missing lanes: any channel, never stored; ort: the bias alone (mcu_ort_out does the rest) */
+    q[i] = ort ? bias_of(j, c + (i < g ? i : 0)) : requant_of(j, c + (i < g ? i : 0));
   }
   const uint32_t zero = repeat4(-j->p->rq.input_offset);
   const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   const int32_t stride_h = j->p->win.stride_h, stride_w = j->p->win.stride_w, pad_h = j->p->win.pad_h;
   const int32_t lo = j->p->rq.act_min, hi = j->p->rq.act_max;
-  mcu_ort_out_t o = {0};
-  if (ort) {
-    o = mcu_ort_out_of(j->ort);
-  }
   const int32_t out_w = j->out_w;
   const int is_3x3 = k_h == 3 && k_w == 3;
   const uint32_t *rows[MCU_DW_MAX_ROWS];
@@ -244,7 +248,7 @@ static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, in
           }
         }
       }
-      uint32_t word = ort ? ort_pack4(&o, s, c, g)
+      uint32_t word = ort ? ort_pack4(&((const dw_ort_job_t *)j)->out, s, c, g)
                           : pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
                                   requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
       if (g == 4) {
@@ -256,8 +260,13 @@ static inline __attribute__((always_inline)) void group_as(const dw_job_t *j, in
   }
 }
 
-static void group(const dw_job_t *j, int32_t c, int32_t g) { group_as(j, c, g, 0); }
+/* Each file uses one of them. */
+static __attribute__((unused)) void group(const dw_job_t *j, int32_t c, int32_t g) {
+  group_as(j, c, g, 0);
+}
 
-static void group_ort(const dw_job_t *j, int32_t c, int32_t g) { group_as(j, c, g, 1); }
+static __attribute__((unused)) void group_ort(const dw_job_t *j, int32_t c, int32_t g) {
+  group_as(j, c, g, 1);
+}
 
 #endif /* MCU_OPT_DW_S8_BAND_H */
