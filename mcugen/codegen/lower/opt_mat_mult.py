@@ -287,6 +287,7 @@ def _variant(
     params_of: ProductParams = widened_params,
     sources: tuple[str, ...] = (),
     headers: tuple[str, ...] = (HEADER,),
+    params_type: str = PARAMS,
 ) -> Lowered | None:
     """The variant's lowering (parameters by `params_of`; sources the product's and
     opt/<name>.c unless given), None when the bias does not fold or the weights are shared."""
@@ -297,7 +298,7 @@ def _variant(
     return Lowered(
         reference.kernel,
         function,
-        PARAMS,
+        params_type,
         params,
         scratch,
         variant=name,

@@ -107,7 +107,8 @@ def _product_params(graph: Graph, op: Operator, reference: Lowered) -> Params | 
     if bias is None:
         return None
     keep = ("output_offset", "act_min", "act_max", "num_channels")
-    return (*((k, rq[k]) for k in keep), ("bias", bias), ("ort_scales", rq["scales"]))
+    product = (*((k, rq[k]) for k in keep), ("bias", bias))
+    return (*member("product", product), ("scales", rq["scales"]))
 
 
 def _product(
@@ -122,6 +123,7 @@ def _product(
         scratch,
         params_of=_product_params,
         sources=PRODUCT_SOURCES,
+        params_type="mcu_mat_mult_s8_ort_params_t",
         # mat_mult_s8_ort.c declares both operators' entries
         headers=(HEADER, "mcu/kernels/conv_2d.h", "mcu/kernels/fully_connected.h"),
     )
@@ -179,19 +181,19 @@ def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     if bias is None or weights is None or not -128 <= pad_value < 128:
         return None
     records = tuple(v for b in bias.values for v in (int(b), 0, 0, 0, 0, 0))
-    params: Params = (
+    conv: Params = (
         *member(WINDOW_PARAMS, tuple((k, ref[k]) for k in WINDOW)),
         ("pad_value", pad_value),
         ("act_min", rq["act_min"]),
         ("act_max", rq["act_max"]),
         ("channels", Array("int32_t", records)),
-        *member("ort", ort_fields(reference)),
     )
+    params = (*member("conv", conv), *member("ort", ort_fields(reference)))
     depth = w.shape[1] * w.shape[2] * w.shape[3]
     return Lowered(
         reference.kernel,
         "mcu_conv_2d_s8_ort",
-        "mcu_conv_2d_s8_params_t",
+        "mcu_conv_2d_s8_ort_params_t",
         params,
         scratch_bytes(depth, x.shape[3]),
         variant="conv_2d_s8_ort",

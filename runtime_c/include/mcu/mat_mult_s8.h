@@ -11,13 +11,7 @@
 
 #include "mcu/runtime.h"
 
-typedef struct mcu_mat_mult_s8_params mcu_mat_mult_s8_params_t;
-
-/* An output stage other than TFLM's: channel `c`'s output from its sum (the bias in it). */
-typedef int8_t (*mcu_mat_mult_s8_out_fn)(const mcu_mat_mult_s8_params_t *p, int32_t acc,
-                                         int32_t c);
-
-struct mcu_mat_mult_s8_params {
+typedef struct {
   int32_t output_offset; /* output zero point */
   int32_t act_min;
   int32_t act_max;
@@ -39,13 +33,17 @@ struct mcu_mat_mult_s8_params {
    * four channels (the build's `quad_stream`): their four undoubled biases, then per channel its
    * multiplier, rounding term and shift. */
   const int32_t *stream;
-  /* onnxruntime's output stage (`--onnx-numerics ort`, kernels/opt/mat_mult_s8_ort.c): per
-   * entry (1, or one per output channel: `num_channels`) x_scale * w_scale / y_scale; NULL:
-   * TFLM's. Set, `multipliers`, `shifts`, `short_shifts` and `stream` are NULL and the product
-   * is run by that file's entries, which set `out` (NULL in the build's parameters: a float
-   * output stage is then linked only where a layer uses it). */
-  const float *ort_scales;
-  mcu_mat_mult_s8_out_fn out;
+} mcu_mat_mult_s8_params_t;
+
+/* The product with another output stage (onnxruntime's: kernels/opt/mat_mult_s8_ort.c): its
+ * `product`'s `shifts`, `short_shifts` and `stream` are NULL (TFLM's long requantisation always
+ * has `shifts`), which tells the product that its parameters are this struct's first member,
+ * and each sum goes to out(this, sum, channel). Built at run time by that file's entries, so
+ * the build's parameters hold only data and other builds link no other output stage. */
+typedef struct mcu_mat_mult_s8_out mcu_mat_mult_s8_out_t;
+struct mcu_mat_mult_s8_out {
+  mcu_mat_mult_s8_params_t product;
+  int8_t (*out)(const mcu_mat_mult_s8_out_t *self, int32_t acc, int32_t c);
 };
 
 /* Bytes of scratch the product needs for two rows of `depth` inputs: 16-bit lanes, depth

@@ -23,9 +23,9 @@
  * (round half away from zero; x = 0 from a negative accumulator has low bits 0, never a tie),
  * then one shift right.
  *
- * mcu_conv_2d_s8_ort: the same sums with onnxruntime's output stage instead (mcu_ort_requant,
- * `--onnx-numerics ort`; the parameters' `ort`), as reference/ort_conv.c computes it: the sums
- * are the same integers (the folded bias is the build's, checked to fit int32). */
+ * mcu_conv_2d_s8_ort: the same sums with onnxruntime's output stage instead (mcu_ort_out of
+ * mcu_conv_2d_s8_ort_params_t's `ort`; `--onnx-numerics ort`), as reference/ort_conv.c computes
+ * it: the sums are the same integers (the folded bias is the build's, checked to fit int32). */
 #include <string.h>
 
 #include "mcu/conv_2d_s8_window.h" /* and the kernel's, quant, simd and window headers */
@@ -286,8 +286,8 @@ static inline __attribute__((always_inline)) void channels_clamped(
     int8_t *out0, int8_t *out1, int full) {
   finish_t f = {p->channels, w, x + 4 * d->blocks, p->act_min, p->act_max, NULL};
   mcu_ort_out_t ort;
-  if (full == ORT_OUT) {
-    ort = mcu_ort_out_of(&p->ort);
+  if (full == ORT_OUT) { /* p is an mcu_conv_2d_s8_ort_params_t's `conv` */
+    ort = mcu_ort_out_of(&((const mcu_conv_2d_s8_ort_params_t *)p)->ort);
     f.ort = &ort;
   }
   const int8_t *blocks = w + d->s.out_c * d->tail;
@@ -370,10 +370,10 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
 }
 
 mcu_status_t mcu_conv_2d_s8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_conv_2d_s8_params_t *p = node->params;
-  MCU_ENSURE_MODEL(p->ort.scales != NULL, MCU_ERR_BAD_MODEL);
-  MCU_ENSURE_MODEL(p->ort.num_channels == 1 ||
-                       p->ort.num_channels == mcu_output_tensor(ctx, node, 0)->dims[3],
+  const mcu_ort_requant_t *ort = &((const mcu_conv_2d_s8_ort_params_t *)node->params)->ort;
+  MCU_ENSURE_MODEL(ort->scales != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(ort->num_channels == 1 ||
+                       ort->num_channels == mcu_output_tensor(ctx, node, 0)->dims[3],
                    MCU_ERR_BAD_MODEL);
   return run(node, ctx, 1);
 }

@@ -18,8 +18,9 @@
  * with R inside int32) and that the activation is the whole int8 range; else the long path
  * (mcu_requant, then the offset and the clamp) on undoubled sums.
  *
- * Parameters with a `stream` take mat_mult_s8_pairs.c's path; with an output function `out`
- * (onnxruntime's output stage, mat_mult_s8_ort.c) the long path's sums go to it instead.
+ * Parameters with a `stream` take mat_mult_s8_pairs.c's path; without `shifts` nor
+ * `short_shifts` they are an mcu_mat_mult_s8_out_t's (onnxruntime's output stage,
+ * mat_mult_s8_ort.c), whose function takes the long path's sums instead.
  *
  * Weights come in the build's pair layout (opt_mat_mult.py pair_layout): per pair of channels,
  * blocks of 4 weights of the first then 4 of the second, then the first's last depth mod 4
@@ -61,10 +62,11 @@ static void store(const mcu_mat_mult_s8_params_t *p, int32_t c, int32_t acc0, in
     }
     return;
   }
-  if (p->out != NULL) { /* onnxruntime's output stage (mat_mult_s8_ort.c) */
-    out0[c] = p->out(p, acc0, c);
+  if (p->shifts == NULL) { /* another output stage (mcu_mat_mult_s8_out_t) */
+    const mcu_mat_mult_s8_out_t *h = (const mcu_mat_mult_s8_out_t *)p;
+    out0[c] = h->out(h, acc0, c);
     if (out1 != NULL) {
-      out1[c] = p->out(p, acc1, c);
+      out1[c] = h->out(h, acc1, c);
     }
     return;
   }

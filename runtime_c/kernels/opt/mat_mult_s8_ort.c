@@ -5,34 +5,39 @@
  * reference kernels' (reference/ort_conv.c) exactly: the input offset folded into the bias is
  * the same integer (mcugen/codegen/lower/ort_opt.py checks it fits int32), so the outputs are
  * byte for byte theirs. The entries run the product on a copy of the node whose parameters
- * carry the output function: the build's parameters hold only data. */
+ * are an mcu_mat_mult_s8_out_t (mcu/mat_mult_s8.h) carrying the output function. */
 #include "mcu/kernels/conv_2d.h"
 #include "mcu/kernels/fully_connected.h"
 #include "mcu/kernels/ort_conv.h"
 #include "mcu/mat_mult_s8.h"
 
-/* The parameters the product runs with: the build's, the output function set, and the
- * output stage's constants, computed once a layer (the product's `p` points at `product`). */
+/* The parameters the product runs with: the build's, the output function, and the output
+ * stage's constants, computed once a layer. */
 typedef struct {
-  mcu_mat_mult_s8_params_t product;
+  mcu_mat_mult_s8_out_t hooked;
   mcu_ort_out_t out;
 } ort_params_t;
 
-static int8_t ort_out(const mcu_mat_mult_s8_params_t *p, int32_t acc, int32_t c) {
-  return (int8_t)mcu_ort_out(&((const ort_params_t *)p)->out, acc, c);
+static int8_t ort_out(const mcu_mat_mult_s8_out_t *self, int32_t acc, int32_t c) {
+  return (int8_t)mcu_ort_out(&((const ort_params_t *)self)->out, acc, c);
 }
 
 /* `run` on a copy of `node` whose parameters are those. */
 static mcu_status_t with_ort_out(const mcu_node_t *node, mcu_context_t *ctx, mcu_eval_fn run) {
-  const mcu_mat_mult_s8_params_t *p = node->params;
-  MCU_ENSURE_MODEL(p->ort_scales != NULL && p->short_shifts == NULL && p->stream == NULL,
+  const mcu_mat_mult_s8_ort_params_t *p = node->params;
+  const mcu_mat_mult_s8_params_t *product = &p->product;
+  MCU_ENSURE_MODEL(p->scales != NULL && product->shifts == NULL &&
+                       product->short_shifts == NULL && product->stream == NULL,
                    MCU_ERR_BAD_MODEL);
-  const mcu_ort_requant_t rq = {0, p->output_offset, p->act_min, p->act_max, p->num_channels,
-                                p->ort_scales};
-  ort_params_t params = {*p, mcu_ort_out_of(&rq)};
-  params.product.out = ort_out;
+  const mcu_ort_requant_t rq = {0,
+                                product->output_offset,
+                                product->act_min,
+                                product->act_max,
+                                product->num_channels,
+                                p->scales};
+  ort_params_t params = {{*product, ort_out}, mcu_ort_out_of(&rq)};
   mcu_node_t copy = *node;
-  copy.params = &params.product;
+  copy.params = &params.hooked.product;
   return run(&copy, ctx);
 }
 
