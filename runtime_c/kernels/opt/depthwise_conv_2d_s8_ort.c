@@ -37,9 +37,14 @@ mcu_status_t mcu_depthwise_conv_2d_s8_ort(const mcu_node_t *node, mcu_context_t 
   MCU_ENSURE_MODEL(o->rq.num_channels == 1 || o->rq.num_channels == ch, MCU_ERR_BAD_MODEL);
   MCU_ENSURE_MODEL(filter->dims[1] <= MCU_DW_MAX_ROWS && o->win.pad_w >= 0 && o->win.pad_h >= 0,
                    MCU_ERR_BAD_MODEL);
-  /* what the band reads of TFLM's parameters: the window and the input offset */
+  /* what the band reads of TFLM's parameters: the window and the input offset (and one
+   * placeholder multiplier and shift, never used) */
+  static const int32_t placeholder[1] = {0};
   mcu_depthwise_conv_2d_params_t p = {o->win, 1, {0}};
   p.rq.input_offset = o->rq.input_offset;
+  p.rq.num_channels = 1;
+  p.rq.multipliers = placeholder;
+  p.rq.shifts = placeholder;
   dw_ort_job_t job = {
       .job = {.in = mcu_input(ctx, node, 0),
               .out = mcu_output(ctx, node, 0),

@@ -52,12 +52,6 @@ static dw_requant_t requant_of(const dw_job_t *j, int32_t c) {
   return r;
 }
 
-/* Channel c's bias alone, for onnxruntime's output stage. */
-static dw_requant_t bias_of(const dw_job_t *j, int32_t c) {
-  dw_requant_t r = {j->bias != NULL ? j->bias[c] : 0, 0, 0, 0, 0, 0};
-  return r;
-}
-
 /* The output of one sum, clamped. Adding output_offset << right before the shift is adding
  * output_offset after it (the shift is a floor division by 2^right); the build keeps right <= 22,
  * so with |x| < 2^29 nothing overflows. */
@@ -68,7 +62,8 @@ static inline int32_t requant(const dw_requant_t *r, int32_t acc, int32_t lo, in
 }
 
 /* A job with onnxruntime's output stage (depthwise_conv_2d_s8_ort.c): group_ort's `j` points
- * at `job`, its multipliers and shifts absent. */
+ * at `job`, whose parameters' multiplier and shift are one placeholder (requant_of's values
+ * other than the bias go unused). */
 typedef struct {
   dw_job_t job;
   mcu_ort_out_t out;
@@ -210,8 +205,8 @@ static inline void group_as(const dw_job_t *j, int32_t c, int32_t g, int ort) {
   }
   dw_requant_t q[4];
   for (int32_t i = 0; i < 4; ++i) {
-    /* missing lanes: any channel, never stored; ort: the bias alone (mcu_ort_out does the rest) */
-    q[i] = ort ? bias_of(j, c + (i < g ? i : 0)) : requant_of(j, c + (i < g ? i : 0));
+    /* missing lanes: any channel, never stored; ort: only the bias is read */
+    q[i] = requant_of(j, c + (i < g ? i : 0));
   }
   const uint32_t zero = repeat4(-j->p->rq.input_offset);
   const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
