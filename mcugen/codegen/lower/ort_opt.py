@@ -74,9 +74,9 @@ def is_ort(graph: Graph, op: Operator, reference: Lowered) -> bool:
 
 
 #: |accumulator * scale| below this, for every accumulator a layer can produce: the kernels'
-#: output stage (mcu/ort_requant.h mcu_ort_out) converts the rounded product to int32 and
-#: clamps it there, with room for the zero point
-SCALED_LIMIT = 2.0**29
+#: output stage (mcu/ort_requant.h mcu_ort_out) rounds the product by adding 1.5 * 2^23 where
+#: the FPU has no VRINTR (exact below 2^22), converts it to int32 and clamps it there
+SCALED_LIMIT = 2.0**21
 
 
 def scaled_fits(graph: Graph, op: Operator, reference: Lowered) -> bool:
