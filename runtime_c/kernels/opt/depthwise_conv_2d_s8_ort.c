@@ -72,7 +72,7 @@ mcu_status_t mcu_depthwise_conv_2d_s8_ort(const mcu_node_t *node, mcu_context_t 
   }
   for (int32_t b = 0; b < batches; ++b) {
     for (int32_t c = 0; c < ch; c += 4) {
-      group_ort(j, c, ch - c < 4 ? ch - c : 4);
+      group_ort(&job, c, ch - c < 4 ? ch - c : 4);
     }
     j->in += j->in_h * j->in_w * ch;
     j->out += j->out_h * j->out_w * ch;

@@ -65,8 +65,14 @@ static inline int32_t requant(const dw_requant_t *r, int32_t acc, int32_t lo, in
  * at `job`, whose parameters' multiplier and shift are one placeholder (requant_of's values
  * other than the bias go unused). */
 typedef struct {
+  float scale[4];
+  int32_t zero, lo, hi;
+} dw_ort4_t;
+
+typedef struct {
   dw_job_t job;
   mcu_ort_out_t out;
+  dw_ort4_t group; /* the group's (group_ort sets it) */
 } dw_ort_job_t;
 
 typedef struct {
@@ -183,11 +189,25 @@ static uint32_t pack4(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
          ((uint32_t)r3 << 24);
 }
 
-/* Four sums' outputs, channels c .. c + 3 (lanes past the last channel: channel c's scale,
- * never stored), by onnxruntime's output stage. */
-static uint32_t ort_pack4(const mcu_ort_out_t *o, dw_acc4_t s, int32_t c, int32_t g) {
-  return pack4(mcu_ort_out(o, s.a0, c), mcu_ort_out(o, s.a1, c + (g > 1)),
-               mcu_ort_out(o, s.a2, c + (g > 2 ? 2 : 0)), mcu_ort_out(o, s.a3, c + (g > 3 ? 3 : 0)));
+/* onnxruntime's output stage of the group of four channels from c (lanes past the last channel
+ * take channel c's scale, never stored): their scales, the zero point and the activation range,
+ * set once a group. */
+static dw_ort4_t ort4_of(const mcu_ort_out_t *o, int32_t c, int32_t g) {
+  dw_ort4_t k = {{0}, o->zero, o->act_min, o->act_max};
+  for (int32_t i = 0; i < 4; ++i) {
+    k.scale[i] = o->scales[o->per_channel ? c + (i < g ? i : 0) : 0];
+  }
+  return k;
+}
+
+/* One sum's output (mcu_ort_out's arithmetic, its bound proved by the build). */
+static inline int32_t ort1(const dw_ort4_t *k, int32_t acc, int32_t i) {
+  int32_t v = mcu_ort_round_narrow((float)acc * k->scale[i]) + k->zero;
+  return v < k->lo ? k->lo : (v > k->hi ? k->hi : v);
+}
+
+static inline uint32_t ort_pack4(const dw_ort4_t *k, dw_acc4_t s) {
+  return pack4(ort1(k, s.a0, 0), ort1(k, s.a1, 1), ort1(k, s.a2, 2), ort1(k, s.a3, 3));
 }
 
 /* Channels c .. c + g - 1 (g <= 4) of every output pixel. The loops read the job's fields into
@@ -212,6 +232,7 @@ static inline void group_as(const dw_job_t *j, int32_t c, int32_t g, int ort) {
   const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   const int32_t stride_h = j->p->win.stride_h, stride_w = j->p->win.stride_w, pad_h = j->p->win.pad_h;
   const int32_t lo = j->p->rq.act_min, hi = j->p->rq.act_max;
+
   const int32_t out_w = j->out_w;
   const int is_3x3 = k_h == 3 && k_w == 3;
   const uint32_t *rows[MCU_DW_MAX_ROWS];
@@ -243,7 +264,7 @@ static inline void group_as(const dw_job_t *j, int32_t c, int32_t g, int ort) {
           }
         }
       }
-      uint32_t word = ort ? ort_pack4(&((const dw_ort_job_t *)j)->out, s, c, g)
+      uint32_t word = ort ? ort_pack4(&((const dw_ort_job_t *)j)->group, s)
                           : pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
                                   requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
       if (g == 4) {
@@ -260,8 +281,9 @@ static __attribute__((unused)) void group(const dw_job_t *j, int32_t c, int32_t 
   group_as(j, c, g, 0);
 }
 
-static __attribute__((unused)) void group_ort(const dw_job_t *j, int32_t c, int32_t g) {
-  group_as(j, c, g, 1);
+static __attribute__((unused)) void group_ort(dw_ort_job_t *j, int32_t c, int32_t g) {
+  j->group = ort4_of(&j->out, c, g);
+  group_as(&j->job, c, g, 1);
 }
 
 #endif /* MCU_OPT_DW_S8_BAND_H */
