@@ -144,3 +144,20 @@ def test_what_the_variants_leave_to_the_reference() -> None:
         gen = ort("opt")(import_model(model, source="test model"))
         assert {low.variant for low in gen.lowered.values()} == {"reference"}
         assert all(low.function.endswith("_ort") for low in gen.lowered.values())
+
+
+def test_every_ort_variant_is_costed() -> None:
+    """The kernel choice's instruction estimates and weight staging's read counts know every ort
+    variant (a variant they do not know is never swapped on a measured cost, never staged)."""
+    from mcugen.codegen.lower._variants import VARIANTS
+    from mcugen.codegen.weight_reads import ONCE, PAIRED
+    from mcugen.kernel_costs import PER_MAC
+
+    names = {v.name for v in VARIANTS if v.name.endswith("_ort")}
+    assert names == {
+        "fully_connected_s8_ort",
+        "conv_2d_1x1_s8_ort",
+        "conv_2d_s8_ort",
+        "depthwise_conv_2d_s8_ort",
+    }
+    assert all(n in PER_MAC and (n in PAIRED or n in ONCE) for n in names)
