@@ -30,11 +30,11 @@ from support.convs import (
     conv_int8,
     dw_after_add,
     dw_int8,
-    fc_models,
     runs_in_place,
     window_convs,
     window_depthwise,
 )
+from support.op_models import fc_models
 from support.tflm import mcugen_outputs
 
 

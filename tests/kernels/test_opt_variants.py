@@ -14,7 +14,7 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import SLOW, Conv, add_chains, assert_variant_exact, conv_int8, runs_in_place
-from support.convs import fc_models
+from support.op_models import fc_models
 
 
 @SLOW
