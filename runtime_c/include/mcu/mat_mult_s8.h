@@ -38,14 +38,12 @@ typedef struct {
 /* The product with another output stage (onnxruntime's: kernels/opt/mat_mult_s8_ort.c): its
  * `product`'s `shifts`, `short_shifts` and `stream` are NULL (TFLM's long requantisation always
  * has `shifts`), which tells the product that its parameters are this struct's first member,
- * and the sums of channel c go to out(this, c, acc0, acc1, out0, out1), which writes out0[c] and
- * (out1 not NULL) out1[c]. Built at run time by that file's entries, so the build's parameters
- * hold only data and other builds link no other output stage. */
+ * and each sum goes to out(this, sum, channel). Built at run time by that file's entries, so
+ * the build's parameters hold only data and other builds link no other output stage. */
 typedef struct mcu_mat_mult_s8_out mcu_mat_mult_s8_out_t;
 struct mcu_mat_mult_s8_out {
   mcu_mat_mult_s8_params_t product;
-  void (*out)(const mcu_mat_mult_s8_out_t *self, int32_t c, int32_t acc0, int32_t acc1,
-              int8_t *out0, int8_t *out1);
+  int8_t (*out)(const mcu_mat_mult_s8_out_t *self, int32_t acc, int32_t c);
 };
 
 /* Bytes of scratch the product needs for two rows of `depth` inputs: 16-bit lanes, depth

@@ -64,7 +64,10 @@ static void store(const mcu_mat_mult_s8_params_t *p, int32_t c, int32_t acc0, in
   }
   if (p->shifts == NULL) { /* another output stage (mcu_mat_mult_s8_out_t) */
     const mcu_mat_mult_s8_out_t *h = (const mcu_mat_mult_s8_out_t *)p;
-    h->out(h, c, acc0, acc1, out0, out1);
+    out0[c] = h->out(h, acc0, c);
+    if (out1 != NULL) {
+      out1[c] = h->out(h, acc1, c);
+    }
     return;
   }
   out0[c] = long_out(p, acc0, q);

@@ -18,13 +18,8 @@ typedef struct {
   mcu_ort_out_t out;
 } ort_params_t;
 
-static void ort_out(const mcu_mat_mult_s8_out_t *self, int32_t c, int32_t acc0, int32_t acc1,
-                    int8_t *out0, int8_t *out1) {
-  const mcu_ort_out_t *o = &((const ort_params_t *)self)->out;
-  out0[c] = (int8_t)mcu_ort_out(o, acc0, c);
-  if (out1 != NULL) {
-    out1[c] = (int8_t)mcu_ort_out(o, acc1, c);
-  }
+static int8_t ort_out(const mcu_mat_mult_s8_out_t *self, int32_t acc, int32_t c) {
+  return (int8_t)mcu_ort_out(&((const ort_params_t *)self)->out, acc, c);
 }
 
 /* `run` on a copy of `node` whose parameters are those. */
