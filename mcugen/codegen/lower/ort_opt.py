@@ -131,7 +131,8 @@ def _product(
 
 @rung("fully_connected_s8_ort", "FULLY_CONNECTED")
 def fully_connected_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """onnxruntime's numerics: int8 input, any shape (the int8 matrix product)."""
+    """onnxruntime's numerics: int8 input, any shape, |sum x scale| < 2^21 (the int8 matrix
+    product)."""
     if not is_ort(graph, op, reference):
         return None
     function, scratch = dense_entry(
@@ -142,7 +143,8 @@ def fully_connected_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lo
 
 @rung("conv_2d_1x1_s8_ort", "CONV_2D")
 def conv_2d_1x1_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
-    """onnxruntime's numerics: int8, 1x1 filter, stride 1, one group (the int8 matrix product)."""
+    """onnxruntime's numerics: int8, 1x1 filter, stride 1, one group, |sum x scale| < 2^21 (the
+    int8 matrix product)."""
     if not takes_1x1(graph, op, reference, ORT_FUNCTIONS["CONV_2D"]):
         return None
     if not is_ort(graph, op, reference):
@@ -167,7 +169,7 @@ def conv_2d_1x1_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowere
 @rung("conv_2d_s8_ort", "CONV_2D")
 def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     """onnxruntime's numerics: int8, one group, any filter, stride, dilation and padding but 1x1
-    stride 1 (conv_2d_s8's windows and products)."""
+    stride 1, |sum x scale| < 2^21 (conv_2d_s8's windows and products)."""
     if not is_ort(graph, op, reference):
         return None
     ref = fields(reference.params)
@@ -207,7 +209,7 @@ def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
 @rung("depthwise_conv_2d_s8_ort", "DEPTHWISE_CONV_2D")
 def depthwise_conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
     """onnxruntime's numerics: int8, depth multiplier 1, dilation 1, at most 16 filter rows, any
-    stride and padding, in place too (depthwise_conv_2d_s8's band path)."""
+    stride and padding, |sum x scale| < 2^21, in place too (depthwise_conv_2d_s8's band path)."""
     if not is_ort(graph, op, reference):
         return None
     ref = fields(reference.params)
