@@ -32,6 +32,14 @@ PER_MAC = {
     "depthwise_conv_2d_s8_ring": 3.2,
     "depthwise_conv_2d_s8_lean": 11.2,
     "fully_connected_s8": 2.2,
+    # `--onnx-numerics ort`'s (codegen/lower/ort_opt.py): their float output stage costs about
+    # 20 instructions an output, so on the small test networks of tests/support/onnx_models.py
+    # (8-24 channels; benchmarks/ort_kernels.py --board nucleo-l4r5zi) the rates are high:
+    # 1x1 4.4-5.8, depthwise 6.6-7.0, general 2.2 (ResNet, 8 channels) to 5.0 (one input channel)
+    "conv_2d_1x1_s8_ort": 5.0,
+    "depthwise_conv_2d_s8_ort": 6.8,
+    "conv_2d_s8_ort": 3.5,
+    "fully_connected_s8_ort": 8.0,
 }
 #: conv_2d_s8_lean over fewer than 4 input channels (its runs a window row long, a few bytes
 #: each), M4 twin: KWS's first layer (1 channel, 10x4) 3.71, VWW's and IC's stems (3 channels,

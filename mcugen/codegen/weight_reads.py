@@ -24,9 +24,18 @@ from mcugen.model.ir import Graph, Operator
 from mcugen.plan.weight_staging import WeightReads
 
 #: Variants whose kernel reads its filter once per pair of output pixels (rows).
-PAIRED = ("conv_2d_1x1_s8", "conv_2d_s8", "depthwise_as_conv_s8", "fully_connected_s8")
+PAIRED = (
+    "conv_2d_1x1_s8",
+    "conv_2d_s8",
+    "depthwise_as_conv_s8",
+    "fully_connected_s8",
+    # the same kernels with onnxruntime's output stage (codegen/lower/ort_opt.py)
+    "conv_2d_1x1_s8_ort",
+    "conv_2d_s8_ort",
+    "fully_connected_s8_ort",
+)
 #: Variants whose kernel reads its filter once per inference.
-ONCE = ("depthwise_conv_2d_s8", "depthwise_conv_2d_s8_ring")
+ONCE = ("depthwise_conv_2d_s8", "depthwise_conv_2d_s8_ring", "depthwise_conv_2d_s8_ort")
 #: Reference kernels that read the filter once per output pixel (row for FULLY_CONNECTED).
 PER_PIXEL = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 

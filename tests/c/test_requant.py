@@ -2,7 +2,10 @@
 (mcu/quant.h mcu_mbqm) on edge values and 2 million pseudo-random inputs each for positive and
 for negative multipliers (a negative filter scale gives one in [-2^31, -2^30]), under UBSan. The
 build gives the matrix-product kernels only non-negative multipliers for now
-(opt_mat_mult.kernel_requantizes); the negative half is what widening that needs."""
+(opt_mat_mult.kernel_requantizes); the negative half is what widening that needs. The same
+program checks the ort kernels' output stage (mcu/ort_requant.h mcu_ort_out against
+mcu_ort_requant) on every half and quarter step and 2 million pseudo-random inputs within the
+bound mcugen/codegen/lower/ort_opt.py scaled_fits proves."""
 
 from __future__ import annotations
 

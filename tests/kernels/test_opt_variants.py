@@ -14,38 +14,12 @@ from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
 from mcugen.pipeline import generate
 from support import SLOW, Conv, add_chains, assert_variant_exact, conv_int8, runs_in_place
-
-
-def fc_model(
-    batch: int, depth: int, units: int, act: int, per_channel: bool, zp: int, seed: int
-) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder()
-    x = b.input((batch, depth), "int8", scale=0.05, zero_point=zp)
-    scales = rng.uniform(0.005, 0.03, units) if per_channel else 0.02
-    w = b.const(rng.integers(-127, 128, (units, depth), dtype=np.int8), scale=scales, axis=0)
-    bias_scale = 0.05 * np.atleast_1d(scales) * np.ones(units)
-    bias = b.const(rng.integers(-900, 900, units, dtype=np.int32), scale=bias_scale)
-    y = b.activation((batch, units), "int8", scale=0.4, zero_point=-4)
-    b.op("FULLY_CONNECTED", [x, w, bias], [y], fused_activation_function=act)
-    b.output(y)
-    return b.tflite()
+from support.op_models import fc_models
 
 
 @SLOW
-@given(
-    batch=st.integers(1, 3),
-    depth=st.integers(1, 41),
-    units=st.integers(1, 9),
-    act=st.sampled_from([0, 1, 3]),
-    per_channel=st.booleans(),
-    zp=st.integers(-128, 127),
-    seed=st.integers(0, 1000),
-)
-def test_fully_connected_variant(
-    batch: int, depth: int, units: int, act: int, per_channel: bool, zp: int, seed: int
-) -> None:
-    model = fc_model(batch, depth, units, act, per_channel, zp, seed)
+@given(model=fc_models())
+def test_fully_connected_variant(model: bytes) -> None:
     assert_variant_exact(model, "fully_connected_s8")
 
 

@@ -207,3 +207,37 @@ def custom_model(
     b.custom(code, ids, outs, options)
     b.output(*outs)
     return b.tflite()
+
+
+# --- FULLY_CONNECTED models (the int8 variants' tests) ----------------------------------------
+
+
+def fc_model(
+    batch: int, depth: int, units: int, act: int, per_channel: bool, zp: int, seed: int
+) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    x = b.input((batch, depth), "int8", scale=0.05, zero_point=zp)
+    scales = rng.uniform(0.005, 0.03, units) if per_channel else 0.02
+    w = b.const(rng.integers(-127, 128, (units, depth), dtype=np.int8), scale=scales, axis=0)
+    bias_scale = 0.05 * np.atleast_1d(scales) * np.ones(units)
+    bias = b.const(rng.integers(-900, 900, units, dtype=np.int32), scale=bias_scale)
+    y = b.activation((batch, units), "int8", scale=0.4, zero_point=-4)
+    b.op("FULLY_CONNECTED", [x, w, bias], [y], fused_activation_function=act)
+    b.output(y)
+    return b.tflite()
+
+
+@st.composite
+def fc_models(draw: st.DrawFn, units: int = 9) -> bytes:
+    """Random int8 FULLY_CONNECTED models (`fc_model`): batches of 1 to 3 rows, depths 1 to 41
+    and 1 to `units` output channels, activations none, ReLU and ReLU6, either weights' scales."""
+    return fc_model(
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 41)),
+        draw(st.integers(1, units)),
+        draw(st.sampled_from([0, 1, 3])),
+        draw(st.booleans()),
+        draw(st.integers(-128, 127)),
+        draw(st.integers(0, 1000)),
+    )

@@ -2,8 +2,10 @@
 registered one when the graph is an ONNX import with onnxruntime's numerics. Each computes what
 onnxruntime's kernel for the fused QDQ group computes (docs/onnx.md says how each was measured
 against it), with its own kernel (runtime_c/kernels/reference/ort_*.c) whose output stage is
-float32; any other element type falls back to the registered lowering. The optimised variants
-serve only the registered kernels' functions, so these always run as they are."""
+float32; any other element type falls back to the registered lowering. The TFLite variants take
+only the registered kernels' functions; ort_opt.py's take CONV_2D, DEPTHWISE_CONV_2D and
+FULLY_CONNECTED's ort functions (the int8 kernels' sums, the same output stage), the rest always
+run as they are."""
 
 from __future__ import annotations
 

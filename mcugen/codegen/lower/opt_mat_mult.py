@@ -17,6 +17,7 @@ also reads keeps the reference kernel.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -271,6 +272,9 @@ def widened_bytes(depth: int) -> int:
     return 16 * ((depth + 3) // 4)
 
 
+ProductParams = Callable[[Graph, Operator, Lowered], "tuple[tuple[str, Value], ...] | None"]
+
+
 def _variant(
     graph: Graph,
     op: Operator,
@@ -279,21 +283,27 @@ def _variant(
     function: str,
     scratch: int,
     traits: OpTraits | None = None,
+    *,
+    params_of: ProductParams = widened_params,
+    sources: tuple[str, ...] = (),
+    headers: tuple[str, ...] = (HEADER,),
+    params_type: str = PARAMS,
 ) -> Lowered | None:
-    """The variant's lowering, None when the bias does not fold or the weights are shared."""
-    params = widened_params(graph, op, reference)
+    """The variant's lowering (parameters by `params_of`; sources the product's and
+    opt/<name>.c unless given), None when the bias does not fold or the weights are shared."""
+    params = params_of(graph, op, reference)
     relaid = relaid_weights(graph, op)
     if params is None or relaid is None:
         return None
     return Lowered(
         reference.kernel,
         function,
-        PARAMS,
+        params_type,
         params,
         scratch,
         variant=name,
-        sources=("opt/mat_mult_s8.c", f"opt/{name}.c"),
-        headers=(HEADER,),
+        sources=sources or ("opt/mat_mult_s8.c", f"opt/{name}.c"),
+        headers=headers,
         constants=relaid,
         traits=traits,
     )
@@ -306,11 +316,19 @@ def fully_connected_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowere
         return None
     if fields(reference.params).get("filter_offset") != 0:
         return None
-    w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
-    rows = y.num_elements // max(w.shape[0], 1)
-    scratch = widened_bytes(w.shape[-1]) if rows > 1 else 0
-    function = "mcu_fully_connected_s8_opt" if rows > 1 else "mcu_fully_connected_s8_row"
+    function, scratch = dense_entry(
+        graph, op, "mcu_fully_connected_s8_opt", "mcu_fully_connected_s8_row"
+    )
     return _variant(graph, op, reference, "fully_connected_s8", function, scratch)
+
+
+def dense_entry(graph: Graph, op: Operator, rows: str, one_row: str) -> tuple[str, int]:
+    """A FULLY_CONNECTED product's entry and scratch: `rows` with two widened rows of scratch,
+    or for a single row `one_row`, which reads it as it is (no scratch)."""
+    w, y = graph.tensors[op.inputs[1]], graph.tensors[op.outputs[0]]
+    if y.num_elements // max(w.shape[0], 1) > 1:
+        return rows, widened_bytes(w.shape[-1])
+    return one_row, 0
 
 
 @rung("conv_2d_1x1_s8", "CONV_2D")
@@ -336,10 +354,12 @@ def conv_2d_1x1_s8(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
     return replace(low, function="mcu_conv_2d_1x1_s8_pairs", params=params)
 
 
-def takes_1x1(graph: Graph, op: Operator, reference: Lowered) -> bool:
-    """The 1x1 variants' shape: the reference int8 CONV_2D with a 1x1 filter over every input
-    channel (one group), stride 1 and no padding."""
-    if reference.function != "mcu_conv_2d_int8":
+def takes_1x1(
+    graph: Graph, op: Operator, reference: Lowered, function: str = "mcu_conv_2d_int8"
+) -> bool:
+    """The 1x1 variants' shape: the reference int8 CONV_2D (`function`) with a 1x1 filter over
+    every input channel (one group), stride 1 and no padding."""
+    if reference.function != function:
         return False
     ref = fields(reference.params)
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]

@@ -35,6 +35,17 @@ typedef struct {
   const int32_t *stream;
 } mcu_mat_mult_s8_params_t;
 
+/* The product with another output stage (onnxruntime's: kernels/opt/mat_mult_s8_ort.c): its
+ * `product`'s `shifts`, `short_shifts` and `stream` are NULL (TFLM's long requantisation always
+ * has `shifts`), which tells the product that its parameters are this struct's first member,
+ * and each sum goes to out(this, sum, channel). Built at run time by that file's entries, so
+ * the build's parameters hold only data and other builds link no other output stage. */
+typedef struct mcu_mat_mult_s8_out mcu_mat_mult_s8_out_t;
+struct mcu_mat_mult_s8_out {
+  mcu_mat_mult_s8_params_t product;
+  int8_t (*out)(const mcu_mat_mult_s8_out_t *self, int32_t acc, int32_t c);
+};
+
 /* Bytes of scratch the product needs for two rows of `depth` inputs: 16-bit lanes, depth
  * rounded up to a multiple of 4. */
 #define MCU_MAT_MULT_S8_SCRATCH(depth) (16 * (((depth) + 3) / 4))

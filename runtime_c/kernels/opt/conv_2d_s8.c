@@ -21,7 +21,11 @@
  * proves the shifted accumulator fits), its accumulator adds the rounding of
  * RoundingDivideByPOT, the output offset times 2^right, and -1 for a negative accumulator
  * (round half away from zero; x = 0 from a negative accumulator has low bits 0, never a tie),
- * then one shift right. */
+ * then one shift right.
+ *
+ * mcu_conv_2d_s8_ort: the same sums with onnxruntime's output stage instead (mcu_ort_out of
+ * mcu_conv_2d_s8_ort_params_t's `ort`; `--onnx-numerics ort`), as reference/ort_conv.c computes
+ * it: the sums are the same integers (the folded bias is the build's, checked to fit int32). */
 #include <string.h>
 
 #include "mcu/conv_2d_s8_window.h" /* and the kernel's, quant, simd and window headers */
@@ -243,10 +247,14 @@ typedef struct {
   const uint32_t *x_tail; /* the pair's tail block */
   int32_t lo;
   int32_t hi;
+  const mcu_ort_out_t *ort; /* onnxruntime's output stage (mode ORT_OUT only) */
 } finish_t;
 
+/* `finish`'s output stage besides 0 (clamped to [lo, hi]) and 1 (all of int8). */
+#define ORT_OUT 2
+
 /* Channel c's tail, then its outputs: out1[c] first, then out0[c] (out1 is out0 when there is
- * one pixel: the real one is written last). */
+ * one pixel: the real one is written last). `full` ORT_OUT: onnxruntime's output stage. */
 static inline __attribute__((always_inline)) void finish(const dims_t *d, const finish_t *f,
                                                          int32_t c, int32_t acc0, int32_t acc1,
                                                          int full, int8_t *out0, int8_t *out1) {
@@ -255,6 +263,11 @@ static inline __attribute__((always_inline)) void finish(const dims_t *d, const 
     uint32_t e = mcu_sxtb16(w), o = mcu_sxtb16_ror8(w);
     acc0 = mcu_smlad(o, f->x_tail[2], mcu_smlad(e, f->x_tail[0], acc0));
     acc1 = mcu_smlad(o, f->x_tail[3], mcu_smlad(e, f->x_tail[1], acc1));
+  }
+  if (full == ORT_OUT) {
+    out1[c] = (int8_t)mcu_ort_out(f->ort, acc1, c);
+    out0[c] = (int8_t)mcu_ort_out(f->ort, acc0, c);
+    return;
   }
   two_t v = requantize(f->rec + c * MCU_CONV_REC_WORDS, acc0, acc1, full, f->lo, f->hi);
   out1[c] = (int8_t)v.v1;
@@ -267,11 +280,16 @@ static inline int32_t bias(const finish_t *f, int32_t c) {
 
 /* Every output channel of the pixel pair in `x`: out0[c] and out1[c]. `full`: the activation
  * range is all of int8 (one SSAT per output; a constant at each call, so each compiles its
- * own clamp). */
+ * own clamp), or ORT_OUT. */
 static inline __attribute__((always_inline)) void channels_clamped(
     const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x, const int8_t *w,
     int8_t *out0, int8_t *out1, int full) {
-  finish_t f = {p->channels, w, x + 4 * d->blocks, p->act_min, p->act_max};
+  finish_t f = {p->channels, w, x + 4 * d->blocks, p->act_min, p->act_max, NULL};
+  mcu_ort_out_t ort;
+  if (full == ORT_OUT) { /* p is an mcu_conv_2d_s8_ort_params_t's `conv` */
+    ort = mcu_ort_out_of(&((const mcu_conv_2d_s8_ort_params_t *)p)->ort);
+    f.ort = &ort;
+  }
   const int8_t *blocks = w + d->s.out_c * d->tail;
   int32_t c = 0;
   for (; c + 4 <= d->s.out_c; c += 4) {
@@ -302,7 +320,14 @@ static void channels(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const ui
                 : channels_clamped(p, d, x, w, out0, out1, 0);
 }
 
-mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+static void channels_ort(const mcu_conv_2d_s8_params_t *p, const dims_t *d, const uint32_t *x,
+                         const int8_t *w, int8_t *out0, int8_t *out1) {
+  channels_clamped(p, d, x, w, out0, out1, ORT_OUT);
+}
+
+/* The kernel, its output stage by `ort` (a constant at each call). */
+static inline __attribute__((always_inline)) mcu_status_t run(const mcu_node_t *node,
+                                                              mcu_context_t *ctx, int ort) {
   const mcu_conv_2d_s8_params_t *p = node->params;
   dims_t d;
   operands_t k;
@@ -335,7 +360,20 @@ mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
       }
     }
     int8_t *out0 = k.output + i * out_s;
-    channels(p, &d, x, k.weights, out0, two ? out0 + out_s : out0);
+    (ort ? channels_ort : channels)(p, &d, x, k.weights, out0, two ? out0 + out_s : out0);
   }
   return MCU_OK;
+}
+
+mcu_status_t mcu_conv_2d_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+  return run(node, ctx, 0);
+}
+
+mcu_status_t mcu_conv_2d_s8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_ort_requant_t *ort = &((const mcu_conv_2d_s8_ort_params_t *)node->params)->ort;
+  MCU_ENSURE_MODEL(ort->scales != NULL, MCU_ERR_BAD_MODEL);
+  MCU_ENSURE_MODEL(ort->num_channels == 1 ||
+                       ort->num_channels == mcu_output_tensor(ctx, node, 0)->dims[3],
+                   MCU_ERR_BAD_MODEL);
+  return run(node, ctx, 1);
 }

@@ -18,7 +18,9 @@
  * with R inside int32) and that the activation is the whole int8 range; else the long path
  * (mcu_requant, then the offset and the clamp) on undoubled sums.
  *
- * Parameters with a `stream` take mat_mult_s8_pairs.c's path.
+ * Parameters with a `stream` take mat_mult_s8_pairs.c's path; without `shifts` nor
+ * `short_shifts` they are an mcu_mat_mult_s8_out_t's (onnxruntime's output stage,
+ * mat_mult_s8_ort.c), whose function takes the long path's sums instead.
  *
  * Weights come in the build's pair layout (opt_mat_mult.py pair_layout): per pair of channels,
  * blocks of 4 weights of the first then 4 of the second, then the first's last depth mod 4
@@ -57,6 +59,14 @@ static void store(const mcu_mat_mult_s8_params_t *p, int32_t c, int32_t acc0, in
     out0[c] = short_out(acc0, p->multipliers[q], right1, round);
     if (out1 != NULL) {
       out1[c] = short_out(acc1, p->multipliers[q], right1, round);
+    }
+    return;
+  }
+  if (p->shifts == NULL) { /* another output stage (mcu_mat_mult_s8_out_t) */
+    const mcu_mat_mult_s8_out_t *h = (const mcu_mat_mult_s8_out_t *)p;
+    out0[c] = h->out(h, acc0, c);
+    if (out1 != NULL) {
+      out1[c] = h->out(h, acc1, c);
     }
     return;
   }

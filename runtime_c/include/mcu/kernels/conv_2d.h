@@ -1,6 +1,7 @@
 #ifndef MCU_KERNELS_CONV_2D_H
 #define MCU_KERNELS_CONV_2D_H
 
+#include "mcu/ort_requant.h"
 #include "mcu/requant_params.h"
 #include "mcu/runtime.h"
 #include "mcu/window.h"
@@ -56,6 +57,14 @@ typedef struct {
   const int32_t *channels; /* MCU_CONV_REC_WORDS per output channel */
 } mcu_conv_2d_s8_params_t;
 
+/* The general variant's parameters with onnxruntime's output stage (mcu_conv_2d_s8_ort;
+ * `--onnx-numerics ort`, mcugen/codegen/lower/ort_opt.py): `conv`'s records hold only the
+ * folded bias (the rest 0). */
+typedef struct {
+  mcu_conv_2d_s8_params_t conv;
+  mcu_ort_requant_t ort;
+} mcu_conv_2d_s8_ort_params_t;
+
 /* Optimised variant (kernels/opt/conv_2d_s8.c): int8, one group, any filter, stride, dilation
  * and padding; parameters mcu_conv_2d_s8_params_t, scratch for two windows in 16-bit lanes
  * (and one in bytes when in_c is not a multiple of 4). */
@@ -66,6 +75,8 @@ mcu_eval_t mcu_conv_2d_s8_col;
 /* Between them (kernels/opt/conv_2d_s8_col2.c): two windows of bytes as scratch, half
  * mcu_conv_2d_s8_opt's, widened in registers. */
 mcu_eval_t mcu_conv_2d_s8_col2;
+/* conv_2d_s8.c with onnxruntime's output stage: parameters mcu_conv_2d_s8_ort_params_t. */
+mcu_eval_t mcu_conv_2d_s8_ort;
 
 /* Parameters of the first-layer variant (kernels/opt/conv_2d_stem_s8.c): a filter of three
  * rows over one or three input channels, dilation 1. `weights` holds, per group of four output

@@ -1,13 +1,15 @@
 #ifndef MCU_OPT_DW_S8_BAND_H
 #define MCU_OPT_DW_S8_BAND_H
 
-/* Part of kernels/opt/depthwise_conv_2d_s8.c, included by it alone (its static functions stay in
- * one translation unit, so that the compiler inlines them as it did in one file): the band path
- * of any filter, four channels at a time (the kernel's top comment). */
+/* Part of kernels/opt/depthwise_conv_2d_s8.c, included by it (its static functions stay in one
+ * translation unit, so that the compiler inlines them as it did in one file): the band path of
+ * any filter, four channels at a time (the kernel's top comment). Also the band path of
+ * kernels/opt/depthwise_conv_2d_s8_ort.c, with onnxruntime's output stage (group_ort). */
 #include <stdint.h>
 #include <string.h>
 
 #include "mcu/kernels/depthwise_conv_2d.h"
+#include "mcu/ort_requant.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 
@@ -58,6 +60,20 @@ static inline int32_t requant(const dw_requant_t *r, int32_t acc, int32_t lo, in
   x = (x + r->round + ((x >> 31) & r->sign)) >> r->right; /* arithmetic shifts */
   return mcu_clamp_i32(x, lo, hi);
 }
+
+/* A job with onnxruntime's output stage (depthwise_conv_2d_s8_ort.c): group_ort's `j` points
+ * at `job`, whose parameters' multiplier and shift are one placeholder (requant_of's values
+ * other than the bias go unused). */
+typedef struct {
+  float scale[4];
+  int32_t zero, lo, hi;
+} dw_ort4_t;
+
+typedef struct {
+  dw_job_t job;
+  mcu_ort_out_t out;
+  dw_ort4_t group; /* the group's (group_ort sets it) */
+} dw_ort_job_t;
 
 typedef struct {
   int32_t a0, a1, a2, a3; /* channels c .. c + 3 */
@@ -173,10 +189,32 @@ static uint32_t pack4(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
          ((uint32_t)r3 << 24);
 }
 
+/* onnxruntime's output stage of the group of four channels from c (lanes past the last channel
+ * take channel c's scale, never stored): their scales, the zero point and the activation range,
+ * set once a group. */
+static dw_ort4_t ort4_of(const mcu_ort_out_t *o, int32_t c, int32_t g) {
+  dw_ort4_t k = {{0}, o->zero, o->act_min, o->act_max};
+  for (int32_t i = 0; i < 4; ++i) {
+    k.scale[i] = o->scales[o->per_channel ? c + (i < g ? i : 0) : 0];
+  }
+  return k;
+}
+
+/* One sum's output (mcu_ort_out's arithmetic, its bound proved by the build). */
+static inline int32_t ort1(const dw_ort4_t *k, int32_t acc, int32_t i) {
+  int32_t v = mcu_ort_round_narrow((float)acc * k->scale[i]) + k->zero;
+  return v < k->lo ? k->lo : (v > k->hi ? k->hi : v);
+}
+
+static inline uint32_t ort_pack4(const dw_ort4_t *k, dw_acc4_t s) {
+  return pack4(ort1(k, s.a0, 0), ort1(k, s.a1, 1), ort1(k, s.a2, 2), ort1(k, s.a3, 3));
+}
+
 /* Channels c .. c + g - 1 (g <= 4) of every output pixel. The loops read the job's fields into
  * locals once: int8 stores may alias anything, so fields read through `j` would be read again
- * after each. */
-static void group(const dw_job_t *j, int32_t c, int32_t g) {
+ * after each. `ort` (a constant at each call): onnxruntime's output stage, `j` a dw_ort_job_t's
+ * (plain inline: always_inline changed how GCC allocates the TFLite path's registers). */
+static inline void group_as(const dw_job_t *j, int32_t c, int32_t g, int ort) {
   const int32_t ch = j->ch, k_h = j->k_h, k_w = j->k_w, taps = k_h * k_w;
   uint32_t *wide = j->wide;
   for (int32_t t = 0; t < taps; ++t) {
@@ -187,12 +225,14 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
   }
   dw_requant_t q[4];
   for (int32_t i = 0; i < 4; ++i) {
-    q[i] = requant_of(j, c + (i < g ? i : 0)); /* missing lanes: any channel, never stored */
+    /* missing lanes: any channel, never stored; ort: only the bias is read */
+    q[i] = requant_of(j, c + (i < g ? i : 0));
   }
   const uint32_t zero = repeat4(-j->p->rq.input_offset);
   const uint32_t off2 = mcu_pack16(j->p->rq.input_offset, j->p->rq.input_offset);
   const int32_t stride_h = j->p->win.stride_h, stride_w = j->p->win.stride_w, pad_h = j->p->win.pad_h;
   const int32_t lo = j->p->rq.act_min, hi = j->p->rq.act_max;
+
   const int32_t out_w = j->out_w;
   const int is_3x3 = k_h == 3 && k_w == 3;
   const uint32_t *rows[MCU_DW_MAX_ROWS];
@@ -224,8 +264,9 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
           }
         }
       }
-      uint32_t word = pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
-                            requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
+      uint32_t word = ort ? ort_pack4(&((const dw_ort_job_t *)j)->group, s)
+                          : pack4(requant(&q[0], s.a0, lo, hi), requant(&q[1], s.a1, lo, hi),
+                                  requant(&q[2], s.a2, lo, hi), requant(&q[3], s.a3, lo, hi));
       if (g == 4) {
         mcu_store_u32(out, word);
       } else {
@@ -233,6 +274,16 @@ static void group(const dw_job_t *j, int32_t c, int32_t g) {
       }
     }
   }
+}
+
+/* Each file uses one of them. */
+static __attribute__((unused)) void group(const dw_job_t *j, int32_t c, int32_t g) {
+  group_as(j, c, g, 0);
+}
+
+static __attribute__((unused)) void group_ort(dw_ort_job_t *j, int32_t c, int32_t g) {
+  j->group = ort4_of(&j->out, c, g);
+  group_as(&j->job, c, g, 1);
 }
 
 #endif /* MCU_OPT_DW_S8_BAND_H */
