@@ -58,12 +58,10 @@ handed over as `traits`: operator index -> traits); this module names no operato
    first rows take the input's rows no later tile reads, when nothing else shares the end's
    buffer while the input lives and the peak live bytes do not grow.
 
-7. Output before its input (`input_after`: kernels that compute output pixels in row-major order,
-   mcugen/model/overlap.py): an input that dies here and is its buffer's only bytes goes the
-   declared distance (aligned, at least one unit) into the output's buffer, so the output's first
-   pixels take the input's rows no later window reads, when step 5 shared nothing and the peak
-   live bytes do not grow. Graph inputs may be overwritten this way (they are dead after this
-   step, as TFLM reuses them), graph outputs are never shared.
+7. Output before its input (`input_after`, mcugen/model/overlap.py): an input that dies here and
+   is its buffer's only live bytes goes that far (aligned, at least one unit) into the output's
+   buffer, when step 5 shared nothing and the peak live bytes do not grow; graph inputs may be
+   overwritten (dead after this step, as TFLM reuses them), graph outputs never.
 
 Complexity: steps 1-2 O(operators x group size); steps 3-4 re-evaluate live bytes for each
 candidate, O(candidates x (tensors + steps x buffers)). Weaknesses: greedy in the order of the
@@ -227,7 +225,7 @@ def _alias_overlap(
     arena: set[int],
     groups: Groups,
 ) -> None:
-    """Step 7: the output starts `overlap_gap(distance)` bytes before its input in one buffer,
+    """Step 7: the output starts `distance` bytes (aligned up) before its input in one buffer,
     when the input dies here, is its buffer's only bytes, and the peak does not grow."""
     if len(op.outputs) != 1 or not op.inputs:
         return
@@ -236,22 +234,15 @@ def _alias_overlap(
         return
     if y in graph.outputs or groups.root(y) != (y, 0) or len(groups.group(y)) != 1:
         return  # already shared (step 5 took it) or a graph output
-    nbytes = graph.tensors[x].nbytes
+    nbytes, members = graph.tensors[x].nbytes, groups.group(x)
     if groups.root(x)[1] != 0 or groups.extent(x, step) != nbytes or not groups.dead_after(x, step):
         return
-    if any(m in graph.outputs for m, _ in groups.group(x)):
+    if any(m in graph.outputs for m, _ in members):
         return
-    gap = overlap_gap(distance)
-    if gap >= graph.tensors[y].nbytes:
-        return  # no byte in common: nothing to gain
-    if no_worse(graph, order, groups, groups.root(x)[0], y, gap):
-        groups.place(groups.root(x)[0], y, gap)
-
-
-def overlap_gap(distance: int) -> int:
-    """Where the input starts in its output's buffer for a kernel's `input_after` distance: at
-    least one alignment unit, since kernels take equal addresses for in place with staging."""
-    return align_up(max(distance, 1))
+    gap = align_up(max(distance, 1))  # equal addresses mean "in place with staging"
+    root = groups.root(x)[0]  # x lies at its start (offset 0 above)
+    if gap < graph.tensors[y].nbytes and no_worse(graph, order, groups, root, y, gap):
+        groups.place(root, y, gap)
 
 
 def _alias_view(graph: Graph, op: Operator, arena: set[int], groups: Groups) -> None:

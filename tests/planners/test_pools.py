@@ -123,7 +123,7 @@ def test_a_model_that_fits_no_arrangement_says_by_how_many_bytes() -> None:
     tinier = pool_target((replace(F767[0], size=512), replace(F767[1], size=4096)), 0, 0)
     plan = prepare(load_model(EXAMPLE), PlanOptions(target=tinier, kernels="opt"))[2]
     assert plan.pools is None
-    assert "scratch buffer 7 (608 bytes) does not fit dtcm (512 bytes)" in plan.pools_error
+    assert "scratch buffer 17 (608 bytes) does not fit dtcm (512 bytes)" in plan.pools_error
 
 
 def test_hot_small_buffers_go_to_the_fastest_memory() -> None:

@@ -75,7 +75,7 @@ def test_fit_verdict_figures_and_messages() -> None:
     ram = fit.as_json()["ram"]  # the vocabulary every command shares (plan.fit.RamUse)
     assert ram["total"] == fit.ram_need and ram["arena"] == gen.plan.arena_bytes
     assert ram["runtime_state"] == 1184 + 3072 + 10 * 8 and ram["stack"] == 8192
-    assert "(arena 5,472, runtime state 4,336, stack 8,192)" in fit.summary()
+    assert "(arena 4,704, runtime state 4,336, stack 8,192)" in fit.summary()
     assert fit.flash_need == 848 and not fit.as_json()["flash_linked"]
     tiny = MemoryTarget("tiny", 4096, 512, 1024, 256)
     small = fit_of(gen.graph, gen.plan, dynamic.STATIC, 848, tiny)
