@@ -203,6 +203,7 @@ def conv_2d_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | 
         headers=("mcu/kernels/conv_2d.h",),
         constants=weights,
         output_stride=True,
+        pixels_in_order=True,  # conv_2d_s8's pairs: both windows gathered first
     )
 
 

@@ -19,11 +19,13 @@ from mcugen.codegen.lower._common import (
     unsupported,
 )
 from mcugen.codegen.lower._ort import f32, ort_lowering, requant_member, scale_of, zero_of
+from mcugen.codegen.lower.conv_2d import conv_traits
 from mcugen.codegen.lower.mean import resolve_axes
+from mcugen.codegen.lower.pooling import pool_traits
 from mcugen.codegen.lower.pooling import window_params as pool_window
 from mcugen.model.ir import Graph, Operator
 from mcugen.model.numerics import model_domain
-from mcugen.model.traits import NO_TRAITS
+from mcugen.model.traits import OpTraits
 
 #: The reference function each lowering takes over (int8); any other falls back to it.
 _INT8 = {
@@ -60,12 +62,16 @@ def lower_weighted(graph: Graph, op: Operator) -> Lowered:
         multiplier = int(known.get("depth_multiplier", 1))  # type: ignore[arg-type]
         kernel, params_type = op.opcode.lower(), "mcu_ort_conv_params_t"
         extra = (*window, ("depth_multiplier", multiplier))
+    # never in place with staging (the reference kernels' staging is theirs); pixels in
+    # row-major order (MCU_WINDOW_EACH_OUTPUT), so the output may start before the input
+    after = conv_traits(graph, op).input_after if op.opcode != "FULLY_CONNECTED" else None
     return Lowered(
         "ort_conv",
         f"mcu_{kernel}_int8_ort",
         params_type,
         (*extra, *rq),
-        traits=NO_TRAITS,  # never in place (the reference kernels' staging is theirs)
+        traits=OpTraits(input_after=after),
+        pixels_in_order=True,
     )
 
 
@@ -94,7 +100,8 @@ def lower_average_pool(graph: Graph, op: Operator) -> Lowered:
         "mcu_average_pool_2d_int8_ort",
         "mcu_ort_average_pool_params_t",
         params,
-        traits=NO_TRAITS,
+        traits=OpTraits(input_after=pool_traits(graph, op).input_after),
+        pixels_in_order=True,  # output pixels in row-major order
     )
 
 
