@@ -133,8 +133,8 @@ def aliases_for(
         if in_place and convolutions and overlap and kind.input_after is not None:
             _alias_overlap(graph, order, op, kind.input_after, step, arena, groups)
     if in_place:
-        for overlap in stage_overlaps(graph, order, traits):
-            _alias_stage_input(graph, order, overlap, arena, groups)
+        for stage in stage_overlaps(graph, order, traits):
+            _alias_stage_input(graph, order, stage, arena, groups)
     return dict(sorted(groups.aliases.items()))
 
 
