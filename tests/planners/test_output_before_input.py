@@ -129,7 +129,7 @@ def test_a_kernel_that_runs_channel_bands_never_writes_ahead() -> None:
     "name, most",
     [
         ("mlperf_vww_mbv1_int8", 38_896),  # 46,432 before: the stem runs over the image
-        ("mlperf_ic_resnet8_int8", 33_312),  # 49,152 (TFLM's head)
+        ("mlperf_ic_resnet8_int8", 33_888),  # 49,152 (TFLM's head); auto keeps the fastest kernels
         ("tflm_micro_speech_int8", 4_576),  # 6,368; TFLM's head 5,968
     ],
 )
