@@ -161,19 +161,17 @@ def test_tflite_twin_plans_the_same_arena_and_gives_the_same_outputs(
     pc: bool, act: str, models: dict[tuple[str, bool, str], Path]
 ) -> None:
     """The ResNet written as TFLite from the same quantized weights (tests/support/onnx_twin.py,
-    without the importer): its arena within 5 % of the ONNX import's with either numerics (with
-    onnxruntime's, under `--kernels memory`: by default the ort convolution keeps its im2col
-    scratch at the peak, as no scratch-free ort rung exists yet, 1,392 B against 1,136), and
-    equal outputs on TFLM (which checks the importer's weight re-layout and its HWC-ordered
-    Flatten)."""
+    without the importer): its arena within 5 % of the ONNX import's with either numerics, at
+    default options and with `--kernels memory` (1,392 and 1,136 B: the lean rung on its 3x3
+    layers costs more than auto's 10 %), and equal outputs on TFLM (which checks the importer's
+    weight re-layout and its HWC-ordered Flatten)."""
     path = models[("resnet", pc, act)]
     twin_bytes = resnet_twin(path)
     twin, imported = import_model(twin_bytes, source="twin"), load_model(path, numerics="fixed")
     ort = load_model(path, numerics="ort")
-    memory = PlanOptions(kernels="memory")
-    arenas = [generate(g).plan.arena_bytes for g in (twin, imported)]
-    arenas.append(generate(ort, options=memory).plan.arena_bytes)
-    assert max(arenas) - min(arenas) <= 0.05 * arenas[0], arenas
+    for options in (PlanOptions(), PlanOptions(kernels="memory")):
+        arenas = [generate(g, options=options).plan.arena_bytes for g in (twin, imported, ort)]
+        assert max(arenas) - min(arenas) <= 0.05 * arenas[0], (options.kernels, arenas)
     samples, _ = onnx_samples(imported, 6, seed=2)
     ours = reference.tflm_outputs(write_model(imported), imported, samples)
     theirs = reference.tflm_outputs(twin_bytes, twin, samples)
