@@ -212,7 +212,7 @@ def plan_text(
     for step, op_index in enumerate(plan.order, start=1):
         op = graph.operators[op_index]
         marker = " <- peak" if step == plan.peak_step else ""
-        outs = " ".join(_placed(t, op.inputs, offsets) for t in op.outputs)
+        outs = " ".join(_placed(graph, t, op.inputs, offsets) for t in op.outputs)
         name = op.custom_code or op.opcode  # a training graph's backward kernels by name
         staged = staged_at.get(op_index)
         if staged is not None:
@@ -363,11 +363,18 @@ def _persistent_line(plan: MemoryPlan) -> str:
     )
 
 
-def _placed(t: int, inputs: Sequence[int], offsets: Mapping[int, int]) -> str:
-    """`tN@offset`, and which input it overwrites when the operator runs in place."""
+def _placed(graph: Graph, t: int, inputs: Sequence[int], offsets: Mapping[int, int]) -> str:
+    """`tN@offset`, and which input it overwrites when the operator runs in place, or runs over
+    from before its start (plan/aliasing.py step 7)."""
     text = f"t{t}@{offsets.get(t, '-')}"
-    over = [x for x in inputs if x >= 0 and x in offsets and offsets[x] == offsets.get(t)]
-    return text + (f" (over t{over[0]})" if over else "")
+    at, end = offsets.get(t, -1), offsets.get(t, -1) + graph.tensors[t].nbytes
+    over = [x for x in inputs if x >= 0 and x in offsets and offsets[x] == at]
+    ahead = [x for x in inputs if x >= 0 and at < offsets.get(x, -1) < end]
+    if over:
+        return f"{text} (over t{over[0]})"
+    return text + (
+        f" (over t{ahead[0]}, from {offsets[ahead[0]] - at} B before it)" if ahead else ""
+    )
 
 
 def _count(n: int, noun: str) -> str:
