@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from mcugen.model.ir import Graph
 from mcugen.model.load import load_model
 from mcugen.model.rewrite import rewrite
 from mcugen.options import PlanOptions
-from mcugen.patching import with_patch_stage
+from mcugen.patching import with_patch_stages
 from mcugen.plan import dynamic
 from mcugen.plan import layout as layouts
 from mcugen.plan import order as orders
@@ -107,7 +108,9 @@ def _prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lower
     tiled, tiled_lowered = g, lowered
     chosen = assign_pools(g, placed_state(g, whole, options), options)
     if _patches_wanted(g, chosen, options):
-        tiled, tiled_lowered, patched = with_patch_stage(g, lowered, whole, options, planned_static)
+        tiled, tiled_lowered, patched = with_patch_stages(
+            g, lowered, whole, options, planned_static, _enough(options)
+        )
         chosen = assign_pools(tiled, placed_state(tiled, patched, options), options)
     if paging is not None and paging.slow.external and chosen.pools_error:
         # paging runs the graph whole (patch stages are not paged yet)
@@ -130,6 +133,15 @@ def _patches_wanted(graph: Graph, whole: MemoryPlan, options: PlanOptions) -> bo
     if options.paging is not None and options.paging.slow.external:
         return False
     return _fits_board(graph, whole, options) is False
+
+
+def _enough(options: PlanOptions) -> Callable[[Graph, MemoryPlan], bool]:
+    """When to stop adding patch stages: never before the budget is spent when they are asked
+    for (`--patch-overhead F`), once the plan fits the board when they are looked for only
+    because it did not (auto)."""
+    if options.patch_when == "always":
+        return lambda graph, plan: False
+    return lambda graph, plan: _fits_board(graph, plan, options) is True
 
 
 def _fits_board(graph: Graph, plan: MemoryPlan, options: PlanOptions) -> bool | None:

@@ -11,6 +11,7 @@ from mcugen.model.ir import Graph
 from mcugen.options import PlanOptions
 from mcugen.pipeline import prepare
 from mcugen.plan.memory_plan import MemoryPlan
+from mcugen.report.patches import macs_added
 
 #: MAC budgets of the curve (fractions of the model's MACs); 0 is the model run whole.
 BUDGETS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
@@ -47,7 +48,7 @@ def patch_curve(graph: Graph, options: PlanOptions) -> tuple[CurveRow, ...]:
                 CurveRow(
                     budget=budget,
                     arena=plan.arena_bytes,
-                    macs_added=stage.macs_added if stage else 0,
+                    macs_added=macs_added(plan),
                     total_macs=found.total_macs if found else 0,
                     grid=stage.grid if stage else None,
                     operators=len(stage.ops) if stage else 0,

@@ -82,6 +82,9 @@ class MemoryPlan:
     #: graph run whole, which the stage is judged against.
     patches: PatchPlan | None = None
     arena_without_patches: int = 0
+    #: Stages found after the first, on the graph tiled so far (mcugen/patching.py), each with
+    #: the arena before and once it runs; their operators are the model's operator indices.
+    later_patches: tuple[tuple[PatchPlan, int, int], ...] = ()
     #: the model's operators before the patch stage's tiles replaced some (0: no search ran)
     model_operators: int = 0
     #: Weights copied from flash into free arena bytes before the operators that re-read them

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from mcugen.model.ir import Graph, element_size
 from mcugen.model.traits import NO_TRAITS, Traits
-from mcugen.plan.buffers import align_up
+from mcugen.plan.buffers import align_up, tensor_lifetimes
 
 
 class WindowOrderViolated(AssertionError):
@@ -135,9 +135,12 @@ def check_window_order(
     graph: Graph, order: Sequence[int], traits: Traits, offsets: Mapping[int, int]
 ) -> None:
     """Raise `WindowOrderViolated` when, with tensors at `offsets`, a windowed load reads bytes a
-    store of an earlier step has written (counted as a prefix of the end, as step 1 does)."""
+    store of an earlier step has written while the loaded tensor was live (counted as a prefix of
+    the end, as step 1 does; a tensor made after the store, as a later stage's input, is not
+    concerned)."""
     steps = {op_index: s for s, op_index in enumerate(order, start=1)}
     readers = window_readers(graph, order, traits)
+    born = {t: first for t, (first, _) in tensor_lifetimes(graph, order).items()}
     for stores in store_chains(graph, order, traits):
         parts = [graph.operators[i].outputs[0] for i in stores]
         if any(p not in offsets for p in parts):
@@ -151,6 +154,7 @@ def check_window_order(
                 for step, first in reads:
                     if (
                         step > steps[op_index]
+                        and born.get(x, 0) < steps[op_index]
                         and offsets[x] + first < start + reach
                         and (start < offsets[x] + graph.tensors[x].nbytes)
                     ):

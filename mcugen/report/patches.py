@@ -33,11 +33,29 @@ def patches_json(plan: MemoryPlan) -> dict[str, Any]:
             "macs_added": stage.macs_added,
             "overhead": round(found.overhead, 6),
         },
+        "later_stages": [
+            {
+                "operators": list(later.stage.ops),  # the model's operators (or their tiles)
+                "grid": list(later.stage.grid),
+                "macs_added": later.stage.macs_added,
+                "arena_before": before,
+                "arena": after,
+            }
+            for later, before, after in plan.later_patches
+            if later.stage is not None
+        ],
+        "macs_added_all_stages": macs_added(plan),
         "curve": [
             {"end": p.end, "grid": list(p.grid), "arena": p.arena, "macs_added": p.macs_added}
             for p in found.curve
         ],
     }
+
+
+def macs_added(plan: MemoryPlan) -> int:
+    """The MACs every patch stage of `plan` adds together (0 without a stage)."""
+    stages = [plan.patches, *(found for found, _, _ in plan.later_patches)]
+    return sum(f.stage.macs_added for f in stages if f is not None and f.stage is not None)
 
 
 def patches_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
@@ -53,11 +71,42 @@ def patches_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
         ]
     saved = plan.arena_without_patches - plan.arena_bytes
     first, last = stage.ops[0], stage.ops[-1]
-    return [
+    head = (
         f"patch stage: operators {first}-{last} of the model as planned whole ({len(stage.ops)} "
         f"operators) tile by tile over a {stage.grid[0]}x{stage.grid[1]} grid: "
         f"{stage.macs_added:+d} MACs ({100 * found.overhead:+.1f} % of {found.total_macs}, budget "
-        f"{budget}), arena {plan.arena_without_patches} -> {plan.arena_bytes} bytes "
-        f"({saved} saved; estimated {found.estimated_arena}, one-stage bound "
-        f"{found.lower_bound}); {len(graph.operators)} operators with the tiles"
+        f"{budget}), arena {plan.arena_without_patches} -> "
+    )
+    tail = f"estimated {found.estimated_arena}, one-stage bound {found.lower_bound}"
+    if not plan.later_patches:
+        return [
+            f"{head}{plan.arena_bytes} bytes ({saved} saved; {tail}); "
+            f"{len(graph.operators)} operators with the tiles"
+        ]
+    first_arena = plan.later_patches[0][1]
+    total = macs_added(plan)
+    return [
+        f"{head}{first_arena} bytes ({plan.arena_without_patches - first_arena} saved; {tail})",
+        *(
+            f"  then operators {', '.join(_ranges(later.stage.ops))} over a "
+            f"{later.stage.grid[0]}x{later.stage.grid[1]} grid: {later.stage.macs_added:+d} "
+            f"MACs, arena {before} -> {after} bytes"
+            for later, before, after in plan.later_patches
+            if later.stage is not None
+        ),
+        f"  all {1 + len(plan.later_patches)} stages: {total:+d} MACs "
+        f"({100 * total / found.total_macs:+.1f} %), arena {plan.arena_without_patches} -> "
+        f"{plan.arena_bytes} bytes ({saved} saved); {len(graph.operators)} operators with the "
+        "tiles",
     ]
+
+
+def _ranges(ops: tuple[int, ...]) -> list[str]:
+    """Sorted operator indices as runs: (4, 5, 6, 9) -> ['4-6', '9']."""
+    runs: list[list[int]] = []
+    for i in ops:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return [f"{a}-{b}" if a != b else f"{a}" for a, b in runs]

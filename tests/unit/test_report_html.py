@@ -353,7 +353,14 @@ def test_the_page_names_the_patch_stage_the_plan_runs(tmp_path: Path) -> None:
     assert found is not None
     assert found["operators_with_tiles"] == len(graph.operators) > len(stem.operators)
     assert found["arena"] == plan.arena_bytes < found["arena_without"]
-    assert found["macs_added"] == plan.patches.stage.macs_added > 0
+    # this stem takes a second stage after the first: the page counts both stages' MACs
+    assert found["stages"] == 1 + len(plan.later_patches) == 2
+    later = plan.later_patches[0][0].stage
+    assert later is not None
+    assert found["macs_added"] == plan.patches.stage.macs_added + later.macs_added
+    assert "then 1 more stage after it" in render_report(
+        {**report_figures(example_inputs()), "patches": found}
+    )
     whole = prepare(stem, PlanOptions(patch_overhead=0))[2]
     assert patch_stage(stem, whole) is None
     f = report_figures(example_inputs(run_note="not run (--no-run)"))

@@ -19,6 +19,7 @@ from mcugen.plan.fit import Fit
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.report.html.trace import CurrentTrace
 from mcugen.report.paging import fast_in_use
+from mcugen.report.patches import macs_added
 from mcugen.report.text import run_json
 
 NOT_MEASURED = "not measured (no power monitor)"
@@ -80,8 +81,9 @@ def patch_stage(graph: Graph, plan: MemoryPlan) -> dict[str, Any] | None:
         "last": stage.ops[-1],
         "operators": len(stage.ops),
         "grid": f"{stage.grid[0]}x{stage.grid[1]}",
-        "macs_added": stage.macs_added,
-        "overhead_percent": round(100 * found.overhead, 1),
+        "macs_added": macs_added(plan),
+        "overhead_percent": round(100 * macs_added(plan) / max(found.total_macs, 1), 1),
+        "stages": 1 + len(plan.later_patches),
         "arena_without": plan.arena_without_patches,
         "arena": plan.arena_bytes,
         "operators_with_tiles": len(graph.operators),
