@@ -182,7 +182,7 @@ def _too_dear(
         return ""
     share = f" ({100 * added / total:.0f} % of the model's, estimated)" if total else ""
     return (
-        f"--kernels memory saves {saved:,} bytes for about +{added:,} instructions per "
+        f"--kernels memory saves {saved:,} bytes for about {added:+,} instructions per "
         f"inference{share}; auto takes kernels with less scratch when they cost at most "
         f"{100 * CHEAP_SHARE:.0f} %"
     )

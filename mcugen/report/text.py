@@ -236,7 +236,7 @@ def kernel_choice_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     macs = graph_macs(graph)
     share = f" ({100 * choice.swapped_macs / macs:.1f} % of the model's)" if macs else ""
     cost = choice.added_instructions
-    costs = f", about +{cost:,} instructions per inference (M4-twin rates)" if cost else ""
+    costs = f", about {cost:+,} instructions per inference (M4-twin rates)" if cost else ""
     lines = [
         f"kernels chosen for memory (--kernels {choice.policy}): {len(choice.swaps)} layers run "
         f"a kernel with less scratch than their fastest, {choice.swapped_macs:,} MACs{share}"
@@ -245,7 +245,7 @@ def kernel_choice_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     ]
     for swap in choice.swaps[:SWAPS_LISTED]:
         added = swap.added_instructions
-        more = f", about +{added:,} instructions" if added is not None else ""
+        more = f", about {added:+,} instructions" if added is not None else ""
         lines.append(
             f"  op {swap.op} {swap.opcode}: {swap.chosen} instead of {swap.fastest} "
             f"(scratch {swap.fastest_scratch:,} -> {swap.chosen_scratch:,} bytes, "

@@ -22,15 +22,19 @@ from mcugen.codegen.lower.opt_conv_2d import channel_records
 from mcugen.kernel_choice import ladder
 from mcugen.model.builder import GraphBuilder
 from mcugen.model.tflite_import import import_model
+from mcugen.options import PlanOptions
 from mcugen.pipeline import generate
 from support import (
     SAME,
     SLOW,
     VALID,
     Conv,
+    Dw,
     assert_variant_exact,
     conv_int8,
+    dw_int8,
     window_convs,
+    window_depthwise,
     window_out_hw,
     without_variants,
 )
@@ -132,3 +136,46 @@ def test_ladder_ends_with_it_in_place_of_the_reference_kernel() -> None:
     names = [r.variant for r in rungs]
     assert names == ["conv_2d_s8", "conv_2d_s8_col2", "conv_2d_s8_col", LEAN], names
     assert rungs[-1].scratch_bytes == 0 and rungs[-1].constants == ()
+
+
+DW_LEAN = "depthwise_as_conv_s8_lean"
+#: the variants registered before it that take a depthwise layer of one input channel
+DW_AHEAD = frozenset({"conv_2d_stem_s8", "depthwise_as_conv_s8"})
+
+
+@SLOW
+@given(
+    case=window_depthwise(
+        [(3, 3), (10, 8), (1, 3), (5, 5), (2, 4), (1, 1)],
+        [(1, 1), (2, 2), (2, 1)],
+        [(1, 1), (2, 1)],
+        channels=(1, 1),
+        mult=(2, 9),
+        batch=(1, 2),
+        biases=("const", "absent"),
+    ),
+    seed=st.integers(0, 1000),
+)
+def test_one_input_channel_depthwise_runs_lean(case: Dw, seed: int) -> None:
+    """A depthwise layer of one input channel (micro_speech's 10x8 of 8 outputs) on the lean
+    kernel over the filter's columns stored as its rows: equal to the reference kernel and TFLM."""
+    with without_variants(DW_AHEAD):
+        assert_variant_exact(dw_int8(case, seed), DW_LEAN)
+
+
+def test_depthwise_ladder_reaches_no_scratch_and_auto_takes_it() -> None:
+    """micro_speech's layer: depthwise_as_conv_s8 (400 bytes of scratch) then the lean rung
+    (none, a relaid filter); auto takes the lean rung, which costs no more instructions
+    (kernel_costs: 2.62 a MAC against 2.66), so the arena is the reference kernels' one."""
+    case = Dw(in_hwc=(49, 40, 1), mult=8, kernel=(10, 8), stride=(2, 2))
+    gen = generate(import_model(dw_int8(case), source="test model"))
+    op = next(o.index for o in gen.graph.operators if o.opcode == "DEPTHWISE_CONV_2D")
+    assert gen.lowered[op].variant == DW_LEAN
+    opt = generate(gen.graph, options=PlanOptions(kernels="opt"))
+    fastest = opt.lowered[op]
+    assert fastest.variant == "depthwise_as_conv_s8"
+    assert gen.plan.arena_bytes < opt.plan.arena_bytes
+    rungs = ladder(gen.graph, op, fastest, "cortex-m4")
+    assert [r.variant for r in rungs] == ["depthwise_as_conv_s8", DW_LEAN]
+    assert rungs[0].scratch_bytes == 400 and rungs[-1].scratch_bytes == 0
+    assert rungs[-1].constants and len(rungs[-1].constants[0][1]) == 10 * 8 * 8

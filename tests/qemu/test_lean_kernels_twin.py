@@ -71,3 +71,21 @@ def test_lean_kernels_bit_exact_on_dsp_twins(board: str, channels: int, workdir:
     assert 0 < shared.count("depthwise_conv_2d_s8_lean") < depthwise, "both paths"
     assert "conv_2d_1x1_s8_lean" in shared
     exact_on_twin(gen, model, target, workdir / f"lean{channels}-{board}")
+
+
+@pytest.mark.parametrize("board", ["nucleo-f767", "nucleo-l4r5zi"])
+def test_one_channel_depthwise_lean_bit_exact_on_dsp_twins(board: str, workdir: Path) -> None:
+    """micro_speech's layer shape (10x8 over one channel, 8 outputs, stride 2) and a 5x3 of 5
+    outputs at stride 1: depthwise_as_conv_s8_lean (conv_2d_s8_lean's
+    kernel over the filter's columns as its rows), which auto takes, equal to TFLM."""
+    from support import Dw, dw_int8
+
+    target = resolve_target(load_board(board), emulate=True)
+    for case in (
+        Dw(in_hwc=(25, 20, 1), mult=8, kernel=(10, 8), stride=(2, 2), act=1),
+        Dw(in_hwc=(9, 7, 1), mult=5, kernel=(5, 3), stride=(1, 1), padding=VALID),
+    ):
+        model = dw_int8(case, seed=case.mult)
+        gen = generate(import_model(model, source="dw1"))
+        assert "depthwise_as_conv_s8_lean" in {low.variant for low in gen.lowered.values()}
+        exact_on_twin(gen, model, target, workdir / f"dw1-{case.mult}-{board}")

@@ -250,9 +250,8 @@ mcu_status_t mcu_conv_2d_s8_lean(const mcu_node_t *node, mcu_context_t *ctx) {
   dims_t d;
   operands_t k;
   MCU_TRY(conv_operands(node, ctx, 0, &d, &k));
-  /* the filter as stored: a convolution's [O, KH, KW, I] */
-  MCU_ENSURE_MODEL(mcu_input_tensor(ctx, node, 1)->dims[0] == d.s.out_c && d.s.k_c == d.s.in_c,
-                   MCU_ERR_BAD_MODEL);
+  /* the filter a convolution's [O, KH, KW, I] as stored, or a depthwise one's of one input
+   * channel [1, KH, KW, O] whose columns the build stored as those rows (read_dims checks) */
   int8_t *out = k.output;
   int32_t out_s = mcu_output_stride(node, d.s.out_c); /* a channel slice's pixel stride */
   uint32_t off2 = mcu_pack16(-p->pad_value, -p->pad_value);
