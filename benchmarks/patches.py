@@ -36,6 +36,7 @@ from mcugen.pipeline import prepare
 from mcugen.plan.patches import DEFAULT_OVERHEAD, patch_problem
 from mcugen.plan.patches.search import all_grids, plan_stage
 from mcugen.reference import tflm_graph_head
+from mcugen.report.patches import grids, macs_added
 from testgraphs import benchmark_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,8 +76,7 @@ def cell(graph: Graph, budget: float) -> tuple[str, int, float]:
     found = plan.patches
     if found is None or found.stage is None:
         return f"{plan.arena_bytes} -", plan.arena_bytes, seconds
-    grid = "x".join(map(str, found.stage.grid))
-    text = f"{plan.arena_bytes} {grid} {100 * found.overhead:+.1f}%"
+    text = f"{plan.arena_bytes} {grids(plan)} {100 * macs_added(plan) / found.total_macs:+.1f}%"
     return text, plan.arena_bytes, seconds
 
 

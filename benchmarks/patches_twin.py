@@ -33,6 +33,7 @@ from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from mcugen.plan.target import memory_target
 from mcugen.reference import tflm_outputs
+from mcugen.report.patches import grids
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from patches import SHARED, models  # noqa: E402
@@ -88,7 +89,7 @@ def row(
         return f"| {name} | {100 * budget:g} % | - | {whole.arena} | - | - | - | - | - |", True
     patched, exact, tables = run_on_twin(bench, tiled, model, SEED)
     base, base_exact, base_tables = whole.run(model)
-    grid = "x".join(map(str, found.stage.grid))
+    grid = grids(tiled.plan)
     cells = [
         name,
         f"{100 * budget:g} %",

@@ -58,6 +58,14 @@ def macs_added(plan: MemoryPlan) -> int:
     return sum(f.stage.macs_added for f in stages if f is not None and f.stage is not None)
 
 
+def grids(plan: MemoryPlan) -> str:
+    """Every kept stage's grid in the order found: '5x2', or '4x2+3x4' for two stages."""
+    stages = [plan.patches, *(found for found, _, _ in plan.later_patches)]
+    return "+".join(
+        f"{f.stage.grid[0]}x{f.stage.grid[1]}" for f in stages if f is not None and f.stage
+    )
+
+
 def patches_lines(graph: Graph, plan: MemoryPlan) -> list[str]:
     found: PatchPlan | None = plan.patches
     if found is None:
