@@ -26,7 +26,7 @@ from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
 from support import SLOW, mcugen_outputs
-from support.op_models import RELU, RELU6, Operand, binary_model
+from support.op_models import RELU, RELU6, Operand, add_chain, binary_model
 
 VARIANT = {"ADD": "add_s8_ort", "MUL": "mul_s8_ort"}
 
@@ -105,6 +105,21 @@ def test_same_bytes_as_the_reference(
     gen = ort_opt(import_model(model, source="test model"))
     inputs = [random_inputs(gen.graph, s) for s in range(seed, seed + 3)]
     assert_same_bytes(model, VARIANT[opcode], inputs)
+
+
+def test_default_kernels_take_them_in_place() -> None:
+    """`--kernels auto` (the default) picks them; a chain's second ADD writes over the sum
+    before it, which dies there, and gives the reference's bytes."""
+    model = add_chain((1, 4, 5, 3), (0.05, 0.07, 0.03, 0.1, 0.125), (-128, 3, 7, -128, 5), RELU)
+    graph = import_model(model, source="test model")
+    graph = replace(graph, metadata={**graph.metadata, NUMERICS_METADATA: b"ort"})
+    gen = generate(graph, options=PlanOptions(kernels="auto"))
+    assert [low.variant for low in gen.lowered.values()] == ["add_s8_ort", "add_s8_ort"]
+    offsets = gen.plan.tensor_offsets()
+    last = gen.graph.operators[-1]
+    assert offsets[last.outputs[0]] in (offsets[last.inputs[0]], offsets[last.inputs[1]])
+    inputs = [random_inputs(gen.graph, s) for s in range(3)]
+    assert_same_bytes(model, "add_s8_ort", inputs)
 
 
 def every_pair(

@@ -10,7 +10,8 @@
  * - the rounding: mcu_ort_round_narrow (mcu/ort_requant.h: VRINTR on the M7, the 1.5 * 2^23
  *   shifter elsewhere), nearbyintf's result wherever |value| < 2^22; the build
  *   (mcugen/codegen/lower/ort_binary_opt.py) proved |value| < 2^21 for every operand pair. The
- *   clamp is on the integer, as the reference's.
+ *   clamp is on the integer, as the reference's, before the domain is taken off (the range
+ *   moved by it), and MUL's domain is folded into its zero points: the same integers.
  * In place: output element i is written after both its operands are read, and only the operand
  * of the output's shape can share the output's bytes. */
 #include "mcu/binary.h"
@@ -37,13 +38,36 @@ static int32_t period_of(const mcu_tensor_t *x, const mcu_tensor_t *y) {
   return mcu_num_elements(x);
 }
 
+/* The loops' constants: `p` with MUL's domain folded into its zero points (x + 0 - (z - d) is
+ * the integer x + d - z), and the activation range with the domain added, so that the clamp
+ * comes before taking it off. */
+typedef struct {
+  mcu_ort_binary_params_t p;
+  int32_t domain;
+  int32_t lo;
+  int32_t hi;
+} consts_t;
+
+static inline __attribute__((always_inline)) consts_t consts_of(const mcu_ort_binary_params_t *p,
+                                                                int is_mul) {
+  consts_t k = {*p, p->domain, p->act_min + p->domain, p->act_max + p->domain};
+  if (is_mul) {
+    k.p.zero_a -= p->domain;
+    k.p.zero_b -= p->domain;
+    k.p.domain = 0;
+  }
+  return k;
+}
+
 /* One output element: `is_mul` is a constant at each call, so each loop compiles for its own
  * operator. */
-static inline __attribute__((always_inline)) int8_t one(const mcu_ort_binary_params_t *p,
-                                                         int is_mul, int32_t x1, int32_t x2) {
-  float value = is_mul ? mcu_ort_mul_value(p, x1, x2) : mcu_ort_add_value(p, x1, x2);
-  int32_t q = mcu_ort_round_narrow(value) - p->domain;
-  return (int8_t)(q < p->act_min ? p->act_min : (q > p->act_max ? p->act_max : q));
+static inline __attribute__((always_inline)) int8_t one(const consts_t *k, int is_mul,
+                                                         int32_t x1, int32_t x2) {
+  float value = is_mul ? mcu_ort_mul_value(&k->p, x1, x2) : mcu_ort_add_value(&k->p, x1, x2);
+  int32_t q = mcu_ort_round_narrow(value);
+  q = q < k->lo ? k->lo : q;
+  q = q > k->hi ? k->hi : q;
+  return (int8_t)(q - k->domain);
 }
 
 /* y[i] from a[i] and b[i] (`cyclic` 0), a[i] and b[i % pb] (1) or a[i % pa] and b[i] (2), over
@@ -52,7 +76,7 @@ static inline __attribute__((always_inline)) void walk(const mcu_ort_binary_para
                                                        int is_mul, int cyclic, const int8_t *a,
                                                        const int8_t *b, int8_t *y, int32_t n,
                                                        int32_t period) {
-  mcu_ort_binary_params_t k = *p; /* constants in registers, not re-read after each store */
+  const consts_t k = consts_of(p, is_mul); /* in registers, not re-read after each store */
   if (cyclic == 0) {
     for (int32_t i = 0; i < n; ++i) {
       y[i] = one(&k, is_mul, a[i], b[i]);
@@ -84,10 +108,11 @@ static inline __attribute__((always_inline)) mcu_status_t run(const mcu_node_t *
   } else if (pb == n && pa > 0) {
     walk(p, is_mul, 2, a, b, y, n, pa);
   } else {
+    const consts_t k = consts_of(p, is_mul);
     for (int32_t i = 0; i < n; ++i) {
       int32_t x1 = a[mcu_binary_offset(s.a, s.y, i)];
       int32_t x2 = b[mcu_binary_offset(s.b, s.y, i)];
-      y[i] = one(p, is_mul, x1, x2);
+      y[i] = one(&k, is_mul, x1, x2);
     }
   }
   return MCU_OK;
