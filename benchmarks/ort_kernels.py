@@ -7,8 +7,11 @@ ones, and each build's code (.text + vectors). Every ort run's outputs must equa
 on every element (else the script exits 1). A second table splits ort opt's instructions by the
 kernel each operator got, with
 instructions per MAC where it has MACs.
+`--twin` prints instead the ResNet against its TFLite twin (tests/support/onnx_twin.py: the
+same network written as TFLite from the ONNX file's weights and quantization), all three at the
+default kernels (`--kernels auto`): the issue's "within 5 % of the same instructions".
 Run: PYTHONPATH=.:tests python benchmarks/ort_kernels.py [--board B] [--samples N] [--quick]
-[NET...]
+[--twin] [NET...]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from mcugen.boards import load_board, resolve_target
 from mcugen.firmware.compile import build
 from mcugen.firmware.sizes import firmware_sizes
 from mcugen.link.device_run import open_device, run_samples
+from mcugen.link.host_run import random_inputs
 from mcugen.model.load import load_model
 from mcugen.model.macs import operator_macs
 from mcugen.options import PlanOptions
@@ -37,16 +41,19 @@ RUNS = (("ort", "reference"), ("ort", "opt"), ("fixed", "opt"))
 
 
 def measure(
-    path: Path, numerics: str, kernels: str, board: str, samples: int, work: Path
+    path: Path, numerics: str | None, kernels: str, board: str, samples: int, work: Path
 ) -> tuple[int, int, dict[str, tuple[int, int]]]:
-    """(instructions, code bytes, (instructions, MACs) by kernel) of one build; ort outputs
-    checked."""
+    """(instructions, code bytes, (instructions, MACs) by kernel) of one build (numerics None:
+    a .tflite model); ort outputs checked."""
     target = resolve_target(load_board(board), emulate=True)
     graph = load_model(path, numerics=numerics)
-    ours_in, theirs_in = onnx_samples(graph, samples, seed=3)
+    if numerics is None:  # a TFLite twin: seeded random inputs
+        ours_in = [random_inputs(graph, seed) for seed in range(samples)]
+    else:
+        ours_in, _ = onnx_samples(graph, samples, seed=3)
     options = PlanOptions(kernels=kernels, core=target.port_board.core, onnx_numerics=numerics)
     gen = generate(graph, options=options)
-    result = build(gen, target, work / f"{path.stem}-{numerics}-{kernels}")
+    result = build(gen, target, work / f"{path.name}-{numerics}-{kernels}")
     with open_device(target, result.executable, None) as link:
         run = run_samples(link, gen.graph, ours_in, emulated=True)
         profiled = run_samples(link, gen.graph, ours_in[:1], emulated=True, profile=True)
@@ -66,13 +73,38 @@ def measure(
     return count, firmware_sizes(result.executable, target).code, by_kernel
 
 
+def twin_table(board: str, samples: int, quick: bool, work: Path) -> None:
+    """The ResNet's ONNX import (fixed, ort) against its TFLite twin, default kernels."""
+    from support.onnx_twin import resnet_twin
+
+    print("| act | weights | TFLite twin | ONNX fixed | ONNX ort | fixed / twin | ort / twin |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for act, pc in QUANTS[1:2] if quick else QUANTS:
+        path, _ = quantized("resnet", work, per_channel=pc, activations=act)
+        twin = path.with_suffix(".twin.tflite")
+        twin.write_bytes(resnet_twin(path))
+        tflite = measure(twin, None, "auto", board, samples, work)[0]
+        fixed, ort = (measure(path, n, "auto", board, samples, work)[0] for n in ("fixed", "ort"))
+        weights = "per channel" if pc else "per tensor"
+        print(
+            f"| {act} | {weights} | {tflite:,} | {fixed:,} | {ort:,} | "
+            f"{fixed / tflite - 1:+.1%} | {ort / tflite - 1:+.1%} |",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nets", nargs="*", default=list(NETS))
     parser.add_argument("--board", default="nucleo-f767")
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="int8 per channel only")
+    parser.add_argument("--twin", action="store_true", help="the ResNet against its TFLite twin")
     args = parser.parse_args(argv)
+    if args.twin:
+        with tempfile.TemporaryDirectory(prefix="mcugen-ort-") as tmp:
+            twin_table(args.board, args.samples, args.quick, Path(tmp))
+        return
     print(
         "| network | act | weights | ort reference | ort opt | speed-up | fixed opt | "
         "code ort ref / ort opt / fixed opt |"

@@ -43,6 +43,7 @@ from mcugen.firmware.fits import target_fit
 from mcugen.kernel_costs import estimated_instructions
 from mcugen.model.ir import Graph
 from mcugen.model.load import is_onnx, load_model
+from mcugen.model.numerics import float_nodes_note
 from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions, options_from
 from mcugen.pipeline import Generated, render
@@ -82,6 +83,10 @@ class PlanResult:
     estimated_ms: float | None
     estimated_uj: float | None
     report: Mapping[str, Any]
+    #: what the commands print as notes on stderr: an ONNX model's nodes onnxruntime runs in
+    #: float under `--onnx-numerics ort` (mcugen/model/numerics.py; also the report's
+    #: "onnx_float_nodes")
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,7 +226,14 @@ def plan(
         estimated_ms=ms,
         estimated_uj=uj,
         report=report,
+        notes=notes_of(graph),
     )
+
+
+def notes_of(graph: Graph) -> tuple[str, ...]:
+    """The notes the commands print on stderr for `graph` (`PlanResult.notes`)."""
+    note = float_nodes_note(graph)
+    return () if note is None else (note,)
 
 
 def _problem(fit: Fit | None) -> str:

@@ -44,6 +44,8 @@ PER_MAC = {
     "conv_2d_1x1_s8_ort": 5.0,
     "depthwise_conv_2d_s8_ort": 6.8,
     "conv_2d_s8_ort": 3.5,
+    # MobileNet's and ResNet's stems (3 -> 8 channels, 3x3; F767 twin): 2.22-2.26
+    "conv_2d_stem_s8_ort": 2.3,
     "fully_connected_s8_ort": 8.0,
 }
 #: conv_2d_s8_lean over fewer than 4 input channels (its runs a window row long, a few bytes

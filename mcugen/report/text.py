@@ -9,6 +9,7 @@ from typing import Any
 from mcugen import __version__
 from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs
+from mcugen.model.numerics import float_nodes_note, float_nodes_of
 from mcugen.plan.compare import StrategyRun
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.weight_staging import STAGE_CHOICES
@@ -68,6 +69,9 @@ def plan_json(
         result["staged"] = [asdict(s) for s in plan.staged]
     if plan.note:  # a search budget reached, a layout search stopped by the wall clock
         result["note"] = plan.note
+    float_note = float_nodes_note(graph)  # the line the commands print on stderr
+    if float_note is not None:
+        result["onnx_float_nodes"] = {"nodes": float_nodes_of(graph), "note": float_note}
     if plan.pools is not None or plan.pools_error:
         result["pools"] = pools_json(plan)
     if plan.paging is not None:

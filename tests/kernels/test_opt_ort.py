@@ -2,7 +2,8 @@
 get them, and their outputs equal the ort reference kernels' (reference/ort_conv.c) byte for
 byte on random shapes of each class: the matrix product's one row and pairs of rows, odd pixel
 counts, depths and channel counts off multiples of 4, in place; the general convolution's
-windows (strides, dilations, padding, batches, no bias); the depthwise band (any filter up to 16
+windows (strides, dilations, padding, batches, no bias); the first layer's band (three filter
+rows over one or three channels); the depthwise band (any filter up to 16
 rows, strides, in place). Per-tensor and per-channel scales, ReLU and ReLU6 ranges. The test
 networks' agreement with onnxruntime itself is test_onnx_numerics.py's (host) and
 tests/qemu/test_onnx_twin.py's (F767 twin), which run these kernels by default."""
@@ -17,13 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcugen.codegen.lower._conv_stem import applies
 from mcugen.link.host_run import random_inputs
 from mcugen.model.ir import Graph
 from mcugen.model.numerics import NUMERICS_METADATA
 from mcugen.model.tflite_import import import_model
 from mcugen.options import PlanOptions
 from mcugen.pipeline import Generated, generate
-from support import SLOW, pointwise
+from support import SAME, SLOW, VALID, pointwise
 from support.convs import (
     Conv,
     Dw,
@@ -108,7 +110,42 @@ def test_pointwise_runs_in_place() -> None:
     seed=st.integers(0, 1000),
 )
 def test_conv(conv: Conv, seed: int) -> None:
-    assert_ort_exact(conv_int8(conv, seed), "conv_2d_s8_ort")
+    """Three filter rows over one or three channels are the stem's (`test_stem`)."""
+    stem = applies(conv.in_hwc[2], conv.kernel[0], conv.dilation) and conv.groups == 1
+    assert_ort_exact(conv_int8(conv, seed), "conv_2d_stem_s8_ort" if stem else "conv_2d_s8_ort")
+
+
+@st.composite
+def stems(draw: st.DrawFn) -> Conv:
+    """conv_2d_stem_s8's shapes: three filter rows and 1 to 5 columns over one or three input
+    channels, strides 1 to 3, SAME and VALID, several strips and a short last one, output
+    channels off multiples of 4, ReLU and ReLU6, batches."""
+    k_w = draw(st.integers(1, 5))
+    padding = draw(st.sampled_from([SAME, VALID]))
+    low = 1 if padding == SAME else 3
+    return Conv(
+        in_hwc=(
+            draw(st.integers(low, 9)),
+            draw(st.integers(max(low, k_w if padding == VALID else 1), 27)),
+            draw(st.sampled_from([1, 3])),
+        ),
+        out_c=draw(st.integers(1, 13)),
+        kernel=(3, k_w),
+        stride=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+        padding=padding,
+        act=draw(st.sampled_from([0, 1, 3])),
+        batch=draw(st.integers(1, 2)),
+        bias=draw(st.booleans()),
+        per_channel=draw(st.booleans()),
+        out_scale=draw(st.sampled_from([0.16, 0.6])),
+    )
+
+
+@SLOW
+@given(conv=stems(), seed=st.integers(0, 1000))
+def test_stem(conv: Conv, seed: int) -> None:
+    """The host runs the stem's C sums (the assembly's: tests/qemu/test_ort_kernels_twin.py)."""
+    assert_ort_exact(conv_int8(conv, seed), "conv_2d_stem_s8_ort")
 
 
 @SLOW
@@ -154,10 +191,15 @@ def test_every_ort_variant_is_costed() -> None:
     from mcugen.kernel_costs import PER_MAC
 
     names = {v.name for v in VARIANTS if v.name.endswith("_ort")}
-    assert names == {
+    layers = {
+        "conv_2d_stem_s8_ort",
         "fully_connected_s8_ort",
         "conv_2d_1x1_s8_ort",
         "conv_2d_s8_ort",
         "depthwise_conv_2d_s8_ort",
     }
-    assert all(n in PER_MAC and (n in PAIRED or n in ONCE) for n in names)
+    # ADD and MUL (ort_binary_opt.py) read no weights and are costed per element
+    assert names == layers | {"add_s8_ort", "mul_s8_ort"}
+    # the stem keeps its weights in its parameters: no filter read through the tensor table
+    assert all(n in PER_MAC for n in layers)
+    assert all(n in PAIRED or n in ONCE for n in layers - {"conv_2d_stem_s8_ort"})

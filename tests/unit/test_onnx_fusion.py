@@ -120,6 +120,29 @@ def test_the_note_names_the_float_nodes(workdir: Path, capsys: pytest.CaptureFix
     assert "all outputs match onnxruntime" in capsys.readouterr().out
 
 
+def test_the_note_reaches_the_json_and_the_api(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcugen plan --json` and `mcugen.api.plan` carry the note the commands print on stderr,
+    the same text (float_nodes_note), and the nodes; neither for the uint8 model nor `fixed`."""
+    import json
+
+    from mcugen import api
+
+    plain, _ = quantized("resnet", workdir, per_channel=True, activations="int8")
+    fused, _ = quantized("resnet", workdir, per_channel=True, activations="uint8")
+    assert main(["plan", str(plain), "--json"]) == 0
+    captured = capsys.readouterr()
+    found = json.loads(captured.out)["onnx_float_nodes"]
+    assert found["nodes"] == RESNET_INT8_FLOAT
+    assert captured.err.strip().endswith(found["note"]) and "note:" in captured.err
+    result = api.plan(str(plain))
+    assert result.notes == (found["note"],)
+    assert result.report["onnx_float_nodes"] == found
+    for quiet in (api.plan(str(fused)), api.plan(str(plain), options={"onnx_numerics": "fixed"})):
+        assert quiet.notes == () and "onnx_float_nodes" not in quiet.report
+
+
 def test_the_plain_int8_resnet_differs_somewhere(workdir: Path) -> None:
     """What the note is about, measured: over 1,000 inputs some outputs of the plain int8 ResNet
     differ from onnxruntime's (docs/onnx.md: 99.90-99.93 % of elements over 2,000)."""

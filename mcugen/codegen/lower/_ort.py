@@ -4,8 +4,9 @@ onnxruntime's kernel for the fused QDQ group computes (docs/onnx.md says how eac
 against it), with its own kernel (runtime_c/kernels/reference/ort_*.c) whose output stage is
 float32; any other element type falls back to the registered lowering. The TFLite variants take
 only the registered kernels' functions; ort_opt.py's take CONV_2D, DEPTHWISE_CONV_2D and
-FULLY_CONNECTED's ort functions (the int8 kernels' sums, the same output stage), the rest always
-run as they are."""
+FULLY_CONNECTED's ort functions (the int8 kernels' sums, the same output stage) and
+ort_binary_opt.py's ADD and MUL's (the same element values without a broadcast offset per
+element), the rest always run as they are."""
 
 from __future__ import annotations
 

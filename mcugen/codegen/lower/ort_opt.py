@@ -7,6 +7,8 @@ lowering is an ort kernel.
 - FULLY_CONNECTED and 1x1 CONV_2D of stride 1 and one group: the int8 matrix product
   (kernels/opt/mat_mult_s8_ort.c running mat_mult_s8.c with an output function), its weights in
   opt_mat_mult's pair layout and the input offset folded into the bias.
+- CONV_2D of a first layer (three filter rows over one or three input channels, dilation 1):
+  conv_2d_stem_s8.c's band and sums, `mcu_conv_2d_stem_s8_ort`, its weights unshifted.
 - CONV_2D of one group, any other filter, stride, dilation and padding: conv_2d_s8.c's
   `mcu_conv_2d_s8_ort`, opt_conv_2d's filter layout, records holding only the folded bias.
 - DEPTHWISE_CONV_2D of depth multiplier 1 and dilation 1, at most 16 filter rows:
@@ -25,6 +27,13 @@ import numpy as np
 
 from mcugen.codegen.lower import Array, Lowered, Params, fields, member
 from mcugen.codegen.lower._common import WINDOW_PARAMS
+from mcugen.codegen.lower._conv_stem import (
+    STRIP,
+    applies,
+    stem_scratch_bytes,
+    stem_weights,
+    window_words,
+)
 from mcugen.codegen.lower._rung import rung
 from mcugen.codegen.lower.conv_2d import conv_staging_bytes
 from mcugen.codegen.lower.opt_conv_2d import (
@@ -164,6 +173,52 @@ def conv_2d_1x1_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowere
     in_place = conv_staging_bytes(graph, op) is not None
     traits = OpTraits(staging_bytes=0) if in_place else None
     return replace(low, traits=traits, output_stride=True)
+
+
+@rung("conv_2d_stem_s8_ort", "CONV_2D")
+def conv_2d_stem_s8_ort(graph: Graph, op: Operator, reference: Lowered) -> Lowered | None:
+    """onnxruntime's numerics: int8 first layers, a filter of three rows over one or three input
+    channels, one group, dilation 1, |sum x scale| < 2^21 (conv_2d_stem_s8's band and sums)."""
+    if not is_ort(graph, op, reference):
+        return None
+    ref = fields(reference.params)
+    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
+    in_c, k_w = x.shape[3], w.shape[2]
+    dilation = (ref["dilation_h"], ref["dilation_w"])
+    if w.shape[3] != in_c or not applies(in_c, w.shape[1], dilation):  # type: ignore[arg-type]
+        return None
+    rq = ort_fields(reference)
+    pad = -int(dict(rq)["input_offset"])  # type: ignore[arg-type]
+    bias = folded_bias(graph, op, -pad)
+    if bias is None or not -128 <= pad < 128:
+        return None
+    # unshifted weights: records of left shift 0 (their requantisation unused)
+    records = tuple((int(b), 0, 0, 1, 0, 0) for b in bias.values)
+    words = stem_weights(filter_rows(graph, op), records, in_c, k_w)
+    if words is None:
+        return None
+    out_w = graph.tensors[op.outputs[0]].shape[2]
+    pad_word = (pad & 0xFF) * 0x01010101
+    stem: Params = (
+        *((k, ref[k]) for k in ("stride_w", "stride_h", "pad_w", "pad_h")),
+        ("pad_word", pad_word - 2**32 if pad_word >= 2**31 else pad_word),
+        ("act_min", -128),
+        ("act_max", 127),
+        ("strip", min(STRIP, out_w)),
+        ("window", window_words(in_c, k_w)),
+        ("weights", Array("int32_t", words)),
+    )
+    return Lowered(
+        reference.kernel,
+        "mcu_conv_2d_stem_s8_ort",
+        "mcu_conv_2d_stem_s8_ort_params_t",
+        (*member("stem", stem), *member("rq", rq)),
+        stem_scratch_bytes(in_c, k_w, int(ref["stride_w"]), out_w),  # type: ignore[arg-type]
+        variant="conv_2d_stem_s8_ort",
+        sources=("opt/conv_2d_stem_s8.c",),
+        headers=("mcu/kernels/conv_2d.h",),
+        pixels_in_order=True,  # as conv_2d_stem_s8: a strip widened into the band, then outputs
+    )
 
 
 @rung("conv_2d_s8_ort", "CONV_2D")

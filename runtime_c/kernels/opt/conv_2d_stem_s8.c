@@ -19,10 +19,13 @@
  * the sums in registers, the window words never expanded again. Requantisation as conv_2d_s8.c
  * (mcu/kernels/conv_2d.h's records) but for the left shift, which the build folded into the
  * weights and biases (the sums come out shifted); on the DSP cores the 3x3 windows' groups and
- * a full int8 activation range run in inline assembly, seven instructions an output. */
+ * a full int8 activation range run in inline assembly, seven instructions an output.
+ * mcu_conv_2d_stem_s8_ort runs the same band and sums with
+ * onnxruntime's output stage (`--onnx-numerics ort`). */
 #include <string.h>
 
 #include "mcu/kernels/conv_2d.h"
+#include "mcu/ort_requant.h"
 #include "mcu/quant.h"
 #include "mcu/simd.h"
 #include "mcu/window.h"
@@ -252,6 +255,35 @@ static inline __attribute__((always_inline)) void pixels_asm(const uint32_t *x, 
     }
   }
 }
+
+/* Group `*wp`'s four sums of one pixel's window `x` (three columns of three channels, `wide`,
+ * or of one) in s[0..3], the products of pixels_asm; `*wp` moved to the group's records. */
+static inline __attribute__((always_inline)) void group_asm(const uint32_t *x,
+                                                            const int32_t **w, int32_t s[4],
+                                                            int wide) {
+  register int32_t a0 __asm__("r0");
+  register int32_t a1 __asm__("r1");
+  register int32_t a2 __asm__("r2");
+  register int32_t a3 __asm__("r3");
+  register uint32_t xp __asm__("r12") = (uint32_t)(uintptr_t)x;
+  register const int32_t *wp __asm__("lr") = *w;
+#define MCU_STEM_SUMS                                                                              \
+  : "=&r"(a0), "=&r"(a1), "=&r"(a2), "=&r"(a3), [xp] "+r"(xp), [wp] "+r"(wp)                     \
+  :                                                                                                \
+  : "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "memory"
+  if (wide) {
+    __asm__ volatile("ldm %[wp]!, {r0-r3}\n\t" MCU_STEM_CHUNK4 MCU_STEM_CHUNK4 MCU_STEM_CHUNK4
+                         MCU_STEM_CHUNK3 MCU_STEM_SUMS);
+  } else {
+    __asm__ volatile("ldm %[wp]!, {r0-r3}\n\t" MCU_STEM_CHUNK4 MCU_STEM_CHUNK2 MCU_STEM_SUMS);
+  }
+#undef MCU_STEM_SUMS
+  *w = wp;
+  s[0] = a0;
+  s[1] = a1;
+  s[2] = a2;
+  s[3] = a3;
+}
 #else
 #define MCU_STEM_ASM 0
 #endif
@@ -313,8 +345,49 @@ static void strip_outputs(const mcu_conv_2d_stem_s8_params_t *p, const dims_t *d
   }
 }
 
-mcu_status_t mcu_conv_2d_stem_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
-  const mcu_conv_2d_stem_s8_params_t *p = node->params;
+/* ---- onnxruntime's output stage (`--onnx-numerics ort`) --------------------------------- */
+
+/* A strip's `n` pixels, each sum through mcu_ort_out (mcu/ort_requant.h), as the ort reference
+ * kernel (reference/ort_conv.c) requantizes it: the build laid the weights out unshifted (left
+ * shift 0) and proved |sum x scale| < 2^21 (mcugen/codegen/lower/ort_opt.py); the groups'
+ * records are there but unused. The sums are the reference's integers: the same products, the
+ * input offset folded into the bias, padded taps the input zero point (adding nothing). */
+static void strip_outputs_ort(const mcu_conv_2d_stem_s8_params_t *p, const mcu_ort_out_t *o,
+                              const dims_t *d, const uint32_t *x, int32_t n, int8_t *out) {
+  int32_t step = p->stride_w * d->col_words;
+#if MCU_STEM_ASM
+  /* every group whole, a 3x3 window: the groups' sums in assembly */
+  if (d->s.out_c % 4 == 0 && (p->window == 15 || p->window == 6)) {
+    int wide = p->window == 15;
+    for (int32_t i = 0; i < n; ++i, x += step) {
+      const int32_t *w = p->weights;
+      for (int32_t c = 0; c < d->s.out_c; c += 4, w += 12, out += 4) {
+        int32_t s[4];
+        group_asm(x, &w, s, wide);
+        for (int32_t k = 0; k < 4; ++k) {
+          out[k] = (int8_t)mcu_ort_out(o, s[k], c + k);
+        }
+      }
+    }
+    return;
+  }
+#endif
+  for (int32_t i = 0; i < n; ++i, x += step) {
+    const int32_t *w = p->weights;
+    for (int32_t c = 0; c < d->s.out_c; c += 4, w += 12) {
+      int32_t s[4];
+      w = group(x, w, p->window, s);
+      for (int32_t k = 0; k < 4 && c + k < d->s.out_c; ++k) {
+        *out++ = (int8_t)mcu_ort_out(o, s[k], c + k);
+      }
+    }
+  }
+}
+
+/* The strips of the layer; `ort` NULL: TFLite's requantisation, else onnxruntime's. */
+static inline __attribute__((always_inline)) mcu_status_t run(
+    const mcu_node_t *node, mcu_context_t *ctx, const mcu_conv_2d_stem_s8_params_t *p,
+    const mcu_ort_out_t *ort) {
   dims_t d;
   MCU_TRY(read_dims(node, ctx, &d));
   MCU_ENSURE_MODEL(p->strip > 0 && p->window == d.s.k_w * d.col_words, MCU_ERR_BAD_MODEL);
@@ -331,9 +404,25 @@ mcu_status_t mcu_conv_2d_stem_s8_opt(const mcu_node_t *node, mcu_context_t *ctx)
         int32_t n = d.s.out_w - ox < p->strip ? d.s.out_w - ox : p->strip;
         band(&d, (uint32_t)p->pad_word, image, y0, ox * p->stride_w - p->pad_w,
              (n - 1) * p->stride_w + d.s.k_w, x);
-        strip_outputs(p, &d, x, n, output + ((b * d.s.out_h + oy) * d.s.out_w + ox) * d.s.out_c);
+        int8_t *out = output + ((b * d.s.out_h + oy) * d.s.out_w + ox) * d.s.out_c;
+        if (ort == NULL) {
+          strip_outputs(p, &d, x, n, out);
+        } else {
+          strip_outputs_ort(p, ort, &d, x, n, out);
+        }
       }
     }
   }
   return MCU_OK;
+}
+
+mcu_status_t mcu_conv_2d_stem_s8_opt(const mcu_node_t *node, mcu_context_t *ctx) {
+  return run(node, ctx, node->params, NULL);
+}
+
+mcu_status_t mcu_conv_2d_stem_s8_ort(const mcu_node_t *node, mcu_context_t *ctx) {
+  const mcu_conv_2d_stem_s8_ort_params_t *p = node->params;
+  MCU_ENSURE_MODEL(p->rq.scales != NULL && p->rq.num_channels >= 1, MCU_ERR_BAD_MODEL);
+  const mcu_ort_out_t out = mcu_ort_out_of(&p->rq);
+  return run(node, ctx, &p->stem, &out);
 }

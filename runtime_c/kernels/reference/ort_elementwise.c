@@ -14,15 +14,11 @@ static inline int8_t ort_finish(const mcu_ort_binary_params_t *p, float value) {
 }
 
 static inline int8_t ort_add_one(const mcu_ort_binary_params_t *p, int32_t x1, int32_t x2) {
-  float a = (float)(x1 + p->domain);
-  float b = (float)(x2 + p->domain);
-  return ort_finish(p, fmaf(a, p->ratio_a, fmaf(b, p->ratio_b, p->fixed)));
+  return ort_finish(p, mcu_ort_add_value(p, x1, x2));
 }
 
 static inline int8_t ort_mul_one(const mcu_ort_binary_params_t *p, int32_t x1, int32_t x2) {
-  int32_t product = (x1 + p->domain - p->zero_a) * (x2 + p->domain - p->zero_b);
-  float scaled = (float)product * p->ratio_a;
-  return ort_finish(p, scaled + p->fixed);
+  return ort_finish(p, mcu_ort_mul_value(p, x1, x2));
 }
 
 mcu_status_t mcu_add_int8_ort(const mcu_node_t *node, mcu_context_t *ctx) {

@@ -101,4 +101,14 @@ typedef struct {
 
 mcu_eval_t mcu_conv_2d_stem_s8_opt;
 
+/* The same shapes with onnxruntime's output stage (`--onnx-numerics ort`): the band and sums,
+ * the weights unshifted and the input offset folded into the biases (`stem.act_min` and
+ * `stem.act_max` unused), then mcu_ort_out with `rq` (its input offset unused). */
+typedef struct {
+  mcu_conv_2d_stem_s8_params_t stem;
+  mcu_ort_requant_t rq;
+} mcu_conv_2d_stem_s8_ort_params_t;
+
+mcu_eval_t mcu_conv_2d_stem_s8_ort;
+
 #endif

@@ -43,4 +43,6 @@ mcu_eval_t mcu_conv_2d_1x1_s8_ort;
  * the band path of depthwise_conv_2d_s8.c; parameters mcu_ort_conv_params_t): */
 mcu_eval_t mcu_depthwise_conv_2d_s8_ort;
 
+/* A first layer's CONV_2D: mcu/kernels/conv_2d.h (mcu_conv_2d_stem_s8_ort). */
+
 #endif
