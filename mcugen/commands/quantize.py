@@ -6,7 +6,11 @@ Activations are uint8 by default: onnxruntime on x86-64 fuses every uint8 QDQ gr
 quantized kernels, which `--onnx-numerics ort` reproduces bit for bit, where it runs int8 groups
 at a fork (a tensor read by two operators) or with an int8 constant operand in float
 (onnx_import/fusion.py); mcugen runs both the same way (uint8 stored as int8, zero point - 128).
-int8 activations in the QOperator form (`--format qoperator`) are fused throughout as well."""
+int8 activations in the QOperator form (`--format qoperator`) are fused throughout as well.
+Before quantizing, a mean over the map written as ReduceMean (PyTorch 2.x's export of
+`x.mean((2, 3))` and `nn.AdaptiveAvgPool2d(1)`) becomes GlobalAveragePool, which onnxruntime
+fuses (onnx_import/means.py); weights stored beside the model are read in
+(onnx_import/external.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from mcugen.errors import McugenError, ModelError
-from mcugen.model.load import read_model_file
+from mcugen.model.load import read_onnx_file
 from mcugen.model.numerics import float_nodes_note
 from mcugen.model.onnx_import import import_onnx
 from mcugen.outputs import write_file
@@ -112,6 +116,21 @@ def _samples(path: Path, inputs: dict[str, tuple[int, ...]]) -> dict[str, np.nda
     return found
 
 
+def _pooled(buf: bytes) -> tuple[bytes, int]:
+    """The float model with its means over the map as GlobalAveragePool, and how many."""
+    import onnx
+
+    from mcugen.model.onnx_import.means import pooled_means
+
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(buf)
+    except Exception:  # noqa: BLE001 - the checks after it report a corrupt file
+        return buf, 0
+    rewritten, count = pooled_means(model)
+    return (rewritten.SerializeToString(), count) if count else (buf, 0)
+
+
 def cmd_quantize(args: argparse.Namespace) -> int:
     try:
         from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
@@ -119,7 +138,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         raise McugenError(
             "onnxruntime is not installed", hint="pip install 'mcugen[onnx]'"
         ) from None
-    model = read_model_file(args.model)
+    model, pooled = _pooled(read_onnx_file(args.model))
     samples = _samples(args.data, _inputs(model, str(args.model)))
     count = min(len(a) for a in samples.values())
 
@@ -163,6 +182,11 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         f"({'per tensor' if args.per_tensor else 'per channel'}), {args.activations} "
         f"activations ({args.format}), calibrated on {count} samples"
     )
+    if pooled:
+        print(
+            f"mcugen: {args.model}: {pooled} ReduceMean over H and W written as GlobalAveragePool "
+            "(the same float values; onnxruntime quantizes it, ReduceMean it runs in float)"
+        )
     note = float_nodes_note(graph)
     if note is not None:
         print(f"mcugen: note: {args.output}: {note}", file=sys.stderr)

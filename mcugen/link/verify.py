@@ -13,7 +13,7 @@ import numpy as np
 from mcugen.boards import Target
 from mcugen.firmware.compile import build
 from mcugen.model.load import reference_flatbuffer
-from mcugen.model.numerics import float_nodes_of, uses_ort
+from mcugen.model.numerics import float_nodes_note, uses_ort
 from mcugen.pipeline import Generated
 from mcugen.plan.ram_use import RamUse
 from mcugen.reference import first_difference, onnxruntime_outputs, tflm_outputs
@@ -104,14 +104,8 @@ def verify(
                     f"flat index {first}: device {o.ravel()[first]}, {reference} "
                     f"{r.reshape(o.shape).ravel()[first]}"
                 )
-    names = float_nodes_of(gen.graph) if reference == "onnxruntime" else []
-    hint = (
-        f"onnxruntime ran {', '.join(names)} in float (unfused int8 QDQ groups): the "
-        "differences can come from there; `mcugen quantize` (uint8 activations) gives a model "
-        "it fuses throughout"
-        if names
-        else ""
-    )
+    note = float_nodes_note(gen.graph) if reference == "onnxruntime" else None
+    hint = f"{note}: the differences can come from there" if note else ""
     return VerifyReport(target.label, len(samples), mismatches, counts, unit, ram, reference, hint)
 
 

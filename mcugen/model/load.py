@@ -33,6 +33,14 @@ def read_model_file(path: str | Path) -> bytes:
         raise ModelError(f"cannot read file ({exc.strerror})", where=str(p)) from None
 
 
+def read_onnx_file(path: str | Path) -> bytes:
+    """An ONNX file's bytes, its tensors stored in a side file (as PyTorch 2.x exports) read in:
+    one self-contained model for the importer and the quantizer."""
+    from mcugen.model.onnx_import.external import with_external_data
+
+    return with_external_data(read_model_file(path), path)
+
+
 def load_model(path: str | Path, *, numerics: str | None = None) -> Graph:
     """Read and import a .tflite or .onnx file; every failure is a one-line `ModelError`.
     `numerics` (mcugen/model/numerics.py, `--onnx-numerics`) is an ONNX model's arithmetic,
@@ -41,6 +49,7 @@ def load_model(path: str | Path, *, numerics: str | None = None) -> Graph:
     if is_onnx(path, buf):
         from mcugen.model.onnx_import import import_onnx  # onnx loads only for ONNX models
 
+        buf = read_onnx_file(path)
         return import_onnx(buf, source=str(path), numerics=numerics or numerics_module.DEFAULT)
     if numerics is not None:
         raise UnsupportedError(
@@ -62,4 +71,5 @@ def reference_flatbuffer(path: str | Path) -> bytes:
         return buf
     from mcugen.model.onnx_import import import_onnx
 
+    buf = read_onnx_file(path)
     return write_model(import_onnx(buf, source=str(path), numerics=numerics_module.FIXED))

@@ -21,6 +21,8 @@ DEFAULT = ORT
 NUMERICS_METADATA = "onnx_numerics"
 #: graph metadata: the ONNX nodes onnxruntime runs in float (onnx_import/fusion.py), comma-separated
 FLOAT_NODES_METADATA = "onnx_float_nodes"
+#: graph metadata: those of them onnxruntime has no quantized kernel for (ReduceMean)
+UNFUSABLE_METADATA = "onnx_unfusable_nodes"
 
 
 def numerics_of(graph: Graph) -> str:
@@ -50,11 +52,27 @@ def float_nodes_note(graph: Graph) -> str | None:
     names = float_nodes_of(graph)
     if not uses_ort(graph) or not names:
         return None
-    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    listed = graph.metadata.get(UNFUSABLE_METADATA, b"").decode(errors="replace").split(",")
+    unfusable = [n for n in names if n in listed]
+    forked = [n for n in names if n not in listed]
+    why = []
+    if forked:
+        why.append(
+            f"{_shown(forked)}: int8 tensors it cannot convert to uint8 on x86-64, such as one "
+            "read by two operators; `mcugen quantize` (uint8 activations) gives a model it fuses "
+            "throughout"
+        )
+    if unfusable:
+        why.append(
+            f"{_shown(unfusable)}: operators it has no quantized kernel for; a mean over the map "
+            "as GlobalAveragePool (nn.AdaptiveAvgPool2d(1)) is fused"
+        )
     return (
         f"onnxruntime leaves {len(names)} quantized node(s) unfused and runs them in float "
-        f"({shown}: int8 tensors it cannot convert to uint8 on x86-64, such as one read by two "
-        "operators); mcugen computes them as its fused kernels, so outputs can differ from "
-        "onnxruntime's by a few steps; `mcugen quantize` (uint8 activations) gives a model it "
-        "fuses throughout (docs/onnx.md)"
+        f"({'; '.join(why)}); mcugen computes them as fused kernels, so outputs can differ from "
+        "onnxruntime's by a few steps (docs/onnx.md)"
     )
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")

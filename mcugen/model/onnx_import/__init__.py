@@ -21,7 +21,14 @@ import onnx
 
 from mcugen.errors import McugenError, ModelError, UnsupportedError
 from mcugen.model.ir import Graph
-from mcugen.model.numerics import DEFAULT, FIXED, FLOAT_NODES_METADATA, NUMERICS_METADATA, ORT
+from mcugen.model.numerics import (
+    DEFAULT,
+    FIXED,
+    FLOAT_NODES_METADATA,
+    NUMERICS_METADATA,
+    ORT,
+    UNFUSABLE_METADATA,
+)
 from mcugen.model.onnx_import import fusion, ops, qoperator, shapes, windows
 from mcugen.model.onnx_import.context import TO_NHWC, Context, Quant, Value, attributes
 from mcugen.model.validate import validate_graph
@@ -37,6 +44,7 @@ HANDLERS: dict[str, Callable[[Context, onnx.NodeProto], None]] = {
     "MaxPool": windows.pool,
     "AveragePool": windows.pool,
     "GlobalAveragePool": windows.global_average_pool,
+    "ReduceMean": windows.reduce_mean,
     "Add": ops.binary,
     "Mul": ops.binary,
     "Concat": ops.concat,
@@ -64,6 +72,7 @@ def import_onnx(buf: bytes, *, source: str = "<bytes>", numerics: str = DEFAULT)
     model = _parse(buf, source)
     try:
         in_float = fusion.inexact_float_nodes(model)
+        unfusable = fusion.unfusable_nodes(model)
         if qoperator.has_qoperators(model):
             model = qoperator.to_qdq(model, lambda what: UnsupportedError(what, where=source))
         graph = _convert(Context(model, source, numerics))
@@ -77,7 +86,11 @@ def import_onnx(buf: bytes, *, source: str = "<bytes>", numerics: str = DEFAULT)
         ) from None
     graph = replace(graph, sha256=hashlib.sha256(buf).hexdigest())
     if in_float:  # where onnxruntime does not fuse: said by the commands (numerics.py)
-        meta = {**graph.metadata, FLOAT_NODES_METADATA: ",".join(in_float).encode()}
+        meta = {
+            **graph.metadata,
+            FLOAT_NODES_METADATA: ",".join(in_float).encode(),
+            UNFUSABLE_METADATA: ",".join(unfusable).encode(),
+        }
         graph = replace(graph, metadata=MappingProxyType(meta))
     validate_graph(graph, source)
     return graph

@@ -42,6 +42,8 @@ _SAME_IN_OUT = ("AveragePool", "GlobalAveragePool", "Sigmoid", "Softmax", "Gemm"
 _ALL_EQUAL = ("Add", "Mul", "Concat")
 _NO_INT8 = ("Conv", "MatMul")
 FUSED_KINDS = _SAME_IN_OUT + _ALL_EQUAL + _NO_INT8
+#: Quantized operators mcugen imports that onnxruntime never fuses: their groups run in float.
+NEVER_FUSED = ("ReduceMean",)
 #: Groups whose float computation gives the fused kernel's integers anyway.
 EXACT_IN_FLOAT = frozenset({"Concat"})
 _INT8, _UINT8 = onnx.TensorProto.INT8, onnx.TensorProto.UINT8
@@ -165,17 +167,21 @@ def _dequantized(feeds: list[onnx.NodeProto | None]) -> bool:
 def float_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
     """The quantized operators of `model` onnxruntime (x86-64) leaves unfused and runs in float:
     nodes of the fused kinds with a DequantizeLinear input and a QuantizeLinear reader whose
-    group fails its selector. Empty for a model fully fused (any uint8 model quantize_static
-    writes, or an int8 one without forks and int8 constant operands)."""
+    group fails its selector, and every quantized node of a kind it never fuses
+    (ReduceMean). Empty for a model fully fused (a uint8 model quantize_static writes without
+    such a node, or an int8 one without forks and int8 constant operands)."""
     edges = _Edges(model.graph)
     types = _Types(model, edges)
     found = []
     for node in model.graph.node:
-        if node.op_type not in FUSED_KINDS or not node.output:
+        if node.op_type not in FUSED_KINDS + NEVER_FUSED or not node.output:
             continue
         feeds = [edges.producer.get(edges.name(n)) for n in node.input if n]
         if not any(p is not None and p.op_type == "DequantizeLinear" for p in feeds):
             continue  # a float operator, not a quantized one
+        if node.op_type in NEVER_FUSED:
+            found.append(node)
+            continue
         group = _group_types(node, types)
         if group is None and node.op_type == "Gemm" and _dequantized(feeds):
             continue  # QGemm with a float output
@@ -187,3 +193,8 @@ def float_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
 def inexact_float_nodes(model: onnx.ModelProto) -> list[str]:
     """The names of `float_nodes` whose float result can differ from the fused kernel's."""
     return [n.name or n.output[0] for n in float_nodes(model) if n.op_type not in EXACT_IN_FLOAT]
+
+
+def unfusable_nodes(model: onnx.ModelProto) -> list[str]:
+    """The names of `float_nodes` of a kind onnxruntime has no quantized kernel for."""
+    return [n.name or n.output[0] for n in float_nodes(model) if n.op_type in NEVER_FUSED]

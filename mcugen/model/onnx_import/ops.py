@@ -149,9 +149,11 @@ def _onnx_shape(ctx: Context, node: onnx.NodeProto, x: Value) -> tuple[int, ...]
     if node.op_type == "Flatten":
         axis = int(attributes(node).get("axis", 1)) % (len(x.shape) + 1)
         return (int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))
-    if attributes(node).get("allowzero", 0):
-        raise ctx.refuse("allowzero=1 is not supported", node)
     target = [int(d) for d in np.asarray(ctx.const(node.input[1], node)).reshape(-1)]
+    if attributes(node).get("allowzero", 0) and 0 in target:  # PyTorch's view: no 0 in it
+        raise ctx.refuse(
+            "allowzero=1 with a 0 in the shape (an empty tensor) is not supported", node
+        )
     target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
     total = int(np.prod(x.shape))
     if target.count(-1) == 1:

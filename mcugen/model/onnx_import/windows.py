@@ -309,3 +309,54 @@ def global_average_pool(ctx: Context, node: onnx.NodeProto) -> None:
         raise ctx.refuse("a Relu/Clip after GlobalAveragePool is not supported", node)
     y = ctx.result(spec, (*x.shape[:2], 1, 1), nhwc=True)
     ctx.b.op("MEAN", [x.index, ctx.int32([1, 2])], [y.index], keep_dims=True)
+
+
+def reduce_mean(ctx: Context, node: onnx.NodeProto) -> None:
+    """ReduceMean over H and W of an NCHW map (what PyTorch's `x.mean((2, 3))` exports): MEAN as
+    for GlobalAveragePool, the channels as a matrix when `keepdims` is 0. onnxruntime has no
+    quantized ReduceMean and runs its group in float (fusion.py names it in the note)."""
+    x = ctx.value(node.input[0], node)
+    attrs = attributes(node)
+    if len(node.input) > 1 and node.input[1]:
+        axes = [int(a) for a in np.asarray(ctx.const(node.input[1], node)).reshape(-1)]
+    else:
+        axes = [int(a) for a in attrs.get("axes", [])]
+    axes = sorted(a % 4 for a in axes)
+    if len(x.shape) != 4 or not x.nhwc or axes != [2, 3]:
+        raise ctx.refuse(
+            f"only a mean over H and W of an NCHW map is supported (axes {axes}, input {x.shape})",
+            node,
+            "average the map with nn.AdaptiveAvgPool2d(1) or x.mean((2, 3))",
+        )
+    keep = bool(attrs.get("keepdims", 1))
+    flat = _flattened(ctx, node, x.shape[:2]) if keep else None
+    if flat is not None:  # the exporter's AdaptiveAvgPool2d(1) + flatten: quantized after it
+        ctx.done.add(flat)
+        keep = False
+    spec = ctx.output_spec(node if flat is None else ctx.graph.node[flat])
+    if spec.act != ACT_NONE:
+        raise ctx.refuse("a Relu/Clip after ReduceMean is not supported", node)
+    shape = (*x.shape[:2], 1, 1) if keep else tuple(x.shape[:2])
+    y = ctx.result(spec, shape, nhwc=keep)
+    ctx.b.op("MEAN", [x.index, ctx.int32([1, 2])], [y.index], keep_dims=keep)
+
+
+def _flattened(ctx: Context, node: onnx.NodeProto, nc: tuple[int, ...]) -> int | None:
+    """The index of the one Flatten (axis 1) or Reshape to (N, C) reading `node`'s float output,
+    which onnxruntime's quantizer quantizes after rather than before; else None."""
+    readers = ctx.consumers.get(node.output[0], [])
+    if len(readers) != 1 or node.output[0] in ctx.outputs:
+        return None
+    nxt = ctx.graph.node[readers[0]]
+    if nxt.op_type == "Flatten":
+        return readers[0] if int(attributes(nxt).get("axis", 1)) == 1 else None
+    if nxt.op_type != "Reshape" or len(nxt.input) < 2 or nxt.input[1] not in ctx.consts:
+        return None
+    target = [int(v) for v in np.asarray(ctx.consts[nxt.input[1]]).reshape(-1)]
+    if len(target) != 2:
+        return None
+    dims = [nc[k] if v == 0 else v for k, v in enumerate(target)]
+    if dims.count(-1) == 1:
+        known = abs(dims[0] * dims[1])  # the other dimension
+        dims[dims.index(-1)] = nc[0] * nc[1] // max(1, known)
+    return readers[0] if tuple(dims) == tuple(nc) else None
