@@ -28,6 +28,7 @@ from mcugen.plan.buffers import (
 from mcugen.plan.channel_slices import ChannelSlice, planned_slices, slice_order
 from mcugen.plan.kernel_swaps import KernelChoice
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
+from mcugen.plan.layout.memo import remembered
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.sharing_check import PlanInvalid, check_sharing
 from mcugen.plan.sharing_choices import sharing_candidates
@@ -215,7 +216,7 @@ def plan_memory(
         raise ValueError("sharing storage needs the operators' traits (codegen.lower.op_traits)")
     start = time.perf_counter()
     strategy = orders.get_order(order)
-    lay = layouts.get_layout(layout)
+    lay = remembered(layout, layouts.get_layout(layout))
     laid: dict[tuple[int, ...], _Laid] = {}
     shared: dict[tuple[int, ...], tuple[list[_Choice], int]] = {}
 
