@@ -236,10 +236,11 @@ def _in_known_orders(
         return replace(plan, order_strategy=origin.order_strategy)
 
     def planned(g: Graph, chosen: dict[int, Lowered], opts: PlanOptions) -> MemoryPlan:
-        floors = [floor_fn(g, chosen, opts, origin.order) for origin in known]
+        floors: list[int] = []  # each order's floor taken when it is reached
         best: MemoryPlan | None = None
-        for origin, floor in zip(known, floors, strict=True):
-            if floor > bound:
+        for origin in known:
+            floors.append(floor_fn(g, chosen, opts, origin.order))
+            if floors[-1] > bound:
                 continue
             plan = laid_out(g, chosen, opts, origin)
             if ram_of(g, plan, opts) <= bound:
