@@ -32,7 +32,7 @@ from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.fit import Fit
-from mcugen.plan.layout.memo import remembering
+from mcugen.plan.memo import remembering
 from mcugen.report.text import plan_json, plan_text
 from mcugen.train.graph import TrainingGraph
 

@@ -28,10 +28,10 @@ from mcugen.plan.buffers import (
 from mcugen.plan.channel_slices import ChannelSlice, planned_slices, slice_order
 from mcugen.plan.kernel_swaps import KernelChoice
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
-from mcugen.plan.layout.memo import remembered
+from mcugen.plan.memo import remembered
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.sharing_check import PlanInvalid, check_sharing
-from mcugen.plan.sharing_choices import sharing_candidates
+from mcugen.plan.sharing_choices import Choice, sharing_candidates
 from mcugen.plan.stage_overlap import WindowOrderViolated, check_window_order
 from mcugen.plan.weight_staging import StagedWeights, check_staged
 
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from mcugen.plan.pools import PoolPlan
 
 Aliases = Mapping[int, tuple[int, int]]
-#: (peak live bytes, choice number, buffers) of one sharing choice (`sharing_candidates`).
-_Choice = tuple[int, int, tuple[Buffer, ...]]
 
 
 @dataclass(frozen=True)
@@ -218,9 +216,9 @@ def plan_memory(
     strategy = orders.get_order(order)
     lay = remembered(layout, layouts.get_layout(layout))
     laid: dict[tuple[int, ...], _Laid] = {}
-    shared: dict[tuple[int, ...], tuple[list[_Choice], int]] = {}
+    shared: dict[tuple[int, ...], tuple[tuple[Choice, ...], int]] = {}
 
-    def choices(chosen: tuple[int, ...]) -> tuple[list[_Choice], int]:
+    def choices(chosen: tuple[int, ...]) -> tuple[tuple[Choice, ...], int]:
         if chosen not in shared:
             shared[chosen] = sharing_candidates(
                 graph, chosen, scratch, aliases, in_place, traits or {}, profiles
@@ -312,7 +310,7 @@ class _Laid:
 
 
 def _lay_out(
-    candidates: list[_Choice],
+    candidates: tuple[Choice, ...],
     tries: int,
     layout: LayoutStrategy,
     budget: float | None,
