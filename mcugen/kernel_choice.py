@@ -33,7 +33,7 @@ machine."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -115,10 +115,16 @@ def choose_kernels(
         )
     trial = _in_known_orders(plan_fn, floor_fn, (bottom, fastest), bound)
     # the search starts from the fastest kernels in their own order and in the reference
-    # kernels' order, where other layers may be at the peak
+    # kernels' order, where other layers may be at the peak: that plan is made only when the
+    # first start's search finds nothing cheap enough
     cheap = CHEAP_SHARE * estimated_instructions(graph, lowered)
-    starts = (fastest, plan_fn(graph, lowered, options, bottom.order))
-    found = reach(graph, lowered, options, trial, starts, laddered, bound, cheap)
+    reference_order = bottom.order
+
+    def starts() -> Iterator[MemoryPlan]:
+        yield fastest
+        yield plan_fn(graph, lowered, options, reference_order)
+
+    found = reach(graph, lowered, options, trial, starts(), laddered, bound, cheap)
     chosen, plan = found or ({**lowered, **references}, bottom)
     swaps = _swaps(graph, lowered, chosen)
     if balanced:
@@ -230,10 +236,11 @@ def _in_known_orders(
         return replace(plan, order_strategy=origin.order_strategy)
 
     def planned(g: Graph, chosen: dict[int, Lowered], opts: PlanOptions) -> MemoryPlan:
-        floors = [floor_fn(g, chosen, opts, origin.order) for origin in known]
+        floors: list[int] = []  # each order's floor taken when it is reached
         best: MemoryPlan | None = None
-        for origin, floor in zip(known, floors, strict=True):
-            if floor > bound:
+        for origin in known:
+            floors.append(floor_fn(g, chosen, opts, origin.order))
+            if floors[-1] > bound:
                 continue
             plan = laid_out(g, chosen, opts, origin)
             if ram_of(g, plan, opts) <= bound:

@@ -5,7 +5,7 @@ and, when no round reaches the bound, every layer on its lowest rung (`reach`)."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from mcugen.codegen.lower import Lowered, lower, registry_key
@@ -65,14 +65,15 @@ def reach(
     lowered: dict[int, Lowered],
     options: PlanOptions,
     plan_fn: Trial,
-    starts: tuple[MemoryPlan, ...],
+    starts: Iterable[MemoryPlan],
     laddered: set[int],
     bound: int,
     good_enough: float = 0.0,
 ) -> tuple[dict[int, Lowered], MemoryPlan] | None:
     """Kernels and plan at `bound`: the ladder search from each of the fastest kernels' plans
-    `starts` (the layers above the bound differ with the order) until one adds at most
-    `good_enough` estimated instructions, the cheapest found; else every laddered layer on its
+    `starts` (the layers above the bound differ with the order; taken one at a time, so a start
+    not reached is never planned) until one adds at most `good_enough` estimated instructions,
+    the cheapest found; else every laddered layer on its
     lowest rung (the reference kernel only where it shares storage as no variant does: the
     reference kernels' memory at a fraction of their cost); None when nothing reaches it."""
     found: list[tuple[dict[int, Lowered], MemoryPlan]] = []

@@ -27,6 +27,7 @@ from mcugen.plan.aliasing import shared_peak
 from mcugen.plan.buffers import ARENA_ALIGNMENT
 from mcugen.plan.dynamic import Allocator
 from mcugen.plan.fit import allocator_arena, firmware_ram, fit_of, input_copy_bytes
+from mcugen.plan.memo import remembering
 from mcugen.plan.memory_plan import MemoryPlan
 from mcugen.plan.paging import PagingError
 from mcugen.plan.paging.target import paged_dynamic, plan_paging
@@ -60,7 +61,10 @@ def rewritten(graph: Graph, *, portable: bool = False) -> Graph:
 def prepare(graph: Graph, options: PlanOptions) -> tuple[Graph, dict[int, Lowered], MemoryPlan]:
     """Rewrite, lower and plan (with a patch stage when it makes the arena smaller, static
     offsets only); `UnsupportedError` names the first unsupported operator."""
-    with progress.step("planning"):
+    with (
+        progress.step("planning"),
+        remembering(),
+    ):  # each layout and sharing made once (plan/memo.py)
         g, lowered, plan = _prepare(graph, options)
     return g, lowered, with_staged_weights(g, lowered, plan, options)
 

@@ -32,6 +32,7 @@ from mcugen.options import PlanOptions
 from mcugen.outputs import write_file
 from mcugen.plan.chart import FORMATS, memory_chart
 from mcugen.plan.fit import Fit
+from mcugen.plan.memo import remembering
 from mcugen.report.text import plan_json, plan_text
 from mcugen.train.graph import TrainingGraph
 
@@ -151,22 +152,24 @@ def cmd_plan(args: argparse.Namespace) -> int:
         options = replace(options, rewrites=False)
         if options.ram_budget is not None:
             original, planned, schedule = _scheduled(args, training, options, target)
-    if schedule is None:
-        planned = plan_model(original, options)
-        if planned.plan.channel_slices:  # what writing the slices in place saved
-            without = plan_model(original, replace(options, concat_in_place=False)).plan
-            slices = replace(planned.plan, arena_without_slices=without.arena_bytes)
-            planned = replace(planned, plan=slices)
-    graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
-    note = (
-        f"planned without kernel scratch, rewrites or in-place operators: {unsupported}"
-        if unsupported
-        else ""
-    )
-    runs = None
-    if getattr(args, "strategies", True):
-        in_place = not note and not getattr(args, "no_inplace", False)
-        runs = strategy_runs(original, planned, in_place=in_place)
+    # the strategy rows re-plan orders the default plan laid out: each layout made once
+    with remembering():
+        if schedule is None:
+            planned = plan_model(original, options)
+            if planned.plan.channel_slices:  # what writing the slices in place saved
+                without = plan_model(original, replace(options, concat_in_place=False)).plan
+                slices = replace(planned.plan, arena_without_slices=without.arena_bytes)
+                planned = replace(planned, plan=slices)
+        graph, plan, unsupported = planned.graph, planned.plan, planned.unsupported
+        note = (
+            f"planned without kernel scratch, rewrites or in-place operators: {unsupported}"
+            if unsupported
+            else ""
+        )
+        runs = None
+        if getattr(args, "strategies", True):
+            in_place = not note and not getattr(args, "no_inplace", False)
+            runs = strategy_runs(original, planned, in_place=in_place)
     if chart is not None:
         title = (
             f"{Path(args.model).name}: order {plan.order_strategy}, layout {plan.layout_strategy}"

@@ -223,7 +223,7 @@ def slice_order(
         order = tuple(i for i in searched.order if i < len(graph.operators))
         if order == best[1] or floor_of(order) >= best[0]:
             continue
-        arena = evaluate(order, time_budget)[0]
+        arena = evaluate(order, time_budget, best[0])[0]
         best = (arena, order) if arena < best[0] else best
     if best[1] == result.order:
         return result

@@ -28,9 +28,10 @@ from mcugen.plan.buffers import (
 from mcugen.plan.channel_slices import ChannelSlice, planned_slices, slice_order
 from mcugen.plan.kernel_swaps import KernelChoice
 from mcugen.plan.layout import LayoutResult, LayoutStrategy
+from mcugen.plan.memo import remembered
 from mcugen.plan.persistent import PersistentLayout, persistent_layout
 from mcugen.plan.sharing_check import PlanInvalid, check_sharing
-from mcugen.plan.sharing_choices import sharing_candidates
+from mcugen.plan.sharing_choices import Choice, sharing_candidates
 from mcugen.plan.stage_overlap import WindowOrderViolated, check_window_order
 from mcugen.plan.weight_staging import StagedWeights, check_staged
 
@@ -216,21 +217,40 @@ def plan_memory(
         raise ValueError("sharing storage needs the operators' traits (codegen.lower.op_traits)")
     start = time.perf_counter()
     strategy = orders.get_order(order)
-    lay = layouts.get_layout(layout)
+    lay = remembered(layout, layouts.get_layout(layout))
     laid: dict[tuple[int, ...], _Laid] = {}
+    shared: dict[tuple[int, ...], tuple[tuple[Choice, ...], int]] = {}
 
-    def lay_out(chosen: tuple[int, ...], budget: float | None) -> _Laid:
-        if chosen in laid:
-            return laid[chosen]
-        found = _lay_out(
-            graph, chosen, lay, scratch, aliases, in_place, traits or {}, budget, profiles
-        )
-        laid.setdefault(chosen, found)
-        return found
+    def choices(chosen: tuple[int, ...]) -> tuple[tuple[Choice, ...], int]:
+        if chosen not in shared:
+            shared[chosen] = sharing_candidates(
+                graph, chosen, scratch, aliases, in_place, traits or {}, profiles
+            )
+        return shared[chosen]
 
-    def evaluate(chosen: tuple[int, ...], budget: float | None) -> tuple[int, int]:
-        found = lay_out(chosen, budget)
+    def lay_out(
+        chosen: tuple[int, ...], budget: float | None, ceiling: int | None = None
+    ) -> _Laid | None:
+        if chosen not in laid:
+            found = _lay_out(*choices(chosen), lay, budget, ceiling)
+            if found is None:
+                return None  # nothing below the ceiling: not kept, a later call lays it out
+            laid[chosen] = found
+        return laid[chosen]
+
+    def evaluate(
+        chosen: tuple[int, ...], budget: float | None, ceiling: int | None = None
+    ) -> tuple[int, int]:
+        found = lay_out(chosen, budget, ceiling)
+        if found is None:
+            assert ceiling is not None
+            return ceiling, ceiling  # at the ceiling or above (orders.ArenaOf)
         return found.layout.arena, max(live_bytes_per_step(found.buffers, len(chosen)), default=0)
+
+    def laid_out(chosen: tuple[int, ...], budget: float | None) -> _Laid:
+        found = lay_out(chosen, budget)
+        assert found is not None
+        return found
 
     if given_order is None:
         result = strategy(graph, scratch=scratch, time_budget=time_budget, evaluate=evaluate)
@@ -242,18 +262,13 @@ def plan_memory(
                 time_budget,
                 evaluate,
                 result,
-                lambda chosen: lay_out(chosen, None).buffers,
-                lambda chosen: min(
-                    peak
-                    for peak, _, _ in sharing_candidates(
-                        graph, chosen, scratch, None, True, traits or {}, profiles
-                    )[0]
-                ),
+                lambda chosen: laid_out(chosen, None).buffers,
+                lambda chosen: min(peak for peak, _, _ in choices(chosen)[0]),
             )
     else:
         peak = orders.peak_of(graph, given_order, scratch)
         result = orders.OrderResult(given_order, peak, op_working_set_bound(graph, scratch))
-    best = laid.get(result.order) or lay_out(result.order, time_budget)
+    best = laid_out(result.order, time_budget)
     plan = MemoryPlan(
         order=result.order,
         buffers=best.buffers,
@@ -298,33 +313,31 @@ class _Laid:
 
 
 def _lay_out(
-    graph: Graph,
-    order: tuple[int, ...],
+    candidates: tuple[Choice, ...],
+    tries: int,
     layout: LayoutStrategy,
-    scratch: Mapping[int, int] | None,
-    aliases: Aliases | None,
-    in_place: bool,
-    traits: Traits,
     budget: float | None,
-    profiles: bool,
-) -> _Laid:
-    """Sharing for `order`, then the layout. Shared storage lowers the live bytes but can fragment
-    the layout, and aliasing is greedy: when the aliases are ours to choose, they are laid out with
-    and without running in place with staging, and with nothing shared, and the smallest arena kept
-    (ties: the earlier, more shared). Each distinct choice is laid out once, by increasing peak live
-    bytes, and none whose peak cannot beat the best arena so far is laid out at all (a layout never
-    goes below its buffers' peak: the same answer, often for one layout instead of three)."""
-    candidates, tries = sharing_candidates(
-        graph, order, scratch, aliases, in_place, traits, profiles
-    )
+    ceiling: int | None = None,
+) -> _Laid | None:
+    """The layout of one order's sharing choices (`sharing_candidates`). Shared storage lowers the
+    live bytes but can fragment the layout, and aliasing is greedy: when the aliases are ours to
+    choose, they are laid out with and without running in place with staging, and with nothing
+    shared, and the smallest arena kept (ties: the earlier, more shared). Each distinct choice is
+    laid out once, by increasing peak live bytes, and none whose peak cannot beat the best arena
+    so far is laid out at all (a layout never goes below its buffers' peak: the same answer, often
+    for one layout instead of three). With a `ceiling`, only an arena below it matters: choices
+    peaking at or above it are not laid out, and None says no arena below it exists."""
     best: tuple[int, _Laid] | None = None
     for peak, k, buffers in sorted(candidates, key=lambda c: c[:2]):
         if best is not None and (peak, k) > (best[1].layout.arena, best[0]):
             break  # this and every later choice lays out at its peak or above: no better
+        if ceiling is not None and peak >= ceiling:
+            break
         found = layout(buffers, time_budget=budget / tries if budget else None)
         if best is None or (found.arena, k) < (best[1].layout.arena, best[0]):
             best = (k, _Laid(buffers, found))
-    assert best is not None
+    if best is None or (ceiling is not None and best[1].layout.arena >= ceiling):
+        return None
     return best[1]
 
 

@@ -16,9 +16,14 @@ from mcugen.model.traits import Traits
 from mcugen.plan.aliasing import aliases_for
 from mcugen.plan.buffers import Buffer, activation_buffers, live_bytes_per_step
 from mcugen.plan.channel_slices import slice_candidates, slice_spans
+from mcugen.plan.memo import Same, recall
 from mcugen.plan.staging import staging_scratch
 
 Aliases = Mapping[int, tuple[int, int]]
+
+
+#: (peak live bytes, choice number, buffers) of one sharing choice.
+Choice = tuple[int, int, tuple[Buffer, ...]]
 
 
 def sharing_candidates(
@@ -29,9 +34,38 @@ def sharing_candidates(
     in_place: bool,
     traits: Traits,
     profiles: bool,
-) -> tuple[list[tuple[int, int, tuple[Buffer, ...]]], int]:
+) -> tuple[tuple[Choice, ...], int]:
     """(peak live bytes, choice, buffers) of each distinct sharing choice `_lay_out` tries, and
-    how many choices there were (the layout budget is split among them)."""
+    how many choices there were (the layout budget is split among them); recalled inside
+    `plan.memo.remembering()` (the kernel choice bounds a trial by them, then lays them out)."""
+    key = (
+        "sharing",
+        Same(graph.tensors),
+        Same(graph.operators),
+        graph.inputs,
+        graph.outputs,
+        tuple(order),
+        None if scratch is None else tuple(sorted(scratch.items())),
+        None if aliases is None else tuple(sorted(aliases.items())),
+        in_place,
+        tuple(sorted(traits.items())),
+        profiles,
+    )
+    return recall(
+        key,
+        lambda: _sharing_candidates(graph, order, scratch, aliases, in_place, traits, profiles),
+    )
+
+
+def _sharing_candidates(
+    graph: Graph,
+    order: tuple[int, ...],
+    scratch: Mapping[int, int] | None,
+    aliases: Aliases | None,
+    in_place: bool,
+    traits: Traits,
+    profiles: bool,
+) -> tuple[tuple[Choice, ...], int]:
     choices: list[Aliases | None] = [aliases]
     tries = 1
     if aliases is None and in_place:
@@ -56,7 +90,7 @@ def sharing_candidates(
     for k, choice in enumerate(choices):
         buffers = _buffers(graph, order, scratch, traits, choice, profiles)
         candidates.append((max(live_bytes_per_step(buffers, len(order)), default=0), k, buffers))
-    return candidates, tries
+    return tuple(candidates), tries
 
 
 def _buffers(

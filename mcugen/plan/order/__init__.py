@@ -11,7 +11,7 @@ candidates by arena rather than by live bytes (the joint search); the others ign
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -30,8 +30,15 @@ class OrderResult:
     chosen: str = ""  # auto: the candidate strategy whose order won
 
 
-#: (order, layout time budget) -> (arena bytes, peak live bytes after sharing) of that order.
-ArenaOf = Callable[[tuple[int, ...], float | None], tuple[int, int]]
+class ArenaOf(Protocol):
+    """(order, layout time budget, ceiling) -> (arena bytes, peak live bytes after sharing) of
+    that order. With a `ceiling`, an order that cannot lay out below it is not laid out (no
+    sharing choice peaks below it) or not kept, and (ceiling, ceiling) is returned: what its
+    arena is not below."""
+
+    def __call__(
+        self, order: tuple[int, ...], budget: float | None, ceiling: int | None = None, /
+    ) -> tuple[int, int]: ...
 
 
 class OrderStrategy(Protocol):
@@ -92,7 +99,9 @@ def auto_order(
     own order wins when nothing is gained. Each candidate runs with the budget it gets when it is
     asked for by name, and is laid out with the layout's own budget, so its arena is exactly the
     one `--order <candidate>` plans and auto is never above any of them. Identical orders are
-    evaluated once. The bound is the best of the candidates' (unshared) bounds.
+    evaluated once, the least unshared peak first, and a later one only below the best arena so
+    far (its ceiling: nas_cells8 lays out 1 order of 3). The bound is the best of the
+    candidates' (unshared) bounds.
     Complexity: the candidates' searches plus one evaluation per distinct order. Weakness:
     candidates are whole orders from separate strategies; no search over orders that are worse
     in live bytes but lay out better (SERENITY and HMCOS report that this is rarely large)."""
@@ -105,20 +114,22 @@ def auto_order(
         bound = max(r.lower_bound for r in results)
         proven = best.proven_optimal or best.peak_live_bytes <= bound
         return replace(best, lower_bound=bound, proven_optimal=proven, chosen=AUTO_CANDIDATES[k])
-    winner: tuple[int, str, OrderResult] | None = None  # arena, name, result
-    seen: set[tuple[int, ...]] = set()
+    distinct: dict[tuple[int, ...], tuple[int, str, OrderResult]] = {}
     bound = 0
-    for name in AUTO_CANDIDATES:
+    for k, name in enumerate(AUTO_CANDIDATES):
         result = ORDERS[name](graph, scratch=scratch, time_budget=time_budget)
         bound = max(bound, result.lower_bound)
-        if result.order in seen:
-            continue
-        seen.add(result.order)
-        arena, _ = evaluate(result.order, time_budget)
-        if winner is None or arena < winner[0]:
-            winner = (arena, name, result)
+        distinct.setdefault(result.order, (k, name, result))
+    winner: tuple[int, int, str, OrderResult] | None = None  # arena, k, name, result
+    # the likely winner first (the least unshared peak): the others are then laid out only when
+    # they could beat its arena, (arena, k) ordering them as when evaluated in turn
+    for k, name, result in sorted(distinct.values(), key=lambda c: (c[2].peak_live_bytes, c[0])):
+        ceiling = None if winner is None else winner[0] + (k < winner[1])
+        arena, _ = evaluate(result.order, time_budget, ceiling)
+        if winner is None or (arena, k) < winner[:2]:
+            winner = (arena, k, name, result)
     assert winner is not None
-    _, name, best = winner
+    _, _, name, best = winner
     proven = best.proven_optimal or best.peak_live_bytes <= bound
     return replace(best, lower_bound=bound, proven_optimal=proven, chosen=name)
 
