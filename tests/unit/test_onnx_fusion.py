@@ -115,7 +115,8 @@ def test_the_note_names_the_float_nodes(workdir: Path, capsys: pytest.CaptureFix
     # seed 866: onnxruntime's float Conv/Add land two steps away on this input
     assert main(["verify", str(plain), "--samples", "1", "--seed", "866"]) == 1
     out = capsys.readouterr().out
-    assert "MISMATCH" in out and f"onnxruntime ran {', '.join(RESNET_INT8_FLOAT)}" in out, out
+    assert "MISMATCH" in out and ", ".join(RESNET_INT8_FLOAT) in out, out
+    assert "runs them in float" in out and "the differences can come from there" in out, out
     assert main(["verify", str(fused), "--samples", "1", "--seed", "866"]) == 0
     assert "all outputs match onnxruntime" in capsys.readouterr().out
 
