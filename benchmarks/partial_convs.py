@@ -35,19 +35,10 @@ from memory_bar import HELD_OUT_LIKE, MAX_SHARED_BYTES, SHARED_MODELS  # noqa: E
 ELEMENTWISE = {"RELU", "RELU6", "LEAKY_RELU", "HARD_SWISH", "LOGISTIC", "TANH", "QUANTIZE"}
 
 
-def readers(graph: Graph) -> dict[int, list[int]]:
-    found: dict[int, list[int]] = {}
-    for op in graph.operators:
-        for t in op.inputs:
-            if t >= 0:
-                found.setdefault(t, []).append(op.index)
-    return found
-
-
 def concat_rows(graph: Graph) -> tuple[int, int, int, int]:
     """(channel concatenations, all of whose readers are convolutions, where the accumulators
     are smaller, the most bytes one of those could free)."""
-    read = readers(graph)
+    read = graph.consumers()
     concats = qualifying = smaller = 0
     best = 0
     for op in graph.operators:
@@ -80,7 +71,7 @@ def concat_rows(graph: Graph) -> tuple[int, int, int, int]:
 
 def split_rows(graph: Graph) -> tuple[int, int]:
     """(conv -> separable ops -> conv chains, the most bytes their accumulators could free)."""
-    read = readers(graph)
+    read = graph.consumers()
     chains, best = 0, 0
     for op in graph.operators:
         if op.opcode != "CONV_2D":
