@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import onnx
@@ -79,7 +80,9 @@ def test_float_model_refused_with_what_to_do(
     assert "mcugen quantize" in err
 
 
-def test_external_data_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_external_data_is_read_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Weights in a side file (PyTorch 2.x's export) plan as the same model inline; a missing,
+    truncated or escaping side file is tests/unit/test_onnx_pytorch_export.py's."""
     path, _ = quantized("ds_cnn", tmp_path, per_channel=True, activations="int8")
     m = onnx.load(str(path))
     onnx.save_model(
@@ -89,8 +92,11 @@ def test_external_data_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
         all_tensors_to_one_file=True,
         size_threshold=64,
     )
-    code, err = run_plan(tmp_path / "ext.onnx", capsys)
-    assert code == 2 and "external file" in err
+    plans = []
+    for model in (path, tmp_path / "ext.onnx"):
+        assert main(["plan", str(model), "--json"]) == 0
+        plans.append(json.loads(capsys.readouterr().out)["arena_bytes"])
+    assert plans[0] == plans[1] > 0
 
 
 def test_dynamic_batch_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

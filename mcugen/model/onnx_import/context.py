@@ -116,7 +116,8 @@ class Context:
             if init.data_location == onnx.TensorProto.EXTERNAL:
                 raise self.fail(
                     f"initializer {init.name!r} keeps its data in an external file",
-                    hint="save the model with its weights inside the .onnx file",
+                    hint="load it from its file (mcugen reads the data file beside it) or save "
+                    "the weights inside the .onnx file",
                 )
             self.consts[init.name] = numpy_helper.to_array(init)
 
