@@ -7,6 +7,7 @@ same through `mcugen plan`'s text and --json, and stopped in auto mode once the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcugen import cli, patching
+from mcugen.model.ir import Graph
 from mcugen.model.macs import graph_macs
 from mcugen.model.tflite_write import write_model
 from mcugen.options import PlanOptions
@@ -61,9 +63,9 @@ def test_a_second_stage_lowers_the_stem_further(monkeypatch: pytest.MonkeyPatch)
     assert plan.arena_bytes < one.arena_bytes
 
 
-def tiled(graph_options: PlanOptions):  # type: ignore[no-untyped-def]
-    def run(graph):  # type: ignore[no-untyped-def]
-        gen: Generated = generate(graph, options=graph_options)
+def tiled(graph_options: PlanOptions) -> Callable[[Graph], Generated]:
+    def run(graph: Graph) -> Generated:
+        gen = generate(graph, options=graph_options)
         check_stages(gen.plan, graph_macs(graph), graph_options.patch_overhead)
         return gen
 
@@ -82,7 +84,7 @@ def test_random_stems_with_every_stage_match_tflm(seed: int, hw: int) -> None:
     graph = image_stem(seed, hw=hw)
     model = write_model(graph)
 
-    def run(g):  # type: ignore[no-untyped-def]
+    def run(g: Graph) -> Generated:
         gen = generate(g, options=ALWAYS)
         if gen.plan.patches is not None and gen.plan.patches.stage is not None:
             check_stages(gen.plan, graph_macs(g), 0.15)
@@ -98,7 +100,7 @@ def test_random_stems_with_every_stage_match_tflm(seed: int, hw: int) -> None:
 def test_shared_models_take_two_stages_and_match_tflm(name: str, arena: int) -> None:
     model = (SHARED_MODELS / f"{name}.tflite").read_bytes()
 
-    def run(g):  # type: ignore[no-untyped-def]
+    def run(g: Graph) -> Generated:
         gen = generate(g, options=ALWAYS)
         assert gen.plan.arena_bytes == arena and len(gen.plan.later_patches) == 1
         check_stages(gen.plan, graph_macs(g), 0.15)
@@ -107,7 +109,9 @@ def test_shared_models_take_two_stages_and_match_tflm(name: str, arena: int) -> 
     assert_matches_tflm(model, samples=1, seed=2, generate_fn=run)
 
 
-def test_plan_reports_every_stage_in_text_and_json(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_plan_reports_every_stage_in_text_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "stem.tflite"
     path.write_bytes(write_model(image_stem(1, hw=64)))
     assert cli.main(["plan", str(path), "--patch-overhead", "0.15"]) == 0
